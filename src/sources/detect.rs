@@ -1,0 +1,382 @@
+//! Source-kind detection as a table: file-name patterns first, then sniffing the first few
+//! KiB. Adding a kind is adding a row, never another `if`. It must not parse anything.
+
+use crate::model::SourceKind;
+use regex::bytes::Regex;
+use std::sync::OnceLock;
+
+/// How many bytes of a file detection looks at.
+pub const SNIFF_BYTES: usize = 8192;
+
+struct Row {
+    kind: SourceKind,
+    /// Case-insensitive regexes over the file name (not the directory).
+    names: &'static [&'static str],
+    /// Regexes over the first `SNIFF_BYTES`; each one that matches adds one point.
+    sniff: &'static [&'static str],
+    /// Points needed from sniffing alone.
+    min_points: usize,
+}
+
+/// The table. Order breaks ties: earlier rows win.
+static TABLE: &[Row] = &[
+    Row {
+        kind: SourceKind::TorchelasticError,
+        names: &[r"^error\.json$", r"torchelastic.*\.json$"],
+        sniff: &[
+            r#"^\s*\{\s*"message"\s*:"#,
+            r#""errorTraits""#,
+            r#""extraInfo"\s*:\s*\{"#,
+        ],
+        min_points: 2,
+    },
+    Row {
+        kind: SourceKind::DockerInspect,
+        names: &[r"docker.?inspect"],
+        sniff: &[r#""HostConfig"\s*:"#, r#""ShmSize"\s*:"#],
+        min_points: 2,
+    },
+    Row {
+        kind: SourceKind::K8sPod,
+        names: &[r"(kubectl|describe|pod).*\.(txt|log|ya?ml|json)$"],
+        sniff: &[
+            r"(?m)^Name:\s+\S+\n(?:.*\n){0,3}?Namespace:",
+            r"(?m)^\s*Last State:\s+Terminated",
+            r#"(?m)^\s*(kind:\s*Pod|"kind":\s*"Pod")"#,
+            r"(?m)^\s*Reason:\s+OOMKilled",
+        ],
+        min_points: 2,
+    },
+    Row {
+        kind: SourceKind::NvidiaSmiCsv,
+        names: &[r"nvidia.?smi.*(query|csv)", r"\.csv$"],
+        sniff: &[r"(?m)^index, ?name", r"memory\.(used|total)( \[MiB\])?"],
+        min_points: 1,
+    },
+    Row {
+        kind: SourceKind::NvidiaSmiQ,
+        names: &[r"nvidia.?smi.*[-_]q\b", r"nvidia.?smi.*-q\.txt$"],
+        sniff: &[
+            r"==============NVSMI LOG==============",
+            r"(?m)^Attached GPUs\s+:",
+        ],
+        min_points: 1,
+    },
+    Row {
+        kind: SourceKind::NvidiaSmi,
+        names: &[r"^nvidia.?smi(\.txt|\.log|)$"],
+        sniff: &[r"NVIDIA-SMI \d", r"\| GPU\s+Name\s+"],
+        min_points: 1,
+    },
+    Row {
+        kind: SourceKind::Df,
+        names: &[r"^df([-_.].*)?$"],
+        sniff: &[r"(?m)^Filesystem\s+(Size|1[KM]?-blocks|1B-blocks|Type|\d+[KMG]?-blocks)"],
+        min_points: 1,
+    },
+    Row {
+        kind: SourceKind::Meminfo,
+        names: &[r"meminfo"],
+        sniff: &[r"(?m)^MemTotal:\s+\d+ kB", r"(?m)^MemAvailable:"],
+        min_points: 1,
+    },
+    Row {
+        kind: SourceKind::Free,
+        names: &[r"^free([-_.].*)?$"],
+        sniff: &[r"(?m)^\s+total\s+used\s+free\s+shared\s+buff"],
+        min_points: 1,
+    },
+    Row {
+        kind: SourceKind::CgroupMemory,
+        names: &[
+            r"^memory\.(events(\.local)?|max|current|peak|high|low|min|stat|swap\.\w+|oom\.group|pressure)$",
+            r"^memory\.(limit_in_bytes|usage_in_bytes|max_usage_in_bytes|failcnt|oom_control|memsw\.\w+)$",
+        ],
+        sniff: &[r"(?m)^oom_kill \d+\n", r"(?m)^oom_kill_disable \d"],
+        min_points: 1,
+    },
+    Row {
+        kind: SourceKind::Ulimit,
+        names: &[r"ulimit", r"^limits(\.txt)?$", r"proc_limits"],
+        sniff: &[
+            r"(?m)^open files\s+\(-n\)",
+            r"(?m)^max locked memory\s+\(",
+            r"(?m)^Limit\s+Soft Limit\s+Hard Limit",
+        ],
+        min_points: 1,
+    },
+    Row {
+        kind: SourceKind::Dmesg,
+        names: &[
+            r"dmesg",
+            r"kern\.log",
+            r"^syslog",
+            r"journal.*-k",
+            r"^messages$",
+        ],
+        sniff: &[
+            r"(?m)^\[\s*\d+\.\d{6}\] ",
+            r"(?m)^\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\] ",
+            r"(?m)^\S+ +\d+ \d\d:\d\d:\d\d \S+ kernel: ",
+            r"(?m)^\d{4}-\d\d-\d\dT\S+ \S+ kernel: ",
+            r"NVRM: ",
+        ],
+        min_points: 1,
+    },
+    Row {
+        kind: SourceKind::CoreText,
+        names: &[r"coredumpctl", r"gdb.*(bt|backtrace)", r"backtrace"],
+        sniff: &[
+            r"(?m)^\s*PID: \d+ \(.*\)\n\s*UID:",
+            r"(?m)^#\d+\s+0x[0-9a-f]+ in ",
+            r"(?m)^COREDUMP_SIGNAL=",
+            r"(?m)^Program terminated with signal SIG",
+        ],
+        min_points: 1,
+    },
+    Row {
+        kind: SourceKind::SlurmLog,
+        names: &[r"^slurm-\d+(_\d+)?\.out$", r"sacct", r"scontrol"],
+        sniff: &[
+            r"slurmstepd: error:",
+            r"(?m)^\s*JobId=\d+ JobName=",
+            r"(?m)^JobID\s+JobName",
+        ],
+        min_points: 1,
+    },
+    Row {
+        kind: SourceKind::EnvDump,
+        names: &[
+            r"^env(iron(ment)?)?(\.txt)?$",
+            r"pip.?(list|freeze)",
+            r"collect.?env",
+        ],
+        sniff: &[
+            r"(?m)^PyTorch version: ",
+            r"(?m)^Package\s+Version\n-+ -+",
+            r"(?m)^(PATH|HOME|HOSTNAME)=",
+        ],
+        min_points: 1,
+    },
+    Row {
+        kind: SourceKind::UcxMpiLog,
+        names: &[],
+        sniff: &[
+            r"(?m)^\[\S+:\d+:\d+:\d+\] +\S+\.c:\d+ ",
+            r"\[\d+,\d+\]<std(out|err)>:",
+            r"==== backtrace \(tid:",
+            r"Caught signal \d+ \(",
+        ],
+        min_points: 1,
+    },
+    Row {
+        kind: SourceKind::DeepspeedLog,
+        names: &[],
+        sniff: &[
+            r"\[(INFO|WARNING|ERROR)\] \[(launch|runner|engine|logging|config|utils)\.py:\d+:",
+            r"deepspeed\.launcher",
+            r"DeepSpeed ",
+        ],
+        min_points: 1,
+    },
+    Row {
+        kind: SourceKind::HfTrainerLog,
+        names: &[],
+        sniff: &[
+            r"\[(INFO|WARNING)\|(trainer|training_args|modeling_utils)\.py:\d+\]",
+            r"\{'loss': ",
+            r"llamafactory",
+            r"\*\*\*\*\* Running training \*\*\*\*\*",
+        ],
+        min_points: 1,
+    },
+    Row {
+        kind: SourceKind::TorchLog,
+        names: &[r"^(std(out|err)|console|train|rank\d+|.*rank.?\d+.*)\.(log|txt)$"],
+        sniff: &[
+            r"\[rank\d+\]:",
+            r"\[default\d+\]:",
+            r"torch/distributed/",
+            r"torch\.distributed",
+            r"ProcessGroupNCCL",
+            r"Traceback \(most recent call last\)",
+        ],
+        min_points: 1,
+    },
+    Row {
+        kind: SourceKind::NcclLog,
+        names: &[r"nccl.*\.(log|txt)$"],
+        sniff: &[r"NCCL (INFO|WARN) "],
+        min_points: 1,
+    },
+];
+
+struct Compiled {
+    names: Vec<(SourceKind, Vec<regex::Regex>)>,
+    sniffs: Vec<(SourceKind, Vec<Regex>, usize)>,
+}
+
+fn compiled() -> &'static Compiled {
+    static C: OnceLock<Compiled> = OnceLock::new();
+    C.get_or_init(|| Compiled {
+        names: TABLE
+            .iter()
+            .map(|r| {
+                let rs = r
+                    .names
+                    .iter()
+                    .map(|p| regex::Regex::new(&format!("(?i){p}")).expect("detect name regex"))
+                    .collect();
+                (r.kind, rs)
+            })
+            .collect(),
+        sniffs: TABLE
+            .iter()
+            .map(|r| {
+                let rs = r
+                    .sniff
+                    .iter()
+                    .map(|p| Regex::new(p).expect("detect sniff regex"))
+                    .collect();
+                (r.kind, rs, r.min_points)
+            })
+            .collect(),
+    })
+}
+
+/// Magic numbers of binary formats we recognise before anything else.
+pub fn is_elf(head: &[u8]) -> bool {
+    head.starts_with(b"\x7fELF")
+}
+pub fn is_gzip(head: &[u8]) -> bool {
+    head.starts_with(&[0x1f, 0x8b])
+}
+pub fn is_zstd(head: &[u8]) -> bool {
+    head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd])
+}
+pub fn is_xz(head: &[u8]) -> bool {
+    head.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0])
+}
+pub fn is_pickle(head: &[u8]) -> bool {
+    head.len() >= 2 && head[0] == 0x80 && (2..=5).contains(&head[1])
+}
+
+/// Text with a few stray NULs (a worker's signal handler writes one) is still text;
+/// a head that is mostly control bytes is not.
+pub fn looks_binary(head: &[u8]) -> bool {
+    if head.is_empty() {
+        return false;
+    }
+    let bad = head
+        .iter()
+        .filter(|&&b| b == 0 || (b < 0x09) || (0x0e..0x1b).contains(&b))
+        .count();
+    bad * 20 > head.len()
+}
+
+/// Pick the kind of a file from its name (without directories) and its first bytes.
+pub fn detect(file_name: &str, head: &[u8]) -> SourceKind {
+    if is_elf(head) {
+        // ET_CORE == 4 at offset 16 (little-endian u16); other ELF files are binaries.
+        if head.len() > 17 && head[16] == 4 && head[17] == 0 {
+            return SourceKind::ElfCore;
+        }
+        return SourceKind::Binary;
+    }
+    let c = compiled();
+    let lname = file_name.trim_end_matches(".gz");
+    let name_kind = |generic: bool| {
+        c.names.iter().find_map(|(kind, names)| {
+            let is_generic = matches!(kind, SourceKind::TorchLog | SourceKind::NcclLog);
+            (is_generic == generic
+                && names.iter().any(|r| r.is_match(lname))
+                && sniff_agrees(*kind, head))
+            .then_some(*kind)
+        })
+    };
+    if let Some(k) = name_kind(false) {
+        return k;
+    }
+    if is_pickle(head) {
+        return SourceKind::FlightRecorder;
+    }
+    if looks_binary(head) {
+        return SourceKind::Binary;
+    }
+    let mut best: Option<(SourceKind, usize)> = None;
+    for (kind, rs, min) in &c.sniffs {
+        let points = rs.iter().filter(|r| r.is_match(head)).count();
+        if points >= *min && points > 0 && best.is_none_or(|(_, p)| points > p) {
+            best = Some((*kind, points));
+        }
+    }
+    best.map(|(k, _)| k)
+        .or_else(|| name_kind(true))
+        .unwrap_or(SourceKind::Text)
+}
+
+/// A file name alone is not enough for log kinds named generically (`console.log` can hold
+/// anything): for those the name only decides among kinds whose content does not contradict.
+fn sniff_agrees(kind: SourceKind, head: &[u8]) -> bool {
+    match kind {
+        // A generically named log (`console.log`) is only a hint, used when content says nothing.
+        SourceKind::TorchLog | SourceKind::NcclLog => true,
+        // Structured snapshots: the name is strong evidence, but an empty or foreign file is
+        // not that snapshot (a `df.txt` holding an error message is plain text).
+        _ => {
+            if head.is_empty() {
+                return true;
+            }
+            let c = compiled();
+            let (_, rs, _) = c.sniffs.iter().find(|(k, _, _)| *k == kind).unwrap();
+            rs.is_empty()
+                || rs.iter().any(|r| r.is_match(head))
+                || matches!(kind, SourceKind::CgroupMemory | SourceKind::Ulimit)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_table_regex_compiles() {
+        let c = compiled();
+        assert_eq!(c.names.len(), TABLE.len());
+    }
+
+    #[test]
+    fn df_by_content() {
+        let head = b"Filesystem      Size  Used Avail Use% Mounted on\ntmpfs            64M     0   64M   0% /dev/shm\n";
+        assert_eq!(detect("snap.txt", head), SourceKind::Df);
+    }
+
+    #[test]
+    fn deepspeed_by_content() {
+        let head = b"[2026-11-29 18:56:18,938] [INFO] [runner.py:618:main] cmd = python\n";
+        assert_eq!(detect("console.log", head), SourceKind::DeepspeedLog);
+        assert_eq!(detect("console.log", b"hello\n"), SourceKind::TorchLog);
+        assert_eq!(detect("out.txt", b"hello\n"), SourceKind::Text);
+    }
+
+    #[test]
+    fn cgroup_by_name() {
+        assert_eq!(
+            detect(
+                "memory.events",
+                b"low 0\nhigh 0\nmax 0\noom 3\noom_kill 2\n"
+            ),
+            SourceKind::CgroupMemory
+        );
+        assert_eq!(detect("memory.max", b"max\n"), SourceKind::CgroupMemory);
+    }
+
+    #[test]
+    fn stray_nul_is_still_text() {
+        let mut head = b"ERROR: Unexpected bus error encountered in worker.\n".to_vec();
+        head.push(0);
+        head.extend_from_slice(b"more text here\n");
+        assert!(!looks_binary(&head));
+    }
+}

@@ -1,0 +1,241 @@
+//! Prefix peeling: the launchers and loggers in FIELD-GUIDE.md put rank, host and time in
+//! front of a message. Peeling them off gives a line's attribution and its bare message.
+//! Runs only on lines that matter (hits), so clarity beats speed here. Never guesses a rank
+//! from a bare number unless the form is unambiguous.
+
+use crate::model::Attribution;
+use regex::Regex;
+use std::sync::OnceLock;
+
+/// One prefix form: a regex anchored at the start of what is left of the line.
+struct Form {
+    re: Regex,
+    apply: fn(&regex::Captures, &mut Attribution),
+}
+
+const MONTHS: [&str; 12] = [
+    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+];
+
+fn month_num(m: &str) -> Option<u32> {
+    MONTHS.iter().position(|x| *x == m).map(|i| i as u32 + 1)
+}
+
+fn forms() -> &'static [Form] {
+    static F: OnceLock<Vec<Form>> = OnceLock::new();
+    F.get_or_init(|| {
+        let f = |re: &str, apply: fn(&regex::Captures, &mut Attribution)| Form {
+            re: Regex::new(&format!("^(?:{re})")).expect("prefix regex"),
+            apply,
+        };
+        vec![
+            // ISO / DeepSpeed / python logging timestamps: `2024-01-10 10:02:13,123` or `[2024-...]`
+            f(
+                r"\[?(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)(?:[.,](\d+))?(?:Z|[+-]\d\d:?\d\d)?\]?\s*",
+                |c, a| {
+                    set_time(a, format!("{}T{}{}", &c[1], &c[2], frac(c.get(3))));
+                },
+            ),
+            // dmesg -T: `[Sun Nov 29 18:54:18 2026] `
+            f(
+                r"\[[A-Z][a-z]{2} ([A-Z][a-z]{2}) +(\d+) (\d\d:\d\d:\d\d) (\d{4})\]\s*",
+                |c, a| {
+                    if let Some(m) = month_num(&c[1]) {
+                        let d: u32 = c[2].parse().unwrap_or(0);
+                        set_time(a, format!("{}-{m:02}-{d:02}T{}", &c[4], &c[3]));
+                    }
+                },
+            ),
+            // raw dmesg: `[ 1843.308145] `
+            f(r"\[\s*(\d+\.\d+)\]\s*", |c, a| {
+                set_time(a, format!("boot+{}", &c[1]));
+            }),
+            // torch >= 2.2: `[rank3]:`
+            f(r"\[rank(\d+)\]:\s?", |c, a| a.rank = c[1].parse().ok()),
+            // torchrun --tee: `[default3]:` (local rank)
+            f(r"\[default(\d+)\]:\s?", |c, a| {
+                a.local_rank = c[1].parse().ok()
+            }),
+            // Open MPI: `[1,12]<stderr>:`
+            f(r"\[\d+,(\d+)\]<std(?:out|err)>:\s?", |c, a| {
+                a.rank = c[1].parse().ok()
+            }),
+            // DeepSpeed: `[Rank 0] `
+            f(r"\[Rank (\d+)\]\s*", |c, a| a.rank = c[1].parse().ok()),
+            // glog: `[E1129 19:00:04.020587669 ProcessGroupNCCL.cpp:689] ` or `E1129 19:00:04.020 1234 file.py:9] `
+            f(
+                r"\[?[IWEF](\d\d)(\d\d) (\d\d:\d\d:\d\d)(?:\.(\d+))?(?: +(\d+))? [^\]\s]+:\d+\]\s*",
+                |c, a| {
+                    // glog has no year: keep month-day-time so ordering within a run works.
+                    set_time(a, format!("--{}-{}T{}{}", &c[1], &c[2], &c[3], frac(c.get(4))));
+                    if let Some(pid) = c.get(5) {
+                        a.pid = pid.as_str().parse().ok();
+                    }
+                },
+            ),
+            // syslog: `Dec  2 10:43:35 host kernel: `
+            f(
+                r"([A-Z][a-z]{2}) +(\d+) (\d\d:\d\d:\d\d) (\S+) kernel:\s*",
+                |c, a| {
+                    if let Some(m) = month_num(&c[1]) {
+                        let d: u32 = c[2].parse().unwrap_or(0);
+                        set_time(a, format!("--{m:02}-{d:02}T{}", &c[3]));
+                    }
+                    a.host = Some(c[4].to_string());
+                },
+            ),
+            // NCCL: `host:pid:tid [dev] `
+            f(r"([A-Za-z0-9][\w.-]*):(\d+):\d+ \[\d+\]\s*", |c, a| {
+                a.host = Some(c[1].to_string());
+                a.pid = c[2].parse().ok();
+            }),
+            // UCX: `[host:pid:n:tid] `
+            f(r"\[([A-Za-z0-9][\w.-]*):(\d+):\d+(?::\d+)?\]\s*", |c, a| {
+                a.host = Some(c[1].to_string());
+                a.pid = c[2].parse().ok();
+            }),
+            // python logging `[rank0]` inside the message: `[rank0] INFO name: `
+            f(r"\[rank(\d+)\]\s+", |c, a| a.rank = c[1].parse().ok()),
+            // pdsh: `worker02: ` / `10.0.0.6: ` (host names with a digit, to avoid `Error: `)
+            f(
+                r"((?:[a-z][\w-]*\d[\w-]*)|(?:\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})): ",
+                |c, a| a.host = Some(c[1].to_string()),
+            ),
+            // srun --label: `3: ` (only digits then colon-space at the very start)
+            f(r"(\d{1,5}): ", |c, a| a.rank = c[1].parse().ok()),
+        ]
+    })
+}
+
+fn frac(m: Option<regex::Match>) -> String {
+    match m {
+        Some(m) => format!(".{}", &m.as_str()[..m.as_str().len().min(6)]),
+        None => String::new(),
+    }
+}
+
+fn set_time(a: &mut Attribution, t: String) {
+    if a.time.is_none() {
+        a.time = Some(t);
+    }
+}
+
+/// Peel every recognised prefix off `line`. Returns the attribution and the byte offset
+/// where the bare message starts.
+pub fn peel(line: &str) -> (Attribution, usize) {
+    let mut a = Attribution::default();
+    let mut pos = 0;
+    // Each form may apply once; forms can come in any order (`[rank0]:[E1129 …]`).
+    let mut used = [false; 16];
+    'outer: loop {
+        let rest = &line[pos..];
+        for (i, form) in forms().iter().enumerate() {
+            if used[i] {
+                continue;
+            }
+            if let Some(c) = form.re.captures(rest) {
+                let m = c.get(0).unwrap();
+                if m.end() == 0 {
+                    continue;
+                }
+                // The srun form is ambiguous after other prefixes (`exitcode: 1`): only at 0.
+                if i == forms().len() - 1 && pos != 0 {
+                    continue;
+                }
+                (form.apply)(&c, &mut a);
+                used[i] = true;
+                pos += m.end();
+                continue 'outer;
+            }
+        }
+        break;
+    }
+    (a, pos)
+}
+
+/// Rank (or local rank) and host from a file's path: torchrun `--log-dir` layouts
+/// (`attempt_0/3/stderr.log`), `rank3.log`, `*_rank3_*`, `node-x/…`.
+pub fn from_path(path: &str) -> Attribution {
+    static RE: OnceLock<[Regex; 3]> = OnceLock::new();
+    let [rank_re, attempt_re, node_re] = RE.get_or_init(|| {
+        [
+            Regex::new(r"(?i)(?:^|[/_.-])rank[-_]?0*(\d+)(?:[/_.-]|$)").unwrap(),
+            Regex::new(r"attempt_\d+/(\d+)/(?:std(?:out|err)\.log|error\.json)$").unwrap(),
+            Regex::new(r"(?i)(?:^|/)((?:node|host|worker)[-_]?[\w-]*\d+[\w-]*)/").unwrap(),
+        ]
+    });
+    let mut a = Attribution::default();
+    if let Some(c) = rank_re.captures_iter(path).last() {
+        a.rank = c[1].parse().ok();
+    }
+    if let Some(c) = attempt_re.captures(path) {
+        a.local_rank = c[1].parse().ok();
+    }
+    if let Some(c) = node_re.captures(path) {
+        a.host = Some(c[1].to_string());
+    }
+    a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(line: &str) -> (Attribution, &str) {
+        let (a, pos) = peel(line);
+        (a, &line[pos..])
+    }
+
+    #[test]
+    fn torch_rank_then_glog() {
+        let (a, rest) = p(
+            "[rank1]:[E1129 19:00:04.020587669 ProcessGroupNCCL.cpp:689] [Rank 1] Watchdog caught",
+        );
+        assert_eq!(a.rank, Some(1));
+        assert_eq!(a.time.as_deref(), Some("--11-29T19:00:04.020587"));
+        assert_eq!(rest, "Watchdog caught");
+    }
+
+    #[test]
+    fn deepspeed_timestamp() {
+        let (a, rest) = p("[2026-11-29 18:57:00,219] [ERROR] [launch.py:259:sigkill_handler] x");
+        assert_eq!(a.time.as_deref(), Some("2026-11-29T18:57:00.219"));
+        assert!(rest.starts_with("[ERROR]"));
+    }
+
+    #[test]
+    fn nccl_host_pid() {
+        let (a, rest) = p("vm:6361:6378 [0] misc/shmutils.cc:87 NCCL WARN Error");
+        assert_eq!(a.host.as_deref(), Some("vm"));
+        assert_eq!(a.pid, Some(6361));
+        assert!(rest.starts_with("misc/"));
+    }
+
+    #[test]
+    fn dmesg_forms() {
+        let (a, _) = p("[Sun Nov 29 19:10:17 2026] Memory cgroup out of memory");
+        assert_eq!(a.time.as_deref(), Some("2026-11-29T19:10:17"));
+        let (a, _) = p("[ 1843.308145] NVRM: Xid");
+        assert_eq!(a.time.as_deref(), Some("boot+1843.308145"));
+    }
+
+    #[test]
+    fn mpi_and_srun_and_pdsh() {
+        assert_eq!(p("[1,12]<stderr>: boom").0.rank, Some(12));
+        assert_eq!(p("3: boom").0.rank, Some(3));
+        assert_eq!(p("worker02: boom").0.host.as_deref(), Some("worker02"));
+        assert_eq!(p("Error: boom").0.host, None);
+    }
+
+    #[test]
+    fn ranks_from_paths() {
+        assert_eq!(from_path("logs/rank3.log").rank, Some(3));
+        assert_eq!(from_path("x/attempt_0/1/stderr.log").local_rank, Some(1));
+        assert_eq!(
+            from_path("node-07/rank-012.log").host.as_deref(),
+            Some("node-07")
+        );
+        assert_eq!(from_path("logs/node-07/rank-012.log").rank, Some(12));
+        assert_eq!(from_path("console.log").rank, None);
+    }
+}

@@ -1,0 +1,255 @@
+//! Streaming reader: hands out chunks of whole lines from any `Read`, over one reused
+//! buffer, so a multi-GB log never sits in memory. Lines longer than the buffer are cut
+//! (and reported), never allowed to grow it without bound.
+
+use std::io::{self, Read};
+
+/// Default size of the reusable buffer: also the longest line kept whole.
+pub const DEFAULT_BUF: usize = 1 << 20;
+
+/// A line longer than the buffer: where it was and how long it really was.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LongLine {
+    pub lineno: u64,
+    pub bytes: u64,
+}
+
+pub struct ChunkReader<R> {
+    inner: R,
+    buf: Vec<u8>,
+    /// Valid data is `buf[start..end]`.
+    start: usize,
+    end: usize,
+    eof: bool,
+    /// Line number of the first line in the next chunk handed out.
+    next_lineno: u64,
+    /// Set while skipping the rest of an over-long line.
+    skipping: Option<LongLine>,
+    pub long_lines: Vec<LongLine>,
+    pub bytes_read: u64,
+}
+
+impl<R: Read> ChunkReader<R> {
+    pub fn new(inner: R) -> Self {
+        Self::with_capacity(inner, DEFAULT_BUF)
+    }
+
+    pub fn with_capacity(inner: R, cap: usize) -> Self {
+        ChunkReader {
+            inner,
+            buf: vec![0; cap.max(64)],
+            start: 0,
+            end: 0,
+            eof: false,
+            next_lineno: 1,
+            skipping: None,
+            long_lines: Vec::new(),
+            bytes_read: 0,
+        }
+    }
+
+    fn fill(&mut self) -> io::Result<usize> {
+        if self.start > 0 {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+        }
+        let mut total = 0;
+        while self.end < self.buf.len() {
+            match self.inner.read(&mut self.buf[self.end..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    break;
+                }
+                Ok(n) => {
+                    self.end += n;
+                    total += n;
+                    self.bytes_read += n as u64;
+                    // One read is enough unless it was tiny: keeps latency low for pipes.
+                    if n >= 64 * 1024 {
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(total)
+    }
+
+    /// The next chunk of whole lines (each ending in `\n`, except possibly the very last
+    /// line of the input) and the line number of its first line. `None` at the end.
+    pub fn next_chunk(&mut self) -> io::Result<Option<(&[u8], u64)>> {
+        loop {
+            // Finish skipping an over-long line first.
+            if let Some(mut skip) = self.skipping.take() {
+                match memchr::memchr(b'\n', &self.buf[self.start..self.end]) {
+                    Some(i) => {
+                        skip.bytes += i as u64;
+                        self.start += i + 1;
+                        self.long_lines.push(skip);
+                        self.next_lineno += 1;
+                    }
+                    None => {
+                        skip.bytes += (self.end - self.start) as u64;
+                        self.start = self.end;
+                        if self.eof {
+                            self.long_lines.push(skip);
+                            self.next_lineno += 1;
+                            return Ok(None);
+                        }
+                        self.skipping = Some(skip);
+                        self.fill()?;
+                        continue;
+                    }
+                }
+            }
+            let data = &self.buf[self.start..self.end];
+            if let Some(last_nl) = memchr::memrchr(b'\n', data) {
+                let lineno = self.next_lineno;
+                let chunk_start = self.start;
+                let chunk_end = self.start + last_nl + 1;
+                self.next_lineno += memchr::memchr_iter(b'\n', data).count() as u64;
+                self.start = chunk_end;
+                return Ok(Some((&self.buf[chunk_start..chunk_end], lineno)));
+            }
+            if self.eof {
+                if self.start < self.end {
+                    let lineno = self.next_lineno;
+                    let (s, e) = (self.start, self.end);
+                    self.start = self.end;
+                    self.next_lineno += 1;
+                    return Ok(Some((&self.buf[s..e], lineno)));
+                }
+                return Ok(None);
+            }
+            if self.start == 0 && self.end == self.buf.len() {
+                // One line fills the whole buffer: hand out its head, skip the rest.
+                let lineno = self.next_lineno;
+                self.skipping = Some(LongLine {
+                    lineno,
+                    bytes: self.buf.len() as u64,
+                });
+                self.start = self.end;
+                // The head is returned as its own chunk; the line number advances when the
+                // skip finds the newline.
+                let len = self.buf.len();
+                return Ok(Some((&self.buf[..len], lineno)));
+            }
+            self.fill()?;
+        }
+    }
+}
+
+/// Iterate the lines of a chunk: `(lineno, line without '\n')`.
+pub fn lines(chunk: &[u8], first_lineno: u64) -> impl Iterator<Item = (u64, &[u8])> {
+    let mut pos = 0;
+    let mut lineno = first_lineno;
+    std::iter::from_fn(move || {
+        if pos >= chunk.len() {
+            return None;
+        }
+        let end = memchr::memchr(b'\n', &chunk[pos..])
+            .map(|i| pos + i)
+            .unwrap_or(chunk.len());
+        let line = &chunk[pos..end];
+        let n = lineno;
+        pos = end + 1;
+        lineno += 1;
+        Some((n, line.strip_suffix(b"\r").unwrap_or(line)))
+    })
+}
+
+/// Remove ANSI escape sequences (CSI `ESC [ … final`, OSC `ESC ] … BEL|ESC \`, and
+/// two-byte escapes) into `out`. Only called on lines that contain an ESC byte.
+pub fn strip_ansi(line: &[u8], out: &mut Vec<u8>) {
+    out.clear();
+    let mut i = 0;
+    while i < line.len() {
+        let b = line[i];
+        if b != 0x1b {
+            out.push(b);
+            i += 1;
+            continue;
+        }
+        match line.get(i + 1) {
+            Some(b'[') => {
+                i += 2;
+                while i < line.len() && !(0x40..=0x7e).contains(&line[i]) {
+                    i += 1;
+                }
+                i += 1;
+            }
+            Some(b']') => {
+                i += 2;
+                while i < line.len() && line[i] != 0x07 && line[i] != 0x1b {
+                    i += 1;
+                }
+                if i < line.len() && line[i] == 0x1b {
+                    i += 1;
+                }
+                i += 1;
+            }
+            Some(_) => i += 2,
+            None => i += 1,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all_lines(input: &[u8], cap: usize) -> (Vec<(u64, Vec<u8>)>, Vec<LongLine>) {
+        let mut r = ChunkReader::with_capacity(input, cap);
+        let mut out = Vec::new();
+        while let Some((chunk, first)) = r.next_chunk().unwrap() {
+            for (n, l) in lines(chunk, first) {
+                out.push((n, l.to_vec()));
+            }
+        }
+        (out, r.long_lines)
+    }
+
+    #[test]
+    fn lines_keep_numbers_across_refills() {
+        let text = (1..=1000)
+            .map(|i| format!("line {i}\n"))
+            .collect::<String>();
+        let (ls, long) = all_lines(text.as_bytes(), 64);
+        assert_eq!(ls.len(), 1000);
+        assert!(long.is_empty());
+        assert_eq!(ls[999], (1000, b"line 1000".to_vec()));
+    }
+
+    #[test]
+    fn last_line_without_newline_is_kept() {
+        let (ls, _) = all_lines(b"a\nb", 64);
+        assert_eq!(ls, vec![(1, b"a".to_vec()), (2, b"b".to_vec())]);
+    }
+
+    #[test]
+    fn over_long_line_is_cut_and_reported_and_numbering_continues() {
+        let mut text = b"first\n".to_vec();
+        text.extend(std::iter::repeat_n(b'x', 1000));
+        text.extend_from_slice(b"\nafter\n");
+        let (ls, long) = all_lines(&text, 100);
+        assert_eq!(
+            long,
+            vec![LongLine {
+                lineno: 2,
+                bytes: 1000
+            }]
+        );
+        assert_eq!(ls.last().unwrap(), &(3, b"after".to_vec()));
+        assert_eq!(ls[1].0, 2);
+        assert_eq!(ls[1].1.len(), 100);
+    }
+
+    #[test]
+    fn ansi_sequences_are_removed() {
+        let mut out = Vec::new();
+        strip_ansi(b"\x1b[31mRuntimeError\x1b[0m: CUDA out of memory", &mut out);
+        assert_eq!(out, b"RuntimeError: CUDA out of memory");
+    }
+}
