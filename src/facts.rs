@@ -140,7 +140,7 @@ pub fn pattern_matches(pattern: &str, name: &str) -> bool {
         match (p.next(), n.next()) {
             (None, None) => return true,
             (Some(ps), Some(ns)) => {
-                let wild_p = ps.starts_with('<') && ps.ends_with('>');
+                let wild_p = ps == "*" || (ps.starts_with('<') && ps.ends_with('>'));
                 let wild_n = ns == "*" || (ns.starts_with('<') && ns.ends_with('>'));
                 if !(wild_p || wild_n || ps == ns) {
                     return false;
@@ -149,6 +149,14 @@ pub fn pattern_matches(pattern: &str, name: &str) -> bool {
             _ => return false,
         }
     }
+}
+
+/// A path of a snapshot taken before the run (`snapshot_before/df.txt`).
+pub fn is_before(path: &str) -> bool {
+    path.split(['/', '\\']).any(|c| {
+        let c = c.to_ascii_lowercase();
+        c.contains("before") || c.starts_with("pre_") || c.starts_with("pre-")
+    })
 }
 
 /// The catalog entry for a name, if any.
@@ -194,28 +202,40 @@ impl FactSet {
         self.facts.is_empty()
     }
 
-    /// Every fact whose name matches `pattern` (which may contain `*` segments).
+    /// Every current fact whose name matches `pattern` (which may contain `*` segments).
+    /// When a name was read both before and after the run (`snapshot_before/…`,
+    /// `snapshot_after/…`), only the later values count: they describe the failure.
     pub fn matching<'a>(&'a self, pattern: &'a str) -> impl Iterator<Item = &'a Fact> + 'a {
         let exact = !pattern.contains('*') && !pattern.contains('<');
-        let direct: Vec<usize> = if exact {
-            self.by_name.get(pattern).cloned().unwrap_or_default()
+        let names: Vec<&Vec<usize>> = if exact {
+            self.by_name.get(pattern).into_iter().collect()
         } else {
             self.by_name
                 .iter()
                 .filter(|(n, _)| pattern_matches(pattern, n))
-                .flat_map(|(_, v)| v.iter().copied())
+                .map(|(_, v)| v)
                 .collect()
         };
-        direct.into_iter().map(move |i| &self.facts[i])
+        let mut out = Vec::new();
+        for ix in names {
+            let has_after = ix.iter().any(|&i| !is_before(&self.facts[i].path));
+            out.extend(
+                ix.iter()
+                    .copied()
+                    .filter(|&i| !has_after || !is_before(&self.facts[i].path)),
+            );
+        }
+        out.into_iter().map(move |i| &self.facts[i])
     }
 
     /// The most telling value of a fact: for snapshots taken before and after a run, the
-    /// later one (files named `*after*` win, then the last one read).
+    /// later one (not-before files win, then the last one read).
     pub fn get(&self, name: &str) -> Option<&Fact> {
         let ix = self.by_name.get(name)?;
         ix.iter()
+            .rev()
             .map(|&i| &self.facts[i])
-            .max_by_key(|f| (f.path.contains("after") as u8, 0))
+            .find(|f| !is_before(&f.path))
             .or_else(|| ix.last().map(|&i| &self.facts[i]))
     }
 

@@ -4,6 +4,25 @@
 //! facts) → `rules` (compiled knowledge base, scanner) → `correlate` (findings, ranking,
 //! cascades) → `report` (the only module that formats output).
 
+pub mod analyze;
+pub mod cli;
+pub mod correlate;
+pub mod derive;
 pub mod facts;
+pub mod fingerprint;
+pub mod inputs;
 pub mod model;
+pub mod report;
+pub mod rules;
+pub mod scan;
 pub mod sources;
+
+/// The whole pipeline on the user's paths: collect, read, correlate, assemble the report.
+pub fn diagnose(kb: &rules::KnowledgeBase, paths: &[String], threads: usize) -> report::Report {
+    let (inputs, mut warnings) = inputs::collect(paths);
+    let mut a = analyze::Engine::new(kb).run(&inputs, threads);
+    warnings.append(&mut a.warnings);
+    a.warnings = warnings;
+    let findings = correlate::correlate(kb, &a);
+    report::build(a, findings)
+}

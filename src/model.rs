@@ -283,3 +283,150 @@ pub struct Attribution {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub time: Option<String>,
 }
+
+/// The fixed category vocabulary of DESIGN.md with each category's action class.
+/// New categories are added to DESIGN.md first, then here.
+#[derive(Debug)]
+pub struct Category {
+    pub name: &'static str,
+    pub action: &'static str,
+    pub meaning: &'static str,
+}
+
+macro_rules! cat {
+    ($n:expr, $a:expr, $m:expr) => {
+        Category {
+            name: $n,
+            action: $a,
+            meaning: $m,
+        }
+    };
+}
+
+pub static CATEGORIES: &[Category] = &[
+    cat!(
+        "shm_exhausted",
+        "fix-config",
+        "/dev/shm (or the IPC namespace's shared memory) too small or full"
+    ),
+    cat!(
+        "host_oom",
+        "fix-config",
+        "host or cgroup/container memory limit hit"
+    ),
+    cat!("gpu_oom", "fix-config", "CUDA / accelerator out of memory"),
+    cat!(
+        "nccl_timeout",
+        "retry-or-investigate",
+        "a collective did not finish in time (watchdog); usually a symptom"
+    ),
+    cat!(
+        "collective_mismatch",
+        "fix-code",
+        "ranks called different collectives, or the same one with different sizes or order"
+    ),
+    cat!(
+        "nccl_network",
+        "retry-elsewhere",
+        "NCCL/IB/RoCE/socket transport errors"
+    ),
+    cat!(
+        "gpu_hardware_xid",
+        "replace-hardware",
+        "NVIDIA Xid events: GPU fell off the bus, NVLink errors, GSP errors"
+    ),
+    cat!(
+        "ecc_error",
+        "replace-hardware",
+        "uncorrectable ECC / HBM errors, row-remap failures"
+    ),
+    cat!(
+        "cuda_illegal_access",
+        "fix-code",
+        "illegal memory access, misaligned address, unspecified launch failure"
+    ),
+    cat!(
+        "device_side_assert",
+        "fix-code",
+        "device-side assertion (index out of range in embedding/loss, …)"
+    ),
+    cat!(
+        "cuda_driver_mismatch",
+        "fix-environment",
+        "driver too old for the CUDA runtime, no kernel image, library not found"
+    ),
+    cat!(
+        "disk_full",
+        "fix-config",
+        "no space left on the disk (checkpoint/cache writes); not /dev/shm"
+    ),
+    cat!(
+        "too_many_open_files",
+        "fix-config",
+        "EMFILE / file-descriptor limit"
+    ),
+    cat!(
+        "memlock_limit",
+        "fix-config",
+        "locked-memory ulimit too low for RDMA registration"
+    ),
+    cat!(
+        "port_in_use",
+        "fix-config",
+        "rendezvous / master port already in use"
+    ),
+    cat!(
+        "rendezvous_failure",
+        "fix-config",
+        "workers could not rendezvous: master unreachable, timeout, wrong address"
+    ),
+    cat!(
+        "dataloader_worker_crash",
+        "investigate",
+        "a DataLoader worker died and nothing explains why"
+    ),
+    cat!(
+        "segfault_native",
+        "fix-code",
+        "SIGSEGV/SIGABRT in native code (extension, driver library)"
+    ),
+    cat!(
+        "loss_scale_overflow",
+        "fix-config",
+        "fp16 loss scale collapsed"
+    ),
+    cat!(
+        "nan_loss",
+        "fix-config",
+        "loss became NaN/inf and the run stopped on it"
+    ),
+    cat!(
+        "config_error",
+        "fix-config",
+        "invalid launch/training configuration"
+    ),
+    cat!(
+        "preempted_or_time_limit",
+        "retry",
+        "killed by the scheduler: time limit, preemption, eviction, SIGTERM"
+    ),
+    cat!(
+        "checkpoint_error",
+        "fix-config",
+        "checkpoint missing, corrupt, or incompatible at load or save"
+    ),
+    cat!(
+        "python_exception",
+        "fix-code",
+        "an ordinary Python exception in user code"
+    ),
+    cat!(
+        "other",
+        "investigate",
+        "a failure that matches none of the above"
+    ),
+];
+
+pub fn category(name: &str) -> Option<&'static Category> {
+    CATEGORIES.iter().find(|c| c.name == name)
+}

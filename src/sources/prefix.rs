@@ -90,7 +90,7 @@ fn forms() -> &'static [Form] {
                 a.pid = c[2].parse().ok();
             }),
             // UCX: `[host:pid:n:tid] `
-            f(r"\[([A-Za-z0-9][\w.-]*):(\d+):\d+(?::\d+)?\]\s*", |c, a| {
+            f(r"\[([A-Za-z0-9][\w.-]*):(\d+) *:\d+(?::\d+)?\]\s*", |c, a| {
                 a.host = Some(c[1].to_string());
                 a.pid = c[2].parse().ok();
             }),
@@ -209,6 +209,16 @@ mod tests {
         assert_eq!(a.host.as_deref(), Some("vm"));
         assert_eq!(a.pid, Some(6361));
         assert!(rest.starts_with("misc/"));
+    }
+
+    #[test]
+    fn ucx_host_pid_with_padding() {
+        let (a, rest) = p(
+            "[c0a8f1e2d4b5:2383 :0:2419] Caught signal 7 (Bus error: nonexistent physical address)",
+        );
+        assert_eq!(a.host.as_deref(), Some("c0a8f1e2d4b5"));
+        assert_eq!(a.pid, Some(2383));
+        assert!(rest.starts_with("Caught"));
     }
 
     #[test]

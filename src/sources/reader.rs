@@ -175,20 +175,23 @@ pub fn strip_ansi(line: &[u8], out: &mut Vec<u8>) {
         match line.get(i + 1) {
             Some(b'[') => {
                 i += 2;
-                while i < line.len() && !(0x40..=0x7e).contains(&line[i]) {
+                while i < line.len() && !(0x40..=0x7e).contains(&line[i]) && line[i] != b'\n' {
                     i += 1;
                 }
-                i += 1;
+                if i < line.len() && line[i] != b'\n' {
+                    i += 1;
+                }
             }
             Some(b']') => {
                 i += 2;
-                while i < line.len() && line[i] != 0x07 && line[i] != 0x1b {
+                while i < line.len() && line[i] != 0x07 && line[i] != 0x1b && line[i] != b'\n' {
                     i += 1;
                 }
                 if i < line.len() && line[i] == 0x1b {
+                    i += 2;
+                } else if i < line.len() && line[i] == 0x07 {
                     i += 1;
                 }
-                i += 1;
             }
             Some(_) => i += 2,
             None => i += 1,

@@ -1,0 +1,520 @@
+//! One analysis: read every input once (detect its kind, stream its lines through the
+//! scanner and, for snapshots, its fact parser) and gather hits, facts, events and warnings.
+//! Files are processed in parallel; results are merged in input order so output is stable.
+//! Returns data only: ranking is `correlate`'s, printing is `report`'s.
+
+use crate::facts::FactSet;
+use crate::inputs::{Input, Source};
+use crate::model::{Attribution, Fact, SourceKind, Warning};
+use crate::rules::{KnowledgeBase, Role};
+use crate::scan::{Hit, PatternSpec, ScanScratch, Scanner};
+use crate::sources::{self, Event, FactOut, detect, launcher, prefix, reader::ChunkReader};
+use std::io::{self, Read};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// At most this many hits are kept per (rule signature, file); the rest are only counted.
+pub const MAX_HITS_PER_SIG_FILE: usize = 20;
+
+/// Longest evidence text kept, in characters.
+pub const MAX_TEXT: usize = 400;
+
+/// An input as the report shows it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct InputInfo {
+    pub path: String,
+    pub kind: SourceKind,
+    pub bytes: u64,
+}
+
+/// One line that matched one signature of one rule.
+#[derive(Debug, Clone)]
+pub struct RuleHit {
+    pub rule: usize,
+    pub signature: usize,
+    /// Index into `Analysis::inputs`.
+    pub input: usize,
+    pub line: u64,
+    pub text: String,
+    pub attr: Attribution,
+    pub captures: Vec<(String, String)>,
+}
+
+#[derive(Debug, Default)]
+pub struct Analysis {
+    pub inputs: Vec<InputInfo>,
+    pub hits: Vec<RuleHit>,
+    /// Hits beyond the per-file cap: (rule, count).
+    pub dropped_hits: Vec<(usize, u64)>,
+    pub facts: FactSet,
+    pub events: Vec<(usize, Event)>,
+    pub warnings: Vec<Warning>,
+}
+
+/// The scanner over rule signatures plus the launcher patterns that feed facts.
+pub struct Engine<'kb> {
+    pub kb: &'kb KnowledgeBase,
+    scanner: Scanner,
+    /// Pattern ids below this are rule signatures (`kb.sig_of`); above are launcher patterns.
+    n_rule_patterns: usize,
+}
+
+impl<'kb> Engine<'kb> {
+    pub fn new(kb: &'kb KnowledgeBase) -> Engine<'kb> {
+        let mut specs: Vec<PatternSpec> = kb
+            .sig_of
+            .iter()
+            .enumerate()
+            .map(|(id, &(ri, si))| PatternSpec {
+                id,
+                regex: &kb.rules[ri].signatures[si].source,
+            })
+            .collect();
+        let n = specs.len();
+        for (i, p) in launcher::PATTERNS.iter().enumerate() {
+            specs.push(PatternSpec {
+                id: n + i,
+                regex: p,
+            });
+        }
+        let scanner = Scanner::new(&specs).unwrap_or_else(|e| {
+            // Rule patterns were validated at load; launcher patterns by a unit test.
+            panic!("scanner patterns must compile: {e:?}")
+        });
+        Engine {
+            kb,
+            scanner,
+            n_rule_patterns: n,
+        }
+    }
+
+    /// Analyse these inputs with up to `threads` threads.
+    pub fn run(&self, inputs: &[Input], threads: usize) -> Analysis {
+        let next = AtomicUsize::new(0);
+        let results: Mutex<Vec<Option<FileResult>>> =
+            Mutex::new((0..inputs.len()).map(|_| None).collect());
+        // Biggest files first, so one huge file does not start last.
+        let mut order: Vec<usize> = (0..inputs.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(inputs[i].size));
+        let threads = threads.clamp(1, inputs.len().max(1));
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(|| {
+                    let mut scratch = ScanScratch::default();
+                    loop {
+                        let k = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(&i) = order.get(k) else { break };
+                        let r = self.file(i, &inputs[i], &mut scratch);
+                        results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
+                    }
+                });
+            }
+        });
+        let mut a = Analysis::default();
+        for (i, r) in results
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner())
+            .into_iter()
+            .enumerate()
+        {
+            let Some(r) = r else { continue };
+            a.inputs.push(r.info);
+            for mut h in r.hits {
+                h.input = i;
+                a.hits.push(h);
+            }
+            for (rule, n) in r.dropped {
+                match a.dropped_hits.iter_mut().find(|(x, _)| *x == rule) {
+                    Some(e) => e.1 += n,
+                    None => a.dropped_hits.push((rule, n)),
+                }
+            }
+            for f in r.facts {
+                a.facts.push(f);
+            }
+            a.events.extend(r.events.into_iter().map(|e| (i, e)));
+            a.warnings.extend(r.warnings);
+        }
+        self.suppress_advice(&mut a);
+        discount_preexisting(&mut a);
+        a
+    }
+
+    /// Lines that carry framework advice are never evidence for anything else.
+    fn suppress_advice(&self, a: &mut Analysis) {
+        let advice: std::collections::HashSet<(usize, u64)> = a
+            .hits
+            .iter()
+            .filter(|h| self.kb.rules[h.rule].role == Role::Advice)
+            .map(|h| (h.input, h.line))
+            .collect();
+        if advice.is_empty() {
+            return;
+        }
+        a.hits.retain(|h| {
+            self.kb.rules[h.rule].role == Role::Advice || !advice.contains(&(h.input, h.line))
+        });
+    }
+
+    fn file(&self, index: usize, input: &Input, scratch: &mut ScanScratch) -> FileResult {
+        let mut res = FileResult {
+            info: InputInfo {
+                path: input.display.clone(),
+                kind: SourceKind::Text,
+                bytes: input.size,
+            },
+            ..FileResult::default()
+        };
+        let _ = index;
+        let path = input.display.as_str();
+        let opened: io::Result<Box<dyn Read + Send>> = match &input.source {
+            Source::Stdin => Ok(Box::new(io::stdin())),
+            Source::File(p) => std::fs::File::open(p).map(|f| Box::new(f) as Box<dyn Read + Send>),
+        };
+        let mut raw = match opened {
+            Ok(r) => r,
+            Err(e) => {
+                res.warnings
+                    .push(Warning::new(Some(path), format!("cannot open: {e}")));
+                return res;
+            }
+        };
+        let mut head = vec![0u8; detect::SNIFF_BYTES];
+        let n = match read_full(&mut raw, &mut head) {
+            Ok(n) => n,
+            Err(e) => {
+                res.warnings
+                    .push(Warning::new(Some(path), format!("cannot read: {e}")));
+                return res;
+            }
+        };
+        head.truncate(n);
+        let file_name = path.rsplit('/').next().unwrap_or(path);
+        // Decompress .gz transparently, then sniff the inner text.
+        let (mut stream, head, name): (Box<dyn Read + Send>, Vec<u8>, &str) =
+            if detect::is_gzip(&head) {
+                let gz = flate2::read::MultiGzDecoder::new(io::Cursor::new(head).chain(raw));
+                let mut gz: Box<dyn Read + Send> = Box::new(gz);
+                let mut inner = vec![0u8; detect::SNIFF_BYTES];
+                let n = match read_full(&mut gz, &mut inner) {
+                    Ok(n) => n,
+                    Err(e) => {
+                        res.warnings.push(Warning::new(
+                            Some(path),
+                            format!("gzip data is corrupt or truncated before any text: {e}"),
+                        ));
+                        return res;
+                    }
+                };
+                inner.truncate(n);
+                (gz, inner, file_name.trim_end_matches(".gz"))
+            } else {
+                (raw, head, file_name)
+            };
+        if detect::is_zstd(&head) || detect::is_xz(&head) {
+            res.info.kind = SourceKind::Binary;
+            res.warnings.push(Warning::new(
+                Some(path),
+                "zstd/xz-compressed file: decompress it first (e.g. `zstd -d` / `xz -d`); not read",
+            ));
+            return res;
+        }
+        let kind = detect::detect(name, &head);
+        res.info.kind = kind;
+        if input.source == Source::Stdin && head.is_empty() {
+            res.warnings
+                .push(Warning::new(Some(path), "stdin was empty"));
+            return res;
+        }
+        if head.is_empty() {
+            res.warnings.push(Warning::new(Some(path), "empty file"));
+            return res;
+        }
+        match kind {
+            SourceKind::ElfCore => {
+                res.warnings.push(Warning::new(
+                    Some(path),
+                    "ELF core dump recognised; reading cores is not built yet (issue 5), so its signal and fault address are not used",
+                ));
+                return res;
+            }
+            SourceKind::Binary | SourceKind::FlightRecorder => {
+                res.warnings.push(Warning::new(
+                    Some(path),
+                    format!("{} file: not scanned", kind.as_str()),
+                ));
+                return res;
+            }
+            _ => {}
+        }
+        let base_attr = prefix::from_path(path);
+        let mut parser = sources::fact_parser(kind, name);
+        let mut fout = FactOut::default();
+        let mut launcher_hits: Vec<(usize, u64, String)> = Vec::new();
+        let mut per_sig: std::collections::HashMap<usize, usize> = Default::default();
+        let mut reader = ChunkReader::new(io::Cursor::new(head).chain(stream.as_mut()));
+        let mut line_buf = String::new();
+        loop {
+            let (chunk, first) = match reader.next_chunk() {
+                Ok(Some(c)) => c,
+                Ok(None) => break,
+                Err(e) => {
+                    res.warnings.push(Warning::new(
+                        Some(path),
+                        format!(
+                            "read error after {} bytes, the rest is not analysed: {e}",
+                            reader.bytes_read
+                        ),
+                    ));
+                    break;
+                }
+            };
+            if let Some(p) = parser.as_mut() {
+                for (lineno, line) in sources::reader::lines(chunk, first) {
+                    line_buf.clear();
+                    line_buf.push_str(&String::from_utf8_lossy(line));
+                    p.line(lineno, &line_buf, &mut fout);
+                }
+            }
+            self.scanner
+                .scan_chunk(chunk, first, scratch, |hit: Hit, line: &[u8]| {
+                    if hit.id >= self.n_rule_patterns {
+                        launcher_hits.push((
+                            hit.id - self.n_rule_patterns,
+                            hit.lineno,
+                            String::from_utf8_lossy(line).into_owned(),
+                        ));
+                        return;
+                    }
+                    let (ri, si) = self.kb.sig_of[hit.id];
+                    let sig = &self.kb.rules[ri].signatures[si];
+                    if !sig.applies_to(kind) {
+                        return;
+                    }
+                    if let Some((pre, within)) = &sig.preceded_by
+                        && !preceded(chunk, hit.start, *within, pre)
+                    {
+                        return;
+                    }
+                    let count = per_sig.entry(hit.id).or_default();
+                    *count += 1;
+                    if *count > MAX_HITS_PER_SIG_FILE {
+                        match res.dropped.iter_mut().find(|(r, _)| *r == ri) {
+                            Some(e) => e.1 += 1,
+                            None => res.dropped.push((ri, 1)),
+                        }
+                        return;
+                    }
+                    res.hits
+                        .push(make_hit(ri, si, &sig.regex, hit.lineno, line, &base_attr));
+                });
+        }
+        res.info.bytes = res.info.bytes.max(reader.bytes_read);
+        for l in &reader.long_lines {
+            res.warnings.push(Warning::new(
+                Some(path),
+                format!(
+                    "line {} is {} bytes long: only its first {} bytes were scanned",
+                    l.lineno,
+                    l.bytes,
+                    sources::reader::DEFAULT_BUF
+                ),
+            ));
+        }
+        if let Some(p) = parser.as_mut() {
+            p.finish(&mut fout);
+        }
+        let lh: Vec<launcher::LauncherHit> = launcher_hits
+            .iter()
+            .map(|(p, l, t)| launcher::LauncherHit {
+                pattern: *p,
+                lineno: *l,
+                text: t,
+            })
+            .collect();
+        fout.facts.extend(launcher::facts_from_hits(&lh));
+        for mut f in fout.facts {
+            f.path = path.to_string();
+            res.facts.push(f);
+        }
+        res.events = fout.events;
+        for w in fout.warnings {
+            res.warnings.push(Warning::new(Some(path), w));
+        }
+        res
+    }
+}
+
+/// Is this input a snapshot taken before the run started (`snapshot_before/…`,
+/// `dmesg_before.txt`)? Nothing in it can be evidence of how the run failed.
+pub fn is_before_snapshot(path: &str) -> bool {
+    crate::facts::is_before(path)
+}
+
+/// Kernel logs and snapshots keep old events: a line that was already in a before-run
+/// snapshot is history, not this run's failure. Such hits are removed and the removal is
+/// reported, never silent.
+fn discount_preexisting(a: &mut Analysis) {
+    let before_inputs: Vec<bool> = a
+        .inputs
+        .iter()
+        .map(|i| is_before_snapshot(&i.path))
+        .collect();
+    if !before_inputs.iter().any(|b| *b) {
+        return;
+    }
+    let old: std::collections::HashSet<(usize, String)> = a
+        .hits
+        .iter()
+        .filter(|h| before_inputs[h.input])
+        .map(|h| (h.rule, h.text.clone()))
+        .collect();
+    let mut removed: std::collections::BTreeMap<usize, usize> = Default::default();
+    a.hits.retain(|h| {
+        let keep = !before_inputs[h.input] && !old.contains(&(h.rule, h.text.clone()));
+        if !keep && !before_inputs[h.input] {
+            *removed.entry(h.input).or_default() += 1;
+        }
+        keep
+    });
+    for (input, n) in removed {
+        a.warnings.push(Warning::new(
+            Some(&a.inputs[input].path),
+            format!(
+                "{n} matching line{} already present in a snapshot taken before the run: not counted as evidence",
+                if n == 1 { " was" } else { "s were" }
+            ),
+        ));
+    }
+}
+
+#[derive(Default)]
+struct FileResult {
+    info: InputInfo,
+    hits: Vec<RuleHit>,
+    dropped: Vec<(usize, u64)>,
+    facts: Vec<Fact>,
+    events: Vec<Event>,
+    warnings: Vec<Warning>,
+}
+
+impl Default for InputInfo {
+    fn default() -> Self {
+        InputInfo {
+            path: String::new(),
+            kind: SourceKind::Text,
+            bytes: 0,
+        }
+    }
+}
+
+fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// Is there a line matching `pre` among the `within` lines before the line at `start`?
+/// Looks back inside the current chunk only (a traceback rarely straddles a chunk edge).
+fn preceded(chunk: &[u8], start: usize, within: u32, pre: &regex::bytes::Regex) -> bool {
+    let mut end = start;
+    for _ in 0..within {
+        if end == 0 {
+            return false;
+        }
+        let prev_end = end - 1; // the '\n' ending the previous line
+        let prev_start = memchr::memrchr(b'\n', &chunk[..prev_end]).map_or(0, |i| i + 1);
+        if pre.is_match(&chunk[prev_start..prev_end]) {
+            return true;
+        }
+        end = prev_start;
+    }
+    false
+}
+
+/// The line's text for citing: whole when short; otherwise a window around the match
+/// (a one-line JSON error file or a glued progress bar can be kilobytes long).
+fn excerpt(full: &str, re: &regex::bytes::Regex) -> String {
+    let t = full.trim();
+    if t.len() <= MAX_TEXT {
+        return t.to_string();
+    }
+    let (ms, me) = re
+        .find(t.as_bytes())
+        .map_or((0, 0), |m| (m.start(), m.end()));
+    let mut start = ms.saturating_sub(120);
+    let mut end = (me + 200).min(t.len()).max((start + MAX_TEXT).min(t.len()));
+    while !t.is_char_boundary(start) {
+        start -= 1;
+    }
+    while !t.is_char_boundary(end) {
+        end += 1;
+    }
+    format!(
+        "{}{}{}",
+        if start > 0 { "…" } else { "" },
+        &t[start..end],
+        if end < t.len() { "…" } else { "" }
+    )
+}
+
+/// Build a hit: the `\r`-segment holding the match as text (progress bars redraw with `\r`
+/// and glue the next message on), prefixes peeled into attribution, captures kept.
+fn make_hit(
+    rule: usize,
+    signature: usize,
+    re: &regex::bytes::Regex,
+    line: u64,
+    bytes: &[u8],
+    base: &Attribution,
+) -> RuleHit {
+    let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+    let m = re.find(bytes);
+    let seg = match m {
+        Some(m) => {
+            let s = memchr::memrchr(b'\r', &bytes[..m.start()]).map_or(0, |i| i + 1);
+            let e = memchr::memchr(b'\r', &bytes[m.end()..]).map_or(bytes.len(), |i| m.end() + i);
+            &bytes[s..e]
+        }
+        None => bytes,
+    };
+    let full = String::from_utf8_lossy(seg).replace('\0', "");
+    let (mut attr, _) = prefix::peel(&full);
+    if attr.rank.is_none() {
+        attr.rank = base.rank;
+    }
+    if attr.local_rank.is_none() {
+        attr.local_rank = base.local_rank;
+    }
+    if attr.host.is_none() {
+        attr.host = base.host.clone();
+    }
+    let mut captures = Vec::new();
+    if let Some(c) = re.captures(seg) {
+        for name in re.capture_names().flatten() {
+            if let Some(v) = c.name(name) {
+                captures.push((
+                    name.to_string(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                ));
+            }
+        }
+    }
+    let text = excerpt(&full, re);
+    RuleHit {
+        rule,
+        signature,
+        input: 0,
+        line,
+        text,
+        attr,
+        captures,
+    }
+}

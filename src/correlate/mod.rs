@@ -1,0 +1,434 @@
+//! Correlation: rule hits and facts become findings. Each finding's confidence is built from
+//! named contributions (which signature or fact added what, which contradicted it), causes of
+//! one category are merged into one hypothesis, symptoms point at their root, and findings
+//! are ranked. Returns data; it never formats for a terminal.
+
+use crate::analyze::{Analysis, RuleHit};
+use crate::derive::{self, DeriveCtx};
+use crate::facts::{self, FactSet, Unit};
+use crate::model::{Attribution, Fact, FactValue};
+use crate::rules::{Condition, KnowledgeBase, Op, Role, Rule};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Findings below this confidence are shown as considered-and-ruled-out, not as causes.
+pub const RULED_OUT_BELOW: f64 = 0.3;
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Evidence {
+    pub path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
+    pub rank: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time: Option<String>,
+    pub text: String,
+    /// For fact evidence: why it matters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Against {
+    pub path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
+    pub text: String,
+    pub why: String,
+}
+
+/// One term of the explainable score.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Contribution {
+    pub what: String,
+    /// Weight applied: positive supports (noisy-OR), negative contradicts (scales down).
+    pub weight: f64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct Origin {
+    pub rank: Option<u32>,
+    pub host: Option<String>,
+    pub pid: Option<u32>,
+    pub time: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Finding {
+    pub rule: String,
+    pub code: String,
+    pub category: String,
+    pub action: String,
+    pub title: String,
+    pub confidence: f64,
+    pub symptom_of: Option<String>,
+    pub origin: Origin,
+    pub evidence: Vec<Evidence>,
+    pub against: Vec<Against>,
+    pub fix: String,
+    /// Extra fields (the contract allows additions).
+    pub role: Role,
+    /// Other rules whose evidence was merged into this finding (same category).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub merged_rules: Vec<String>,
+    pub score: Vec<Contribution>,
+    /// Matching lines beyond those cited.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub more_lines: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_time: Option<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// Evaluate one condition; returns the facts that satisfy it.
+fn holds<'a>(c: &'a Condition, facts: &'a FactSet) -> Vec<&'a Fact> {
+    facts
+        .matching(&c.fact)
+        .filter(|f| compare(&f.value, c.op, c.value.as_ref()))
+        .collect()
+}
+
+fn compare(v: &FactValue, op: Op, want: Option<&FactValue>) -> bool {
+    if op == Op::Exists {
+        return true;
+    }
+    let Some(want) = want else { return false };
+    if let (Some(a), Some(b)) = (v.as_f64(), want.as_f64()) {
+        return match op {
+            Op::Lt => a < b,
+            Op::Le => a <= b,
+            Op::Gt => a > b,
+            Op::Ge => a >= b,
+            Op::Eq => a == b,
+            Op::Ne => a != b,
+            Op::Contains | Op::Exists => false,
+        };
+    }
+    let (a, b) = (v.to_string(), want.to_string());
+    match op {
+        Op::Eq => a.eq_ignore_ascii_case(&b),
+        Op::Ne => !a.eq_ignore_ascii_case(&b),
+        Op::Contains => a.contains(&b),
+        _ => false,
+    }
+}
+
+/// Look up a template variable: a fact (formatted by its unit), a derived value, a capture.
+fn lookup(name: &str, facts: &FactSet, captures: &[(String, String)]) -> Option<(String, Unit)> {
+    if let Some((_, v)) = captures.iter().find(|(n, _)| n == name) {
+        return Some((v.clone(), Unit::Text));
+    }
+    if derive::is_derived(name) {
+        return derive::derive(name, &DeriveCtx { facts, captures });
+    }
+    let f = facts.get(name)?;
+    let unit = facts::spec_for(name).map_or(Unit::Text, |s| s.unit);
+    Some((f.value.to_string(), unit))
+}
+
+/// A hypothesis while it is being built.
+struct Draft<'a> {
+    lead: &'a Rule,
+    rules: Vec<&'a Rule>,
+    hits: Vec<&'a RuleHit>,
+    /// (key, weight, description) — key dedupes the same term across merged rules.
+    terms: Vec<(String, f64, String)>,
+    fact_evidence: Vec<Evidence>,
+    against: Vec<Against>,
+    dropped: u64,
+}
+
+pub fn correlate(kb: &KnowledgeBase, a: &Analysis) -> Vec<Finding> {
+    let mut by_rule: BTreeMap<usize, Vec<&RuleHit>> = BTreeMap::new();
+    for h in &a.hits {
+        by_rule.entry(h.rule).or_default().push(h);
+    }
+    let mut drafts: Vec<Draft> = Vec::new();
+    for (ri, rule) in kb.rules.iter().enumerate() {
+        if rule.role == Role::Advice || rule.status == "retired" {
+            continue;
+        }
+        let hits = by_rule.remove(&ri).unwrap_or_default();
+        let mut terms = Vec::new();
+        let mut fact_evidence = Vec::new();
+        let mut against = Vec::new();
+        let mut triggered = false;
+        // Signatures: each distinct signature counts once, however many lines it matched.
+        let mut seen = std::collections::BTreeSet::new();
+        for h in &hits {
+            if seen.insert(h.signature) {
+                let n = hits.iter().filter(|x| x.signature == h.signature).count();
+                let s = &rule.signatures[h.signature];
+                terms.push((
+                    format!("{}#{}", rule.name, h.signature),
+                    s.weight,
+                    format!(
+                        "{}: `{}` matched {n} line{}",
+                        rule.name,
+                        s.source,
+                        if n == 1 { "" } else { "s" }
+                    ),
+                ));
+            }
+        }
+        let first_caps: Vec<(String, String)> =
+            hits.first().map(|h| h.captures.clone()).unwrap_or_default();
+        for c in &rule.conditions {
+            let ok = holds(c, &a.facts);
+            let Some(f) = ok.first() else { continue };
+            let why = c
+                .why
+                .render(&|n| lookup(n, &a.facts, &first_caps))
+                .unwrap_or_else(|| format!("{} {}", c.fact, f.value));
+            let key = format!("{}{:?}{:?}", c.fact, c.op, c.value);
+            if c.weight > 0.0 {
+                triggered |= c.trigger;
+                terms.push((key, c.weight, why.clone()));
+                fact_evidence.push(Evidence {
+                    path: f.path.clone(),
+                    line: f.line,
+                    rank: None,
+                    host: None,
+                    time: None,
+                    text: if f.text.is_empty() {
+                        format!("{} = {}", f.name, f.value)
+                    } else {
+                        f.text.clone()
+                    },
+                    why: Some(why),
+                });
+            } else {
+                terms.push((key, c.weight, why.clone()));
+                against.push(Against {
+                    path: f.path.clone(),
+                    line: f.line,
+                    text: if f.text.is_empty() {
+                        format!("{} = {}", f.name, f.value)
+                    } else {
+                        f.text.clone()
+                    },
+                    why,
+                });
+            }
+        }
+        if hits.is_empty() && !triggered {
+            continue;
+        }
+        let dropped = a
+            .dropped_hits
+            .iter()
+            .filter(|(r, _)| *r == ri)
+            .map(|(_, n)| *n)
+            .sum();
+        drafts.push(Draft {
+            lead: rule,
+            rules: vec![rule],
+            hits,
+            terms,
+            fact_evidence,
+            against,
+            dropped,
+        });
+    }
+
+    // Causes of one category are one hypothesis: merge their evidence.
+    let mut merged: Vec<Draft> = Vec::new();
+    for d in drafts {
+        let mergeable = d.lead.role != Role::Symptom;
+        let target = merged.iter_mut().find(|m| {
+            mergeable
+                && m.lead.role != Role::Symptom
+                && m.lead.category.name == d.lead.category.name
+        });
+        match target {
+            Some(m) => {
+                let lead_weight = |x: &Draft| {
+                    x.terms
+                        .iter()
+                        .filter(|t| t.1 > 0.0)
+                        .map(|t| t.1)
+                        .fold(0.0, f64::max)
+                };
+                if lead_weight(&d) > lead_weight(m) {
+                    m.lead = d.lead;
+                }
+                m.rules.extend(d.rules);
+                m.hits.extend(d.hits);
+                for t in d.terms {
+                    if !m.terms.iter().any(|x| x.0 == t.0) {
+                        m.terms.push(t);
+                    }
+                }
+                for e in d.fact_evidence {
+                    if !m
+                        .fact_evidence
+                        .iter()
+                        .any(|x| x.text == e.text && x.path == e.path)
+                    {
+                        m.fact_evidence.push(e);
+                    }
+                }
+                for e in d.against {
+                    if !m.against.iter().any(|x| x.why == e.why) {
+                        m.against.push(e);
+                    }
+                }
+                m.dropped += d.dropped;
+            }
+            None => merged.push(d),
+        }
+    }
+
+    let mut findings: Vec<Finding> = merged.into_iter().map(|d| finish(d, a)).collect();
+
+    // Rank: causes by confidence; symptoms after the cause they follow from.
+    findings.sort_by(|x, y| y.confidence.total_cmp(&x.confidence));
+    let root = findings
+        .iter()
+        .find(|f| f.role != Role::Symptom && f.confidence >= RULED_OUT_BELOW)
+        .map(|f| (f.rule.clone(), f.category.clone()));
+    if let Some((root_rule, root_cat)) = root {
+        for f in findings.iter_mut().filter(|f| f.role == Role::Symptom) {
+            let rule = kb.find(&f.rule);
+            let allowed =
+                rule.is_none_or(|r| r.symptom_of.is_empty() || r.symptom_of.contains(&root_cat));
+            if allowed {
+                f.symptom_of = Some(root_rule.clone());
+            }
+        }
+    }
+    findings.sort_by(|x, y| {
+        (x.symptom_of.is_some(), x.confidence < RULED_OUT_BELOW)
+            .cmp(&(y.symptom_of.is_some(), y.confidence < RULED_OUT_BELOW))
+            .then(y.confidence.total_cmp(&x.confidence))
+    });
+    findings
+}
+
+fn finish(d: Draft, a: &Analysis) -> Finding {
+    // Noisy-OR over supporting terms, then each contradiction scales the result down.
+    let mut p_not = 1.0;
+    for (_, w, _) in d.terms.iter().filter(|t| t.1 > 0.0) {
+        p_not *= 1.0 - w;
+    }
+    let mut conf = 1.0 - p_not;
+    for (_, w, _) in d.terms.iter().filter(|t| t.1 < 0.0) {
+        conf *= 1.0 + w;
+    }
+    let conf = (conf.clamp(0.0, 0.99) * 100.0).round() / 100.0;
+
+    let mut hits = d.hits.clone();
+    hits.sort_by_key(|h| (h.input, h.line));
+    let mut evidence: Vec<Evidence> = Vec::new();
+    for h in &hits {
+        // The same text repeated (thousands of identical assert lines, a rank echoed by the
+        // launcher) is cited once per file.
+        if evidence
+            .iter()
+            .any(|e| e.text == h.text && e.path == a.inputs[h.input].path)
+        {
+            continue;
+        }
+        evidence.push(hit_evidence(h, a));
+    }
+    for fe in d.fact_evidence {
+        // A fact read from a line already cited (a launcher's exit line) adds its reason to
+        // that citation instead of citing the line twice.
+        match evidence
+            .iter_mut()
+            .find(|e| e.path == fe.path && e.line.is_some() && e.line == fe.line)
+        {
+            Some(e) if e.why.is_none() => e.why = fe.why,
+            Some(_) => {}
+            None => evidence.push(fe),
+        }
+    }
+
+    let origin = origin_of(&hits);
+    let caps: Vec<(String, String)> = hits
+        .iter()
+        .flat_map(|h| h.captures.iter().cloned())
+        .collect();
+    let fix = d
+        .lead
+        .fixes
+        .iter()
+        .chain(d.rules.iter().flat_map(|r| r.fixes.iter()))
+        .find_map(|f| {
+            if f.when.iter().any(|w| lookup(w, &a.facts, &caps).is_none()) {
+                return None;
+            }
+            f.text.render(&|n| lookup(n, &a.facts, &caps))
+        })
+        .unwrap_or_else(|| "See `trainwreck rules explain` for this rule.".to_string());
+    let next_time = if conf < 0.7 {
+        d.rules.iter().find_map(|r| r.next_time.clone())
+    } else {
+        None
+    };
+    Finding {
+        rule: d.lead.name.clone(),
+        code: d.lead.code.clone(),
+        category: d.lead.category.name.to_string(),
+        action: d.lead.category.action.to_string(),
+        title: d.lead.title.clone(),
+        confidence: conf,
+        symptom_of: None,
+        origin,
+        evidence,
+        against: d.against,
+        fix,
+        role: d.lead.role,
+        merged_rules: d
+            .rules
+            .iter()
+            .filter(|r| r.name != d.lead.name)
+            .map(|r| r.name.clone())
+            .collect(),
+        score: d
+            .terms
+            .into_iter()
+            .map(|(_, weight, what)| Contribution { what, weight })
+            .collect(),
+        more_lines: d.dropped,
+        next_time,
+    }
+}
+
+fn hit_evidence(h: &RuleHit, a: &Analysis) -> Evidence {
+    Evidence {
+        path: a.inputs[h.input].path.clone(),
+        line: Some(h.line),
+        rank: h.attr.rank,
+        host: h.attr.host.clone(),
+        time: h.attr.time.clone(),
+        text: h.text.clone(),
+        why: None,
+    }
+}
+
+/// Where the failure started, as far as the hits tell: the earliest timed hit that names a
+/// rank or host; else the first hit.
+fn origin_of(hits: &[&RuleHit]) -> Origin {
+    let attr: Option<&Attribution> = hits
+        .iter()
+        .filter(|h| h.attr.time.is_some() && (h.attr.rank.is_some() || h.attr.host.is_some()))
+        .min_by(|x, y| x.attr.time.cmp(&y.attr.time))
+        .or_else(|| hits.iter().find(|h| h.attr.rank.is_some()))
+        .or_else(|| hits.first())
+        .map(|h| &h.attr);
+    match attr {
+        Some(a) => Origin {
+            rank: a.rank.or(a.local_rank),
+            host: a.host.clone(),
+            pid: a.pid,
+            time: a.time.clone(),
+        },
+        None => Origin::default(),
+    }
+}

@@ -1,0 +1,80 @@
+//! Reports: the JSON contract of DESIGN.md (`Report`) and its renderings for people
+//! (terminal) and machines (json). The only module that writes output; it never sees a regex.
+
+pub mod terminal;
+
+use crate::analyze::{Analysis, InputInfo};
+use crate::correlate::{Finding, RULED_OUT_BELOW};
+use crate::model::{Fact, Warning};
+use crate::rules::Role;
+use serde::Serialize;
+
+pub const SCHEMA: &str = "trainwreck.report/1";
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub schema: &'static str,
+    pub verdict: &'static str,
+    pub findings: Vec<Finding>,
+    pub facts: Vec<Fact>,
+    pub fingerprint: Option<String>,
+    pub inputs: Vec<InputInfo>,
+    pub warnings: Vec<Warning>,
+}
+
+/// Did the inputs show that something failed, even if no rule explains it?
+fn failure_signs(a: &Analysis) -> bool {
+    a.facts.all().iter().any(|f| {
+        (f.name.ends_with(".exit_code") && f.value.as_i64().is_some_and(|c| c != 0))
+            || f.name.ends_with(".exit_signal")
+    })
+}
+
+pub fn build(a: Analysis, findings: Vec<Finding>) -> Report {
+    let has_cause = findings
+        .iter()
+        .any(|f| f.symptom_of.is_none() && f.confidence >= RULED_OUT_BELOW);
+    let verdict = if has_cause {
+        "diagnosed"
+    } else if !findings.is_empty() || failure_signs(&a) {
+        "unknown_failure"
+    } else {
+        "no_failure"
+    };
+    let fingerprint = crate::fingerprint::of(&findings);
+    Report {
+        schema: SCHEMA,
+        verdict,
+        findings,
+        facts: a.facts.all().to_vec(),
+        fingerprint,
+        inputs: a.inputs,
+        warnings: a.warnings,
+    }
+}
+
+impl Report {
+    /// The most likely root cause, if any.
+    pub fn top(&self) -> Option<&Finding> {
+        self.findings
+            .first()
+            .filter(|f| f.symptom_of.is_none() && f.confidence >= RULED_OUT_BELOW)
+    }
+
+    pub fn symptoms_of<'a>(&'a self, rule: &'a str) -> impl Iterator<Item = &'a Finding> + 'a {
+        self.findings
+            .iter()
+            .filter(move |f| f.symptom_of.as_deref() == Some(rule))
+    }
+
+    pub fn considered(&self) -> impl Iterator<Item = &Finding> {
+        let top = self.top().map(|f| f.rule.clone());
+        self.findings.iter().filter(move |f| {
+            Some(&f.rule) != top.as_ref() && f.symptom_of.is_none() && f.role != Role::Advice
+        })
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+    }
+}

@@ -1,0 +1,259 @@
+//! The terminal report: readable in five seconds. The cause in one line, its confidence,
+//! the evidence lines, the fix, then what else was considered and why it ranked lower.
+//! Colour only when asked for (a terminal without NO_COLOR); never changes content.
+
+use super::Report;
+use crate::correlate::{Finding, RULED_OUT_BELOW};
+use comfy_table::{Table, presets::UTF8_BORDERS_ONLY};
+use std::fmt::Write;
+
+pub struct Style {
+    pub color: bool,
+}
+
+impl Style {
+    fn paint(&self, code: &str, s: &str) -> String {
+        if self.color {
+            format!("\x1b[{code}m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    }
+    fn bold(&self, s: &str) -> String {
+        self.paint("1", s)
+    }
+    fn red(&self, s: &str) -> String {
+        self.paint("1;31", s)
+    }
+    fn green(&self, s: &str) -> String {
+        self.paint("32", s)
+    }
+    fn dim(&self, s: &str) -> String {
+        self.paint("2", s)
+    }
+    fn yellow(&self, s: &str) -> String {
+        self.paint("33", s)
+    }
+}
+
+const MAX_EVIDENCE: usize = 8;
+
+fn cut(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        s.chars().take(n).collect::<String>() + "…"
+    }
+}
+
+fn location(path: &str, line: Option<u64>) -> String {
+    match line {
+        Some(l) => format!("{path}:{l}"),
+        None => path.to_string(),
+    }
+}
+
+fn origin_text(f: &Finding) -> Option<String> {
+    let o = &f.origin;
+    let mut parts = Vec::new();
+    if let Some(r) = o.rank {
+        parts.push(format!("rank {r}"));
+    }
+    if let Some(h) = &o.host {
+        parts.push(format!("host {h}"));
+    }
+    if let Some(p) = o.pid {
+        parts.push(format!("pid {p}"));
+    }
+    if let Some(t) = &o.time {
+        parts.push(format!("at {t}"));
+    }
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+pub fn render(r: &Report, st: &Style) -> String {
+    let mut out = String::new();
+    match r.top() {
+        Some(top) => render_top(&mut out, r, top, st),
+        None => match r.verdict {
+            "no_failure" => {
+                let _ = writeln!(
+                    out,
+                    "{} no failure found in {} input{}.",
+                    st.green("trainwreck:"),
+                    r.inputs.len(),
+                    if r.inputs.len() == 1 { "" } else { "s" }
+                );
+            }
+            _ => {
+                let _ = writeln!(
+                    out,
+                    "{} the run failed, but no known signature explains it.",
+                    st.yellow("trainwreck:")
+                );
+                if let Some(f) = r.findings.first() {
+                    let _ = writeln!(
+                        out,
+                        "  closest: {} ({}, confidence {:.2})",
+                        f.title, f.category, f.confidence
+                    );
+                }
+                let _ = writeln!(
+                    out,
+                    "  Next time capture: `dmesg -T | tail -n 200`, `df -h /dev/shm`, NCCL_DEBUG=INFO, TORCHELASTIC_ERROR_FILE, `ulimit -c unlimited` (or wrap the run in `trainwreck run`)."
+                );
+            }
+        },
+    }
+    let considered: Vec<&Finding> = r.considered().collect();
+    if !considered.is_empty() {
+        let _ = writeln!(out, "\n{}", st.bold("Also considered"));
+        let mut t = Table::new();
+        t.load_style(UTF8_BORDERS_ONLY);
+        t.set_header(vec!["category", "conf", "hypothesis", "why it ranks lower"]);
+        for f in considered.iter().take(8) {
+            let why = if let Some(a) = f.against.first() {
+                a.why.clone()
+            } else if f.confidence < RULED_OUT_BELOW {
+                "weak evidence".to_string()
+            } else {
+                "less evidence than the top cause".to_string()
+            };
+            t.add_row(vec![
+                f.category.clone(),
+                format!("{:.2}", f.confidence),
+                cut(&f.title, 60),
+                cut(&why, 70),
+            ]);
+        }
+        let _ = writeln!(out, "{t}");
+    }
+    let logs = r.inputs.len();
+    let _ = writeln!(
+        out,
+        "\n{}",
+        st.dim(&format!(
+            "{logs} input{} read, {} fact{}, {} warning{}{}",
+            if logs == 1 { "" } else { "s" },
+            r.facts.len(),
+            if r.facts.len() == 1 { "" } else { "s" },
+            r.warnings.len(),
+            if r.warnings.len() == 1 { "" } else { "s" },
+            r.fingerprint
+                .as_ref()
+                .map(|f| format!(" · fingerprint {f}"))
+                .unwrap_or_default()
+        ))
+    );
+    for w in r.warnings.iter().take(10) {
+        let _ = writeln!(
+            out,
+            "  {} {}{}",
+            st.yellow("warning:"),
+            w.path
+                .as_ref()
+                .map(|p| format!("{p}: "))
+                .unwrap_or_default(),
+            w.message
+        );
+    }
+    if r.warnings.len() > 10 {
+        let _ = writeln!(
+            out,
+            "  … {} more warnings (see --format json)",
+            r.warnings.len() - 10
+        );
+    }
+    out
+}
+
+fn render_top(out: &mut String, r: &Report, top: &Finding, st: &Style) {
+    let _ = writeln!(
+        out,
+        "{} {} — {}",
+        st.red("Cause:"),
+        st.bold(&top.category),
+        top.title
+    );
+    let _ = writeln!(
+        out,
+        "  confidence {:.2} · action {} · rule {} {}{}",
+        top.confidence,
+        top.action,
+        top.code,
+        top.rule,
+        origin_text(top)
+            .map(|o| format!(" · started at {o}"))
+            .unwrap_or_default()
+    );
+    let _ = writeln!(out, "\n{}", st.bold("Evidence"));
+    for e in top.evidence.iter().take(MAX_EVIDENCE) {
+        let rank = e.rank.map(|r| format!("[rank {r}] ")).unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "  {}  {}{}",
+            st.dim(&location(&e.path, e.line)),
+            rank,
+            cut(&e.text, 300)
+        );
+        if let Some(why) = &e.why {
+            let _ = writeln!(out, "      {} {}", st.green("→"), why);
+        }
+    }
+    let more = top.evidence.len().saturating_sub(MAX_EVIDENCE) as u64 + top.more_lines;
+    if more > 0 {
+        let _ = writeln!(
+            out,
+            "  {}",
+            st.dim(&format!("… and {more} more matching lines"))
+        );
+    }
+    if !top.against.is_empty() {
+        let _ = writeln!(out, "\n{}", st.bold("Against"));
+        for a in &top.against {
+            let _ = writeln!(
+                out,
+                "  {}  {}\n      {} {}",
+                st.dim(&location(&a.path, a.line)),
+                cut(&a.text, 160),
+                st.yellow("✗"),
+                a.why
+            );
+        }
+    }
+    let _ = writeln!(out, "\n{}", st.bold("Fix"));
+    let _ = writeln!(out, "  {}", top.fix);
+    if let Some(n) = &top.next_time {
+        let _ = writeln!(out, "\n{}", st.bold("To be sure next time"));
+        let _ = writeln!(out, "  {n}");
+    }
+    let symptoms: Vec<&Finding> = r.symptoms_of(&top.rule).collect();
+    if !symptoms.is_empty() {
+        let _ = writeln!(out, "\n{}", st.bold("Symptoms of this cause"));
+        for s in symptoms {
+            let ranks: std::collections::BTreeSet<u32> =
+                s.evidence.iter().filter_map(|e| e.rank).collect();
+            let _ = writeln!(
+                out,
+                "  {} — {} ({} line{}{})",
+                s.category,
+                s.title,
+                s.evidence.len(),
+                if s.evidence.len() == 1 { "" } else { "s" },
+                if ranks.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        ", rank{} {}",
+                        if ranks.len() == 1 { "" } else { "s" },
+                        ranks
+                            .iter()
+                            .map(|r| r.to_string())
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    )
+                }
+            );
+        }
+    }
+}

@@ -1,0 +1,630 @@
+//! The knowledge base: rule files (TOML, embedded and user-supplied) parsed raw, then
+//! compiled into the rules that run and one scanner over all their signatures. A malformed
+//! rule is a load error naming the file, the key and the fix. It never reads logs itself.
+
+pub mod schema;
+pub mod template;
+
+use crate::facts;
+use crate::model::{self, SourceKind};
+use crate::scan::{PatternSpec, Scanner};
+use regex::bytes::Regex;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::path::Path;
+use template::Template;
+
+/// The rule files shipped in the binary. A test checks this list against `rules/` on disk.
+pub static BUILTIN: &[(&str, &str)] = &[
+    ("gpu_oom.toml", include_str!("../../rules/gpu_oom.toml")),
+    ("host_oom.toml", include_str!("../../rules/host_oom.toml")),
+    (
+        "nccl_timeout.toml",
+        include_str!("../../rules/nccl_timeout.toml"),
+    ),
+    (
+        "shm_exhausted.toml",
+        include_str!("../../rules/shm_exhausted.toml"),
+    ),
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    /// A cause: raises a finding of its own.
+    Root,
+    /// A consequence of another failure (timeouts, teardown): ranks below its root.
+    Symptom,
+    /// Evidence that confirms a cause of the same category (kernel OOM lines for a SIGKILL).
+    Confirmation,
+    /// Framework advice ("might be caused by", "set CUDA_LAUNCH_BLOCKING=1"): never evidence;
+    /// any other hit on the same line is discarded.
+    Advice,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+    Contains,
+    Exists,
+}
+
+#[derive(Debug, Clone)]
+pub struct Signature {
+    pub regex: Regex,
+    pub source: String,
+    pub kinds: Vec<SourceKind>,
+    pub weight: f64,
+    /// A line matching this must come at most `within` lines before the hit.
+    pub preceded_by: Option<(Regex, u32)>,
+}
+
+impl Signature {
+    pub fn applies_to(&self, kind: SourceKind) -> bool {
+        self.kinds.is_empty() || self.kinds.contains(&kind)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Condition {
+    pub fact: String,
+    pub op: Op,
+    pub value: Option<model::FactValue>,
+    pub weight: f64,
+    pub trigger: bool,
+    pub why: Template,
+}
+
+#[derive(Debug, Clone)]
+pub struct Fix {
+    pub when: Vec<String>,
+    pub text: Template,
+}
+
+#[derive(Debug, Clone)]
+pub struct Rule {
+    pub code: String,
+    pub name: String,
+    pub category: &'static model::Category,
+    pub role: Role,
+    pub title: String,
+    pub status: String,
+    pub symptom_of: Vec<String>,
+    pub signatures: Vec<Signature>,
+    pub conditions: Vec<Condition>,
+    pub fixes: Vec<Fix>,
+    pub next_time: Option<String>,
+    pub references: Vec<String>,
+    pub doc_what: String,
+    pub doc_why: String,
+    pub doc_lookalikes: Option<String>,
+    pub examples_fire: Vec<String>,
+    pub examples_silent: Vec<String>,
+    /// Which file it came from (`builtin:shm_exhausted.toml` or a path).
+    pub origin: String,
+    /// Named capture groups across the rule's signatures.
+    pub captures: BTreeSet<String>,
+}
+
+/// A load error: which file, which key, what is wrong, and what to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadError {
+    pub file: String,
+    pub key: String,
+    pub message: String,
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}: {}", self.file, self.key, self.message)
+    }
+}
+
+/// All rules plus the scanner over their signatures.
+pub struct KnowledgeBase {
+    pub rules: Vec<Rule>,
+    pub scanner: Scanner,
+    /// Scanner pattern id → (rule index, signature index).
+    pub sig_of: Vec<(usize, usize)>,
+}
+
+impl KnowledgeBase {
+    /// The embedded rules plus every `*.toml` under each of `dirs`.
+    pub fn load(dirs: &[&Path]) -> Result<KnowledgeBase, Vec<LoadError>> {
+        let mut rules = Vec::new();
+        let mut errors = Vec::new();
+        for (name, text) in BUILTIN {
+            load_text(&format!("builtin:{name}"), text, &mut rules, &mut errors);
+        }
+        for dir in dirs {
+            let mut files: Vec<_> = match std::fs::read_dir(dir) {
+                Ok(rd) => rd.filter_map(|e| e.ok().map(|e| e.path())).collect(),
+                Err(e) => {
+                    errors.push(LoadError {
+                        file: dir.display().to_string(),
+                        key: "-".into(),
+                        message: format!("cannot read rule directory: {e}"),
+                    });
+                    continue;
+                }
+            };
+            files.sort();
+            for f in files
+                .iter()
+                .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+            {
+                match std::fs::read_to_string(f) {
+                    Ok(t) => load_text(&f.display().to_string(), &t, &mut rules, &mut errors),
+                    Err(e) => errors.push(LoadError {
+                        file: f.display().to_string(),
+                        key: "-".into(),
+                        message: format!("cannot read: {e}"),
+                    }),
+                }
+            }
+        }
+        check_unique(&rules, &mut errors);
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        Self::from_rules(rules)
+    }
+
+    pub fn from_rules(rules: Vec<Rule>) -> Result<KnowledgeBase, Vec<LoadError>> {
+        let mut sig_of = Vec::new();
+        let mut specs = Vec::new();
+        for (ri, r) in rules.iter().enumerate() {
+            if r.status == "retired" {
+                continue;
+            }
+            for (si, s) in r.signatures.iter().enumerate() {
+                specs.push(PatternSpec {
+                    id: sig_of.len(),
+                    regex: &s.source,
+                });
+                sig_of.push((ri, si));
+            }
+        }
+        let scanner = Scanner::new(&specs).map_err(|errs| {
+            errs.into_iter()
+                .map(|(id, e)| {
+                    let (ri, si) = sig_of.get(id).copied().unwrap_or((0, 0));
+                    LoadError {
+                        file: rules.get(ri).map(|r| r.origin.clone()).unwrap_or_default(),
+                        key: format!("rule {} signature[{si}].regex", rules[ri].name),
+                        message: e.to_string(),
+                    }
+                })
+                .collect::<Vec<_>>()
+        })?;
+        Ok(KnowledgeBase {
+            rules,
+            scanner,
+            sig_of,
+        })
+    }
+
+    pub fn find(&self, code_or_name: &str) -> Option<&Rule> {
+        self.rules
+            .iter()
+            .find(|r| r.code.eq_ignore_ascii_case(code_or_name) || r.name == code_or_name)
+    }
+}
+
+fn check_unique(rules: &[Rule], errors: &mut Vec<LoadError>) {
+    let mut codes: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut names: BTreeMap<&str, &str> = BTreeMap::new();
+    for r in rules {
+        if let Some(prev) = codes.insert(&r.code, &r.origin) {
+            errors.push(LoadError {
+                file: r.origin.clone(),
+                key: format!("rule {} code", r.name),
+                message: format!(
+                    "code {} is already used in {prev}: codes are never reused, pick a new one",
+                    r.code
+                ),
+            });
+        }
+        if let Some(prev) = names.insert(&r.name, &r.origin) {
+            errors.push(LoadError {
+                file: r.origin.clone(),
+                key: format!("rule {} name", r.name),
+                message: format!("name already used in {prev}: rule names must be unique"),
+            });
+        }
+    }
+}
+
+/// Parse one file's text and compile its rules, collecting every error.
+pub fn load_text(origin: &str, text: &str, rules: &mut Vec<Rule>, errors: &mut Vec<LoadError>) {
+    let file: schema::RuleFile = match toml::from_str(text) {
+        Ok(f) => f,
+        Err(e) => {
+            errors.push(LoadError {
+                file: origin.to_string(),
+                key: e
+                    .span()
+                    .map(|s| format!("byte {}", s.start))
+                    .unwrap_or_else(|| "-".into()),
+                message: format!(
+                    "{}; see README.md \"Writing a rule\" for the keys a rule may have",
+                    e.message()
+                ),
+            });
+            return;
+        }
+    };
+    for raw in file.rule {
+        match compile(origin, raw) {
+            Ok(r) => rules.push(r),
+            Err(mut e) => errors.append(&mut e),
+        }
+    }
+}
+
+fn compile(origin: &str, raw: schema::RawRule) -> Result<Rule, Vec<LoadError>> {
+    let mut errs = Vec::new();
+    let who = raw.name.clone();
+    let mut err = |key: &str, message: String| {
+        errs.push(LoadError {
+            file: origin.to_string(),
+            key: format!("rule {who} {key}"),
+            message,
+        })
+    };
+    let code_ok = raw.code.len() == 6
+        && raw.code.starts_with("TW")
+        && raw.code[2..].chars().all(|c| c.is_ascii_digit());
+    if !code_ok {
+        err(
+            "code",
+            format!(
+                "{:?} is not of the form TW + 4 digits (e.g. TW0101)",
+                raw.code
+            ),
+        );
+    }
+    let kebab = !raw.name.is_empty()
+        && raw
+            .name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    if !kebab {
+        err(
+            "name",
+            "must be kebab-case (lower-case letters, digits, '-')".into(),
+        );
+    }
+    let category = model::category(&raw.category);
+    if category.is_none() {
+        err(
+            "category",
+            format!(
+                "{:?} is not in DESIGN.md's vocabulary; use one of: {}",
+                raw.category,
+                model::CATEGORIES
+                    .iter()
+                    .map(|c| c.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        );
+    }
+    let role = match raw.role.as_str() {
+        "root" => Some(Role::Root),
+        "symptom" => Some(Role::Symptom),
+        "confirmation" => Some(Role::Confirmation),
+        "advice" => Some(Role::Advice),
+        other => {
+            err(
+                "role",
+                format!("{other:?}: use root, symptom, confirmation or advice"),
+            );
+            None
+        }
+    };
+    let status = raw.status.clone().unwrap_or_else(|| "stable".into());
+    if !["stable", "preview", "retired"].contains(&status.as_str()) {
+        err(
+            "status",
+            format!("{status:?}: use stable, preview or retired"),
+        );
+    }
+    for c in &raw.symptom_of {
+        if model::category(c).is_none() {
+            err("symptom_of", format!("{c:?} is not a category"));
+        }
+    }
+    let mut signatures = Vec::new();
+    let mut captures = BTreeSet::new();
+    for (i, s) in raw.signature.iter().enumerate() {
+        let key = format!("signature[{i}]");
+        match crate::scan::compile_pattern(&s.regex) {
+            Ok((re, _)) => {
+                for n in re.capture_names().flatten() {
+                    captures.insert(n.to_string());
+                }
+                let mut kinds = Vec::new();
+                for k in &s.kinds {
+                    match SourceKind::parse(k) {
+                        Some(k) => kinds.push(k),
+                        None => err(
+                            &format!("{key}.kinds"),
+                            format!(
+                                "unknown source kind {k:?}; known: {}",
+                                SourceKind::ALL
+                                    .iter()
+                                    .map(|k| k.as_str())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ),
+                        ),
+                    }
+                }
+                if !(s.weight > 0.0 && s.weight <= 1.0) {
+                    err(&format!("{key}.weight"), "must be in (0, 1]".into());
+                }
+                let preceded_by = match &s.preceded_by {
+                    None => None,
+                    Some(p) => match Regex::new(p) {
+                        Ok(r) => Some((r, s.within.unwrap_or(3).clamp(1, 50))),
+                        Err(e) => {
+                            err(&format!("{key}.preceded_by"), format!("invalid regex: {e}"));
+                            None
+                        }
+                    },
+                };
+                signatures.push(Signature {
+                    regex: re,
+                    source: s.regex.clone(),
+                    kinds,
+                    weight: s.weight,
+                    preceded_by,
+                });
+            }
+            Err(e) => err(&format!("{key}.regex"), e.to_string()),
+        }
+    }
+    let mut conditions = Vec::new();
+    for (i, c) in raw.condition.iter().enumerate() {
+        let key = format!("condition[{i}]");
+        if facts::spec_for(&c.fact).is_none() {
+            err(
+                &format!("{key}.fact"),
+                format!(
+                    "unknown fact {:?}; `trainwreck facts --catalog` lists the known names",
+                    c.fact
+                ),
+            );
+        }
+        let op = match c.op.as_str() {
+            "<" => Op::Lt,
+            "<=" => Op::Le,
+            ">" => Op::Gt,
+            ">=" => Op::Ge,
+            "==" => Op::Eq,
+            "!=" => Op::Ne,
+            "contains" => Op::Contains,
+            "exists" => Op::Exists,
+            other => {
+                err(
+                    &format!("{key}.op"),
+                    format!("{other:?}: use <, <=, >, >=, ==, !=, contains or exists"),
+                );
+                Op::Exists
+            }
+        };
+        let value = match (&c.value, op) {
+            (None, Op::Exists) => None,
+            (None, _) => {
+                err(&format!("{key}.value"), "required for this op".into());
+                None
+            }
+            (Some(v), _) => match toml_to_fact(v) {
+                Ok(v) => Some(v),
+                Err(m) => {
+                    err(&format!("{key}.value"), m);
+                    None
+                }
+            },
+        };
+        if !(-1.0..=1.0).contains(&c.weight) || c.weight == 0.0 {
+            err(
+                &format!("{key}.weight"),
+                "must be in [-1, 1] and not 0".into(),
+            );
+        }
+        if c.trigger && c.weight <= 0.0 {
+            err(
+                &format!("{key}.trigger"),
+                "only a supporting condition (weight > 0) can trigger".into(),
+            );
+        }
+        match Template::parse(&c.why) {
+            Ok(t) => {
+                check_vars(&t, &captures, &mut |m| err(&format!("{key}.why"), m));
+                conditions.push(Condition {
+                    fact: c.fact.clone(),
+                    op,
+                    value,
+                    weight: c.weight,
+                    trigger: c.trigger,
+                    why: t,
+                });
+            }
+            Err(m) => err(&format!("{key}.why"), m),
+        }
+    }
+    let mut fixes = Vec::new();
+    for (i, f) in raw.fix.iter().enumerate() {
+        let key = format!("fix[{i}]");
+        match Template::parse(&f.text) {
+            Ok(t) => {
+                check_vars(&t, &captures, &mut |m| err(&format!("{key}.text"), m));
+                for w in &f.when {
+                    if !t.vars().any(|v| v == w) && !is_known_var(w, &captures) {
+                        err(
+                            &format!("{key}.when"),
+                            format!("{w:?} is not a known variable"),
+                        );
+                    }
+                }
+                fixes.push(Fix {
+                    when: f.when.clone(),
+                    text: t,
+                });
+            }
+            Err(m) => err(&format!("{key}.text"), m),
+        }
+    }
+    let role_ok = role.is_some();
+    if role_ok
+        && role != Some(Role::Advice)
+        && raw.signature.is_empty()
+        && !raw.condition.iter().any(|c| c.trigger)
+    {
+        err(
+            "signature",
+            "a rule needs at least one signature or one trigger condition".into(),
+        );
+    }
+    if raw.role != "advice" && raw.fix.is_empty() {
+        err(
+            "fix",
+            "a root cause, symptom or confirmation needs at least one [[rule.fix]]".into(),
+        );
+    }
+    if raw.examples.fire.is_empty() && !raw.signature.is_empty() {
+        err(
+            "examples.fire",
+            "give at least one real line that must fire".into(),
+        );
+    }
+    if raw.examples.silent.is_empty() && !raw.signature.is_empty() {
+        err(
+            "examples.silent",
+            "give at least one look-alike line that must stay silent".into(),
+        );
+    }
+    if !errs.is_empty() {
+        return Err(errs);
+    }
+    Ok(Rule {
+        code: raw.code,
+        name: raw.name,
+        category: category.expect("checked"),
+        role: role.expect("checked"),
+        title: raw.title,
+        status,
+        symptom_of: raw.symptom_of,
+        signatures,
+        conditions,
+        fixes,
+        next_time: raw.next_time,
+        references: raw.references,
+        doc_what: raw.doc.what,
+        doc_why: raw.doc.why,
+        doc_lookalikes: raw.doc.lookalikes,
+        examples_fire: raw.examples.fire,
+        examples_silent: raw.examples.silent,
+        origin: origin.to_string(),
+        captures,
+    })
+}
+
+fn is_known_var(v: &str, captures: &BTreeSet<String>) -> bool {
+    captures.contains(v)
+        || crate::derive::is_derived(v)
+        || (facts::spec_for(v).is_some() && !v.contains('*'))
+}
+
+fn check_vars(t: &Template, captures: &BTreeSet<String>, err: &mut dyn FnMut(String)) {
+    for v in t.vars() {
+        if !is_known_var(v, captures) {
+            err(format!(
+                "template variable {{{v}}} is not a fact in the catalog, a derive.* value or a \
+                 named capture of this rule's signatures"
+            ));
+        }
+    }
+}
+
+fn toml_to_fact(v: &toml::Value) -> Result<model::FactValue, String> {
+    Ok(match v {
+        toml::Value::Integer(i) => model::FactValue::Int(*i),
+        toml::Value::Float(f) => model::FactValue::Float(*f),
+        toml::Value::Boolean(b) => model::FactValue::Bool(*b),
+        toml::Value::String(s) => match crate::derive::parse_size(s) {
+            // Sizes may be written for people: "256MiB".
+            Some(n)
+                if s.chars().any(|c| c.is_ascii_alphabetic())
+                    && s.chars().next().is_some_and(|c| c.is_ascii_digit()) =>
+            {
+                model::FactValue::Float(n)
+            }
+            _ => model::FactValue::Text(s.clone()),
+        },
+        other => return Err(format!("{other} is not a number, boolean or string")),
+    })
+}
+
+/// Does this signature fire on some line of the example text (honouring `preceded_by`)?
+pub fn signature_fires(s: &Signature, text: &str) -> bool {
+    let lines: Vec<&str> = text.lines().collect();
+    lines.iter().enumerate().any(|(i, l)| {
+        s.regex.is_match(l.as_bytes())
+            && s.preceded_by.as_ref().is_none_or(|(p, within)| {
+                let from = i.saturating_sub(*within as usize);
+                lines[from..i]
+                    .iter()
+                    .any(|prev| p.is_match(prev.as_bytes()))
+            })
+    })
+}
+
+/// Does any signature of the rule fire on this example text?
+pub fn rule_fires(rule: &Rule, text: &str) -> bool {
+    rule.signatures.iter().any(|s| signature_fires(s, text))
+}
+
+/// Check every rule's examples: fire examples must fire, silent ones must not, and every
+/// signature must be exercised by some fire example. Returns one message per failure.
+pub fn test_examples(kb: &KnowledgeBase) -> Vec<String> {
+    let mut fails = Vec::new();
+    for r in &kb.rules {
+        if r.signatures.is_empty() {
+            continue;
+        }
+        for ex in &r.examples_fire {
+            if !rule_fires(r, ex) {
+                fails.push(format!(
+                    "{} {} ({}): fire example does not match any signature: {ex:?}",
+                    r.code, r.name, r.origin
+                ));
+            }
+        }
+        for ex in &r.examples_silent {
+            if rule_fires(r, ex) {
+                fails.push(format!(
+                    "{} {} ({}): silent example matches: {ex:?}",
+                    r.code, r.name, r.origin
+                ));
+            }
+        }
+        for (i, s) in r.signatures.iter().enumerate() {
+            let used = r.examples_fire.iter().any(|ex| signature_fires(s, ex));
+            if !used {
+                fails.push(format!(
+                    "{} {} ({}): signature[{i}] `{}` is not exercised by any fire example",
+                    r.code, r.name, r.origin, s.source
+                ));
+            }
+        }
+    }
+    fails
+}

@@ -1,0 +1,111 @@
+//! The raw shape of a rule file, exactly as written in TOML. Unknown keys are rejected
+//! (`deny_unknown_fields`) so a typo is a load error, not a silently ignored setting.
+//! Nothing here is validated beyond types: `compile` does that.
+
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleFile {
+    #[serde(default)]
+    pub rule: Vec<RawRule>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRule {
+    /// Stable code, `TW` + 4 digits, never reused.
+    pub code: String,
+    /// Kebab-case name that says what is wrong.
+    pub name: String,
+    pub category: String,
+    /// `root`, `symptom`, `confirmation` or `advice`.
+    pub role: String,
+    pub title: String,
+    /// `stable` (default), `preview`, or `retired` (kept so the code is never reused).
+    #[serde(default)]
+    pub status: Option<String>,
+    /// For symptoms: the categories whose root finding this is usually a consequence of.
+    /// Empty means any root cause.
+    #[serde(default)]
+    pub symptom_of: Vec<String>,
+    #[serde(default)]
+    pub signature: Vec<RawSignature>,
+    #[serde(default)]
+    pub condition: Vec<RawCondition>,
+    #[serde(default)]
+    pub fix: Vec<RawFix>,
+    /// What to capture next time when the evidence is thin.
+    #[serde(default)]
+    pub next_time: Option<String>,
+    #[serde(default)]
+    pub references: Vec<String>,
+    pub doc: RawDoc,
+    #[serde(default)]
+    pub examples: RawExamples,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSignature {
+    pub regex: String,
+    /// Limit to these source kinds (kebab-case names); empty = every scanned kind.
+    #[serde(default)]
+    pub kinds: Vec<String>,
+    /// How strongly one hit of this signature supports the rule, in (0, 1].
+    pub weight: f64,
+    /// Only count a hit when a line matching this regex comes shortly before it in the same
+    /// file (a traceback's frame line before its exception line).
+    #[serde(default)]
+    pub preceded_by: Option<String>,
+    /// How many lines back `preceded_by` may be (default 3).
+    #[serde(default)]
+    pub within: Option<u32>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCondition {
+    /// A fact name from the catalog; `*` stands for one segment (`rank.*.exit_signal`).
+    pub fact: String,
+    /// `<`, `<=`, `>`, `>=`, `==`, `!=`, `contains`, `exists`.
+    pub op: String,
+    #[serde(default)]
+    pub value: Option<toml::Value>,
+    /// Positive: supports the rule; negative: argues against it. In [-1, 1].
+    pub weight: f64,
+    /// When true, this condition alone (with no signature hit) raises the finding.
+    #[serde(default)]
+    pub trigger: bool,
+    /// Why it matters, shown in the report; may use template variables.
+    pub why: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawFix {
+    /// Template variables that must all be known for this variant to be used.
+    #[serde(default)]
+    pub when: Vec<String>,
+    pub text: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawDoc {
+    pub what: String,
+    pub why: String,
+    #[serde(default)]
+    pub lookalikes: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawExamples {
+    /// Lines (or small multi-line excerpts) that must make at least one signature fire.
+    #[serde(default)]
+    pub fire: Vec<String>,
+    /// Lines that must not make any signature of this rule fire.
+    #[serde(default)]
+    pub silent: Vec<String>,
+}

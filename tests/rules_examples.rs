@@ -1,0 +1,61 @@
+//! The knowledge base's own quality gates, run under `cargo test`: every built-in rule loads,
+//! every example behaves, every signature is exercised, and the embedded list matches disk.
+
+use trainwreck::rules::{self, KnowledgeBase};
+
+#[test]
+fn builtin_rules_load() {
+    if let Err(errs) = KnowledgeBase::load(&[]) {
+        panic!(
+            "{}",
+            errs.iter()
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+    }
+}
+
+#[test]
+fn every_rule_example_behaves() {
+    let kb = KnowledgeBase::load(&[]).unwrap();
+    let fails = rules::test_examples(&kb);
+    assert!(fails.is_empty(), "{}", fails.join("\n"));
+}
+
+#[test]
+fn embedded_rule_list_matches_rules_dir() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("rules");
+    let mut on_disk: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .filter(|n| n.ends_with(".toml"))
+        .collect();
+    on_disk.sort();
+    let embedded: Vec<String> = rules::BUILTIN.iter().map(|(n, _)| n.to_string()).collect();
+    assert_eq!(
+        embedded, on_disk,
+        "update rules::BUILTIN to list every file in rules/"
+    );
+}
+
+#[test]
+fn every_rule_has_fire_and_silent_examples() {
+    let kb = KnowledgeBase::load(&[]).unwrap();
+    for r in &kb.rules {
+        if r.signatures.is_empty() {
+            continue;
+        }
+        assert!(
+            !r.examples_fire.is_empty(),
+            "{} has no fire example",
+            r.name
+        );
+        assert!(
+            !r.examples_silent.is_empty(),
+            "{} has no silent example",
+            r.name
+        );
+    }
+}
