@@ -1,0 +1,51 @@
+# trainwreck's own capture scenarios, sourced by run_call.sh (same conventions: each runs in
+# its run directory, snapshots before/after, console.log from `launch`).
+
+# A healthy HF Trainer run (must stay clean), with nvidia-smi captured under load.
+s23_healthy_hf_trainer() { local d=$1
+  snap "$d/snapshot_before"
+  ( sleep 20 && gpu_snap "$d/snapshot_under_load" ) &
+  launch 150 "CUDA_VISIBLE_DEVICES=0 python3 $P/hf_pretrain.py --learning-rate 5e-4 --max-steps 60 --batch-size 16 --seq-len 256 --fp16 0"
+  wait
+  snap "$d/snapshot_after"
+}
+
+# CUDA OOM where another process holds the card: PyTorch itself holds little.
+s24_cuda_oom_other_process() { local d=$1
+  snap "$d/snapshot_before"
+  python3 -c "
+import torch, time
+free, total = torch.cuda.mem_get_info(0)
+x = torch.empty(int(free - (6 << 30)), dtype=torch.uint8, device='cuda:0')
+open('hog_ready', 'w').write(str(x.numel()))
+time.sleep(150)
+" > hog.log 2>&1 &
+  local hog=$!
+  wait_file hog_ready 60
+  gpu_snap "$d/snapshot_during_hog"
+  launch 120 "CUDA_VISIBLE_DEVICES=0 python3 $P/train_gpt.py --n-layer 12 --n-head 12 --n-embd 768 --seq-len 1024 --batch-size 16 --steps 10"
+  kill $hog 2>/dev/null; wait $hog 2>/dev/null
+  snap "$d/snapshot_after"
+}
+
+# Rank 1 is SIGKILLed from outside mid-training (no OOM, no kernel record): the bare-SIGKILL
+# case; torchrun tears rank 0 down.
+s25_rank1_sigkill_external() { local d=$1
+  snap "$d/snapshot_before"
+  ( for _ in $(seq 1 90); do grep -q "step 40" console.log 2>/dev/null && break; sleep 1; done
+    pid=$(pgrep -f "train_ddp.py" | sort -n | tail -1)
+    echo "killing $pid" > killed.txt; kill -KILL "$pid" ) &
+  launch 150 "TORCHELASTIC_ERROR_FILE=$d/torchelastic_error.json $TR $P/train_ddp.py --data synthetic --sample-shape 3,64,64 --batch-size 64 --num-workers 2 --steps 400 --log-every 10 --pg-timeout 30"
+  wait
+  snap "$d/snapshot_after"
+}
+
+# Rank 1 hangs outside any collective (long rank-1-only work, NCCL_DEBUG=INFO): rank 0's
+# watchdog fires; Flight Recorder dumps on timeout.
+s26_rank1_lags_watchdog() { local d=$1
+  mkdir -p fr_dumps
+  snap "$d/snapshot_before"
+  launch 200 "NCCL_DEBUG=INFO TORCH_NCCL_TRACE_BUFFER_SIZE=2000 TORCH_NCCL_DUMP_ON_TIMEOUT=1 TORCH_FR_DUMP_TEMP_FILE=$d/fr_dumps/nccl_trace_rank_ TORCHELASTIC_ERROR_FILE=$d/torchelastic_error.json $TR --tee 3 $P/train_ddp.py --data synthetic --sample-shape 3,64,64 --batch-size 64 --num-workers 2 --steps 200 --log-every 10 --pg-timeout 30 --val-every 20 --val-batches 100"
+  snap "$d/snapshot_after"
+  true
+}
