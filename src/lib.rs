@@ -5,6 +5,7 @@
 //! cascades) → `report` (the only module that formats output).
 
 pub mod analyze;
+pub mod capture;
 pub mod cli;
 pub mod correlate;
 pub mod derive;
