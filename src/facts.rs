@@ -84,9 +84,19 @@ pub static CATALOG: &[FactSpec] = &[
         "signal that killed the process, e.g. SIGBUS"
     ),
     spec!(
+        "gpu.<index>.memory_peak_bytes",
+        Bytes,
+        "highest memory used on GPU <index> (nvidia-smi/NVML order) seen while the run was watched"
+    ),
+    spec!(
         "host.mem_available_bytes",
         Bytes,
         "MemAvailable from /proc/meminfo or free"
+    ),
+    spec!(
+        "host.mem_available_min_bytes",
+        Bytes,
+        "lowest host MemAvailable seen while the run was watched"
     ),
     spec!(
         "host.mem_total_bytes",

@@ -9,11 +9,18 @@ mod env;
 mod exec;
 mod manifest;
 mod nvml;
+mod run;
+mod sampler;
+mod signals;
 mod snapshot;
+mod tee;
 mod ulimit;
 
 pub use env::{is_secret_name, redact_value, training_env};
 pub use manifest::{Manifest, ManifestFile, ManifestNote};
+pub use run::{RunError, RunOptions, RunOutcome, Termination, run};
+pub use sampler::Peaks;
+pub use signals::signal_name;
 pub use snapshot::{SnapshotOptions, snapshot};
 pub use ulimit::ulimit_a;
 
