@@ -324,3 +324,43 @@ fn gpu_sampling_is_present_or_explained() {
     }
     eprintln!("{gpu_note}; peaks {:?}", out.peaks);
 }
+
+/// Allocates 2 GiB on GPU 0 through the CUDA driver API (ctypes: no torch needed), holds it,
+/// frees it. Only where NVML and python3 are present (the GPU machine); skipped elsewhere.
+const CUDA_ALLOC_PY: &str = r#"
+import ctypes, time, sys
+cuda = ctypes.CDLL("libcuda.so.1")
+assert cuda.cuInit(0) == 0
+dev = ctypes.c_int(); assert cuda.cuDeviceGet(ctypes.byref(dev), 0) == 0
+ctx = ctypes.c_void_p(); assert cuda.cuCtxCreate_v2(ctypes.byref(ctx), 0, dev) == 0
+ptr = ctypes.c_uint64(); assert cuda.cuMemAlloc_v2(ctypes.byref(ptr), ctypes.c_size_t(2 << 30)) == 0
+print("allocated", flush=True)
+time.sleep(1.0)
+cuda.cuMemFree_v2(ptr)
+"#;
+
+#[test]
+fn gpu_memory_allocation_is_sampled() {
+    let t = tempfile::tempdir().unwrap();
+    let probe = capture::run(opts(&["true"], t.path())).unwrap();
+    if probe.peaks.gpu_memory_peak_bytes.is_empty() {
+        eprintln!("skipped: no GPU visible through NVML");
+        return;
+    }
+    if Command::new("python3").arg("-V").output().is_err() {
+        eprintln!("skipped: no python3");
+        return;
+    }
+    let d = t.path().join("gpu");
+    let out = capture::run(opts(&["python3", "-c", CUDA_ALLOC_PY], &d)).unwrap();
+    assert_eq!(out.exit_status, 0, "{}", read(d.join("console.log")));
+    let peak = out.peaks.gpu_memory_peak_bytes[&0];
+    assert!(peak >= 2 << 30, "gpu.0 peak {peak}");
+    let facts = Peaks::parse(&read(d.join("peaks.txt")));
+    eprintln!("{facts:?}");
+    assert!(
+        facts
+            .iter()
+            .any(|(n, v)| n == "gpu.0.memory_peak_bytes" && *v == peak)
+    );
+}

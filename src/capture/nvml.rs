@@ -16,16 +16,33 @@ struct NvmlMemory {
     used: u64,
 }
 
+/// nvmlMemory_v2_t: `used` excludes memory the driver reserves, as nvidia-smi reports it.
+#[repr(C)]
+#[derive(Default)]
+struct NvmlMemoryV2 {
+    version: c_uint,
+    total: u64,
+    reserved: u64,
+    free: u64,
+    used: u64,
+}
+
+/// NVML_STRUCT_VERSION(Memory, 2).
+const NVML_MEMORY_V2: c_uint = (std::mem::size_of::<NvmlMemoryV2>() as c_uint) | (2 << 24);
+
 type FnVoid = unsafe extern "C" fn() -> NvmlReturn;
 type FnCount = unsafe extern "C" fn(*mut c_uint) -> NvmlReturn;
 type FnHandle = unsafe extern "C" fn(c_uint, *mut NvmlDevice) -> NvmlReturn;
 type FnMemory = unsafe extern "C" fn(NvmlDevice, *mut NvmlMemory) -> NvmlReturn;
+type FnMemoryV2 = unsafe extern "C" fn(NvmlDevice, *mut NvmlMemoryV2) -> NvmlReturn;
 type FnErrorString = unsafe extern "C" fn(NvmlReturn) -> *const c_char;
 
 /// A loaded, initialised NVML with the handles of every device.
 pub(crate) struct Nvml {
     shutdown: FnVoid,
     memory_info: FnMemory,
+    /// Preferred when the driver has it (R510+), so samples match nvidia-smi's memory.used.
+    memory_info_v2: Option<FnMemoryV2>,
     error_string: FnErrorString,
     devices: Vec<(u32, NvmlDevice)>,
 }
@@ -65,6 +82,9 @@ impl Nvml {
             let handle: FnHandle = std::mem::transmute(sym(c"nvmlDeviceGetHandleByIndex_v2")?);
             let memory_info: FnMemory = std::mem::transmute(sym(c"nvmlDeviceGetMemoryInfo")?);
             let error_string: FnErrorString = std::mem::transmute(sym(c"nvmlErrorString")?);
+            let memory_info_v2: Option<FnMemoryV2> = sym(c"nvmlDeviceGetMemoryInfo_v2")
+                .ok()
+                .map(|p| std::mem::transmute::<*mut c_void, FnMemoryV2>(p));
             // The library stays loaded for the life of the process: unloading a driver
             // library that may have started threads is not worth the risk.
             let rc = init();
@@ -79,6 +99,7 @@ impl Nvml {
             let mut nvml = Nvml {
                 shutdown,
                 memory_info,
+                memory_info_v2,
                 error_string,
                 devices: Vec::new(),
             };
@@ -114,6 +135,22 @@ impl Nvml {
     pub fn sample(&self, out: &mut Vec<GpuMemory>) {
         out.clear();
         for &(index, dev) in &self.devices {
+            if let Some(v2) = self.memory_info_v2 {
+                let mut m = NvmlMemoryV2 {
+                    version: NVML_MEMORY_V2,
+                    ..NvmlMemoryV2::default()
+                };
+                // SAFETY: a handle from nvmlDeviceGetHandleByIndex_v2 and a versioned struct
+                // we own, laid out as nvml.h's nvmlMemory_v2_t.
+                if unsafe { v2(dev, &mut m) } == 0 {
+                    out.push(GpuMemory {
+                        index,
+                        used: m.used,
+                        total: m.total,
+                    });
+                    continue;
+                }
+            }
             let mut m = NvmlMemory::default();
             // SAFETY: a handle from nvmlDeviceGetHandleByIndex_v2 and a struct we own.
             if unsafe { (self.memory_info)(dev, &mut m) } == 0 {

@@ -148,7 +148,7 @@ impl Sampler {
         let nvml = match Nvml::load() {
             Ok(n) => {
                 notes.push(format!(
-                    "gpu: {} GPUs sampled through NVML (dlopen libnvidia-ml.so.1, nvmlDeviceGetMemoryInfo)",
+                    "gpu: {} GPUs sampled through NVML (dlopen libnvidia-ml.so.1, nvmlDeviceGetMemoryInfo_v2)",
                     n.device_count()
                 ));
                 Some(n)
