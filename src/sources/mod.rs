@@ -3,6 +3,7 @@
 //! Sources emit lines, facts and events; they never import the rule engine.
 
 pub mod detect;
+pub mod elfcore;
 pub mod launcher;
 pub mod prefix;
 pub mod reader;
@@ -50,6 +51,9 @@ pub trait FactParser {
 /// `file_name` is the bare name (cgroup files say what they hold only through their name).
 pub fn fact_parser(kind: SourceKind, file_name: &str) -> Option<Box<dyn FactParser>> {
     // Snapshot parsers register here, one arm per kind.
-    let _ = (kind, file_name);
-    None
+    let _ = file_name;
+    match kind {
+        SourceKind::CoreText => Some(Box::new(elfcore::text::CoreTextParser::new())),
+        _ => None,
+    }
 }

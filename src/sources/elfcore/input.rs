@@ -1,0 +1,159 @@
+//! Where a core's bytes come from: a file read with positioned reads, a slice (fuzzing, tests),
+//! or a gzip stream read forward once. Readers never load a whole core; the gzip reader cannot
+//! seek back, so the analysis asks for every range in ascending file order.
+
+use flate2::read::MultiGzDecoder;
+use std::fs::File;
+use std::io::{self, BufReader, Read};
+
+/// The largest single read the analysis may ask for (a notes segment of a process with
+/// hundreds of thousands of mappings stays far below this).
+pub const MAX_READ: usize = 64 << 20;
+
+pub trait CoreBytes {
+    /// Up to `len` bytes at `off`; fewer when the file ends first (a truncated core).
+    fn read_at(&mut self, off: u64, len: usize) -> Result<Vec<u8>, String>;
+}
+
+pub struct SliceBytes<'a>(pub &'a [u8]);
+
+impl CoreBytes for SliceBytes<'_> {
+    fn read_at(&mut self, off: u64, len: usize) -> Result<Vec<u8>, String> {
+        let Ok(start) = usize::try_from(off) else {
+            return Ok(Vec::new());
+        };
+        if start >= self.0.len() {
+            return Ok(Vec::new());
+        }
+        let end = start.saturating_add(len.min(MAX_READ)).min(self.0.len());
+        Ok(self.0[start..end].to_vec())
+    }
+}
+
+pub struct FileBytes(pub File);
+
+impl CoreBytes for FileBytes {
+    fn read_at(&mut self, off: u64, len: usize) -> Result<Vec<u8>, String> {
+        if len > MAX_READ {
+            return Err(format!("refusing a {len}-byte read at offset {off}"));
+        }
+        let mut buf = vec![0u8; len];
+        let mut got = 0;
+        while got < len {
+            match positioned_read(&self.0, &mut buf[got..], off.saturating_add(got as u64)) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(format!("read at offset {off}: {e}")),
+            }
+        }
+        buf.truncate(got);
+        Ok(buf)
+    }
+}
+
+#[cfg(unix)]
+fn positioned_read(f: &File, buf: &mut [u8], off: u64) -> io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(f, buf, off)
+}
+
+#[cfg(not(unix))]
+fn positioned_read(f: &File, buf: &mut [u8], off: u64) -> io::Result<usize> {
+    use std::io::{Seek, SeekFrom};
+    let mut f = f;
+    f.seek(SeekFrom::Start(off))?;
+    f.read(buf)
+}
+
+/// A gzip'ed core decompressed as a stream: what was read is kept (only the requested ranges,
+/// so memory stays at headers + notes + a stack window), skipped bytes are decompressed and
+/// dropped. A read behind the stream's position that was not kept is an error.
+pub struct GzStream {
+    dec: MultiGzDecoder<BufReader<File>>,
+    pos: u64,
+    kept: Vec<(u64, Vec<u8>)>,
+    ended: bool,
+}
+
+impl GzStream {
+    pub fn new(f: File) -> GzStream {
+        GzStream {
+            dec: MultiGzDecoder::new(BufReader::with_capacity(1 << 16, f)),
+            pos: 0,
+            kept: Vec::new(),
+            ended: false,
+        }
+    }
+}
+
+impl CoreBytes for GzStream {
+    fn read_at(&mut self, off: u64, len: usize) -> Result<Vec<u8>, String> {
+        if len > MAX_READ {
+            return Err(format!("refusing a {len}-byte read at offset {off}"));
+        }
+        let end = off.saturating_add(len as u64);
+        if let Some((s, d)) = self
+            .kept
+            .iter()
+            .find(|(s, d)| *s <= off && end <= s + d.len() as u64)
+        {
+            let a = (off - s) as usize;
+            return Ok(d[a..a + len].to_vec());
+        }
+        if off < self.pos {
+            return Err(format!(
+                "gzip stream cannot go back to offset {off} (already at {})",
+                self.pos
+            ));
+        }
+        if self.ended {
+            return Ok(Vec::new());
+        }
+        let skip = off - self.pos;
+        let skipped = io::copy(&mut (&mut self.dec).take(skip), &mut io::sink())
+            .map_err(|e| format!("gzip stream at offset {}: {e}", self.pos))?;
+        self.pos += skipped;
+        if skipped < skip {
+            self.ended = true;
+            return Ok(Vec::new());
+        }
+        let mut buf = Vec::with_capacity(len);
+        let got = (&mut self.dec)
+            .take(len as u64)
+            .read_to_end(&mut buf)
+            .map_err(|e| format!("gzip stream at offset {}: {e}", self.pos))?;
+        self.pos += got as u64;
+        if got < len {
+            self.ended = true;
+        }
+        self.kept.push((off, buf.clone()));
+        Ok(buf)
+    }
+}
+
+/// What the first bytes of a file say it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Container {
+    Elf,
+    Gzip,
+    Zstd,
+    Xz,
+    Lz4,
+    Other,
+}
+
+pub fn sniff(head: &[u8]) -> Container {
+    if head.starts_with(b"\x7fELF") {
+        Container::Elf
+    } else if head.starts_with(&[0x1f, 0x8b]) {
+        Container::Gzip
+    } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        Container::Zstd
+    } else if head.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0]) {
+        Container::Xz
+    } else if head.starts_with(&[0x04, 0x22, 0x4d, 0x18]) {
+        Container::Lz4
+    } else {
+        Container::Other
+    }
+}

@@ -1,0 +1,858 @@
+//! ELF core dumps: from a core file to the signal, the fault address, the file mapped there, the
+//! executable and a labelled stack of the crashing thread. Reads only the headers, the notes and
+//! the few pages the stack walk needs (positioned reads; a gzip'ed core is streamed once, forward);
+//! it must never read a core whole, panic on damaged input, or guess a symbol it cannot verify.
+//!
+//! Output: `CoreAnalysis` = facts (`core.*`, see `facts::CATALOG`), warnings (what was missing),
+//! and a serializable `CoreSummary` for the report.
+
+pub mod input;
+pub mod notes;
+pub mod signals;
+pub mod stack;
+pub mod symbols;
+pub mod text;
+
+use crate::model::Fact;
+use input::{CoreBytes, FileBytes, GzStream, SliceBytes};
+use notes::{Arch, FileMapping, Notes, ThreadStatus};
+use serde::Serialize;
+use stack::{How, RawFrame, Window};
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use symbols::ElfImage;
+
+/// How to analyse a core.
+#[derive(Debug, Clone)]
+pub struct CoreOptions {
+    /// Root under which the crashed machine's files live (`/sysroot` + `/usr/lib/libc.so.6`).
+    pub sysroot: Option<PathBuf>,
+    /// Directories searched by base name for mapped files (a folder of copied libraries).
+    pub search_paths: Vec<PathBuf>,
+    /// Open mapped ELF files (sysroot, search paths, then this machine) to name functions.
+    pub symbolize: bool,
+    /// Stack bytes read above the crashing thread's sp for the walk.
+    pub stack_bytes: u64,
+    pub max_frames: usize,
+}
+
+impl Default for CoreOptions {
+    fn default() -> Self {
+        CoreOptions {
+            sysroot: None,
+            search_paths: Vec::new(),
+            symbolize: true,
+            stack_bytes: 1 << 20,
+            max_frames: 64,
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct CoreAnalysis {
+    pub facts: Vec<Fact>,
+    /// What could not be read, or read only in part. Never fatal.
+    pub warnings: Vec<String>,
+    pub summary: CoreSummary,
+}
+
+/// One frame of the crashing thread's stack.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StackFrame {
+    pub index: usize,
+    /// Hex address: the pc for frame 0, a return address for the others.
+    pub pc: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub module: Option<String>,
+    /// Hex offset of `pc` from the module's load address (`libc.so.6+0x9e6a1`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offset: Option<String>,
+    /// `function+0xoff`, only from a file whose build-id matches (or could not be checked:
+    /// see the module's `symbols`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub symbol: Option<String>,
+    /// `pc`, `link-register`, `frame-pointer` or `stack-scan`.
+    pub how: &'static str,
+}
+
+/// A mapped file that a frame falls in.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModuleInfo {
+    pub path: String,
+    pub base: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub build_id: Option<String>,
+    /// `build-id-match`, `unverified` (the core kept no build-id to compare),
+    /// `build-id-mismatch`, `not-found`, `not-read`.
+    pub symbols: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub symbol_file: Option<String>,
+}
+
+/// What a core says, for people and JSON. Every field may be missing in a damaged core.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CoreSummary {
+    pub arch: Option<String>,
+    pub signal: Option<String>,
+    pub signo: Option<i32>,
+    /// `si_code` name, e.g. `BUS_ADRERR`.
+    pub code: Option<String>,
+    /// What the code means, e.g. "nonexistent physical address".
+    pub meaning: Option<String>,
+    pub fault_addr: Option<String>,
+    pub fault_mapping: Option<String>,
+    /// Who sent the signal, for signals sent by a process (`SI_USER`, `SI_TKILL`).
+    pub sender_pid: Option<i32>,
+    pub exe: Option<String>,
+    /// `AT_EXECFN`: the path as the program was invoked (may be a symlink or venv path).
+    pub execfn: Option<String>,
+    pub process_name: Option<String>,
+    pub args: Option<String>,
+    pub uid: Option<u32>,
+    pub pid: Option<i32>,
+    pub crashing_tid: Option<i32>,
+    pub thread_count: usize,
+    pub mapped_files: usize,
+    /// The module the crashing pc is in.
+    pub crash_module: Option<String>,
+    pub modules: Vec<ModuleInfo>,
+    pub frames: Vec<StackFrame>,
+}
+
+/// Analyse a core file: raw ELF, or `.gz` (streamed). zstd/xz/lz4 cores are reported, not read.
+pub fn analyze_core(path: &Path, opts: &CoreOptions) -> CoreAnalysis {
+    let mut a = CoreAnalysis::default();
+    let mut f = match File::open(path) {
+        Ok(f) => f,
+        Err(e) => {
+            a.warnings.push(format!("cannot open core: {e}"));
+            return a;
+        }
+    };
+    let mut head = [0u8; 8];
+    let mut n = 0;
+    while n < head.len() {
+        match f.read(&mut head[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) => {
+                a.warnings.push(format!("cannot read core: {e}"));
+                return a;
+            }
+        }
+    }
+    match input::sniff(&head[..n]) {
+        input::Container::Elf => analyze(&mut FileBytes(f), opts, true),
+        input::Container::Gzip => match File::open(path) {
+            Ok(f) => analyze(&mut GzStream::new(f), opts, true),
+            Err(e) => {
+                a.warnings.push(format!("cannot open core: {e}"));
+                a
+            }
+        },
+        c @ (input::Container::Zstd | input::Container::Xz | input::Container::Lz4) => {
+            let (name, tool) = match c {
+                input::Container::Zstd => ("zstd", "zstd -d"),
+                input::Container::Xz => ("xz", "xz -d"),
+                _ => ("lz4", "lz4 -d"),
+            };
+            a.warnings.push(format!(
+                "{name}-compressed core (systemd-coredump stores them so): not read; decompress it with `{tool}` (or `coredumpctl dump`) and analyse the result"
+            ));
+            a
+        }
+        input::Container::Other if n == 0 => {
+            a.warnings.push("empty file: no core to read".into());
+            a
+        }
+        input::Container::Other => {
+            a.warnings
+                .push("not an ELF core (no ELF magic, not gzip): nothing read".into());
+            a
+        }
+    }
+}
+
+/// Analyse a core held in memory, without touching the file system (no symbols). The entry
+/// point of the fuzz target: must return for any input, never panic.
+pub fn parse_core_bytes(bytes: &[u8]) -> CoreAnalysis {
+    let opts = CoreOptions {
+        symbolize: false,
+        ..CoreOptions::default()
+    };
+    analyze(&mut SliceBytes(bytes), &opts, false)
+}
+
+/// A PT_LOAD segment: memory at [vaddr, vaddr+memsz), of which the first `filesz` bytes are
+/// in the core at `offset` (the kernel leaves out file-backed text and shared file pages).
+#[derive(Debug, Clone, Copy)]
+struct Load {
+    vaddr: u64,
+    memsz: u64,
+    offset: u64,
+    filesz: u64,
+    exec: bool,
+}
+
+impl Load {
+    fn contains(&self, a: u64) -> bool {
+        a >= self.vaddr && a - self.vaddr < self.memsz
+    }
+}
+
+/// The process's memory as far as the core holds it.
+struct Memory<'a> {
+    loads: Vec<Load>,
+    src: &'a mut dyn CoreBytes,
+    cache: Vec<(u64, Vec<u8>)>,
+}
+
+impl Memory<'_> {
+    fn load_at(&self, a: u64) -> Option<&Load> {
+        let i = self.loads.partition_point(|l| l.vaddr <= a);
+        self.loads.get(i.checked_sub(1)?).filter(|l| l.contains(a))
+    }
+
+    /// The part of [a, a+len) the core holds, clipped at the end of its segment's dumped bytes.
+    fn file_range(&self, a: u64, len: usize) -> Option<(u64, usize)> {
+        let l = self.load_at(a)?;
+        let rel = a - l.vaddr;
+        if rel >= l.filesz {
+            return None;
+        }
+        let n = (l.filesz - rel).min(len as u64) as usize;
+        Some((l.offset.checked_add(rel)?, n))
+    }
+
+    /// Read the given ranges in file order (the gzip stream cannot go back) into the cache.
+    fn prefetch(&mut self, ranges: &[(u64, usize)], warnings: &mut Vec<String>) {
+        let mut want: Vec<(u64, u64, usize)> = ranges
+            .iter()
+            .filter_map(|&(a, len)| self.file_range(a, len).map(|(o, n)| (o, a, n)))
+            .collect();
+        want.sort();
+        for (off, a, n) in want {
+            match self.src.read_at(off, n) {
+                Ok(b) if !b.is_empty() => self.cache.push((a, b)),
+                Ok(_) => {}
+                Err(e) => warnings.push(format!("memory at {a:#x}: {e}")),
+            }
+        }
+    }
+
+    fn read(&mut self, a: u64, len: usize) -> Option<Vec<u8>> {
+        let end = a.checked_add(len as u64)?;
+        if let Some((s, d)) = self
+            .cache
+            .iter()
+            .find(|(s, d)| *s <= a && end <= s.saturating_add(d.len() as u64))
+        {
+            let i = (a - s) as usize;
+            return Some(d[i..i + len].to_vec());
+        }
+        let (off, n) = self.file_range(a, len)?;
+        if n < len {
+            return None;
+        }
+        self.src.read_at(off, n).ok().filter(|b| b.len() == len)
+    }
+
+    /// The longest prefix of [a, a+len) that the core holds.
+    fn read_prefix(&mut self, a: u64, len: usize) -> Option<Vec<u8>> {
+        if let Some((s, d)) = self
+            .cache
+            .iter()
+            .find(|(s, d)| *s <= a && a < s.saturating_add(d.len() as u64))
+        {
+            let i = (a - s) as usize;
+            return Some(d[i..d.len().min(i + len)].to_vec());
+        }
+        let (off, n) = self.file_range(a, len)?;
+        self.src.read_at(off, n).ok().filter(|b| !b.is_empty())
+    }
+}
+
+/// A mapped file, as NT_FILE lists it.
+#[derive(Debug, Clone)]
+struct Module {
+    path: String,
+    base: u64,
+    maps: Vec<FileMapping>,
+    build_id: Option<Vec<u8>>,
+}
+
+const PAGE: usize = 4096;
+
+fn hex(v: u64) -> String {
+    format!("{v:#x}")
+}
+
+fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAnalysis {
+    let mut a = CoreAnalysis::default();
+    let w = &mut a.warnings;
+    let head = match src.read_at(0, 64) {
+        Ok(h) => h,
+        Err(e) => {
+            w.push(format!("cannot read the ELF header: {e}"));
+            return a;
+        }
+    };
+    if head.is_empty() {
+        w.push("empty file: no core to read".into());
+        return a;
+    }
+    if !head.starts_with(b"\x7fELF") {
+        w.push("not an ELF file: nothing read".into());
+        return a;
+    }
+    if head.len() < 64 {
+        w.push(format!(
+            "core cut short in its ELF header ({} of 64 bytes): nothing read",
+            head.len()
+        ));
+        return a;
+    }
+    let (class, data) = (head[4], head[5]);
+    if class != 2 || data != 1 {
+        w.push(format!(
+            "only 64-bit little-endian cores are read (this one is {}-bit {}-endian): nothing read",
+            if class == 1 { 32 } else { 64 },
+            if data == 2 { "big" } else { "little" }
+        ));
+        return a;
+    }
+    let Some(e_type) = notes::u16_at(&head, 16) else {
+        return a;
+    };
+    if e_type != 4 {
+        w.push(format!(
+            "ELF file of type {} is not a core dump (ET_CORE = 4): nothing read",
+            match e_type {
+                1 => "ET_REL".to_string(),
+                2 => "ET_EXEC".to_string(),
+                3 => "ET_DYN".to_string(),
+                t => t.to_string(),
+            }
+        ));
+        return a;
+    }
+    let arch = Arch::from_machine(notes::u16_at(&head, 18).unwrap_or(0));
+    a.summary.arch = Some(arch.name());
+    if let Arch::Other(m) = arch {
+        a.warnings.push(format!(
+            "core of an unsupported architecture (ELF machine {m}): registers and stack not read; signal, mappings and process info only"
+        ));
+    }
+
+    // Program headers. PN_XNUM (0xffff) means the real count is in section header 0.
+    let phoff = notes::u64_at(&head, 32).unwrap_or(0);
+    let shoff = notes::u64_at(&head, 40).unwrap_or(0);
+    let phentsize = notes::u16_at(&head, 54).unwrap_or(0) as usize;
+    let mut phnum = notes::u16_at(&head, 56).unwrap_or(0) as u64;
+    if phnum == 0xffff {
+        phnum = src
+            .read_at(shoff.saturating_add(44), 4)
+            .ok()
+            .and_then(|b| notes::u32_at(&b, 0))
+            .map_or(0, u64::from);
+    }
+    if phentsize != 56 || phnum == 0 {
+        a.warnings.push(format!(
+            "core has no usable program headers (count {phnum}, entry size {phentsize}): nothing read"
+        ));
+        return a;
+    }
+    let phnum = (phnum as usize).min(input::MAX_READ / 56);
+    let phbuf = match src.read_at(phoff, phnum * 56) {
+        Ok(b) => b,
+        Err(e) => {
+            a.warnings
+                .push(format!("cannot read the program headers: {e}"));
+            return a;
+        }
+    };
+    let got = phbuf.len() / 56;
+    if got < phnum {
+        a.warnings.push(format!(
+            "core cut short in its program headers: {got} of {phnum} read"
+        ));
+    }
+    let ctx = goblin::container::Ctx::new(
+        goblin::container::Container::Big,
+        goblin::container::Endian::Little,
+    );
+    let phdrs =
+        goblin::elf::program_header::ProgramHeader::parse(&phbuf, 0, got, ctx).unwrap_or_default();
+    let mut loads: Vec<Load> = phdrs
+        .iter()
+        .filter(|p| p.p_type == goblin::elf::program_header::PT_LOAD)
+        .map(|p| Load {
+            vaddr: p.p_vaddr,
+            memsz: p.p_memsz,
+            offset: p.p_offset,
+            filesz: p.p_filesz.min(p.p_memsz),
+            exec: p.p_flags & goblin::elf::program_header::PF_X != 0,
+        })
+        .collect();
+    loads.sort_by_key(|l| l.vaddr);
+    let mut note_segs: Vec<(u64, u64)> = phdrs
+        .iter()
+        .filter(|p| p.p_type == goblin::elf::program_header::PT_NOTE)
+        .map(|p| (p.p_offset, p.p_filesz))
+        .collect();
+    note_segs.sort();
+
+    // Notes.
+    let mut nt = Notes::default();
+    if note_segs.is_empty() {
+        a.warnings
+            .push("core has no PT_NOTE segment: no signal, threads or mapped files".into());
+    }
+    for (off, size) in note_segs {
+        let want = (size as usize).min(input::MAX_READ);
+        match src.read_at(off, want) {
+            Ok(seg) => {
+                if (seg.len() as u64) < size {
+                    a.warnings.push(format!(
+                        "core cut short in its notes: {} of {size} bytes at offset {off}",
+                        seg.len()
+                    ));
+                }
+                notes::parse_notes(&seg, arch, &mut nt, &mut a.warnings);
+            }
+            Err(e) => a
+                .warnings
+                .push(format!("cannot read notes at offset {off}: {e}")),
+        }
+    }
+    if nt.threads.is_empty() {
+        a.warnings
+            .push("no NT_PRSTATUS: no threads, registers or stack".into());
+    }
+    if nt.siginfo.is_none() {
+        a.warnings.push(
+            "no NT_SIGINFO: signal taken from NT_PRSTATUS, no si_code or fault address".into(),
+        );
+    }
+    if nt.files.is_none() {
+        a.warnings.push(
+            "no NT_FILE: mapped files unknown, so no fault mapping, modules or symbols".into(),
+        );
+    }
+    if nt.psinfo.is_none() {
+        a.warnings
+            .push("no NT_PRPSINFO: process name and arguments unknown".into());
+    }
+
+    let signo = nt
+        .siginfo
+        .as_ref()
+        .map(|s| s.signo)
+        .or_else(|| nt.threads.iter().find_map(|t| t.cursig.filter(|&c| c > 0)));
+    let crash_ix = nt
+        .threads
+        .iter()
+        .position(|t| signo.is_some() && t.cursig == signo)
+        .unwrap_or(0);
+    let crash: Option<ThreadStatus> = nt.threads.get(crash_ix).cloned();
+    let mut files: Vec<FileMapping> = nt.files.clone().unwrap_or_default();
+    files.sort_by_key(|f| f.start);
+    let auxv = nt.auxv.clone().unwrap_or_default();
+    let aux = |k: u64| auxv.iter().find(|(t, _)| *t == k).map(|(_, v)| *v);
+
+    // Modules: every mapped file, with the load address of its offset-0 mapping.
+    let mut by_path: BTreeMap<&str, Module> = BTreeMap::new();
+    for f in &files {
+        let m = by_path.entry(&f.path).or_insert_with(|| Module {
+            path: f.path.clone(),
+            base: f.start.saturating_sub(f.offset),
+            maps: Vec::new(),
+            build_id: None,
+        });
+        if f.offset == 0 {
+            m.base = f.start;
+        }
+        m.maps.push(f.clone());
+    }
+    let mut modules: Vec<Module> = by_path.into_values().collect();
+
+    let mut mem = Memory {
+        loads,
+        src,
+        cache: Vec::new(),
+    };
+    let is_exec = |mem: &Memory, addr: u64| mem.load_at(addr).is_some_and(|l| l.exec);
+
+    // One ascending pass over the memory the rest needs: the stack window, AT_EXECFN, and
+    // the first page of each executable module (its ELF header and build-id).
+    let mut want: Vec<(u64, usize)> = Vec::new();
+    let stack_window = crash.as_ref().and_then(|t| {
+        let sp = t.sp?;
+        let l = mem.load_at(sp)?;
+        let avail = l.vaddr.saturating_add(l.filesz).saturating_sub(sp);
+        Some((sp & !7, avail.min(opts.stack_bytes) as usize))
+    });
+    want.extend(stack_window);
+    if let Some(p) = aux(notes::AT_EXECFN) {
+        want.push((p, 512));
+    }
+    let exec_modules: Vec<usize> = (0..modules.len())
+        .filter(|&i| modules[i].maps.iter().any(|m| is_exec(&mem, m.start)))
+        .collect();
+    for &i in &exec_modules {
+        want.push((modules[i].base, PAGE));
+    }
+    mem.prefetch(&want, &mut a.warnings);
+
+    for &i in &exec_modules {
+        let base = modules[i].base;
+        if let Some(page) = mem.read_prefix(base, PAGE)
+            && let Some((_, _, ph)) = symbols::parse_head(&page)
+        {
+            let mut from_page = |off: u64, len: usize| {
+                let s = usize::try_from(off).ok()?;
+                page.get(s..s.checked_add(len)?).map(<[u8]>::to_vec)
+            };
+            modules[i].build_id = symbols::build_id_from(&ph, &mut from_page);
+        }
+    }
+
+    // Summary: signal, code, fault.
+    let s = &mut a.summary;
+    s.signo = signo;
+    s.signal = signo.map(signals::signal_label);
+    s.thread_count = nt.threads.len();
+    s.mapped_files = files.len();
+    s.crashing_tid = crash.as_ref().and_then(|t| t.tid);
+    if let Some(si) = &nt.siginfo {
+        if let Some(code) = si.code {
+            match signals::si_code_name(si.signo, code) {
+                Some((name, meaning)) => {
+                    s.code = Some(name.into());
+                    s.meaning = Some(meaning.into());
+                }
+                None => s.code = Some(code.to_string()),
+            }
+        }
+        s.sender_pid = si.sender_pid;
+        s.fault_addr = si.addr.map(hex);
+    }
+    let stack_load = crash
+        .as_ref()
+        .and_then(|t| t.sp)
+        .and_then(|sp| mem.load_at(sp).map(|l| l.vaddr));
+    let exe_path = aux(notes::AT_ENTRY)
+        .and_then(|e| find_file(&files, e))
+        .map(|f| f.path.clone());
+    if let Some(addr) = nt.siginfo.as_ref().and_then(|si| si.addr) {
+        s.fault_mapping = Some(name_mapping(
+            addr,
+            &files,
+            &mem,
+            &nt.threads,
+            stack_load,
+            exe_path.as_deref(),
+        ));
+    }
+    s.execfn = aux(notes::AT_EXECFN)
+        .and_then(|p| mem.read_prefix(p, 512))
+        .map(|b| {
+            let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+            String::from_utf8_lossy(&b[..end]).into_owned()
+        })
+        .filter(|p| !p.is_empty());
+    if let Some(ps) = &nt.psinfo {
+        s.process_name = ps.fname.clone();
+        s.args = ps.args.clone();
+        s.uid = ps.uid;
+        s.pid = ps.pid;
+    }
+    s.pid = s.pid.or_else(|| nt.threads.first().and_then(|t| t.tid));
+    s.exe = exe_path.or_else(|| s.execfn.clone()).or_else(|| {
+        s.args
+            .as_deref()
+            .and_then(|a| a.split_whitespace().next())
+            .filter(|p| p.starts_with('/'))
+            .map(str::to_string)
+    });
+
+    // Stack.
+    let window = stack_window.and_then(|(base, len)| {
+        mem.read_prefix(base, len)
+            .map(|bytes| Window { base, bytes })
+    });
+    if crash.as_ref().is_some_and(|t| t.sp.is_some()) && window.is_none() {
+        a.warnings.push(
+            "the crashing thread's stack memory is not in the core: frames from registers only"
+                .into(),
+        );
+    }
+    let mut images: BTreeMap<String, Option<ElfImage>> = BTreeMap::new();
+    let mut raw: Vec<RawFrame> = Vec::new();
+    if let Some(t) = &crash {
+        let exec_loads: Vec<Load> = mem.loads.iter().filter(|l| l.exec).copied().collect();
+        let is_code = |addr: u64| {
+            let i = exec_loads.partition_point(|l| l.vaddr <= addr);
+            i > 0 && exec_loads[i - 1].contains(addr)
+        };
+        let mut after_call = |ret: u64| -> Option<bool> {
+            let n = if arch == Arch::Aarch64 { 4 } else { 7 };
+            let start = ret.checked_sub(n as u64)?;
+            if let Some(b) = mem.read(start, n) {
+                return Some(stack::ends_with_call(arch, &b));
+            }
+            // Executable memory that is no file (JIT, trampolines) is dumped: unreadable
+            // bytes there mean the word is no return address.
+            let Some(f) = find_file(&files, start) else {
+                return Some(false);
+            };
+            if !(use_fs && opts.symbolize) {
+                return None;
+            }
+            let module = modules.iter().find(|m| m.path == f.path)?;
+            let img = image_for(&mut images, module, opts)?;
+            let b = img.read_file(f.offset.checked_add(start - f.start)?, n)?;
+            Some(stack::ends_with_call(arch, &b))
+        };
+        raw = stack::walk(
+            arch,
+            t,
+            window.as_ref(),
+            &is_code,
+            &mut after_call,
+            opts.max_frames.max(1),
+        );
+    }
+
+    // Frames, named.
+    let vdso = aux(33);
+    let mut used: Vec<String> = Vec::new();
+    for (index, f) in raw.iter().enumerate() {
+        let mut frame = StackFrame {
+            index,
+            pc: hex(f.pc),
+            module: None,
+            offset: None,
+            symbol: None,
+            how: f.how.as_str(),
+        };
+        // A return address points after the call: look up the byte before it.
+        let lookup = if f.how == How::Pc {
+            f.pc
+        } else {
+            f.pc.saturating_sub(1)
+        };
+        if let Some(map) = find_file(&files, lookup) {
+            let module = modules.iter().find(|m| m.path == map.path);
+            if let Some(m) = module {
+                frame.module = Some(m.path.clone());
+                frame.offset = Some(hex(f.pc.wrapping_sub(m.base)));
+                if !used.contains(&m.path) {
+                    used.push(m.path.clone());
+                }
+                if use_fs
+                    && opts.symbolize
+                    && let Some(img) = image_for(&mut images, m, opts)
+                    && let Some(v) = map
+                        .offset
+                        .checked_add(lookup - map.start)
+                        .and_then(|o| img.vaddr_of_file_offset(o))
+                    && let Some((name, off)) = img.symbol_at(v)
+                {
+                    let off = off + (f.pc - lookup);
+                    frame.symbol = Some(format!("{name}+{off:#x}"));
+                }
+            }
+        } else if let Some(v) = vdso
+            && mem.load_at(lookup).map(|l| l.vaddr) == Some(v)
+        {
+            frame.module = Some("[vdso]".into());
+            frame.offset = Some(hex(f.pc.wrapping_sub(v)));
+        } else if mem.load_at(lookup).is_some() {
+            frame.module = Some("[anonymous]".into());
+        }
+        a.summary.frames.push(frame);
+    }
+    a.summary.crash_module = a.summary.frames.first().and_then(|f| f.module.clone());
+    for p in &used {
+        let Some(m) = modules.iter().find(|m| &m.path == p) else {
+            continue;
+        };
+        let (symbols, symbol_file) = if !(use_fs && opts.symbolize) {
+            ("not-read", None)
+        } else {
+            match images.get(p) {
+                Some(Some(img)) => (
+                    if m.build_id.is_some() {
+                        "build-id-match"
+                    } else {
+                        "unverified"
+                    },
+                    Some(img.path.display().to_string()),
+                ),
+                Some(None) if mismatched(m, opts) => ("build-id-mismatch", None),
+                _ => ("not-found", None),
+            }
+        };
+        a.summary.modules.push(ModuleInfo {
+            path: m.path.clone(),
+            base: hex(m.base),
+            build_id: m.build_id.as_deref().map(hex_bytes),
+            symbols,
+            symbol_file,
+        });
+    }
+    let mismatches: Vec<&str> = a
+        .summary
+        .modules
+        .iter()
+        .filter(|m| m.symbols == "build-id-mismatch")
+        .map(|m| m.path.as_str())
+        .collect();
+    if !mismatches.is_empty() {
+        a.warnings.push(format!(
+            "not symbolized: this machine's copy is a different build than the crashed process had ({}); pass a sysroot or search path holding the originals",
+            mismatches.join(", ")
+        ));
+    }
+
+    a.facts = facts_of(&a.summary);
+    a
+}
+
+fn hex_bytes(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn find_file(files: &[FileMapping], addr: u64) -> Option<&FileMapping> {
+    let i = files.partition_point(|f| f.start <= addr);
+    files
+        .get(i.checked_sub(1)?)
+        .filter(|f| addr >= f.start && addr < f.end)
+}
+
+/// What is mapped at an address: a file, or `[stack]`, `[heap]`, `[anonymous]`, `[vdso]`,
+/// `[unmapped]`. `[heap]` is a guess: the first anonymous segment above the executable.
+fn name_mapping(
+    addr: u64,
+    files: &[FileMapping],
+    mem: &Memory,
+    threads: &[ThreadStatus],
+    stack_load: Option<u64>,
+    exe: Option<&str>,
+) -> String {
+    if let Some(f) = find_file(files, addr) {
+        return f.path.clone();
+    }
+    let Some(l) = mem.load_at(addr) else {
+        return "[unmapped]".into();
+    };
+    if Some(l.vaddr) == stack_load || threads.iter().filter_map(|t| t.sp).any(|sp| l.contains(sp)) {
+        return "[stack]".into();
+    }
+    if let Some(exe) = exe {
+        let exe_end = files.iter().filter(|f| f.path == exe).map(|f| f.end).max();
+        if let Some(end) = exe_end {
+            let first_anon_above = mem
+                .loads
+                .iter()
+                .filter(|s| s.vaddr >= end && find_file(files, s.vaddr).is_none())
+                .map(|s| s.vaddr)
+                .next();
+            if first_anon_above == Some(l.vaddr) && !l.exec {
+                return "[heap]".into();
+            }
+        }
+    }
+    "[anonymous]".into()
+}
+
+fn mismatched(m: &Module, opts: &CoreOptions) -> bool {
+    let Some(want) = &m.build_id else {
+        return false;
+    };
+    symbols::candidates(&m.path, opts.sysroot.as_deref(), &opts.search_paths)
+        .iter()
+        .filter_map(|p| ElfImage::open(p))
+        .any(|img| img.build_id.as_ref().is_some_and(|b| b != want))
+}
+
+/// The on-disk image for a module: the first candidate whose build-id matches the core's (any
+/// candidate when the core kept no build-id). Cached, including "none".
+fn image_for<'i>(
+    images: &'i mut BTreeMap<String, Option<ElfImage>>,
+    m: &Module,
+    opts: &CoreOptions,
+) -> Option<&'i mut ElfImage> {
+    images
+        .entry(m.path.clone())
+        .or_insert_with(|| {
+            if m.path.starts_with('[')
+                || m.path.starts_with("/dev/")
+                || m.path.starts_with("/memfd:")
+            {
+                return None;
+            }
+            symbols::candidates(&m.path, opts.sysroot.as_deref(), &opts.search_paths)
+                .iter()
+                .filter_map(|p| ElfImage::open(p))
+                .find(|img| match (&m.build_id, &img.build_id) {
+                    (Some(want), Some(have)) => want == have,
+                    (Some(_), None) => false,
+                    (None, _) => true,
+                })
+        })
+        .as_mut()
+}
+
+/// Facts from a summary. Names are in `facts::CATALOG`.
+fn facts_of(s: &CoreSummary) -> Vec<Fact> {
+    let mut out = Vec::new();
+    let mut text = |name: &str, v: &Option<String>, from: &str| {
+        if let Some(v) = v {
+            out.push(Fact::new(name, v.as_str()).with_text(from));
+        }
+    };
+    text("core.signal", &s.signal, "NT_SIGINFO");
+    text("core.si_code", &s.code, "NT_SIGINFO si_code");
+    text("core.fault_addr", &s.fault_addr, "NT_SIGINFO si_addr");
+    text("core.fault_mapping", &s.fault_mapping, "NT_FILE at si_addr");
+    text("core.exe", &s.exe, "NT_FILE at AT_ENTRY");
+    text("core.args", &s.args, "NT_PRPSINFO");
+    text("core.crash_module", &s.crash_module, "NT_FILE at the pc");
+    let crash_symbol = s.frames.first().and_then(|f| f.symbol.clone());
+    text("core.crash_symbol", &crash_symbol, "symbol at the pc");
+    let mut stack_modules: Vec<&str> = Vec::new();
+    for f in &s.frames {
+        if let Some(m) = f.module.as_deref()
+            && !stack_modules.contains(&m)
+        {
+            stack_modules.push(m);
+        }
+    }
+    if !stack_modules.is_empty() {
+        out.push(Fact::new("core.stack_modules", stack_modules.join(" ")).with_text("stack walk"));
+    }
+    let mut num = |name: &str, v: Option<i64>, from: &str| {
+        if let Some(v) = v {
+            out.push(Fact::new(name, v).with_text(from));
+        }
+    };
+    num("core.pid", s.pid.map(i64::from), "NT_PRPSINFO");
+    num(
+        "core.sender_pid",
+        s.sender_pid.map(i64::from),
+        "NT_SIGINFO si_pid",
+    );
+    num("core.tid", s.crashing_tid.map(i64::from), "NT_PRSTATUS");
+    if s.thread_count > 0 {
+        num(
+            "core.threads",
+            Some(s.thread_count as i64),
+            "NT_PRSTATUS count",
+        );
+    }
+    out
+}

@@ -1,0 +1,184 @@
+//! Names for code addresses from the ELF files a core mapped, when this machine (or a sysroot
+//! or search path) has them: `.symtab`, else `.dynsym`, read with goblin from positioned reads
+//! of the headers and symbol sections only. A file whose build-id differs from the one recorded
+//! in the core is never used: a wrong name is worse than none.
+
+use super::input::{CoreBytes, FileBytes};
+use super::notes;
+use goblin::container::{Container, Ctx, Endian};
+use goblin::elf::header::{self, Header};
+use goblin::elf::program_header::{PT_LOAD, PT_NOTE, ProgramHeader};
+use goblin::elf::section_header::{SHT_DYNSYM, SHT_SYMTAB, SectionHeader};
+use goblin::elf::sym::{STT_FUNC, STT_GNU_IFUNC, Symtab};
+use goblin::strtab::Strtab;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+/// Symbol tables larger than this are not read (a debug build of libtorch would be).
+const MAX_SYMTAB: usize = 48 << 20;
+
+pub struct ElfImage {
+    pub path: PathBuf,
+    bytes: FileBytes,
+    phdrs: Vec<ProgramHeader>,
+    pub build_id: Option<Vec<u8>>,
+    /// (start, size, name), sorted by start.
+    syms: Vec<(u64, u64, String)>,
+}
+
+fn ctx_of(h: &Header) -> Option<Ctx> {
+    let container = match h.e_ident[header::EI_CLASS] {
+        header::ELFCLASS64 => Container::Big,
+        header::ELFCLASS32 => Container::Little,
+        _ => return None,
+    };
+    let le = match h.e_ident[header::EI_DATA] {
+        header::ELFDATA2LSB => Endian::Little,
+        header::ELFDATA2MSB => Endian::Big,
+        _ => return None,
+    };
+    Some(Ctx::new(container, le))
+}
+
+/// Header and program headers of an ELF image whose first bytes are `head`.
+pub fn parse_head(head: &[u8]) -> Option<(Header, Ctx, Vec<ProgramHeader>)> {
+    let h = goblin::elf::Elf::parse_header(head).ok()?;
+    let ctx = ctx_of(&h)?;
+    let phoff = usize::try_from(h.e_phoff).ok()?;
+    let count = (h.e_phnum as usize).min(4096);
+    let ph = ProgramHeader::parse(head, phoff, count, ctx).ok()?;
+    Some((h, ctx, ph))
+}
+
+/// The build-id of an image, from its PT_NOTE segments, given a way to read its bytes.
+pub fn build_id_from(
+    phdrs: &[ProgramHeader],
+    read: &mut dyn FnMut(u64, usize) -> Option<Vec<u8>>,
+) -> Option<Vec<u8>> {
+    phdrs
+        .iter()
+        .filter(|p| p.p_type == PT_NOTE && p.p_filesz > 0 && p.p_filesz < 1 << 20)
+        .find_map(|p| notes::build_id(&read(p.p_offset, p.p_filesz as usize)?))
+}
+
+impl ElfImage {
+    pub fn open(path: &Path) -> Option<ElfImage> {
+        let f = File::open(path).ok()?;
+        if !f.metadata().ok()?.is_file() {
+            return None;
+        }
+        let mut bytes = FileBytes(f);
+        let head = bytes.read_at(0, 64).ok()?;
+        let h = goblin::elf::Elf::parse_header(&head).ok()?;
+        let ctx = ctx_of(&h)?;
+        let phsize = h.e_phentsize as usize * h.e_phnum as usize;
+        let phbuf = bytes.read_at(h.e_phoff, phsize.min(1 << 20)).ok()?;
+        let phdrs = ProgramHeader::parse(&phbuf, 0, (h.e_phnum as usize).min(4096), ctx).ok()?;
+        let build_id = build_id_from(&phdrs, &mut |off, len| bytes.read_at(off, len).ok());
+        let syms = read_symbols(&mut bytes, &h, ctx).unwrap_or_default();
+        Some(ElfImage {
+            path: path.to_path_buf(),
+            bytes,
+            phdrs,
+            build_id,
+            syms,
+        })
+    }
+
+    /// The link-time address of a byte of the file.
+    pub fn vaddr_of_file_offset(&self, file_off: u64) -> Option<u64> {
+        self.phdrs
+            .iter()
+            .filter(|p| p.p_type == PT_LOAD)
+            .find(|p| p.p_offset <= file_off && file_off < p.p_offset.saturating_add(p.p_filesz))
+            .map(|p| p.p_vaddr.wrapping_add(file_off - p.p_offset))
+    }
+
+    /// The function containing a link-time address, with the offset into it.
+    pub fn symbol_at(&self, vaddr: u64) -> Option<(String, u64)> {
+        let i = self.syms.partition_point(|s| s.0 <= vaddr);
+        let (start, size, name) = self.syms.get(i.checked_sub(1)?)?;
+        let off = vaddr - start;
+        // Size 0 (hand-written assembly) is accepted only close to the symbol.
+        if off < *size || (*size == 0 && off < 4096) {
+            Some((name.clone(), off))
+        } else {
+            None
+        }
+    }
+
+    /// Bytes of the file (code before a return address, to check it is a call).
+    pub fn read_file(&mut self, off: u64, len: usize) -> Option<Vec<u8>> {
+        self.bytes.read_at(off, len).ok().filter(|b| b.len() == len)
+    }
+}
+
+fn read_symbols(bytes: &mut FileBytes, h: &Header, ctx: Ctx) -> Option<Vec<(u64, u64, String)>> {
+    if h.e_shnum == 0 || h.e_shentsize == 0 {
+        return None;
+    }
+    let shsize = (h.e_shentsize as usize).checked_mul(h.e_shnum as usize)?;
+    let shbuf = bytes.read_at(h.e_shoff, shsize.min(4 << 20)).ok()?;
+    let shdrs = SectionHeader::parse_from(&shbuf, 0, (h.e_shnum as usize).min(65535), ctx).ok()?;
+    let mut out = Vec::new();
+    // .symtab holds static functions too; .dynsym is the fallback of stripped libraries.
+    for want in [SHT_SYMTAB, SHT_DYNSYM] {
+        let Some(sec) = shdrs.iter().find(|s| s.sh_type == want) else {
+            continue;
+        };
+        let Some(strsec) = shdrs.get(sec.sh_link as usize) else {
+            continue;
+        };
+        let (symlen, strlen) = (sec.sh_size as usize, strsec.sh_size as usize);
+        if symlen > MAX_SYMTAB || strlen > MAX_SYMTAB || sec.sh_entsize == 0 {
+            continue;
+        }
+        let (Ok(symbuf), Ok(strbuf)) = (
+            bytes.read_at(sec.sh_offset, symlen),
+            bytes.read_at(strsec.sh_offset, strlen),
+        ) else {
+            continue;
+        };
+        let count = symbuf.len() / sec.sh_entsize as usize;
+        let (Ok(tab), Ok(strtab)) = (
+            Symtab::parse(&symbuf, 0, count, ctx),
+            Strtab::parse(&strbuf, 0, strbuf.len(), 0),
+        ) else {
+            continue;
+        };
+        for s in tab.iter() {
+            let ty = s.st_type();
+            if (ty == STT_FUNC || ty == STT_GNU_IFUNC)
+                && s.st_value != 0
+                && let Some(name) = strtab.get_at(s.st_name).filter(|n| !n.is_empty())
+            {
+                out.push((s.st_value, s.st_size, name.to_string()));
+            }
+        }
+        if !out.is_empty() {
+            break;
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+    out.dedup_by_key(|s| s.0);
+    Some(out)
+}
+
+/// Where to look for a file the core names: under each sysroot-like root, then by base name
+/// in each search directory, then the path itself on this machine.
+pub fn candidates(core_path: &str, sysroot: Option<&Path>, search: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let rel = core_path.trim_start_matches('/');
+    if let Some(root) = sysroot {
+        out.push(root.join(rel));
+    }
+    if let Some(base) = Path::new(core_path).file_name() {
+        for dir in search {
+            out.push(dir.join(base));
+        }
+    }
+    if core_path.starts_with('/') {
+        out.push(PathBuf::from(core_path));
+    }
+    out
+}
