@@ -13,11 +13,18 @@ pub const MAX_READ: usize = 64 << 20;
 pub trait CoreBytes {
     /// Up to `len` bytes at `off`; fewer when the file ends first (a truncated core).
     fn read_at(&mut self, off: u64, len: usize) -> Result<Vec<u8>, String>;
+    /// The core's size, when known without reading it (not for a stream).
+    fn size(&self) -> Option<u64> {
+        None
+    }
 }
 
 pub struct SliceBytes<'a>(pub &'a [u8]);
 
 impl CoreBytes for SliceBytes<'_> {
+    fn size(&self) -> Option<u64> {
+        Some(self.0.len() as u64)
+    }
     fn read_at(&mut self, off: u64, len: usize) -> Result<Vec<u8>, String> {
         let Ok(start) = usize::try_from(off) else {
             return Ok(Vec::new());
@@ -33,6 +40,9 @@ impl CoreBytes for SliceBytes<'_> {
 pub struct FileBytes(pub File);
 
 impl CoreBytes for FileBytes {
+    fn size(&self) -> Option<u64> {
+        self.0.metadata().ok().map(|m| m.len())
+    }
     fn read_at(&mut self, off: u64, len: usize) -> Result<Vec<u8>, String> {
         if len > MAX_READ {
             return Err(format!("refusing a {len}-byte read at offset {off}"));

@@ -397,6 +397,18 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
         })
         .collect();
     loads.sort_by_key(|l| l.vaddr);
+    let needed = phdrs
+        .iter()
+        .map(|p| p.p_offset.saturating_add(p.p_filesz))
+        .max()
+        .unwrap_or(0);
+    if let Some(size) = src.size()
+        && size < needed
+    {
+        a.warnings.push(format!(
+            "core is truncated: {size} bytes, its segments need {needed} (the dump was cut short, e.g. by RLIMIT_CORE or a full disk); memory past the cut is missing"
+        ));
+    }
     let mut note_segs: Vec<(u64, u64)> = phdrs
         .iter()
         .filter(|p| p.p_type == goblin::elf::program_header::PT_NOTE)
@@ -547,14 +559,20 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
         .and_then(|e| find_file(&files, e))
         .map(|f| f.path.clone());
     if let Some(addr) = nt.siginfo.as_ref().and_then(|si| si.addr) {
-        s.fault_mapping = Some(name_mapping(
+        let named = name_mapping(
             addr,
             &files,
             &mem,
             &nt.threads,
             stack_load,
             exe_path.as_deref(),
-        ));
+        );
+        // Without NT_FILE a segment cannot be told file-backed from anonymous.
+        s.fault_mapping = if nt.files.is_some() || named == "[stack]" || named == "[unmapped]" {
+            Some(named)
+        } else {
+            None
+        };
     }
     s.execfn = aux(notes::AT_EXECFN)
         .and_then(|p| mem.read_prefix(p, 512))
