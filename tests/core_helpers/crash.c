@@ -1,6 +1,7 @@
 /* Crash on purpose, one way per argument, so tests get real cores.
  * bus: map a /dev/shm file, shrink it under the mapping, touch it -> SIGBUS BUS_ADRERR.
- * segv: write through a wild pointer -> SIGSEGV SEGV_MAPERR.  abort: abort() -> SIGABRT. */
+ * segv: write through a wild pointer -> SIGSEGV SEGV_MAPERR.  abort: abort() -> SIGABRT.
+ * big MIB: touch MIB mebibytes of heap, then abort(): a multi-GB core for the benchmark. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,5 +36,12 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], "bus") && argc > 2) return crash_bus(argv[2]);
     if (!strcmp(argv[1], "segv")) return crash_segv();
     if (!strcmp(argv[1], "abort")) abort();
+    if (!strcmp(argv[1], "big") && argc > 2) {
+        size_t n = (size_t)atol(argv[2]) << 20;
+        char *p = malloc(n);
+        if (!p) { perror("malloc"); return 2; }
+        for (size_t i = 0; i < n; i += 4096) p[i] = (char)i | 1;
+        abort();
+    }
     return 2;
 }
