@@ -679,7 +679,7 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
                         .and_then(|o| img.vaddr_of_file_offset(o))
                     && let Some((name, off)) = img.symbol_at(v)
                 {
-                    let off = off + (f.pc - lookup);
+                    let off = off.saturating_add(f.pc - lookup);
                     frame.symbol = Some(format!("{name}+{off:#x}"));
                 }
             }

@@ -353,6 +353,32 @@ mod tests {
     }
 
     #[test]
+    fn prstatus_registers_follow_each_arch_layout() {
+        // elf_prstatus: pid at 32, pr_reg at 112. x86-64 user_regs_struct: rbp #4, rip #16,
+        // rsp #19. aarch64 user_pt_regs: x29 #29, x30 #30, sp #31, pc #32.
+        let mut d = vec![0u8; 112 + 34 * 8];
+        d[12] = 7;
+        d[32..36].copy_from_slice(&4242u32.to_le_bytes());
+        for i in 0..34 {
+            let at = 112 + 8 * i;
+            d[at..at + 8].copy_from_slice(&(0x1000 + i as u64).to_le_bytes());
+        }
+        let x = parse_prstatus(&d, Arch::X86_64);
+        assert_eq!((x.tid, x.cursig), (Some(4242), Some(7)));
+        assert_eq!(
+            (x.fp, x.pc, x.sp),
+            (Some(0x1004), Some(0x1010), Some(0x1013))
+        );
+        let a = parse_prstatus(&d, Arch::Aarch64);
+        assert_eq!(
+            (a.fp, a.lr, a.sp, a.pc),
+            (Some(0x101d), Some(0x101e), Some(0x101f), Some(0x1020))
+        );
+        let short = parse_prstatus(&d[..100], Arch::Aarch64);
+        assert_eq!((short.tid, short.pc), (Some(4242), None));
+    }
+
+    #[test]
     fn huge_note_sizes_do_not_overflow() {
         let mut seg = Vec::new();
         for v in [u32::MAX, u32::MAX, 1] {
