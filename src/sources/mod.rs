@@ -2,10 +2,22 @@
 //! reader, prefix peeling (rank/host/time), and one fact parser per snapshot kind.
 //! Sources emit lines, facts and events; they never import the rule engine.
 
+pub mod cgroup;
 pub mod detect;
+pub mod df;
+pub mod dmesg;
+pub mod docker;
+pub mod envdump;
+pub mod k8s;
 pub mod launcher;
+pub mod meminfo;
+pub mod nvidia_smi;
 pub mod prefix;
 pub mod reader;
+pub mod slurm;
+pub mod torchelastic;
+pub mod ulimit;
+pub mod units;
 
 use crate::model::{Fact, SourceKind};
 use std::collections::BTreeMap;
@@ -49,7 +61,46 @@ pub trait FactParser {
 /// The fact parser for a kind of file, if that kind carries facts.
 /// `file_name` is the bare name (cgroup files say what they hold only through their name).
 pub fn fact_parser(kind: SourceKind, file_name: &str) -> Option<Box<dyn FactParser>> {
-    // Snapshot parsers register here, one arm per kind.
-    let _ = (kind, file_name);
-    None
+    Some(match kind {
+        SourceKind::Df => Box::new(df::DfParser::new()),
+        SourceKind::Meminfo => Box::new(meminfo::MeminfoParser::default()),
+        SourceKind::Free => Box::new(meminfo::FreeParser::for_file(file_name)),
+        SourceKind::CgroupMemory => Box::new(cgroup::CgroupParser::for_file(file_name)),
+        //X SourceKind::Dmesg => Box::new(dmesg::DmesgParser::default()),
+        //X SourceKind::NvidiaSmi => Box::new(nvidia_smi::TableParser::default()),
+        //X SourceKind::NvidiaSmiQ => Box::new(nvidia_smi::QueryParser::default()),
+        //X SourceKind::NvidiaSmiCsv => Box::new(nvidia_smi::CsvParser::default()),
+        //X SourceKind::Ulimit => Box::new(ulimit::UlimitParser::default()),
+        //X SourceKind::TorchelasticError => Box::new(torchelastic::ErrorFileParser::default()),
+        //X SourceKind::SlurmLog => Box::new(slurm::SlurmParser::default()),
+        //X SourceKind::K8sPod => Box::new(k8s::PodParser::default()),
+        //X SourceKind::DockerInspect => Box::new(docker::InspectParser::default()),
+        //X SourceKind::EnvDump => Box::new(envdump::EnvDumpParser::default()),
+        _ => return None,
+    })
+}
+
+/// Feed a whole text through a parser, as the analyzer does with a file's lines.
+pub fn feed(parser: &mut dyn FactParser, text: &str) -> FactOut {
+    let mut out = FactOut::default();
+    for (i, line) in text.lines().enumerate() {
+        parser.line(i as u64 + 1, line.strip_suffix('\r').unwrap_or(line), &mut out);
+    }
+    parser.finish(&mut out);
+    out
+}
+
+/// Parse a text as a file of `kind` named `file_name`; an empty result for kinds without facts.
+pub fn parse_text(kind: SourceKind, file_name: &str, text: &str) -> FactOut {
+    match fact_parser(kind, file_name) {
+        Some(mut p) => feed(p.as_mut(), text),
+        None => FactOut::default(),
+    }
+}
+
+/// Pushes a count fact per key in first-seen order; used by parsers that tally events.
+pub(crate) fn push_counts(out: &mut FactOut, counts: &[(String, i64, u64, String)]) {
+    for (name, n, line, text) in counts {
+        out.facts.push(Fact::new(name.clone(), *n).at(*line, text));
+    }
 }
