@@ -66,7 +66,7 @@ pub fn fact_parser(kind: SourceKind, file_name: &str) -> Option<Box<dyn FactPars
         SourceKind::Meminfo => Box::new(meminfo::MeminfoParser::default()),
         SourceKind::Free => Box::new(meminfo::FreeParser::for_file(file_name)),
         SourceKind::CgroupMemory => Box::new(cgroup::CgroupParser::for_file(file_name)),
-        //X SourceKind::Dmesg => Box::new(dmesg::DmesgParser::default()),
+        SourceKind::Dmesg => Box::new(dmesg::DmesgParser::default()),
         //X SourceKind::NvidiaSmi => Box::new(nvidia_smi::TableParser::default()),
         //X SourceKind::NvidiaSmiQ => Box::new(nvidia_smi::QueryParser::default()),
         //X SourceKind::NvidiaSmiCsv => Box::new(nvidia_smi::CsvParser::default()),
@@ -95,12 +95,5 @@ pub fn parse_text(kind: SourceKind, file_name: &str, text: &str) -> FactOut {
     match fact_parser(kind, file_name) {
         Some(mut p) => feed(p.as_mut(), text),
         None => FactOut::default(),
-    }
-}
-
-/// Pushes a count fact per key in first-seen order; used by parsers that tally events.
-pub(crate) fn push_counts(out: &mut FactOut, counts: &[(String, i64, u64, String)]) {
-    for (name, n, line, text) in counts {
-        out.facts.push(Fact::new(name.clone(), *n).at(*line, text));
     }
 }

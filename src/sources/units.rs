@@ -126,6 +126,42 @@ pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
+/// (year, month, day) → days since 1970-01-01 (inverse of `civil_from_days`).
+pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let m = m as i64;
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d as i64 - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// `YYYY-MM-DDTHH:MM:SS[.f]` (offset ignored) → Unix seconds, treating it as UTC.
+pub fn epoch_from_iso(s: &str) -> Option<f64> {
+    let b = s.as_bytes();
+    if b.len() < 19 || b.get(4) != Some(&b'-') || b.get(10) != Some(&b'T') {
+        return None;
+    }
+    let y: i64 = s.get(0..4)?.parse().ok()?;
+    let mo: u32 = s.get(5..7)?.parse().ok()?;
+    let d: u32 = s.get(8..10)?.parse().ok()?;
+    let hms = s.get(11..19)?;
+    if !is_hms(hms) {
+        return None;
+    }
+    let h: i64 = hms.get(0..2)?.parse().ok()?;
+    let mi: i64 = hms.get(3..5)?.parse().ok()?;
+    let se: i64 = hms.get(6..8)?.parse().ok()?;
+    let frac = s
+        .get(19..)
+        .and_then(|r| r.strip_prefix('.'))
+        .map(|r| r.split(|c: char| !c.is_ascii_digit()).next().unwrap_or(""))
+        .and_then(|r| format!("0.{r}").parse::<f64>().ok())
+        .unwrap_or(0.0);
+    Some((days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + se) as f64 + frac)
+}
+
 /// Unix seconds (UTC) → `YYYY-MM-DDTHH:MM:SS[.ffffff]`.
 pub fn iso_from_epoch(secs: f64) -> Option<String> {
     if !secs.is_finite() || secs < 0.0 || secs > 1e12 {
@@ -214,6 +250,10 @@ mod tests {
         assert_eq!(
             iso_from_epoch(1_795_982_883.5).as_deref(),
             Some("2026-11-29T20:08:03.500000")
+        );
+        assert_eq!(
+            epoch_from_iso("2026-11-29T20:08:03.5"),
+            Some(1_795_982_883.5)
         );
         assert_eq!(month_number("12月"), Some(12));
         assert_eq!(month_number("3월"), Some(3));
