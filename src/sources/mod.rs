@@ -74,8 +74,8 @@ pub fn fact_parser(kind: SourceKind, file_name: &str) -> Option<Box<dyn FactPars
         SourceKind::TorchelasticError => Box::new(torchelastic::ErrorFileParser::default()),
         SourceKind::SlurmLog => Box::new(slurm::SlurmParser::default()),
         SourceKind::K8sPod => Box::new(k8s::PodParser::default()),
-        //X SourceKind::DockerInspect => Box::new(docker::InspectParser::default()),
-        //X SourceKind::EnvDump => Box::new(envdump::EnvDumpParser::default()),
+        SourceKind::DockerInspect => Box::new(docker::InspectParser::default()),
+        SourceKind::EnvDump => Box::new(envdump::EnvDumpParser::default()),
         _ => return None,
     })
 }
