@@ -15,11 +15,16 @@ const V1_UNLIMITED: u64 = 1 << 62;
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum File {
     /// One number (or `max`) → this fact; `limit` files drop "unlimited".
-    Single { fact: &'static str, limit: bool },
+    Single {
+        fact: &'static str,
+        limit: bool,
+    },
     /// One boolean-ish number.
     Flag(&'static str),
     /// `key value` lines; known keys map to facts, others are ignored or warned about.
-    Events { local: bool },
+    Events {
+        local: bool,
+    },
     Stat,
     OomControl,
     SwapEvents,

@@ -69,8 +69,9 @@ impl DfParser {
             };
             if col == Col::Unknown && !self.warned_unknown {
                 self.warned_unknown = true;
-                out.warnings
-                    .push(format!("df: column `{t}` is not one this reader knows; skipped"));
+                out.warnings.push(format!(
+                    "df: column `{t}` is not one this reader knows; skipped"
+                ));
             }
             cols.push(col);
             i += 1;
@@ -148,7 +149,8 @@ impl DfParser {
                     .push(Fact::new(format!("{p}.filesystem"), fs).at(lineno, line));
             }
             if let Some(t) = fstype {
-                out.facts.push(Fact::new(format!("{p}.fstype"), t).at(lineno, line));
+                out.facts
+                    .push(Fact::new(format!("{p}.fstype"), t).at(lineno, line));
             }
             p
         };
@@ -204,8 +206,9 @@ impl FactParser for DfParser {
 
     fn finish(&mut self, out: &mut FactOut) {
         if let Some(p) = self.pending.take() {
-            out.warnings
-                .push(format!("df: filesystem `{p}` has no numbers after it (truncated)"));
+            out.warnings.push(format!(
+                "df: filesystem `{p}` has no numbers after it (truncated)"
+            ));
         }
         if self.cols.is_empty() {
             out.warnings.push("df: no header line found".to_string());
@@ -246,7 +249,10 @@ mod tests {
             "df",
             "Filesystem     Type 1K-blocks     Used Available Use% Mounted on\n/dev/vda       ext4 264212084 12031508  83254380  13% /\n",
         );
-        assert_eq!(val(&out, "disk.0.fstype"), Some(FactValue::Text("ext4".into())));
+        assert_eq!(
+            val(&out, "disk.0.fstype"),
+            Some(FactValue::Text("ext4".into()))
+        );
         assert_eq!(
             val(&out, "disk.0.avail_bytes"),
             Some(FactValue::Int(83_254_380 * 1024))
@@ -276,7 +282,13 @@ mod tests {
             "Filesystem Size Used Avail Use% Frobs Mounted on\ntmpfs 64M 1M 63M 2% 7 /dev/shm\ntmpfs 64M 1M\n",
         );
         assert_eq!(val(&out, "shm.used_bytes"), Some(FactValue::Int(1 << 20)));
-        assert_eq!(out.facts.iter().filter(|f| f.name == "shm.size_bytes").count(), 1);
+        assert_eq!(
+            out.facts
+                .iter()
+                .filter(|f| f.name == "shm.size_bytes")
+                .count(),
+            1
+        );
         assert_eq!(out.warnings.len(), 2, "{:?}", out.warnings);
     }
 

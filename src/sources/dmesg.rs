@@ -2,7 +2,7 @@
 //! journalctl `-k` short and ISO, localized months) → OOM-kill, Xid, AER, MCE/EDAC, segfault and
 //! NVLink records plus counts. It reads only what a line states: no record is inferred from silence.
 
-use super::units::{epoch_from_iso, iso_from_ctime, iso_from_epoch, is_hms, month_number};
+use super::units::{epoch_from_iso, is_hms, iso_from_ctime, iso_from_epoch, month_number};
 use super::{Event, FactOut, FactParser};
 use crate::model::Fact;
 use regex::Regex;
@@ -30,7 +30,9 @@ fn split_stamp(line: &str) -> (Stamp, Option<&str>, &str) {
         && let Some(end) = rest.find(']')
     {
         let inside = rest[..end].trim();
-        let msg = rest[end + 1..].strip_prefix(' ').unwrap_or(&rest[end + 1..]);
+        let msg = rest[end + 1..]
+            .strip_prefix(' ')
+            .unwrap_or(&rest[end + 1..]);
         if inside.starts_with('+') && inside[1..].parse::<f64>().is_ok() {
             return (Stamp::Delta, None, msg);
         }
@@ -181,7 +183,13 @@ impl DmesgParser {
         out.events.push(ev);
     }
 
-    fn event(kind: &str, lineno: u64, line: &str, time: &Option<String>, host: Option<&str>) -> Event {
+    fn event(
+        kind: &str,
+        lineno: u64,
+        line: &str,
+        time: &Option<String>,
+        host: Option<&str>,
+    ) -> Event {
         Event {
             kind: kind.to_string(),
             line: lineno,
@@ -192,9 +200,19 @@ impl DmesgParser {
         }
     }
 
-    fn oom_kill(&mut self, lineno: u64, line: &str, msg: &str, time: &Option<String>, host: Option<&str>, out: &mut FactOut) {
+    fn oom_kill(
+        &mut self,
+        lineno: u64,
+        line: &str,
+        msg: &str,
+        time: &Option<String>,
+        host: Option<&str>,
+        out: &mut FactOut,
+    ) {
         let p = patterns();
-        let Some(c) = p.killed.captures(msg) else { return };
+        let Some(c) = p.killed.captures(msg) else {
+            return;
+        };
         let mut ev = Self::event("oom_kill", lineno, line, time, host);
         let pid = c.get(1).map_or("", |m| m.as_str());
         ev.pid = pid.parse().ok();
@@ -219,7 +237,10 @@ impl DmesgParser {
             }
         }
         let memcg_msg = msg.contains("Memory cgroup out of memory");
-        if let Some((_, _, f)) = self.pending_oom.take_if(|(_, _, f)| f.get("pid").map(String::as_str) == Some(pid)) {
+        if let Some((_, _, f)) = self
+            .pending_oom
+            .take_if(|(_, _, f)| f.get("pid").map(String::as_str) == Some(pid))
+        {
             for (k, v) in f {
                 if k != "pid" {
                     ev.fields.entry(k).or_insert(v);
@@ -241,7 +262,11 @@ impl DmesgParser {
         if scope == "memcg" {
             self.count("kernel.oom_kill_memcg".into(), lineno, line);
         }
-        if let Some(rss) = ev.fields.get("anon_rss_bytes").and_then(|v| v.parse::<u64>().ok()) {
+        if let Some(rss) = ev
+            .fields
+            .get("anon_rss_bytes")
+            .and_then(|v| v.parse::<u64>().ok())
+        {
             out.facts
                 .push(Fact::new("kernel.oom_victim_anon_rss_bytes", rss).at(lineno, line));
         }
@@ -277,8 +302,10 @@ impl FactParser for DmesgParser {
             && let Ok(b) = b.trim().parse::<f64>()
         {
             self.boot_epoch = Some(b);
-            out.facts
-                .push(Fact::new("kernel.boot_time", iso_from_epoch(b).unwrap_or_default()).at(lineno, line));
+            out.facts.push(
+                Fact::new("kernel.boot_time", iso_from_epoch(b).unwrap_or_default())
+                    .at(lineno, line),
+            );
             return;
         }
         let (stamp, host, msg) = split_stamp(line);
@@ -379,13 +406,20 @@ impl FactParser for DmesgParser {
             self.push(out, ev);
             return;
         }
-        if msg.contains("AER:") && (msg.contains("error received") || msg.contains("PCIe Bus Error")) {
+        if msg.contains("AER:")
+            && (msg.contains("error received") || msg.contains("PCIe Bus Error"))
+        {
             let mut ev = Self::event("aer", lineno, line, &time, host);
             if let Some(m) = p.pci.find(msg) {
                 ev.fields.insert("device".into(), m.as_str().into());
             }
             let severity = if let Some(pos) = msg.find("severity=") {
-                msg[pos + 9..].split(',').next().unwrap_or("").trim().to_string()
+                msg[pos + 9..]
+                    .split(',')
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .to_string()
             } else if msg.contains("Uncorrected (Fatal)") {
                 "Uncorrected (Fatal)".into()
             } else if msg.contains("Uncorrected (Non-Fatal)") {
@@ -482,35 +516,57 @@ mod tests {
             ("[  +0.000316] hello", Stamp::Delta, "hello"),
             (
                 "[Mon Oct 29 12:07:39 2018] hello",
-                Stamp::Wall { iso: "2018-10-29T12:07:39".into(), uptime: None },
+                Stamp::Wall {
+                    iso: "2018-10-29T12:07:39".into(),
+                    uptime: None,
+                },
                 "hello",
             ),
             (
                 "[Nov29 20:14] hello",
-                Stamp::Wall { iso: "--11-29T20:14".into(), uptime: None },
+                Stamp::Wall {
+                    iso: "--11-29T20:14".into(),
+                    uptime: None,
+                },
                 "hello",
             ),
             (
                 "Dec  2 10:43:35 node7 kernel: [240314.528856] hello",
-                Stamp::Wall { iso: "--12-02T10:43:35".into(), uptime: Some(240314.528856) },
+                Stamp::Wall {
+                    iso: "--12-02T10:43:35".into(),
+                    uptime: Some(240314.528856),
+                },
                 "hello",
             ),
             (
                 "12月 17 10:04:41 gpu01 kernel: hello",
-                Stamp::Wall { iso: "--12-17T10:04:41".into(), uptime: None },
+                Stamp::Wall {
+                    iso: "--12-17T10:04:41".into(),
+                    uptime: None,
+                },
                 "hello",
             ),
             (
                 "2024-01-10T10:02:13+0000 node7 kernel: hello",
-                Stamp::Wall { iso: "2024-01-10T10:02:13".into(), uptime: None },
+                Stamp::Wall {
+                    iso: "2024-01-10T10:02:13".into(),
+                    uptime: None,
+                },
                 "hello",
             ),
             (
                 "2026-11-29T20:08:03,000000+00:00 hello there",
-                Stamp::Wall { iso: "2026-11-29T20:08:03.000000".into(), uptime: None },
+                Stamp::Wall {
+                    iso: "2026-11-29T20:08:03.000000".into(),
+                    uptime: None,
+                },
                 "hello there",
             ),
-            ("NVRM: GPU Board Serial Number: 1", Stamp::None, "NVRM: GPU Board Serial Number: 1"),
+            (
+                "NVRM: GPU Board Serial Number: 1",
+                Stamp::None,
+                "NVRM: GPU Board Serial Number: 1",
+            ),
         ];
         for (line, stamp, msg) in cases {
             let (s, _, m) = split_stamp(line);
@@ -537,7 +593,10 @@ mod tests {
     fn boot_time_makes_wall_clock() {
         let text = "[  374.5] Out of memory: Killed process 1 (x) total-vm:1kB, anon-rss:1kB\nbtime 1795982883\n";
         let out = parse_text(SourceKind::Dmesg, "dmesg.txt", text);
-        assert_eq!(out.events[0].time.as_deref(), Some("2026-11-29T20:14:17.500000"));
+        assert_eq!(
+            out.events[0].time.as_deref(),
+            Some("2026-11-29T20:14:17.500000")
+        );
     }
 
     #[test]
@@ -547,7 +606,11 @@ mod tests {
         assert_eq!(out.events.len(), 2);
         assert_eq!(out.events[0].fields["code"], "79");
         assert_eq!(out.events[0].fields["process"], "python");
-        assert!(out.events[0].text.ends_with("NVRM: GPU at PCI:0000:3b:00: GPU-abc"));
+        assert!(
+            out.events[0]
+                .text
+                .ends_with("NVRM: GPU at PCI:0000:3b:00: GPU-abc")
+        );
         assert_eq!(out.events[1].pid, None);
         assert_eq!(count(&out, "xid.79"), Some(2));
     }
@@ -566,7 +629,18 @@ Dec  2 10:43:35 node7 systemd-oomd[812]: Killed /user.slice/user-0.slice/session
 ";
         let out = parse_text(SourceKind::Dmesg, "dmesg", text);
         let kinds: Vec<&str> = out.events.iter().map(|e| e.kind.as_str()).collect();
-        assert_eq!(kinds, ["segfault", "segfault", "aer", "aer", "mce", "nvlink", "oomd_kill"]);
+        assert_eq!(
+            kinds,
+            [
+                "segfault",
+                "segfault",
+                "aer",
+                "aer",
+                "mce",
+                "nvlink",
+                "oomd_kill"
+            ]
+        );
         assert_eq!(out.events[0].fields["object"], "libfoo.so");
         assert_eq!(count(&out, "kernel.segfault"), Some(2));
         assert_eq!(count(&out, "kernel.pcie_aer_uncorrected"), Some(1));
@@ -583,6 +657,10 @@ Dec  2 10:43:35 node7 systemd-oomd[812]: Killed /user.slice/user-0.slice/session
         );
         assert_eq!(out.events.len(), 1);
         assert_eq!(out.events[0].fields["name"], "python");
-        assert!(out.facts.iter().any(|f| f.name == "kernel.oom_kill" && f.value == FactValue::Int(1)));
+        assert!(
+            out.facts
+                .iter()
+                .any(|f| f.name == "kernel.oom_kill" && f.value == FactValue::Int(1))
+        );
     }
 }

@@ -26,14 +26,16 @@ impl FactParser for InspectParser {
 
     fn finish(&mut self, out: &mut FactOut) {
         if self.overflow {
-            out.warnings.push("docker inspect: too large; not read".to_string());
+            out.warnings
+                .push("docker inspect: too large; not read".to_string());
             return;
         }
         let v: Value = match serde_json::from_str(&self.buf) {
             Ok(v) => v,
             Err(e) => {
-                out.warnings
-                    .push(format!("docker inspect: not valid JSON ({e}); nothing read"));
+                out.warnings.push(format!(
+                    "docker inspect: not valid JSON ({e}); nothing read"
+                ));
                 return;
             }
         };
@@ -115,17 +117,32 @@ mod tests {
           "HostConfig": {"ShmSize": 67108864, "Memory": 0, "IpcMode": "private",
           "Ulimits": [{"Name": "memlock", "Soft": -1, "Hard": -1}]}}]"#;
         let out = parse_text(SourceKind::DockerInspect, "docker-inspect.json", json);
-        let get = |n: &str| out.facts.iter().find(|f| f.name == n).map(|f| f.value.clone());
-        assert_eq!(get("docker.shm_size_bytes"), Some(FactValue::Int(67_108_864)));
+        let get = |n: &str| {
+            out.facts
+                .iter()
+                .find(|f| f.name == n)
+                .map(|f| f.value.clone())
+        };
+        assert_eq!(
+            get("docker.shm_size_bytes"),
+            Some(FactValue::Int(67_108_864))
+        );
         assert_eq!(get("docker.memory_limit_bytes"), None, "0 is no limit");
         assert_eq!(get("docker.ulimit.memlock.soft"), Some(FactValue::Int(-1)));
         assert_eq!(get("docker.oom_killed"), Some(FactValue::Bool(true)));
-        assert_eq!(get("docker.ipc_mode"), Some(FactValue::Text("private".into())));
+        assert_eq!(
+            get("docker.ipc_mode"),
+            Some(FactValue::Text("private".into()))
+        );
     }
 
     #[test]
     fn cut_json_warns() {
-        let out = parse_text(SourceKind::DockerInspect, "docker-inspect.json", "[{\"HostConfig\": {");
+        let out = parse_text(
+            SourceKind::DockerInspect,
+            "docker-inspect.json",
+            "[{\"HostConfig\": {",
+        );
         assert!(out.facts.is_empty());
         assert_eq!(out.warnings.len(), 1);
     }

@@ -7,8 +7,20 @@ use crate::model::Fact;
 
 /// Variables recorded as `env.<NAME>`: by prefix, or exactly.
 const ENV_PREFIXES: &[&str] = &[
-    "NCCL_", "TORCH_", "TORCHELASTIC_", "PYTORCH_", "CUDA_", "CUDNN_", "NVIDIA_", "OMP_", "UCX_",
-    "GLOO_", "FI_", "DS_", "ACCELERATE_", "HF_DATASETS_",
+    "NCCL_",
+    "TORCH_",
+    "TORCHELASTIC_",
+    "PYTORCH_",
+    "CUDA_",
+    "CUDNN_",
+    "NVIDIA_",
+    "OMP_",
+    "UCX_",
+    "GLOO_",
+    "FI_",
+    "DS_",
+    "ACCELERATE_",
+    "HF_DATASETS_",
 ];
 const ENV_EXACT: &[&str] = &[
     "MASTER_ADDR",
@@ -58,9 +70,7 @@ pub struct EnvDumpParser {
 }
 
 fn first_word(s: &str) -> &str {
-    s.split([' ', ','])
-        .find(|w| !w.is_empty())
-        .unwrap_or("")
+    s.split([' ', ',']).find(|w| !w.is_empty()).unwrap_or("")
 }
 
 impl FactParser for EnvDumpParser {
@@ -84,15 +94,19 @@ impl FactParser for EnvDumpParser {
             .unwrap_or(t);
         if let Some((pkg, ver)) = freeze.split_once("==") {
             if let Some(f) = package_fact(pkg.trim()) {
-                out.facts.push(Fact::new(f, first_word(ver)).at(lineno, line));
+                out.facts
+                    .push(Fact::new(f, first_word(ver)).at(lineno, line));
             }
             return;
         }
         if let Some((name, value)) = t.split_once('=')
             && !name.is_empty()
-            && name.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
         {
-            let keep = (ENV_PREFIXES.iter().any(|p| name.starts_with(p)) || ENV_EXACT.contains(&name))
+            let keep = (ENV_PREFIXES.iter().any(|p| name.starts_with(p))
+                || ENV_EXACT.contains(&name))
                 && !SECRET_WORDS.iter().any(|w| name.contains(w));
             if keep {
                 out.facts
@@ -104,7 +118,12 @@ impl FactParser for EnvDumpParser {
             if let Some(rest) = t.strip_prefix(label) {
                 // `Label: value` (collect_env) or `label ....... value` (ds_report).
                 let v = rest.trim_start_matches([':', ' ', '.']).trim();
-                if !v.is_empty() && rest.starts_with([':', ' ']) && v != "N/A" && v != "None" && v != "Could not collect" {
+                if !v.is_empty()
+                    && rest.starts_with([':', ' '])
+                    && v != "N/A"
+                    && v != "None"
+                    && v != "Could not collect"
+                {
                     out.facts
                         .push(Fact::new(*fact, first_word(v)).at(lineno, line));
                 }
@@ -114,8 +133,9 @@ impl FactParser for EnvDumpParser {
         if let Some(pos) = t.find("NCCL version ") {
             let v = first_word(&t[pos + "NCCL version ".len()..]);
             if v.starts_with(|c: char| c.is_ascii_digit()) {
-                out.facts
-                    .push(Fact::new("version.nccl", v.split('+').next().unwrap_or(v)).at(lineno, line));
+                out.facts.push(
+                    Fact::new("version.nccl", v.split('+').next().unwrap_or(v)).at(lineno, line),
+                );
             }
             return;
         }
@@ -157,21 +177,39 @@ mod tests {
             "collect_env.txt",
             "PyTorch version: 2.1.0+cu121\nCUDA used to build PyTorch: 12.1\nNvidia driver version: 535.104.05\n[pip3] nvidia-nccl-cu12==2.18.1\n",
         );
-        assert_eq!(get(&out, "version.torch"), Some(&FactValue::Text("2.1.0+cu121".into())));
-        assert_eq!(get(&out, "version.driver"), Some(&FactValue::Text("535.104.05".into())));
-        assert_eq!(get(&out, "version.nccl"), Some(&FactValue::Text("2.18.1".into())));
+        assert_eq!(
+            get(&out, "version.torch"),
+            Some(&FactValue::Text("2.1.0+cu121".into()))
+        );
+        assert_eq!(
+            get(&out, "version.driver"),
+            Some(&FactValue::Text("535.104.05".into()))
+        );
+        assert_eq!(
+            get(&out, "version.nccl"),
+            Some(&FactValue::Text("2.18.1".into()))
+        );
         let out = parse_text(
             SourceKind::EnvDump,
             "ds_report.txt",
             "deepspeed info ................... 0.19.8, unknown, unknown\ntorch version .................... 2.11.0+cu130\n",
         );
-        assert_eq!(get(&out, "version.deepspeed"), Some(&FactValue::Text("0.19.8".into())));
+        assert_eq!(
+            get(&out, "version.deepspeed"),
+            Some(&FactValue::Text("0.19.8".into()))
+        );
         let out = parse_text(
             SourceKind::EnvDump,
             "pip-list.txt",
             "Package    Version\n---------- -------\ntorch      2.11.0\nDeepSpeed  0.19.8\n",
         );
-        assert_eq!(get(&out, "version.torch"), Some(&FactValue::Text("2.11.0".into())));
-        assert_eq!(get(&out, "version.deepspeed"), Some(&FactValue::Text("0.19.8".into())));
+        assert_eq!(
+            get(&out, "version.torch"),
+            Some(&FactValue::Text("2.11.0".into()))
+        );
+        assert_eq!(
+            get(&out, "version.deepspeed"),
+            Some(&FactValue::Text("0.19.8".into()))
+        );
     }
 }

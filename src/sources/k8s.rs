@@ -34,7 +34,13 @@ struct Describe {
     oom_line: Option<(u64, String)>,
 }
 
-fn push(out: &mut FactOut, name: String, v: impl Into<crate::model::FactValue>, lineno: u64, line: &str) {
+fn push(
+    out: &mut FactOut,
+    name: String,
+    v: impl Into<crate::model::FactValue>,
+    lineno: u64,
+    line: &str,
+) {
     out.facts.push(Fact::new(name, v).at(lineno, line));
 }
 
@@ -64,7 +70,9 @@ impl Describe {
                     self.in_limits = false;
                     return;
                 }
-                let Some(c) = self.container.clone() else { return };
+                let Some(c) = self.container.clone() else {
+                    return;
+                };
                 let p = format!("k8s.container.{c}");
                 match key {
                     "State" => self.state = Some("state"),
@@ -78,15 +86,24 @@ impl Describe {
                         self.in_limits = true;
                     }
                     "Reason" if self.state.is_some() => {
-                        let n = if self.state == Some("last") { "last_reason" } else { "reason" };
+                        let n = if self.state == Some("last") {
+                            "last_reason"
+                        } else {
+                            "reason"
+                        };
                         push(out, format!("{p}.{n}"), val, lineno, line);
                         if val == "OOMKilled" {
                             self.oom += 1;
-                            self.oom_line.get_or_insert((lineno, line.trim_end().to_string()));
+                            self.oom_line
+                                .get_or_insert((lineno, line.trim_end().to_string()));
                         }
                     }
                     "Exit Code" if self.state.is_some() => {
-                        let n = if self.state == Some("last") { "last_exit_code" } else { "exit_code" };
+                        let n = if self.state == Some("last") {
+                            "last_exit_code"
+                        } else {
+                            "exit_code"
+                        };
                         if let Ok(v) = val.parse::<i64>() {
                             push(out, format!("{p}.{n}"), v, lineno, line);
                         }
@@ -98,21 +115,34 @@ impl Describe {
                     }
                     "memory" if self.in_limits => match k8s_quantity(val) {
                         Some(b) => push(out, format!("{p}.memory_limit_bytes"), b, lineno, line),
-                        None => out.warnings.push(format!("k8s: line {lineno}: memory `{val}` unreadable")),
+                        None => out
+                            .warnings
+                            .push(format!("k8s: line {lineno}: memory `{val}` unreadable")),
                     },
                     _ => {}
                 }
                 if t.starts_with("/dev/shm from ") {
-                    self.shm_volume = t["/dev/shm from ".len()..].split_whitespace().next().map(str::to_string);
+                    self.shm_volume = t["/dev/shm from ".len()..]
+                        .split_whitespace()
+                        .next()
+                        .map(str::to_string);
                 }
             }
             "Volumes" => {
                 if indent == 2 && val.is_empty() && t.ends_with(':') {
                     self.volume = Some(key.to_string());
-                    self.volumes.push((key.to_string(), false, None, lineno, line.trim_end().to_string()));
+                    self.volumes.push((
+                        key.to_string(),
+                        false,
+                        None,
+                        lineno,
+                        line.trim_end().to_string(),
+                    ));
                     return;
                 }
-                let Some(v) = self.volumes.last_mut() else { return };
+                let Some(v) = self.volumes.last_mut() else {
+                    return;
+                };
                 match key {
                     "Medium" if val == "Memory" => v.1 = true,
                     "SizeLimit" => v.2 = k8s_quantity(val),
@@ -127,13 +157,16 @@ impl Describe {
         if let Some(shm) = &self.shm_volume
             && let Some((_, mem, size, l, t)) = self.volumes.iter().find(|v| &v.0 == shm)
         {
-            out.facts.push(Fact::new("k8s.shm_medium_memory", *mem).at(*l, t));
+            out.facts
+                .push(Fact::new("k8s.shm_medium_memory", *mem).at(*l, t));
             if let Some(s) = size {
-                out.facts.push(Fact::new("k8s.shm_size_limit_bytes", *s).at(*l, t));
+                out.facts
+                    .push(Fact::new("k8s.shm_size_limit_bytes", *s).at(*l, t));
             }
         }
         if let Some((l, t)) = &self.oom_line {
-            out.facts.push(Fact::new("k8s.oom_killed", self.oom).at(*l, t));
+            out.facts
+                .push(Fact::new("k8s.oom_killed", self.oom).at(*l, t));
         }
     }
 }
@@ -168,7 +201,9 @@ fn scalar(s: &str) -> Value {
 }
 
 fn parse_block(lines: &[(usize, &str)], i: &mut usize, indent: usize) -> Value {
-    let Some(&(ind, first)) = lines.get(*i) else { return Value::Null };
+    let Some(&(ind, first)) = lines.get(*i) else {
+        return Value::Null;
+    };
     if ind < indent {
         return Value::Null;
     }
@@ -229,7 +264,10 @@ fn parse_block(lines: &[(usize, &str)], i: &mut usize, indent: usize) -> Value {
         if v.is_empty() {
             let child_indent = lines.get(*i).map(|x| x.0).unwrap_or(0);
             let child = if child_indent > ind0
-                || (child_indent == ind0 && lines.get(*i).is_some_and(|x| x.1.trim_start().starts_with("- ")))
+                || (child_indent == ind0
+                    && lines
+                        .get(*i)
+                        .is_some_and(|x| x.1.trim_start().starts_with("- ")))
             {
                 parse_block(lines, i, child_indent)
             } else {
@@ -253,8 +291,10 @@ fn from_value(v: &Value, out: &mut FactOut) {
     let pod = match v.get("items").and_then(Value::as_array) {
         Some(items) => {
             if items.len() > 1 {
-                out.warnings
-                    .push(format!("k8s: {} pods in the list; only the first is read", items.len()));
+                out.warnings.push(format!(
+                    "k8s: {} pods in the list; only the first is read",
+                    items.len()
+                ));
             }
             items.first().unwrap_or(&Value::Null)
         }
@@ -263,62 +303,106 @@ fn from_value(v: &Value, out: &mut FactOut) {
     let cite = |name: &str| format!("{name} (pod object)");
     let mut oom = 0;
     let mut shm_volume = None;
-    for c in pod.pointer("/spec/containers").and_then(Value::as_array).into_iter().flatten() {
-        let Some(name) = c.get("name").and_then(Value::as_str) else { continue };
+    for c in pod
+        .pointer("/spec/containers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let Some(name) = c.get("name").and_then(Value::as_str) else {
+            continue;
+        };
         if let Some(m) = c.pointer("/resources/limits/memory") {
-            let q = m.as_str().map(str::to_string).unwrap_or_else(|| m.to_string());
+            let q = m
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| m.to_string());
             match k8s_quantity(&q) {
                 Some(b) => out.facts.push(
-                    Fact::new(format!("k8s.container.{name}.memory_limit_bytes"), b).with_text(cite(name)),
+                    Fact::new(format!("k8s.container.{name}.memory_limit_bytes"), b)
+                        .with_text(cite(name)),
                 ),
-                None => out.warnings.push(format!("k8s: memory limit `{q}` unreadable")),
+                None => out
+                    .warnings
+                    .push(format!("k8s: memory limit `{q}` unreadable")),
             }
         }
-        for m in c.get("volumeMounts").and_then(Value::as_array).into_iter().flatten() {
+        for m in c
+            .get("volumeMounts")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             if m.get("mountPath").and_then(Value::as_str) == Some("/dev/shm") {
                 shm_volume = m.get("name").and_then(Value::as_str).map(str::to_string);
             }
         }
     }
     let statuses = ["containerStatuses", "initContainerStatuses"];
-    for s in statuses.iter().filter_map(|k| pod.pointer(&format!("/status/{k}")).and_then(Value::as_array)).flatten() {
-        let Some(name) = s.get("name").and_then(Value::as_str) else { continue };
+    for s in statuses
+        .iter()
+        .filter_map(|k| {
+            pod.pointer(&format!("/status/{k}"))
+                .and_then(Value::as_array)
+        })
+        .flatten()
+    {
+        let Some(name) = s.get("name").and_then(Value::as_str) else {
+            continue;
+        };
         let p = format!("k8s.container.{name}");
-        for (key, reason, code) in [("state", "reason", "exit_code"), ("lastState", "last_reason", "last_exit_code")] {
+        for (key, reason, code) in [
+            ("state", "reason", "exit_code"),
+            ("lastState", "last_reason", "last_exit_code"),
+        ] {
             if let Some(term) = s.get(key).and_then(|st| st.get("terminated")) {
                 if let Some(r) = term.get("reason").and_then(Value::as_str) {
-                    out.facts.push(Fact::new(format!("{p}.{reason}"), r).with_text(cite(name)));
+                    out.facts
+                        .push(Fact::new(format!("{p}.{reason}"), r).with_text(cite(name)));
                     if r == "OOMKilled" {
                         oom += 1;
                     }
                 }
                 if let Some(c) = term.get("exitCode").and_then(Value::as_i64) {
-                    out.facts.push(Fact::new(format!("{p}.{code}"), c).with_text(cite(name)));
+                    out.facts
+                        .push(Fact::new(format!("{p}.{code}"), c).with_text(cite(name)));
                 }
             }
         }
         if let Some(n) = s.get("restartCount").and_then(Value::as_i64) {
-            out.facts.push(Fact::new(format!("{p}.restarts"), n).with_text(cite(name)));
+            out.facts
+                .push(Fact::new(format!("{p}.restarts"), n).with_text(cite(name)));
         }
     }
     if let Some(shm) = shm_volume {
-        for vol in pod.pointer("/spec/volumes").and_then(Value::as_array).into_iter().flatten() {
+        for vol in pod
+            .pointer("/spec/volumes")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             if vol.get("name").and_then(Value::as_str) != Some(shm.as_str()) {
                 continue;
             }
             let ed = vol.get("emptyDir");
             let mem = ed.and_then(|e| e.get("medium")).and_then(Value::as_str) == Some("Memory");
-            out.facts.push(Fact::new("k8s.shm_medium_memory", mem).with_text(cite(&shm)));
+            out.facts
+                .push(Fact::new("k8s.shm_medium_memory", mem).with_text(cite(&shm)));
             if let Some(sz) = ed.and_then(|e| e.get("sizeLimit")) {
-                let q = sz.as_str().map(str::to_string).unwrap_or_else(|| sz.to_string());
+                let q = sz
+                    .as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| sz.to_string());
                 if let Some(b) = k8s_quantity(&q) {
-                    out.facts.push(Fact::new("k8s.shm_size_limit_bytes", b).with_text(cite(&shm)));
+                    out.facts
+                        .push(Fact::new("k8s.shm_size_limit_bytes", b).with_text(cite(&shm)));
                 }
             }
         }
     }
     if oom > 0 {
-        out.facts.push(Fact::new("k8s.oom_killed", oom as i64).with_text("pod status"));
+        out.facts
+            .push(Fact::new("k8s.oom_killed", oom as i64).with_text("pod status"));
     }
 }
 
@@ -329,7 +413,12 @@ impl FactParser for PodParser {
             if t.is_empty() {
                 return;
             }
-            self.structured = Some(t.starts_with('{') || t.starts_with("apiVersion:") || t.starts_with("kind:") || t.starts_with("---"));
+            self.structured = Some(
+                t.starts_with('{')
+                    || t.starts_with("apiVersion:")
+                    || t.starts_with("kind:")
+                    || t.starts_with("---"),
+            );
         }
         if self.structured == Some(true) {
             if self.buf.len() + line.len() > MAX_BYTES {
@@ -345,7 +434,8 @@ impl FactParser for PodParser {
 
     fn finish(&mut self, out: &mut FactOut) {
         if self.overflow {
-            out.warnings.push("k8s: pod object too large; not read".to_string());
+            out.warnings
+                .push("k8s: pod object too large; not read".to_string());
             return;
         }
         if self.structured == Some(true) {
@@ -353,7 +443,8 @@ impl FactParser for PodParser {
                 match serde_json::from_str::<Value>(&self.buf) {
                     Ok(v) => v,
                     Err(e) => {
-                        out.warnings.push(format!("k8s: not valid JSON ({e}); nothing read"));
+                        out.warnings
+                            .push(format!("k8s: not valid JSON ({e}); nothing read"));
                         return;
                     }
                 }
@@ -411,12 +502,30 @@ Volumes:
     #[test]
     fn describe_pod_oomkilled_with_shm_volume() {
         let out = parse_text(SourceKind::K8sPod, "describe-pod.txt", DESCRIBE);
-        assert_eq!(get(&out, "k8s.container.trainer.last_reason"), Some(&FactValue::Text("OOMKilled".into())));
-        assert_eq!(get(&out, "k8s.container.trainer.last_exit_code"), Some(&FactValue::Int(137)));
-        assert_eq!(get(&out, "k8s.container.trainer.memory_limit_bytes"), Some(&FactValue::Int(6 << 30)));
-        assert_eq!(get(&out, "k8s.container.trainer.restarts"), Some(&FactValue::Int(3)));
-        assert_eq!(get(&out, "k8s.shm_size_limit_bytes"), Some(&FactValue::Int(1 << 30)));
-        assert_eq!(get(&out, "k8s.shm_medium_memory"), Some(&FactValue::Bool(true)));
+        assert_eq!(
+            get(&out, "k8s.container.trainer.last_reason"),
+            Some(&FactValue::Text("OOMKilled".into()))
+        );
+        assert_eq!(
+            get(&out, "k8s.container.trainer.last_exit_code"),
+            Some(&FactValue::Int(137))
+        );
+        assert_eq!(
+            get(&out, "k8s.container.trainer.memory_limit_bytes"),
+            Some(&FactValue::Int(6 << 30))
+        );
+        assert_eq!(
+            get(&out, "k8s.container.trainer.restarts"),
+            Some(&FactValue::Int(3))
+        );
+        assert_eq!(
+            get(&out, "k8s.shm_size_limit_bytes"),
+            Some(&FactValue::Int(1 << 30))
+        );
+        assert_eq!(
+            get(&out, "k8s.shm_medium_memory"),
+            Some(&FactValue::Bool(true))
+        );
         assert_eq!(get(&out, "k8s.oom_killed"), Some(&FactValue::Int(1)));
     }
 
@@ -457,16 +566,29 @@ status:
         let json = serde_json::to_string(&yaml_to_value(YAML)).unwrap_or_default();
         let j = parse_text(SourceKind::K8sPod, "pod.json", &json);
         for out in [&y, &j] {
-            assert_eq!(get(out, "k8s.container.trainer.last_exit_code"), Some(&FactValue::Int(137)));
-            assert_eq!(get(out, "k8s.container.trainer.memory_limit_bytes"), Some(&FactValue::Int(6 << 30)));
-            assert_eq!(get(out, "k8s.shm_size_limit_bytes"), Some(&FactValue::Int(1 << 30)));
+            assert_eq!(
+                get(out, "k8s.container.trainer.last_exit_code"),
+                Some(&FactValue::Int(137))
+            );
+            assert_eq!(
+                get(out, "k8s.container.trainer.memory_limit_bytes"),
+                Some(&FactValue::Int(6 << 30))
+            );
+            assert_eq!(
+                get(out, "k8s.shm_size_limit_bytes"),
+                Some(&FactValue::Int(1 << 30))
+            );
             assert_eq!(get(out, "k8s.oom_killed"), Some(&FactValue::Int(1)));
         }
     }
 
     #[test]
     fn cut_json_warns() {
-        let out = parse_text(SourceKind::K8sPod, "pod.json", "{\"kind\": \"Pod\", \"spec\": {");
+        let out = parse_text(
+            SourceKind::K8sPod,
+            "pod.json",
+            "{\"kind\": \"Pod\", \"spec\": {",
+        );
         assert!(out.facts.is_empty());
         assert_eq!(out.warnings.len(), 1);
     }

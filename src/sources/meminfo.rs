@@ -36,7 +36,14 @@ fn meminfo_line(line: &str) -> Option<(&str, u64)> {
     let res: nom::IResult<&str, Row> = p.parse(line);
     let (_, (key, _, _, num, unit)) = res.ok()?;
     let n: u64 = num.parse().ok()?;
-    Some((key, if unit.is_some() { n.checked_mul(1024)? } else { n }))
+    Some((
+        key,
+        if unit.is_some() {
+            n.checked_mul(1024)?
+        } else {
+            n
+        },
+    ))
 }
 
 #[derive(Default)]
@@ -58,8 +65,10 @@ impl FactParser for MeminfoParser {
             None => {
                 self.bad += 1;
                 if self.bad <= 3 {
-                    out.warnings
-                        .push(format!("meminfo: line {lineno} unreadable: `{}`", line.trim()));
+                    out.warnings.push(format!(
+                        "meminfo: line {lineno} unreadable: `{}`",
+                        line.trim()
+                    ));
                 }
             }
         }
@@ -117,8 +126,9 @@ impl FactParser for FreeParser {
             _ => return,
         };
         if self.cols.is_empty() {
-            out.warnings
-                .push(format!("free: line {lineno} comes before any header; skipped"));
+            out.warnings.push(format!(
+                "free: line {lineno} comes before any header; skipped"
+            ));
             return;
         }
         for (col, tok) in self.cols.iter().zip(toks.iter().skip(1)) {
@@ -173,7 +183,10 @@ mod tests {
             meminfo_line("MemTotal:       24684084 kB"),
             Some(("MemTotal", 24_684_084 * 1024))
         );
-        assert_eq!(meminfo_line("HugePages_Total:       0"), Some(("HugePages_Total", 0)));
+        assert_eq!(
+            meminfo_line("HugePages_Total:       0"),
+            Some(("HugePages_Total", 0))
+        );
         assert_eq!(meminfo_line("MemTotal: lots"), None);
         assert_eq!(meminfo_line("MemTotal: 12 kB junk"), None);
     }
@@ -186,7 +199,11 @@ mod tests {
             "MemTotal:       24684084 kB\nMemFree:        233",
         );
         assert_eq!(out.facts.len(), 2);
-        let out = parse_text(SourceKind::Meminfo, "meminfo", "MemTotal:       24684\nMemAv");
+        let out = parse_text(
+            SourceKind::Meminfo,
+            "meminfo",
+            "MemTotal:       24684\nMemAv",
+        );
         assert_eq!(out.facts.len(), 1);
         assert_eq!(out.warnings.len(), 1);
     }

@@ -84,7 +84,11 @@ pub fn fact_parser(kind: SourceKind, file_name: &str) -> Option<Box<dyn FactPars
 pub fn feed(parser: &mut dyn FactParser, text: &str) -> FactOut {
     let mut out = FactOut::default();
     for (i, line) in text.lines().enumerate() {
-        parser.line(i as u64 + 1, line.strip_suffix('\r').unwrap_or(line), &mut out);
+        parser.line(
+            i as u64 + 1,
+            line.strip_suffix('\r').unwrap_or(line),
+            &mut out,
+        );
     }
     parser.finish(&mut out);
     out

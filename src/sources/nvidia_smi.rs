@@ -16,7 +16,14 @@ fn bus_id_re() -> &'static Regex {
     })
 }
 
-fn gpu(out: &mut FactOut, idx: u32, suffix: &str, v: impl Into<FactValue>, lineno: u64, line: &str) {
+fn gpu(
+    out: &mut FactOut,
+    idx: u32,
+    suffix: &str,
+    v: impl Into<FactValue>,
+    lineno: u64,
+    line: &str,
+) {
     out.facts
         .push(Fact::new(format!("gpu.{idx}.{suffix}"), v).at(lineno, line));
 }
@@ -32,7 +39,12 @@ fn is_error_value(v: &str) -> bool {
 }
 
 /// Lines any nvidia-smi output can carry instead of (or before) its data.
-fn failure_line(lineno: u64, line: &str, out: &mut FactOut, handle_errors: &mut (i64, u64, String)) -> bool {
+fn failure_line(
+    lineno: u64,
+    line: &str,
+    out: &mut FactOut,
+    handle_errors: &mut (i64, u64, String),
+) -> bool {
     let t = line.trim();
     if t.starts_with("Unable to determine the device handle") {
         handle_errors.0 += 1;
@@ -75,7 +87,16 @@ fn finish_handle_errors(out: &mut FactOut, h: &(i64, u64, String)) {
 struct Procs(BTreeMap<u32, (i64, u64, bool, u64, String)>);
 
 impl Procs {
-    fn add(&mut self, out: &mut FactOut, idx: Option<u32>, pid: &str, name: &str, mem: Option<u64>, lineno: u64, line: &str) {
+    fn add(
+        &mut self,
+        out: &mut FactOut,
+        idx: Option<u32>,
+        pid: &str,
+        name: &str,
+        mem: Option<u64>,
+        lineno: u64,
+        line: &str,
+    ) {
         let mut ev = Event {
             kind: "gpu_process".into(),
             line: lineno,
@@ -155,11 +176,15 @@ impl FactParser for TableParser {
         let t = line.trim();
         if t.contains("NVIDIA-SMI ") && t.contains("Driver Version:") {
             self.saw_table = true;
-            for (key, name) in [("Driver Version:", "version.driver"), ("CUDA Version:", "version.cuda_driver")] {
+            for (key, name) in [
+                ("Driver Version:", "version.driver"),
+                ("CUDA Version:", "version.cuda_driver"),
+            ] {
                 if let Some(pos) = t.find(key)
                     && let Some(v) = t[pos + key.len()..].split_whitespace().next()
                 {
-                    out.facts.push(Fact::new(name, v.trim_end_matches('|')).at(lineno, line));
+                    out.facts
+                        .push(Fact::new(name, v.trim_end_matches('|')).at(lineno, line));
                 }
             }
             return;
@@ -187,14 +212,18 @@ impl FactParser for TableParser {
         match self.section {
             Section::Gpus => {
                 let first = cells.first().copied().unwrap_or("");
-                let idx = first.split_whitespace().next().and_then(|s| s.parse::<u32>().ok());
+                let idx = first
+                    .split_whitespace()
+                    .next()
+                    .and_then(|s| s.parse::<u32>().ok());
                 let bus = cells.get(1).and_then(|c| bus_id_re().find(c));
                 if let (Some(i), Some(bus)) = (idx, bus) {
                     self.close_gpu(out);
                     self.current = Some(i);
                     let toks: Vec<&str> = first.split_whitespace().collect();
                     // Name sits between the index and the persistence mode (`On`/`Off`).
-                    let end = if toks.len() > 2 && matches!(toks.last(), Some(&"On") | Some(&"Off")) {
+                    let end = if toks.len() > 2 && matches!(toks.last(), Some(&"On") | Some(&"Off"))
+                    {
                         toks.len() - 1
                     } else {
                         toks.len()
@@ -220,7 +249,10 @@ impl FactParser for TableParser {
                     return;
                 }
                 let Some(i) = self.current else { return };
-                if let Some(mem) = cells.get(1).filter(|c| c.contains(" / ") && (c.contains("MiB") || c.contains("ERR!"))) {
+                if let Some(mem) = cells
+                    .get(1)
+                    .filter(|c| c.contains(" / ") && (c.contains("MiB") || c.contains("ERR!")))
+                {
                     self.current_has_memory = true;
                     let (used, total) = mem.split_once(" / ").unwrap_or((mem, ""));
                     match (mib(used, 1 << 20), mib(total, 1 << 20)) {
@@ -232,8 +264,14 @@ impl FactParser for TableParser {
                             "nvidia-smi: line {lineno}: GPU {i} memory `{mem}` unreadable"
                         )),
                     }
-                    let c0: Vec<&str> = cells.first().map(|c| c.split_whitespace().collect()).unwrap_or_default();
-                    if let Some(temp) = c0.iter().find(|s| s.ends_with('C') && s[..s.len() - 1].parse::<u32>().is_ok()) {
+                    let c0: Vec<&str> = cells
+                        .first()
+                        .map(|c| c.split_whitespace().collect())
+                        .unwrap_or_default();
+                    if let Some(temp) = c0
+                        .iter()
+                        .find(|s| s.ends_with('C') && s[..s.len() - 1].parse::<u32>().is_ok())
+                    {
                         if let Ok(v) = temp[..temp.len() - 1].parse::<u64>() {
                             gpu(out, i, "temperature_c", v, lineno, line);
                         }
@@ -258,13 +296,24 @@ impl FactParser for TableParser {
                 }
             }
             Section::Processes => {
-                let toks: Vec<&str> = cells.first().map(|c| c.split_whitespace().collect()).unwrap_or_default();
-                let Some(idx) = toks.first().and_then(|s| s.parse::<u32>().ok()) else { return };
-                let Some(ty) = toks.iter().position(|s| matches!(*s, "C" | "G" | "C+G" | "M" | "M+C")) else {
-                    out.warnings.push(format!("nvidia-smi: line {lineno}: process row unreadable"));
+                let toks: Vec<&str> = cells
+                    .first()
+                    .map(|c| c.split_whitespace().collect())
+                    .unwrap_or_default();
+                let Some(idx) = toks.first().and_then(|s| s.parse::<u32>().ok()) else {
                     return;
                 };
-                let Some(pid) = ty.checked_sub(1).and_then(|p| toks.get(p)) else { return };
+                let Some(ty) = toks
+                    .iter()
+                    .position(|s| matches!(*s, "C" | "G" | "C+G" | "M" | "M+C"))
+                else {
+                    out.warnings
+                        .push(format!("nvidia-smi: line {lineno}: process row unreadable"));
+                    return;
+                };
+                let Some(pid) = ty.checked_sub(1).and_then(|p| toks.get(p)) else {
+                    return;
+                };
                 let last = toks.last().copied().unwrap_or("");
                 let (name_end, mem) = if last.ends_with("MiB") {
                     (toks.len() - 1, mib(last, 1 << 20))
@@ -273,8 +322,12 @@ impl FactParser for TableParser {
                 } else {
                     (toks.len(), None)
                 };
-                let name = toks.get(ty + 1..name_end).map(|s| s.join(" ")).unwrap_or_default();
-                self.procs.add(out, Some(idx), pid, &name, mem, lineno, line);
+                let name = toks
+                    .get(ty + 1..name_end)
+                    .map(|s| s.join(" "))
+                    .unwrap_or_default();
+                self.procs
+                    .add(out, Some(idx), pid, &name, mem, lineno, line);
             }
             Section::Head | Section::Mig => {}
         }
@@ -284,8 +337,12 @@ impl FactParser for TableParser {
         self.close_gpu(out);
         self.procs.finish(out);
         finish_handle_errors(out, &self.handle_errors);
-        if !self.saw_table && self.handle_errors.0 == 0 && !out.facts.iter().any(|f| f.name == "nvidia_smi.failed") {
-            out.warnings.push("nvidia-smi: no table header found".to_string());
+        if !self.saw_table
+            && self.handle_errors.0 == 0
+            && !out.facts.iter().any(|f| f.name == "nvidia_smi.failed")
+        {
+            out.warnings
+                .push("nvidia-smi: no table header found".to_string());
         }
     }
 }
@@ -310,7 +367,8 @@ impl QueryParser {
     fn flush_proc(&mut self, out: &mut FactOut, mem: Option<u64>) {
         if let Some((pid, lineno, text)) = self.proc_pid.take() {
             let name = std::mem::take(&mut self.proc_name);
-            self.procs.add(out, self.current, &pid, &name, mem, lineno, &text);
+            self.procs
+                .add(out, self.current, &pid, &name, mem, lineno, &text);
         }
     }
 }
@@ -328,12 +386,17 @@ impl FactParser for QueryParser {
         while self.stack.last().is_some_and(|(i, _)| *i >= indent) {
             self.stack.pop();
         }
-        let (key, value) = match t.split_once(" : ").or_else(|| t.strip_suffix(" :").map(|k| (k, ""))) {
+        let (key, value) = match t
+            .split_once(" : ")
+            .or_else(|| t.strip_suffix(" :").map(|k| (k, "")))
+        {
             Some((k, v)) => (k.trim(), Some(v.trim())),
             None => (t, None),
         };
         let Some(value) = value else {
-            if indent == 0 && let Some(bus) = key.strip_prefix("GPU ") {
+            if indent == 0
+                && let Some(bus) = key.strip_prefix("GPU ")
+            {
                 self.flush_proc(out, None);
                 let i = self.gpus as u32;
                 self.gpus += 1;
@@ -347,18 +410,32 @@ impl FactParser for QueryParser {
         let path: Vec<&str> = self.stack.iter().map(|(_, n)| n.as_str()).collect();
         let Some(i) = self.current else {
             match key {
-                "Driver Version" => out.facts.push(Fact::new("version.driver", value).at(lineno, line)),
-                "CUDA Version" => out.facts.push(Fact::new("version.cuda_driver", value).at(lineno, line)),
+                "Driver Version" => out
+                    .facts
+                    .push(Fact::new("version.driver", value).at(lineno, line)),
+                "CUDA Version" => out
+                    .facts
+                    .push(Fact::new("version.cuda_driver", value).at(lineno, line)),
                 _ => {}
             }
             return;
         };
         if is_error_value(value) {
-            let what = path.iter().chain([&key]).copied().collect::<Vec<_>>().join("/");
+            let what = path
+                .iter()
+                .chain([&key])
+                .copied()
+                .collect::<Vec<_>>()
+                .join("/");
             gpu(out, i, "smi_error", what, lineno, line);
             return;
         }
-        let num = || value.split_whitespace().next().and_then(|v| v.parse::<u64>().ok());
+        let num = || {
+            value
+                .split_whitespace()
+                .next()
+                .and_then(|v| v.parse::<u64>().ok())
+        };
         let yes = || match value {
             "Yes" => Some(true),
             "No" => Some(false),
@@ -388,7 +465,8 @@ impl FactParser for QueryParser {
             }
             (["ECC Errors", when, rest @ ..], k) if matches!(*when, "Volatile" | "Aggregate") => {
                 // New layout: `SRAM Uncorrectable …` / `DRAM Correctable`; old: `Double Bit/Total`.
-                let uncorrected = k.contains("Uncorrectable") || (rest.first() == Some(&"Double Bit") && k == "Total");
+                let uncorrected = k.contains("Uncorrectable")
+                    || (rest.first() == Some(&"Double Bit") && k == "Total");
                 let corrected = (k.contains("Correctable") && !k.contains("Uncorrectable"))
                     || (rest.first() == Some(&"Single Bit") && k == "Total");
                 let which = match (*when, uncorrected, corrected) {
@@ -399,7 +477,10 @@ impl FactParser for QueryParser {
                     _ => return,
                 };
                 if let Some(v) = num() {
-                    let e = self.ecc.entry((i, which)).or_insert((0, lineno, line.trim().to_string()));
+                    let e =
+                        self.ecc
+                            .entry((i, which))
+                            .or_insert((0, lineno, line.trim().to_string()));
                     e.0 += v;
                 }
             }
@@ -458,8 +539,12 @@ impl FactParser for QueryParser {
         }
         self.procs.finish(out);
         finish_handle_errors(out, &self.handle_errors);
-        if self.gpus == 0 && self.handle_errors.0 == 0 && !out.facts.iter().any(|f| f.name == "nvidia_smi.failed") {
-            out.warnings.push("nvidia-smi -q: no GPU section found".to_string());
+        if self.gpus == 0
+            && self.handle_errors.0 == 0
+            && !out.facts.iter().any(|f| f.name == "nvidia_smi.failed")
+        {
+            out.warnings
+                .push("nvidia-smi -q: no GPU section found".to_string());
         }
     }
 }
@@ -526,7 +611,10 @@ pub struct CsvParser {
 fn is_header(fields: &[&str]) -> bool {
     fields.iter().all(|f| {
         let name = f.split(" [").next().unwrap_or(f);
-        !name.is_empty() && name.bytes().all(|b| b.is_ascii_lowercase() || b == b'.' || b == b'_' || b.is_ascii_digit())
+        !name.is_empty()
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b == b'.' || b == b'_' || b.is_ascii_digit())
             && name.bytes().any(|b| b.is_ascii_lowercase())
     })
 }
@@ -581,16 +669,31 @@ impl FactParser for CsvParser {
         }
         let has = |c: CsvCol| cols.iter().any(|(k, _)| *k == c);
         if has(CsvCol::Pid) {
-            let get = |c: CsvCol| cols.iter().position(|(k, _)| *k == c).and_then(|p| fields.get(p).copied());
-            let mem_unit = cols.iter().find(|(k, _)| *k == CsvCol::ProcMem).map_or(1 << 20, |(_, u)| *u);
-            let mem = get(CsvCol::ProcMem).and_then(|m| mib(m, if mem_unit == 1 { 1 << 20 } else { mem_unit }));
+            let get = |c: CsvCol| {
+                cols.iter()
+                    .position(|(k, _)| *k == c)
+                    .and_then(|p| fields.get(p).copied())
+            };
+            let mem_unit = cols
+                .iter()
+                .find(|(k, _)| *k == CsvCol::ProcMem)
+                .map_or(1 << 20, |(_, u)| *u);
+            let mem = get(CsvCol::ProcMem)
+                .and_then(|m| mib(m, if mem_unit == 1 { 1 << 20 } else { mem_unit }));
             let idx = get(CsvCol::Index).and_then(|s| s.parse().ok());
             let mut ev_pid = get(CsvCol::Pid).unwrap_or("").to_string();
             if ev_pid.is_empty() {
                 ev_pid = "?".into();
             }
-            self.procs
-                .add(out, idx, &ev_pid, get(CsvCol::ProcName).unwrap_or(""), mem, lineno, line);
+            self.procs.add(
+                out,
+                idx,
+                &ev_pid,
+                get(CsvCol::ProcName).unwrap_or(""),
+                mem,
+                lineno,
+                line,
+            );
             if let (Some(ev), Some(bus)) = (out.events.last_mut(), get(CsvCol::BusId)) {
                 ev.fields.insert("bus_id".into(), bus.into());
             }
@@ -601,7 +704,8 @@ impl FactParser for CsvParser {
             Some(p) => match fields.get(p).and_then(|s| s.parse::<u32>().ok()) {
                 Some(i) => i,
                 None => {
-                    out.warnings.push(format!("nvidia-smi csv: line {lineno}: unreadable index"));
+                    out.warnings
+                        .push(format!("nvidia-smi csv: line {lineno}: unreadable index"));
                     return;
                 }
             },
@@ -610,22 +714,39 @@ impl FactParser for CsvParser {
         self.row += 1;
         for ((col, unit), v) in cols.iter().zip(&fields) {
             if is_error_value(v) {
-                gpu(out, idx, "smi_error", format!("{col:?}").to_lowercase(), lineno, line);
+                gpu(
+                    out,
+                    idx,
+                    "smi_error",
+                    format!("{col:?}").to_lowercase(),
+                    lineno,
+                    line,
+                );
                 continue;
             }
             if v.starts_with('[') || *v == "N/A" {
                 continue; // [N/A], [Not Supported]
             }
-            let number = || v.split_whitespace().next().and_then(|n| n.parse::<u64>().ok());
+            let number = || {
+                v.split_whitespace()
+                    .next()
+                    .and_then(|n| n.parse::<u64>().ok())
+            };
             match col {
                 CsvCol::Name => gpu(out, idx, "name", *v, lineno, line),
                 CsvCol::BusId => gpu(out, idx, "bus_id", *v, lineno, line),
                 CsvCol::MemUsed | CsvCol::MemTotal => {
                     let unit = if *unit == 1 { 1 << 20 } else { *unit };
-                    let name = if *col == CsvCol::MemUsed { "memory_used_bytes" } else { "memory_total_bytes" };
+                    let name = if *col == CsvCol::MemUsed {
+                        "memory_used_bytes"
+                    } else {
+                        "memory_total_bytes"
+                    };
                     match mib(v, unit) {
                         Some(b) => gpu(out, idx, name, b, lineno, line),
-                        None => out.warnings.push(format!("nvidia-smi csv: line {lineno}: `{v}` is not a size")),
+                        None => out.warnings.push(format!(
+                            "nvidia-smi csv: line {lineno}: `{v}` is not a size"
+                        )),
                     }
                 }
                 CsvCol::Util => {
@@ -648,7 +769,9 @@ impl FactParser for CsvParser {
                     "No" => gpu(out, idx, name, false, lineno, line),
                     _ => {}
                 },
-                CsvCol::Driver => out.facts.push(Fact::new("version.driver", *v).at(lineno, line)),
+                CsvCol::Driver => out
+                    .facts
+                    .push(Fact::new("version.driver", *v).at(lineno, line)),
                 _ => {}
             }
         }
@@ -695,19 +818,44 @@ Unable to determine the device handle for GPU 0000:08:00.0: Unknown Error
     #[test]
     fn table_from_an_older_driver_with_err_cells() {
         let out = parse_text(SourceKind::NvidiaSmi, "nvidia-smi.txt", OLD_TABLE);
-        assert_eq!(get(&out, "gpu.0.memory_used_bytes"), Some(&FactValue::Int(15000 << 20)));
-        assert_eq!(get(&out, "gpu.0.smi_error"), Some(&FactValue::Text("ecc".into())));
-        assert_eq!(get(&out, "gpu.0.process_memory_bytes"), Some(&FactValue::Int(14990 << 20)));
-        assert_eq!(get(&out, "gpu.0.name"), Some(&FactValue::Text("Tesla V100-SXM2...".into())));
-        assert!(get(&out, "gpu.1.memory_used_bytes").is_none(), "ERR! is not a number");
+        assert_eq!(
+            get(&out, "gpu.0.memory_used_bytes"),
+            Some(&FactValue::Int(15000 << 20))
+        );
+        assert_eq!(
+            get(&out, "gpu.0.smi_error"),
+            Some(&FactValue::Text("ecc".into()))
+        );
+        assert_eq!(
+            get(&out, "gpu.0.process_memory_bytes"),
+            Some(&FactValue::Int(14990 << 20))
+        );
+        assert_eq!(
+            get(&out, "gpu.0.name"),
+            Some(&FactValue::Text("Tesla V100-SXM2...".into()))
+        );
+        assert!(
+            get(&out, "gpu.1.memory_used_bytes").is_none(),
+            "ERR! is not a number"
+        );
         assert!(get(&out, "gpu.1.smi_error").is_some());
-        assert_eq!(get(&out, "nvidia_smi.device_handle_error"), Some(&FactValue::Int(1)));
-        assert_eq!(get(&out, "version.driver"), Some(&FactValue::Text("450.51.06".into())));
+        assert_eq!(
+            get(&out, "nvidia_smi.device_handle_error"),
+            Some(&FactValue::Int(1))
+        );
+        assert_eq!(
+            get(&out, "version.driver"),
+            Some(&FactValue::Text("450.51.06".into()))
+        );
     }
 
     #[test]
     fn csv_without_header_reads_nothing_and_says_so() {
-        let out = parse_text(SourceKind::NvidiaSmiCsv, "q.csv", "0, NVIDIA H200, 0, 143771\n");
+        let out = parse_text(
+            SourceKind::NvidiaSmiCsv,
+            "q.csv",
+            "0, NVIDIA H200, 0, 143771\n",
+        );
         assert!(out.facts.is_empty());
         assert_eq!(out.warnings.len(), 1);
     }
@@ -719,18 +867,36 @@ Unable to determine the device handle for GPU 0000:08:00.0: Unknown Error
             "q.csv",
             "index, memory.used [MiB], remapped_rows.failure\n3, 21711, Yes\n",
         );
-        assert_eq!(get(&out, "gpu.3.memory_used_bytes"), Some(&FactValue::Int(21711 << 20)));
-        assert_eq!(get(&out, "gpu.3.remapped_rows_failure"), Some(&FactValue::Bool(true)));
+        assert_eq!(
+            get(&out, "gpu.3.memory_used_bytes"),
+            Some(&FactValue::Int(21711 << 20))
+        );
+        assert_eq!(
+            get(&out, "gpu.3.remapped_rows_failure"),
+            Some(&FactValue::Bool(true))
+        );
     }
 
     #[test]
     fn q_with_old_ecc_layout() {
         let q = "Driver Version                      : 418.67\n\nAttached GPUs                       : 1\nGPU 00000000:3B:00.0\n    Product Name                    : Tesla V100\n    FB Memory Usage\n        Total                       : 16130 MiB\n        Used                        : ERR!\n    ECC Errors\n        Volatile\n            Single Bit\n                Device Memory       : 2\n                Total               : 2\n            Double Bit\n                Device Memory       : 1\n                Total               : 1\n    Retired Pages\n        Single Bit ECC              : 0\n        Double Bit ECC              : 3\n        Pending                     : Yes\n";
         let out = parse_text(SourceKind::NvidiaSmiQ, "nvidia-smi-q.txt", q);
-        assert_eq!(get(&out, "gpu.0.ecc_uncorrected_volatile"), Some(&FactValue::Int(1)));
-        assert_eq!(get(&out, "gpu.0.ecc_corrected_volatile"), Some(&FactValue::Int(2)));
-        assert_eq!(get(&out, "gpu.0.retired_pages_dbe"), Some(&FactValue::Int(3)));
-        assert_eq!(get(&out, "gpu.0.retired_pages_pending"), Some(&FactValue::Bool(true)));
+        assert_eq!(
+            get(&out, "gpu.0.ecc_uncorrected_volatile"),
+            Some(&FactValue::Int(1))
+        );
+        assert_eq!(
+            get(&out, "gpu.0.ecc_corrected_volatile"),
+            Some(&FactValue::Int(2))
+        );
+        assert_eq!(
+            get(&out, "gpu.0.retired_pages_dbe"),
+            Some(&FactValue::Int(3))
+        );
+        assert_eq!(
+            get(&out, "gpu.0.retired_pages_pending"),
+            Some(&FactValue::Bool(true))
+        );
         assert_eq!(
             get(&out, "gpu.0.smi_error"),
             Some(&FactValue::Text("FB Memory Usage/Used".into()))

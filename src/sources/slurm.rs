@@ -43,10 +43,12 @@ impl SlurmParser {
     fn exit_code(out: &mut FactOut, v: &str, lineno: u64, line: &str) {
         if let Some((code, sig)) = v.split_once(':') {
             if let Ok(c) = code.parse::<i64>() {
-                out.facts.push(Fact::new("slurm.exit_code", c).at(lineno, line));
+                out.facts
+                    .push(Fact::new("slurm.exit_code", c).at(lineno, line));
             }
             if let Ok(s) = sig.parse::<i64>() {
-                out.facts.push(Fact::new("slurm.exit_signal", s).at(lineno, line));
+                out.facts
+                    .push(Fact::new("slurm.exit_signal", s).at(lineno, line));
             }
         }
     }
@@ -59,17 +61,20 @@ impl SlurmParser {
         match col {
             "JobID" | "JobId" => {
                 if let Ok(id) = v.parse::<i64>() {
-                    out.facts.push(Fact::new("slurm.job_id", id).at(lineno, line));
+                    out.facts
+                        .push(Fact::new("slurm.job_id", id).at(lineno, line));
                 }
             }
             "State" | "JobState" => {
                 let state = v.split_whitespace().next().unwrap_or(v);
-                out.facts.push(Fact::new("slurm.state", state).at(lineno, line));
+                out.facts
+                    .push(Fact::new("slurm.state", state).at(lineno, line));
             }
             "ExitCode" => Self::exit_code(out, v, lineno, line),
             "Elapsed" | "RunTime" => {
                 if let Some(s) = slurm_duration(v) {
-                    out.facts.push(Fact::new("slurm.elapsed_seconds", s).at(lineno, line));
+                    out.facts
+                        .push(Fact::new("slurm.elapsed_seconds", s).at(lineno, line));
                 }
             }
             "Timelimit" | "TimeLimit" => {
@@ -79,7 +84,8 @@ impl SlurmParser {
                 }
             }
             "Reason" if v != "None" => {
-                out.facts.push(Fact::new("slurm.reason", v).at(lineno, line));
+                out.facts
+                    .push(Fact::new("slurm.reason", v).at(lineno, line));
             }
             _ => {}
         }
@@ -91,7 +97,12 @@ impl SlurmParser {
         } else {
             self.sacct_spans
                 .iter()
-                .map(|&(a, b)| line.get(a..b.min(line.len())).unwrap_or("").trim().to_string())
+                .map(|&(a, b)| {
+                    line.get(a..b.min(line.len()))
+                        .unwrap_or("")
+                        .trim()
+                        .to_string()
+                })
                 .collect()
         };
         let get = |name: &str| {
@@ -105,12 +116,14 @@ impl SlurmParser {
         let state = get("State").unwrap_or("");
         if state.starts_with("OUT_OF_ME") {
             self.oom_steps += 1;
-            self.oom_step_line.get_or_insert((lineno, line.trim_end().to_string()));
+            self.oom_step_line
+                .get_or_insert((lineno, line.trim_end().to_string()));
         }
         if let Some(rss) = get("MaxRSS").filter(|s| !s.is_empty())
             && let Some(b) = size_1024(rss, 1)
         {
-            out.facts.push(Fact::new("slurm.max_rss_bytes", b).at(lineno, line));
+            out.facts
+                .push(Fact::new("slurm.max_rss_bytes", b).at(lineno, line));
         }
         // The job's own row (no `.batch`/`.0` suffix) carries the job's state; steps do not.
         if !id.contains('.') && !id.is_empty() && !self.sacct_job_done {
@@ -133,10 +146,16 @@ impl FactParser for SlurmParser {
         if let Some(c) = r.cancelled.captures(t) {
             let g = |i: usize| c.get(i).map_or("", |m| m.as_str());
             if let Ok(id) = g(2).parse::<i64>() {
-                out.facts.push(Fact::new("slurm.job_id", id).at(lineno, line));
+                out.facts
+                    .push(Fact::new("slurm.job_id", id).at(lineno, line));
             }
-            let reason = if g(5).is_empty() { "unstated" } else { g(5).trim() };
-            out.facts.push(Fact::new("slurm.cancelled", reason).at(lineno, line));
+            let reason = if g(5).is_empty() {
+                "unstated"
+            } else {
+                g(5).trim()
+            };
+            out.facts
+                .push(Fact::new("slurm.cancelled", reason).at(lineno, line));
             let mut ev = Event {
                 kind: "slurm_cancel".into(),
                 line: lineno,
@@ -150,7 +169,10 @@ impl FactParser for SlurmParser {
             return;
         }
         if let Some(c) = r.oom.captures(t) {
-            self.oom_total += c.get(1).and_then(|m| m.as_str().parse::<i64>().ok()).unwrap_or(0);
+            self.oom_total += c
+                .get(1)
+                .and_then(|m| m.as_str().parse::<i64>().ok())
+                .unwrap_or(0);
             self.oom_first.get_or_insert((lineno, t.to_string()));
             return;
         }
@@ -162,8 +184,10 @@ impl FactParser for SlurmParser {
                 host: c.get(1).map(|m| m.as_str().to_string()),
                 ..Event::default()
             };
-            ev.fields.insert("tasks".into(), c.get(2).map_or("", |m| m.as_str()).into());
-            ev.fields.insert("status".into(), c.get(3).map_or("", |m| m.as_str()).into());
+            ev.fields
+                .insert("tasks".into(), c.get(2).map_or("", |m| m.as_str()).into());
+            ev.fields
+                .insert("status".into(), c.get(3).map_or("", |m| m.as_str()).into());
             out.events.push(ev);
             return;
         }
@@ -177,7 +201,11 @@ impl FactParser for SlurmParser {
                 .collect();
             return;
         }
-        if !self.sacct_cols.is_empty() && !self.sacct_pipe && self.sacct_spans.is_empty() && t.starts_with("---") {
+        if !self.sacct_cols.is_empty()
+            && !self.sacct_pipe
+            && self.sacct_spans.is_empty()
+            && t.starts_with("---")
+        {
             let mut start = None;
             for (i, ch) in line.char_indices().chain([(line.len(), ' ')]) {
                 match (ch == '-', start) {
@@ -204,7 +232,12 @@ impl FactParser for SlurmParser {
             return;
         }
         // scontrol show job: `Key=Value Key=Value …` lines.
-        if t.contains('=') && (t.starts_with("JobId=") || t.starts_with("JobState=") || t.starts_with("RunTime=") || t.starts_with("Requeue=")) {
+        if t.contains('=')
+            && (t.starts_with("JobId=")
+                || t.starts_with("JobState=")
+                || t.starts_with("RunTime=")
+                || t.starts_with("Requeue="))
+        {
             for kv in t.split_whitespace() {
                 if let Some((k, v)) = kv.split_once('=') {
                     self.field(out, k, v, lineno, line);
@@ -215,10 +248,12 @@ impl FactParser for SlurmParser {
 
     fn finish(&mut self, out: &mut FactOut) {
         if let Some((l, t)) = self.oom_first.take() {
-            out.facts.push(Fact::new("slurm.oom_kill", self.oom_total).at(l, &t));
+            out.facts
+                .push(Fact::new("slurm.oom_kill", self.oom_total).at(l, &t));
         }
         if let Some((l, t)) = self.oom_step_line.take() {
-            out.facts.push(Fact::new("slurm.out_of_memory_steps", self.oom_steps).at(l, &t));
+            out.facts
+                .push(Fact::new("slurm.out_of_memory_steps", self.oom_steps).at(l, &t));
         }
     }
 }
@@ -239,7 +274,10 @@ mod tests {
             "slurm-123.out",
             "slurmstepd: error: *** JOB 123 ON node7 CANCELLED AT 2024-01-10T10:02:13 DUE TO TIME LIMIT ***\nslurmstepd: error: Detected 1 oom_kill event in StepId=123.0. Some of the step tasks have been OOM Killed.\nsrun: error: node7: task 3: Out Of Memory\n",
         );
-        assert_eq!(get(&out, "slurm.cancelled"), Some(&FactValue::Text("TIME LIMIT".into())));
+        assert_eq!(
+            get(&out, "slurm.cancelled"),
+            Some(&FactValue::Text("TIME LIMIT".into()))
+        );
         assert_eq!(get(&out, "slurm.oom_kill"), Some(&FactValue::Int(1)));
         assert_eq!(out.events.len(), 2);
     }
@@ -248,16 +286,31 @@ mod tests {
     fn sacct_aligned_and_scontrol() {
         let sacct = "JobID           JobName      State ExitCode    Elapsed  Timelimit     MaxRSS \n------------ ---------- ---------- -------- ---------- ---------- ---------- \n123               train    TIMEOUT      0:0   01:00:13   01:00:00            \n123.batch         batch  CANCELLED     0:15   01:00:14                 1024K \n123.0            python OUT_OF_ME+    0:125   00:10:00                 6000M \n";
         let out = parse_text(SourceKind::SlurmLog, "sacct.txt", sacct);
-        assert_eq!(get(&out, "slurm.state"), Some(&FactValue::Text("TIMEOUT".into())));
-        assert_eq!(get(&out, "slurm.elapsed_seconds"), Some(&FactValue::Int(3613)));
-        assert_eq!(get(&out, "slurm.out_of_memory_steps"), Some(&FactValue::Int(1)));
+        assert_eq!(
+            get(&out, "slurm.state"),
+            Some(&FactValue::Text("TIMEOUT".into()))
+        );
+        assert_eq!(
+            get(&out, "slurm.elapsed_seconds"),
+            Some(&FactValue::Int(3613))
+        );
+        assert_eq!(
+            get(&out, "slurm.out_of_memory_steps"),
+            Some(&FactValue::Int(1))
+        );
         let out = parse_text(
             SourceKind::SlurmLog,
             "scontrol.txt",
             "JobId=123 JobName=train\n   JobState=TIMEOUT Reason=TimeLimit Dependency=(null)\n   Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:15\n   RunTime=01:00:13 TimeLimit=01:00:00 TimeMin=N/A\n",
         );
         assert_eq!(get(&out, "slurm.exit_signal"), Some(&FactValue::Int(15)));
-        assert_eq!(get(&out, "slurm.time_limit_seconds"), Some(&FactValue::Int(3600)));
-        assert_eq!(get(&out, "slurm.reason"), Some(&FactValue::Text("TimeLimit".into())));
+        assert_eq!(
+            get(&out, "slurm.time_limit_seconds"),
+            Some(&FactValue::Int(3600))
+        );
+        assert_eq!(
+            get(&out, "slurm.reason"),
+            Some(&FactValue::Text("TimeLimit".into()))
+        );
     }
 }

@@ -50,8 +50,9 @@ impl FactParser for ErrorFileParser {
 
     fn finish(&mut self, out: &mut FactOut) {
         if self.overflow {
-            out.warnings
-                .push(format!("torchelastic: file larger than {MAX_BYTES} bytes; not read"));
+            out.warnings.push(format!(
+                "torchelastic: file larger than {MAX_BYTES} bytes; not read"
+            ));
             return;
         }
         let v: Value = match serde_json::from_str(&self.buf) {
@@ -63,7 +64,14 @@ impl FactParser for ErrorFileParser {
             }
         };
         let line = self.first_line.max(1);
-        let cite = self.buf.lines().next().unwrap_or("").chars().take(200).collect::<String>();
+        let cite = self
+            .buf
+            .lines()
+            .next()
+            .unwrap_or("")
+            .chars()
+            .take(200)
+            .collect::<String>();
         let fact = |name: &str, v: crate::model::FactValue| Fact::new(name, v).at(line, &cite);
         // `{"message": {"message": …, "extraInfo": {…}, "errorCode": …}}` or `{"message": "text"}`.
         let m = v.get("message");
@@ -79,13 +87,17 @@ impl FactParser for ErrorFileParser {
                 .push("torchelastic: no `message` field".to_string());
         }
         let extra = inner.get("extraInfo");
-        if let Some(tb) = extra.and_then(|e| e.get("py_callstack")).and_then(Value::as_str)
+        if let Some(tb) = extra
+            .and_then(|e| e.get("py_callstack"))
+            .and_then(Value::as_str)
             && let Some(exc) = last_exception_line(tb)
         {
             out.facts.push(fact("torchelastic.exception", exc.into()));
         }
         if let Some(ts) = extra.and_then(|e| e.get("timestamp")) {
-            let n = ts.as_i64().or_else(|| ts.as_str().and_then(|s| s.parse().ok()));
+            let n = ts
+                .as_i64()
+                .or_else(|| ts.as_str().and_then(|s| s.parse().ok()));
             if let Some(n) = n {
                 out.facts.push(fact("torchelastic.timestamp", n.into()));
             }
@@ -93,8 +105,15 @@ impl FactParser for ErrorFileParser {
         if let Some(code) = inner.get("errorCode").and_then(Value::as_i64) {
             out.facts.push(fact("torchelastic.error_code", code.into()));
         }
-        for (key, name) in [("rank", "torchelastic.rank"), ("exitcode", "torchelastic.exit_code")] {
-            if let Some(n) = v.get(key).or_else(|| inner.get(key)).and_then(Value::as_i64) {
+        for (key, name) in [
+            ("rank", "torchelastic.rank"),
+            ("exitcode", "torchelastic.exit_code"),
+        ] {
+            if let Some(n) = v
+                .get(key)
+                .or_else(|| inner.get(key))
+                .and_then(Value::as_i64)
+            {
                 out.facts.push(fact(name, n.into()));
             }
         }
@@ -111,15 +130,30 @@ mod tests {
     fn record_file_gives_message_exception_and_timestamp() {
         let json = r#"{"message": {"message": "RuntimeError: boom", "extraInfo": {"py_callstack": "Traceback (most recent call last):\n  File \"x.py\", line 1, in f\n    g()\n    ^^^\nRuntimeError: boom\n", "timestamp": "1795978639"}, "errorCode": null}}"#;
         let out = parse_text(SourceKind::TorchelasticError, "error.json", json);
-        let get = |n: &str| out.facts.iter().find(|f| f.name == n).map(|f| f.value.clone());
-        assert_eq!(get("torchelastic.exception"), Some(FactValue::Text("RuntimeError: boom".into())));
-        assert_eq!(get("torchelastic.timestamp"), Some(FactValue::Int(1_795_978_639)));
+        let get = |n: &str| {
+            out.facts
+                .iter()
+                .find(|f| f.name == n)
+                .map(|f| f.value.clone())
+        };
+        assert_eq!(
+            get("torchelastic.exception"),
+            Some(FactValue::Text("RuntimeError: boom".into()))
+        );
+        assert_eq!(
+            get("torchelastic.timestamp"),
+            Some(FactValue::Int(1_795_978_639))
+        );
         assert!(out.warnings.is_empty());
     }
 
     #[test]
     fn cut_json_warns() {
-        let out = parse_text(SourceKind::TorchelasticError, "error.json", r#"{"message": {"mess"#);
+        let out = parse_text(
+            SourceKind::TorchelasticError,
+            "error.json",
+            r#"{"message": {"mess"#,
+        );
         assert!(out.facts.is_empty());
         assert_eq!(out.warnings.len(), 1);
     }
@@ -131,7 +165,9 @@ mod tests {
             Some("KeyError: 'a'")
         );
         assert_eq!(
-            last_exception_line("torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"),
+            last_exception_line(
+                "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+            ),
             Some("torch.distributed.elastic.multiprocessing.errors.ChildFailedError:")
         );
     }

@@ -19,7 +19,11 @@ const FLAGS: &[(char, &str, i64)] = &[
 
 /// `/proc/<pid>/limits` row names → (fact, hard-limit fact).
 const PROC: &[(&str, &str, Option<&str>)] = &[
-    ("Max open files", "ulimit.open_files", Some("ulimit.open_files_hard")),
+    (
+        "Max open files",
+        "ulimit.open_files",
+        Some("ulimit.open_files_hard"),
+    ),
     (
         "Max locked memory",
         "ulimit.max_locked_memory_bytes",
@@ -69,7 +73,10 @@ impl FactParser for UlimitParser {
         if let Some((prefix, fact, hard)) = PROC.iter().find(|(p, _, _)| t.starts_with(p)) {
             self.saw_any = true;
             let rest: Vec<&str> = t[prefix.len()..].split_whitespace().collect();
-            match (rest.first().and_then(|s| value(s, 1)), rest.get(1).and_then(|s| value(s, 1))) {
+            match (
+                rest.first().and_then(|s| value(s, 1)),
+                rest.get(1).and_then(|s| value(s, 1)),
+            ) {
                 (Some(soft), h) => {
                     out.facts.push(Fact::new(*fact, soft).at(lineno, line));
                     if let (Some(hf), Some(h)) = (hard, h) {
@@ -118,7 +125,11 @@ mod tests {
             "ulimit-a.txt",
             "max locked memory           (kbytes, -l) 64\nopen files                          (-n) 1024\ncore file size              (blocks, -c) unlimited\n-n: file descriptors               4096\n",
         );
-        let v: Vec<(&str, &FactValue)> = out.facts.iter().map(|f| (f.name.as_str(), &f.value)).collect();
+        let v: Vec<(&str, &FactValue)> = out
+            .facts
+            .iter()
+            .map(|f| (f.name.as_str(), &f.value))
+            .collect();
         assert_eq!(
             v,
             [
@@ -143,7 +154,11 @@ mod tests {
 
     #[test]
     fn garbage_value_warns() {
-        let out = parse_text(SourceKind::Ulimit, "ulimit", "open files                          (-n) lots\n");
+        let out = parse_text(
+            SourceKind::Ulimit,
+            "ulimit",
+            "open files                          (-n) lots\n",
+        );
         assert!(out.facts.is_empty());
         assert_eq!(out.warnings.len(), 1);
     }
