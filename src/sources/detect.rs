@@ -173,6 +173,8 @@ static TABLE: &[Row] = &[
             r"(?m)^Package\s+Version\n-+ -+",
             r"(?m)^(PATH|HOME|HOSTNAME)=",
             r"(?m)^torch==\d",
+            // pip freeze: two `name==version` lines in a row
+            r"(?m)^[A-Za-z0-9_.\-]+==\d\S*\n[A-Za-z0-9_.\-]+==\d",
             r"DeepSpeed general environment info:",
         ],
         min_points: 1,
