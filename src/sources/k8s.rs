@@ -121,11 +121,8 @@ impl Describe {
                     },
                     _ => {}
                 }
-                if t.starts_with("/dev/shm from ") {
-                    self.shm_volume = t["/dev/shm from ".len()..]
-                        .split_whitespace()
-                        .next()
-                        .map(str::to_string);
+                if let Some(rest) = t.strip_prefix("/dev/shm from ") {
+                    self.shm_volume = rest.split_whitespace().next().map(str::to_string);
                 }
             }
             "Volumes" => {

@@ -94,8 +94,7 @@ impl Procs {
         pid: &str,
         name: &str,
         mem: Option<u64>,
-        lineno: u64,
-        line: &str,
+        (lineno, line): (u64, &str),
     ) {
         let mut ev = Event {
             kind: "gpu_process".into(),
@@ -232,10 +231,8 @@ impl FactParser for TableParser {
                         gpu(out, i, "name", toks[1..end].join(" "), lineno, line);
                     }
                     gpu(out, i, "bus_id", bus.as_str(), lineno, line);
-                    if let Some(ecc) = cells.get(2) {
-                        if let Ok(n) = ecc.parse::<u64>() {
-                            gpu(out, i, "ecc_uncorrected_volatile", n, lineno, line);
-                        }
+                    if let Some(n) = cells.get(2).and_then(|e| e.parse::<u64>().ok()) {
+                        gpu(out, i, "ecc_uncorrected_volatile", n, lineno, line);
                     }
                     let bad: Vec<&str> = ["name", "bus_id", "ecc"]
                         .iter()
@@ -268,13 +265,11 @@ impl FactParser for TableParser {
                         .first()
                         .map(|c| c.split_whitespace().collect())
                         .unwrap_or_default();
-                    if let Some(temp) = c0
+                    if let Some(v) = c0
                         .iter()
-                        .find(|s| s.ends_with('C') && s[..s.len() - 1].parse::<u32>().is_ok())
+                        .find_map(|s| s.strip_suffix('C').and_then(|n| n.parse::<u64>().ok()))
                     {
-                        if let Ok(v) = temp[..temp.len() - 1].parse::<u64>() {
-                            gpu(out, i, "temperature_c", v, lineno, line);
-                        }
+                        gpu(out, i, "temperature_c", v, lineno, line);
                     }
                     if let Some(util) = cells
                         .get(2)
@@ -327,7 +322,7 @@ impl FactParser for TableParser {
                     .map(|s| s.join(" "))
                     .unwrap_or_default();
                 self.procs
-                    .add(out, Some(idx), pid, &name, mem, lineno, line);
+                    .add(out, Some(idx), pid, &name, mem, (lineno, line));
             }
             Section::Head | Section::Mig => {}
         }
@@ -368,7 +363,7 @@ impl QueryParser {
         if let Some((pid, lineno, text)) = self.proc_pid.take() {
             let name = std::mem::take(&mut self.proc_name);
             self.procs
-                .add(out, self.current, &pid, &name, mem, lineno, &text);
+                .add(out, self.current, &pid, &name, mem, (lineno, &text));
         }
     }
 }
@@ -691,8 +686,7 @@ impl FactParser for CsvParser {
                 &ev_pid,
                 get(CsvCol::ProcName).unwrap_or(""),
                 mem,
-                lineno,
-                line,
+                (lineno, line),
             );
             if let (Some(ev), Some(bus)) = (out.events.last_mut(), get(CsvCol::BusId)) {
                 ev.fields.insert("bus_id".into(), bus.into());

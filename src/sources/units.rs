@@ -164,7 +164,7 @@ pub fn epoch_from_iso(s: &str) -> Option<f64> {
 
 /// Unix seconds (UTC) → `YYYY-MM-DDTHH:MM:SS[.ffffff]`.
 pub fn iso_from_epoch(secs: f64) -> Option<String> {
-    if !secs.is_finite() || secs < 0.0 || secs > 1e12 {
+    if !secs.is_finite() || !(0.0..=1e12).contains(&secs) {
         return None;
     }
     let whole = secs.floor() as i64;
