@@ -261,6 +261,38 @@ fn dmesg_oom_kill_in_every_stamp_form() {
 }
 
 #[test]
+fn gpu_host_cgroup_v2_oom_provoked_with_device_tool() {
+    let (_, ev) = run("cgroup/gpu-v2-oom/memory.events");
+    assert_eq!(int(&ev, "cgroup.oom_kill"), Some(1));
+    assert_eq!(int(&ev, "cgroup.max_events"), Some(40));
+    let (_, max) = run("cgroup/gpu-v2-oom/memory.max");
+    assert_eq!(int(&max, "cgroup.memory_limit_bytes"), Some(64 << 20));
+    let (_, peak) = run("cgroup/gpu-v2-oom/memory.peak");
+    assert_eq!(int(&peak, "cgroup.memory_peak_bytes"), Some(64 << 20));
+    let (_, raw) = run("dmesg/gpu-v2-oom-raw-with-btime.txt");
+    let (_, t) = run("dmesg/gpu-v2-oom-T.txt");
+    for out in [&raw, &t] {
+        let k = out
+            .events
+            .iter()
+            .find(|e| e.kind == "oom_kill")
+            .expect("kill");
+        assert_eq!(k.pid, Some(488));
+        assert_eq!(
+            k.fields.get("memcg").map(String::as_str),
+            Some("/process_api/twoom")
+        );
+    }
+    // btime + 34.416956 s, in UTC; dmesg -T printed the same second in the host's zone (UTC).
+    let raw_time = raw
+        .events
+        .iter()
+        .find(|e| e.kind == "oom_kill")
+        .and_then(|e| e.time.clone());
+    assert_eq!(raw_time.as_deref(), Some("2026-11-29T20:31:33.416956"));
+}
+
+#[test]
 fn nvidia_smi_idle_and_under_load_in_three_shapes() {
     for (rel, used) in [
         ("nvidia-smi/nvidia-smi_idle.txt", 0),
@@ -352,6 +384,18 @@ fn env_and_versions() {
     assert_eq!(text(&env, "env.NCCL_DEBUG").as_deref(), Some("INFO"));
     assert!(env.facts.iter().all(|f| f.name.starts_with("env.")));
     assert!(val(&env, "env.HOME").is_none());
+    let (_, ce) = run("envdump/gpu-collect_env.txt");
+    assert_eq!(text(&ce, "version.torch").as_deref(), Some("2.11.0+cu130"));
+    assert_eq!(text(&ce, "version.torch_cuda").as_deref(), Some("13.0"));
+    assert_eq!(
+        text(&ce, "version.cuda_runtime").as_deref(),
+        Some("13.0.88")
+    );
+    assert_eq!(text(&ce, "version.driver").as_deref(), Some("580.159.04"));
+    assert_eq!(text(&ce, "version.nccl").as_deref(), Some("2.28.9"));
+    assert_eq!(text(&ce, "version.python").as_deref(), Some("3.12.3"));
+    let (_, genv) = run("envdump/gpu-env.txt");
+    assert!(val(&genv, "env.NCCL_VERSION").is_some());
     let (_, ds) = run("envdump/corpus-h200-ds_report.txt");
     assert_eq!(text(&ds, "version.torch").as_deref(), Some("2.11.0+cu130"));
     assert_eq!(text(&ds, "version.deepspeed").as_deref(), Some("0.19.8"));

@@ -46,7 +46,6 @@ fn package_fact(pkg: &str) -> Option<&'static str> {
         "triton" | "pytorch-triton" => "version.triton",
         "flash-attn" => "version.flash_attn",
         p if p.starts_with("nvidia-nccl-cu") => "version.nccl",
-        p if p.starts_with("nvidia-cuda-runtime-cu") => "version.cuda_runtime",
         _ => return None,
     })
 }
