@@ -400,3 +400,62 @@ fn env_and_versions() {
     assert_eq!(text(&ds, "version.torch").as_deref(), Some("2.11.0+cu130"));
     assert_eq!(text(&ds, "version.deepspeed").as_deref(), Some("0.19.8"));
 }
+
+/// Every kind's parser survives every prefix of every fixture line (a paste cut anywhere) and
+/// lines of foreign or broken text: no panic, whatever it keeps.
+#[test]
+fn no_parser_panics_on_cut_or_foreign_lines() {
+    let kinds = [
+        (SourceKind::Df, "df"),
+        (SourceKind::Meminfo, "meminfo"),
+        (SourceKind::Free, "free"),
+        (SourceKind::CgroupMemory, "memory.events"),
+        (SourceKind::CgroupMemory, "memory.max"),
+        (SourceKind::CgroupMemory, "memory.stat"),
+        (SourceKind::Dmesg, "dmesg"),
+        (SourceKind::NvidiaSmi, "nvidia-smi.txt"),
+        (SourceKind::NvidiaSmiQ, "nvidia-smi-q.txt"),
+        (SourceKind::NvidiaSmiCsv, "q.csv"),
+        (SourceKind::Ulimit, "ulimit"),
+        (SourceKind::TorchelasticError, "error.json"),
+        (SourceKind::SlurmLog, "slurm-1.out"),
+        (SourceKind::K8sPod, "pod.yaml"),
+        (SourceKind::DockerInspect, "inspect.json"),
+        (SourceKind::EnvDump, "env"),
+    ];
+    let mut lines: Vec<String> = vec![
+        "[".into(),
+        "[]".into(),
+        "[  +".into(),
+        "12月".into(),
+        "Dec".into(),
+        "2026-11-29T".into(),
+        "│ ╰─ ❱ ünïcödé ]] [[ :: == ||".into(),
+        "- - - -".into(),
+        "|||".into(),
+        "\u{0}\u{1}\u{7f}".into(),
+        "Filesystem".into(),
+        "JobID|".into(),
+        "JobID JobName".into(),
+        "---- ----".into(),
+        "    - a: [".into(),
+    ];
+    for rel in all_fixtures() {
+        let bytes = std::fs::read(root().join(&rel)).expect("read");
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        for l in text.lines().take(400) {
+            let cuts: Vec<usize> = l.char_indices().map(|(i, _)| i).step_by(3).collect();
+            for c in cuts {
+                lines.push(l[..c].to_string());
+            }
+        }
+    }
+    for (kind, name) in kinds {
+        let mut p = fact_parser(kind, name).expect("parser");
+        let mut out = FactOut::default();
+        for (i, l) in lines.iter().enumerate() {
+            p.line(i as u64 + 1, l, &mut out);
+        }
+        p.finish(&mut out);
+    }
+}

@@ -177,8 +177,11 @@ pub fn yaml_to_value(text: &str) -> Value {
         .map(|l| (l.len() - l.trim_start().len(), l.trim_end()))
         .collect();
     let mut i = 0;
-    parse_block(&lines, &mut i, 0)
+    parse_block(&lines, &mut i, 0, 0)
 }
+
+/// Deeper nesting than any pod object has: stop there rather than recurse without bound.
+const MAX_DEPTH: usize = 64;
 
 fn scalar(s: &str) -> Value {
     let s = s.trim();
@@ -197,10 +200,14 @@ fn scalar(s: &str) -> Value {
     }
 }
 
-fn parse_block(lines: &[(usize, &str)], i: &mut usize, indent: usize) -> Value {
+fn parse_block(lines: &[(usize, &str)], i: &mut usize, indent: usize, depth: usize) -> Value {
     let Some(&(ind, first)) = lines.get(*i) else {
         return Value::Null;
     };
+    if depth > MAX_DEPTH {
+        *i = lines.len();
+        return Value::Null;
+    }
     if ind < indent {
         return Value::Null;
     }
@@ -216,7 +223,7 @@ fn parse_block(lines: &[(usize, &str)], i: &mut usize, indent: usize) -> Value {
             let item_indent = ind + (t.len() - rest.len());
             if rest.is_empty() {
                 *i += 1;
-                list.push(parse_block(lines, i, ind + 1));
+                list.push(parse_block(lines, i, ind + 1, depth + 1));
             } else if rest.contains(": ") || rest.ends_with(':') {
                 // `- key: value` starts a map whose other keys sit at item_indent.
                 let mut sub: Vec<(usize, &str)> = vec![(item_indent, rest)];
@@ -230,7 +237,7 @@ fn parse_block(lines: &[(usize, &str)], i: &mut usize, indent: usize) -> Value {
                 }
                 let fixed: Vec<(usize, &str)> = sub;
                 let mut j = 0;
-                list.push(parse_block(&fixed, &mut j, item_indent));
+                list.push(parse_block(&fixed, &mut j, item_indent, depth + 1));
             } else {
                 list.push(scalar(rest));
                 *i += 1;
@@ -266,7 +273,7 @@ fn parse_block(lines: &[(usize, &str)], i: &mut usize, indent: usize) -> Value {
                         .get(*i)
                         .is_some_and(|x| x.1.trim_start().starts_with("- ")))
             {
-                parse_block(lines, i, child_indent)
+                parse_block(lines, i, child_indent, depth + 1)
             } else {
                 Value::Null
             };
@@ -577,6 +584,14 @@ status:
             );
             assert_eq!(get(out, "k8s.oom_killed"), Some(&FactValue::Int(1)));
         }
+    }
+
+    #[test]
+    fn absurdly_deep_yaml_stops_instead_of_overflowing() {
+        let deep: String = (0..20_000)
+            .map(|i| format!("{}a:\n", " ".repeat(i)))
+            .collect();
+        let _ = yaml_to_value(&deep);
     }
 
     #[test]
