@@ -588,7 +588,7 @@ status:
 
     #[test]
     fn absurdly_deep_yaml_stops_instead_of_overflowing() {
-        let deep: String = (0..20_000)
+        let deep: String = (0..2_000)
             .map(|i| format!("{}a:\n", " ".repeat(i)))
             .collect();
         let _ = yaml_to_value(&deep);
