@@ -50,7 +50,15 @@ static TABLE: &[Row] = &[
     Row {
         kind: SourceKind::NvidiaSmiCsv,
         names: &[r"nvidia.?smi.*(query|csv)", r"\.csv$"],
-        sniff: &[r"(?m)^index, ?name", r"memory\.(used|total)( \[MiB\])?"],
+        sniff: &[
+            r"(?m)^index, ?name",
+            r"memory\.(used|total)( \[MiB\])?",
+            // --query-compute-apps, --query-remapped-rows
+            r"(?m)^pid, ?process_name",
+            r"(?m)^gpu_bus_id, ?remapped_rows\.",
+            // noheader: a row with a PCI bus id among comma-separated fields
+            r"(?m)^\d+, [^,\n]+, [0-9A-F]{8}:[0-9A-F]{2}:[0-9A-F]{2}\.\d",
+        ],
         min_points: 1,
     },
     Row {
@@ -116,6 +124,13 @@ static TABLE: &[Row] = &[
         ],
         sniff: &[
             r"(?m)^\[\s*\d+\.\d{6}\] ",
+            // dmesg -H: deltas and minute headers
+            r"(?m)^\[\s*\+\d+\.\d{6}\] ",
+            r"(?m)^\[[A-Z][a-z]{2}\d{1,2} \d\d:\d\d\] ",
+            // dmesg --time-format iso
+            r"(?m)^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d,\d{6}[+-]\d\d:\d\d ",
+            // journalctl/syslog with localized (CJK) month names
+            r"(?m)^\d{1,2}[月월] +\d+ \d\d:\d\d:\d\d \S+ kernel: ",
             r"(?m)^\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\] ",
             r"(?m)^\S+ +\d+ \d\d:\d\d:\d\d \S+ kernel: ",
             r"(?m)^\d{4}-\d\d-\d\dT\S+ \S+ kernel: ",
@@ -141,6 +156,7 @@ static TABLE: &[Row] = &[
             r"slurmstepd: error:",
             r"(?m)^\s*JobId=\d+ JobName=",
             r"(?m)^JobID\s+JobName",
+            r"(?m)^JobID\|",
         ],
         min_points: 1,
     },
@@ -150,11 +166,16 @@ static TABLE: &[Row] = &[
             r"^env(iron(ment)?)?(\.txt)?$",
             r"pip.?(list|freeze)",
             r"collect.?env",
+            r"ds.?report",
         ],
         sniff: &[
             r"(?m)^PyTorch version: ",
             r"(?m)^Package\s+Version\n-+ -+",
             r"(?m)^(PATH|HOME|HOSTNAME)=",
+            r"(?m)^torch==\d",
+            // pip freeze: two `name==version` lines in a row
+            r"(?m)^[A-Za-z0-9_.\-]+==\d\S*\n[A-Za-z0-9_.\-]+==\d",
+            r"DeepSpeed general environment info:",
         ],
         min_points: 1,
     },
@@ -370,6 +391,30 @@ mod tests {
             SourceKind::CgroupMemory
         );
         assert_eq!(detect("memory.max", b"max\n"), SourceKind::CgroupMemory);
+    }
+
+    #[test]
+    fn kernel_log_forms_found_in_the_wild() {
+        for head in [
+            "[  +0.000316] python3 invoked oom-killer\n",
+            "[Nov29 20:14] python3 invoked oom-killer\n",
+            "2026-11-29T20:08:03,000000+00:00 Linux version 6.18\n",
+            "12月 17 10:04:41 gpu01 kernel: NVRM: Xid (PCI:0000:3b:00): 79\n",
+        ] {
+            assert_eq!(
+                detect("k.txt", head.as_bytes()),
+                SourceKind::Dmesg,
+                "{head}"
+            );
+        }
+    }
+
+    #[test]
+    fn smi_csv_variants() {
+        let apps = b"pid, process_name, gpu_bus_id, used_gpu_memory [MiB]\n511, python3, 00000000:00:06.0, 21702 MiB\n";
+        assert_eq!(detect("apps.csv", apps), SourceKind::NvidiaSmiCsv);
+        let noheader = b"0, NVIDIA H200, 00000000:00:06.0, 21711, 143771, 100, 53, 0, 0, 0\n";
+        assert_eq!(detect("q.txt", noheader), SourceKind::NvidiaSmiCsv);
     }
 
     #[test]

@@ -2,11 +2,23 @@
 //! reader, prefix peeling (rank/host/time), and one fact parser per snapshot kind.
 //! Sources emit lines, facts and events; they never import the rule engine.
 
+pub mod cgroup;
 pub mod detect;
+pub mod df;
+pub mod dmesg;
+pub mod docker;
 pub mod elfcore;
+pub mod envdump;
+pub mod k8s;
 pub mod launcher;
+pub mod meminfo;
+pub mod nvidia_smi;
 pub mod prefix;
 pub mod reader;
+pub mod slurm;
+pub mod torchelastic;
+pub mod ulimit;
+pub mod units;
 
 use crate::model::{Fact, SourceKind};
 use std::collections::BTreeMap;
@@ -50,10 +62,44 @@ pub trait FactParser {
 /// The fact parser for a kind of file, if that kind carries facts.
 /// `file_name` is the bare name (cgroup files say what they hold only through their name).
 pub fn fact_parser(kind: SourceKind, file_name: &str) -> Option<Box<dyn FactParser>> {
-    // Snapshot parsers register here, one arm per kind.
-    let _ = file_name;
-    match kind {
-        SourceKind::CoreText => Some(Box::new(elfcore::text::CoreTextParser::new())),
-        _ => None,
+    Some(match kind {
+        SourceKind::Df => Box::new(df::DfParser::new()),
+        SourceKind::Meminfo => Box::new(meminfo::MeminfoParser::default()),
+        SourceKind::Free => Box::new(meminfo::FreeParser::for_file(file_name)),
+        SourceKind::CgroupMemory => Box::new(cgroup::CgroupParser::for_file(file_name)),
+        SourceKind::Dmesg => Box::new(dmesg::DmesgParser::default()),
+        SourceKind::NvidiaSmi => Box::new(nvidia_smi::TableParser::default()),
+        SourceKind::NvidiaSmiQ => Box::new(nvidia_smi::QueryParser::default()),
+        SourceKind::NvidiaSmiCsv => Box::new(nvidia_smi::CsvParser::default()),
+        SourceKind::Ulimit => Box::new(ulimit::UlimitParser::default()),
+        SourceKind::TorchelasticError => Box::new(torchelastic::ErrorFileParser::default()),
+        SourceKind::SlurmLog => Box::new(slurm::SlurmParser::default()),
+        SourceKind::K8sPod => Box::new(k8s::PodParser::default()),
+        SourceKind::DockerInspect => Box::new(docker::InspectParser::default()),
+        SourceKind::EnvDump => Box::new(envdump::EnvDumpParser::default()),
+        SourceKind::CoreText => Box::new(elfcore::text::CoreTextParser::new()),
+        _ => return None,
+    })
+}
+
+/// Feed a whole text through a parser, as the analyzer does with a file's lines.
+pub fn feed(parser: &mut dyn FactParser, text: &str) -> FactOut {
+    let mut out = FactOut::default();
+    for (i, line) in text.lines().enumerate() {
+        parser.line(
+            i as u64 + 1,
+            line.strip_suffix('\r').unwrap_or(line),
+            &mut out,
+        );
+    }
+    parser.finish(&mut out);
+    out
+}
+
+/// Parse a text as a file of `kind` named `file_name`; an empty result for kinds without facts.
+pub fn parse_text(kind: SourceKind, file_name: &str, text: &str) -> FactOut {
+    match fact_parser(kind, file_name) {
+        Some(mut p) => feed(p.as_mut(), text),
+        None => FactOut::default(),
     }
 }
