@@ -30,7 +30,7 @@ const PENDING: &[&str] = &[
 fn cases() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
     let mut out = Vec::new();
-    for dir in [root.clone(), root.join("corpus")] {
+    for dir in [root.clone(), root.join("corpus"), root.join("captured")] {
         let Ok(rd) = std::fs::read_dir(&dir) else {
             continue;
         };

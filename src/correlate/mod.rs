@@ -79,6 +79,9 @@ pub struct Finding {
     pub more_lines: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_time: Option<String>,
+    /// When evidence argues against the finding: what else fits (the rule's look-alikes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alternatives: Option<String>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -354,11 +357,18 @@ fn finish(d: Draft, a: &Analysis) -> Finding {
         .iter()
         .flat_map(|h| h.captures.iter().cloned())
         .collect();
+    let contradicted = !d.against.is_empty();
+    let has_contradicted_variant = d
+        .rules
+        .iter()
+        .flat_map(|r| r.fixes.iter())
+        .any(|f| f.contradicted);
     let fix = d
         .lead
         .fixes
         .iter()
         .chain(d.rules.iter().flat_map(|r| r.fixes.iter()))
+        .filter(|f| f.contradicted == (contradicted && has_contradicted_variant))
         .find_map(|f| {
             if f.when.iter().any(|w| lookup(w, &a.facts, &caps).is_none()) {
                 return None;
@@ -371,7 +381,13 @@ fn finish(d: Draft, a: &Analysis) -> Finding {
     } else {
         None
     };
+    let alternatives = if d.against.is_empty() {
+        None
+    } else {
+        d.rules.iter().find_map(|r| r.doc_lookalikes.clone())
+    };
     Finding {
+        alternatives,
         rule: d.lead.name.clone(),
         code: d.lead.code.clone(),
         category: d.lead.category.name.to_string(),

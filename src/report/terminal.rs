@@ -220,6 +220,9 @@ fn render_top(out: &mut String, r: &Report, top: &Finding, st: &Style) {
                 a.why
             );
         }
+        if let Some(alt) = &top.alternatives {
+            let _ = writeln!(out, "  {} {}", st.bold("What else fits:"), alt);
+        }
     }
     let _ = writeln!(out, "\n{}", st.bold("Fix"));
     let _ = writeln!(out, "  {}", top.fix);

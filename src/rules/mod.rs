@@ -83,6 +83,7 @@ pub struct Condition {
 #[derive(Debug, Clone)]
 pub struct Fix {
     pub when: Vec<String>,
+    pub contradicted: bool,
     pub text: Template,
 }
 
@@ -476,6 +477,7 @@ fn compile(origin: &str, raw: schema::RawRule) -> Result<Rule, Vec<LoadError>> {
                 }
                 fixes.push(Fix {
                     when: f.when.clone(),
+                    contradicted: f.contradicted,
                     text: t,
                 });
             }

@@ -87,6 +87,10 @@ pub struct RawFix {
     /// Template variables that must all be known for this variant to be used.
     #[serde(default)]
     pub when: Vec<String>,
+    /// Use this variant only when evidence argues against the finding (and the others only
+    /// when nothing does): a contradicted hypothesis needs a different next step.
+    #[serde(default)]
+    pub contradicted: bool,
     pub text: String,
 }
 

@@ -1,0 +1,38 @@
+//! Behaviour pinned on the cases captured for this project (fixtures/captured), beyond the
+//! top category that tests/fixtures.rs checks.
+
+use trainwreck::rules::KnowledgeBase;
+
+fn diagnose(case: &str) -> trainwreck::report::Report {
+    let kb = KnowledgeBase::load(&[]).unwrap();
+    let path = format!(
+        "{}/fixtures/captured/{case}/run",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    trainwreck::diagnose(&kb, &[path], 2)
+}
+
+#[test]
+fn bare_sigkill_of_a_worker_is_not_a_confirmed_oom() {
+    let r = diagnose("25_dataloader_worker_sigkill_external");
+    let top = r.findings.first().expect("something is reported");
+    assert!(
+        top.confidence < 0.6,
+        "{} at {}",
+        top.category,
+        top.confidence
+    );
+    assert!(
+        r.findings.iter().any(|f| f.next_time.is_some()),
+        "says what to capture next time"
+    );
+}
+
+#[test]
+fn gpu_oom_with_another_process_holding_the_card_points_at_that_process() {
+    let r = diagnose("24_cuda_oom_other_process");
+    let top = r.top().unwrap();
+    assert_eq!(top.category, "gpu_oom");
+    assert!(top.fix.contains("outside this process"), "{}", top.fix);
+    assert!(!top.fix.contains("micro-batch (or sequence"), "{}", top.fix);
+}
