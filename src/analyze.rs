@@ -8,7 +8,9 @@ use crate::inputs::{Input, Source};
 use crate::model::{Attribution, Fact, SourceKind, Warning};
 use crate::rules::{KnowledgeBase, Role};
 use crate::scan::{Hit, PatternSpec, ScanScratch, Scanner};
-use crate::sources::{self, Event, FactOut, detect, launcher, prefix, reader::ChunkReader};
+use crate::sources::{
+    self, Event, FactOut, detect, elfcore, launcher, prefix, reader::ChunkReader,
+};
 use std::io::{self, Read};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -49,6 +51,16 @@ pub struct Analysis {
     pub facts: FactSet,
     pub events: Vec<(usize, Event)>,
     pub warnings: Vec<Warning>,
+    /// Core dumps read, with the input they came from.
+    pub cores: Vec<CoreReport>,
+}
+
+/// A core dump's summary (signal, fault, mapping, stack) for the report.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CoreReport {
+    pub path: String,
+    #[serde(flatten)]
+    pub summary: elfcore::CoreSummary,
 }
 
 /// The scanner over rule signatures plus the launcher patterns that feed facts.
@@ -134,6 +146,7 @@ impl<'kb> Engine<'kb> {
             }
             a.events.extend(r.events.into_iter().map(|e| (i, e)));
             a.warnings.extend(r.warnings);
+            a.cores.extend(r.core);
         }
         self.suppress_advice(&mut a);
         discount_preexisting(&mut a);
@@ -232,10 +245,27 @@ impl<'kb> Engine<'kb> {
         }
         match kind {
             SourceKind::ElfCore => {
-                res.warnings.push(Warning::new(
-                    Some(path),
-                    "ELF core dump recognised; reading cores is not built yet (issue 5), so its signal and fault address are not used",
-                ));
+                match &input.source {
+                    // The core reader does positioned reads (or streams a .gz) on its own.
+                    Source::File(p) => {
+                        let c = elfcore::analyze_core(p, &elfcore::CoreOptions::default());
+                        for mut f in c.facts {
+                            f.path = path.to_string();
+                            res.facts.push(f);
+                        }
+                        for w in c.warnings {
+                            res.warnings.push(Warning::new(Some(path), w));
+                        }
+                        res.core = Some(CoreReport {
+                            path: path.to_string(),
+                            summary: c.summary,
+                        });
+                    }
+                    Source::Stdin => res.warnings.push(Warning::new(
+                        Some(path),
+                        "an ELF core on stdin is not read: save it to a file and pass its path",
+                    )),
+                }
                 return res;
             }
             SourceKind::Binary | SourceKind::FlightRecorder => {
@@ -396,6 +426,7 @@ struct FileResult {
     facts: Vec<Fact>,
     events: Vec<Event>,
     warnings: Vec<Warning>,
+    core: Option<CoreReport>,
 }
 
 impl Default for InputInfo {

@@ -92,7 +92,10 @@ fn is_zero(n: &u64) -> bool {
 fn holds<'a>(c: &'a Condition, facts: &'a FactSet) -> Vec<&'a Fact> {
     facts
         .matching(&c.fact)
-        .filter(|f| compare(&f.value, c.op, c.value.as_ref()))
+        .filter(|f| match &c.pattern {
+            Some(re) => re.is_match(&f.value.to_string()),
+            None => compare(&f.value, c.op, c.value.as_ref()),
+        })
         .collect()
 }
 
@@ -109,7 +112,7 @@ fn compare(v: &FactValue, op: Op, want: Option<&FactValue>) -> bool {
             Op::Ge => a >= b,
             Op::Eq => a == b,
             Op::Ne => a != b,
-            Op::Contains | Op::Exists => false,
+            Op::Contains | Op::Matches | Op::Exists => false,
         };
     }
     let (a, b) = (v.to_string(), want.to_string());

@@ -3,7 +3,7 @@
 
 pub mod terminal;
 
-use crate::analyze::{Analysis, InputInfo};
+use crate::analyze::{Analysis, CoreReport, InputInfo};
 use crate::correlate::{Finding, RULED_OUT_BELOW};
 use crate::model::{Fact, Warning};
 use crate::rules::Role;
@@ -20,14 +20,18 @@ pub struct Report {
     pub fingerprint: Option<String>,
     pub inputs: Vec<InputInfo>,
     pub warnings: Vec<Warning>,
+    /// Core dumps read (an addition to the contract): signal, fault, mapping, stack.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cores: Vec<CoreReport>,
 }
 
 /// Did the inputs show that something failed, even if no rule explains it?
 fn failure_signs(a: &Analysis) -> bool {
-    a.facts.all().iter().any(|f| {
-        (f.name.ends_with(".exit_code") && f.value.as_i64().is_some_and(|c| c != 0))
-            || f.name.ends_with(".exit_signal")
-    })
+    !a.cores.is_empty()
+        || a.facts.all().iter().any(|f| {
+            (f.name.ends_with(".exit_code") && f.value.as_i64().is_some_and(|c| c != 0))
+                || f.name.ends_with(".exit_signal")
+        })
 }
 
 pub fn build(a: Analysis, findings: Vec<Finding>) -> Report {
@@ -50,6 +54,7 @@ pub fn build(a: Analysis, findings: Vec<Finding>) -> Report {
         fingerprint,
         inputs: a.inputs,
         warnings: a.warnings,
+        cores: a.cores,
     }
 }
 

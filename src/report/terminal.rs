@@ -224,6 +224,9 @@ fn render_top(out: &mut String, r: &Report, top: &Finding, st: &Style) {
             let _ = writeln!(out, "  {} {}", st.bold("What else fits:"), alt);
         }
     }
+    for c in &r.cores {
+        render_core(out, c, st);
+    }
     let _ = writeln!(out, "\n{}", st.bold("Fix"));
     let _ = writeln!(out, "  {}", top.fix);
     if let Some(n) = &top.next_time {
@@ -259,4 +262,67 @@ fn render_top(out: &mut String, r: &Report, top: &Finding, st: &Style) {
             );
         }
     }
+}
+
+fn render_core(out: &mut String, c: &crate::analyze::CoreReport, st: &Style) {
+    let s = &c.summary;
+    let _ = writeln!(out, "\n{} {}", st.bold("Core dump"), st.dim(&c.path));
+    let mut head = Vec::new();
+    if let Some(sig) = &s.signal {
+        head.push(sig.clone());
+    }
+    if let Some(code) = &s.code {
+        head.push(match &s.meaning {
+            Some(m) => format!("{code} ({m})"),
+            None => code.clone(),
+        });
+    }
+    if let Some(a) = &s.fault_addr {
+        head.push(format!("at {a}"));
+    }
+    if let Some(m) = &s.fault_mapping {
+        head.push(format!("in {m}"));
+    }
+    let _ = writeln!(out, "  {}", head.join(" "));
+    if let Some(exe) = s.exe.as_ref().or(s.execfn.as_ref()) {
+        let _ = writeln!(
+            out,
+            "  process {}{}{}",
+            exe,
+            s.pid.map(|p| format!(" pid {p}")).unwrap_or_default(),
+            if s.thread_count > 1 {
+                format!(", {} threads", s.thread_count)
+            } else {
+                String::new()
+            }
+        );
+    }
+    for f in s.frames.iter().take(12) {
+        let place = match (&f.symbol, &f.module, &f.offset) {
+            (Some(sym), Some(m), _) => format!("{sym} in {}", short(m)),
+            (None, Some(m), Some(o)) => format!("{}+{o}", short(m)),
+            _ => f.pc.clone(),
+        };
+        let _ = writeln!(
+            out,
+            "  #{:<2} {}  {}",
+            f.index,
+            place,
+            st.dim(&format!("({})", f.how))
+        );
+    }
+    if s.frames.len() > 12 {
+        let _ = writeln!(
+            out,
+            "  {}",
+            st.dim(&format!(
+                "… {} more frames (see --format json)",
+                s.frames.len() - 12
+            ))
+        );
+    }
+}
+
+fn short(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
 }

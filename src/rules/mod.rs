@@ -51,6 +51,8 @@ pub enum Op {
     Eq,
     Ne,
     Contains,
+    /// The fact's text matches a regex (`libnccl|libcuda`).
+    Matches,
     Exists,
 }
 
@@ -75,6 +77,8 @@ pub struct Condition {
     pub fact: String,
     pub op: Op,
     pub value: Option<model::FactValue>,
+    /// Compiled `value` for `matches`.
+    pub pattern: Option<regex::Regex>,
     pub weight: f64,
     pub trigger: bool,
     pub why: Template,
@@ -411,11 +415,12 @@ fn compile(origin: &str, raw: schema::RawRule) -> Result<Rule, Vec<LoadError>> {
             "==" => Op::Eq,
             "!=" => Op::Ne,
             "contains" => Op::Contains,
+            "matches" => Op::Matches,
             "exists" => Op::Exists,
             other => {
                 err(
                     &format!("{key}.op"),
-                    format!("{other:?}: use <, <=, >, >=, ==, !=, contains or exists"),
+                    format!("{other:?}: use <, <=, >, >=, ==, !=, contains, matches or exists"),
                 );
                 Op::Exists
             }
@@ -446,6 +451,31 @@ fn compile(origin: &str, raw: schema::RawRule) -> Result<Rule, Vec<LoadError>> {
                 "only a supporting condition (weight > 0) can trigger".into(),
             );
         }
+        let pattern = match (op, &c.value) {
+            (Op::Matches, Some(toml::Value::String(p))) => match regex::Regex::new(p) {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    err(&format!("{key}.value"), format!("invalid regex: {e}"));
+                    None
+                }
+            },
+            (Op::Matches, _) => {
+                err(
+                    &format!("{key}.value"),
+                    "`matches` needs a regex string".into(),
+                );
+                None
+            }
+            _ => None,
+        };
+        let value = if op == Op::Matches {
+            c.value
+                .as_ref()
+                .and_then(|v| v.as_str())
+                .map(|s| model::FactValue::Text(s.into()))
+        } else {
+            value
+        };
         match Template::parse(&c.why) {
             Ok(t) => {
                 check_vars(&t, &captures, &mut |m| err(&format!("{key}.why"), m));
@@ -453,6 +483,7 @@ fn compile(origin: &str, raw: schema::RawRule) -> Result<Rule, Vec<LoadError>> {
                     fact: c.fact.clone(),
                     op,
                     value,
+                    pattern,
                     weight: c.weight,
                     trigger: c.trigger,
                     why: t,
