@@ -49,6 +49,10 @@ pub struct Analysis {
     pub facts: FactSet,
     pub events: Vec<(usize, Event)>,
     pub warnings: Vec<Warning>,
+    /// Lines the timeline reads (watchdog, teardown, launcher blocks): `timeline::PATTERNS`.
+    pub marks: Vec<crate::timeline::Mark>,
+    /// Flight Recorder dumps read: (input, summary).
+    pub flight: Vec<(usize, sources::flight_recorder::FrDump)>,
 }
 
 /// The scanner over rule signatures plus the launcher patterns that feed facts.
@@ -74,6 +78,13 @@ impl<'kb> Engine<'kb> {
         for (i, p) in launcher::PATTERNS.iter().enumerate() {
             specs.push(PatternSpec {
                 id: n + i,
+                regex: p,
+            });
+        }
+        let nl = launcher::PATTERNS.len();
+        for (i, p) in crate::timeline::PATTERNS.iter().enumerate() {
+            specs.push(PatternSpec {
+                id: n + nl + i,
                 regex: p,
             });
         }
@@ -134,6 +145,13 @@ impl<'kb> Engine<'kb> {
             }
             a.events.extend(r.events.into_iter().map(|e| (i, e)));
             a.warnings.extend(r.warnings);
+            a.marks.extend(r.marks.into_iter().map(|mut m| {
+                m.input = i;
+                m
+            }));
+            if let Some(d) = r.flight {
+                a.flight.push((i, d));
+            }
         }
         self.suppress_advice(&mut a);
         discount_preexisting(&mut a);
@@ -238,7 +256,11 @@ impl<'kb> Engine<'kb> {
                 ));
                 return res;
             }
-            SourceKind::Binary | SourceKind::FlightRecorder => {
+            SourceKind::FlightRecorder => {
+                read_flight_recorder(path, file_name, head, stream.as_mut(), &mut res);
+                return res;
+            }
+            SourceKind::Binary => {
                 res.warnings.push(Warning::new(
                     Some(path),
                     format!("{} file: not scanned", kind.as_str()),
@@ -333,6 +355,20 @@ impl<'kb> Engine<'kb> {
             })
             .collect();
         fout.facts.extend(launcher::facts_from_hits(&lh));
+        let nl = launcher::PATTERNS.len();
+        for h in lh.iter().filter(|h| h.pattern >= nl) {
+            let (mut attr, _) = prefix::peel(h.text);
+            attr.rank = attr.rank.or(base_attr.rank);
+            attr.local_rank = attr.local_rank.or(base_attr.local_rank);
+            attr.host = attr.host.or_else(|| base_attr.host.clone());
+            res.marks.push(crate::timeline::Mark {
+                input: 0,
+                pattern: h.pattern - nl,
+                line: h.lineno,
+                text: h.text.chars().take(2000).collect(),
+                attr,
+            });
+        }
         for mut f in fout.facts {
             f.path = path.to_string();
             res.facts.push(f);
@@ -396,6 +432,36 @@ struct FileResult {
     facts: Vec<Fact>,
     events: Vec<Event>,
     warnings: Vec<Warning>,
+    marks: Vec<crate::timeline::Mark>,
+    flight: Option<sources::flight_recorder::FrDump>,
+}
+
+/// Read a Flight Recorder dump (bounded) into its summary; any failure is a warning.
+fn read_flight_recorder(
+    path: &str,
+    name: &str,
+    head: Vec<u8>,
+    rest: &mut dyn Read,
+    res: &mut FileResult,
+) {
+    use sources::flight_recorder as fr;
+    let mut data = head;
+    let limit = fr::MAX_BYTES as u64 + 1;
+    if let Err(e) = rest
+        .take(limit.saturating_sub(data.len() as u64))
+        .read_to_end(&mut data)
+    {
+        res.warnings
+            .push(Warning::new(Some(path), format!("cannot read: {e}")));
+        return;
+    }
+    match fr::read(name, &data) {
+        Ok(d) => res.flight = Some(d),
+        Err(e) => res.warnings.push(Warning::new(
+            Some(path),
+            format!("flight-recorder dump not read: {e}"),
+        )),
+    }
 }
 
 impl Default for InputInfo {

@@ -20,6 +20,9 @@ pub struct Report {
     pub fingerprint: Option<String>,
     pub inputs: Vec<InputInfo>,
     pub warnings: Vec<Warning>,
+    /// The merged per-rank timeline (`--timeline`); not part of the JSON contract.
+    #[serde(skip)]
+    pub timeline: crate::timeline::Timeline,
 }
 
 /// Did the inputs show that something failed, even if no rule explains it?
@@ -50,6 +53,7 @@ pub fn build(a: Analysis, findings: Vec<Finding>) -> Report {
         fingerprint,
         inputs: a.inputs,
         warnings: a.warnings,
+        timeline: Default::default(),
     }
 }
 
