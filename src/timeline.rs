@@ -144,7 +144,9 @@ fn parse_stamp(s: &str) -> Option<Stamp> {
     if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
         return None;
     }
-    Some(Stamp::Full(days_from_civil(y, m, d) as f64 * 86400.0 + secs))
+    Some(Stamp::Full(
+        days_from_civil(y, m, d) as f64 * 86400.0 + secs,
+    ))
 }
 
 fn year_of(s: &str) -> Option<(i32, u32)> {
@@ -191,12 +193,7 @@ pub fn format_epoch(t: f64) -> String {
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
     let ms = (secs * 1000.0).round() as i64;
-    let (h, mi, s, frac) = (
-        ms / 3_600_000,
-        ms / 60_000 % 60,
-        ms / 1000 % 60,
-        ms % 1000,
-    );
+    let (h, mi, s, frac) = (ms / 3_600_000, ms / 60_000 % 60, ms / 1000 % 60, ms % 1000);
     format!("{y:04}-{m:02}-{d:02} {h:02}:{mi:02}:{s:02}.{frac:03}")
 }
 
@@ -254,9 +251,7 @@ fn mark_events(m: &Mark, path: &str, block: &mut Block, out: &mut Vec<Event>) {
                     seq: num(&c, 1).unwrap_or(0) as u64,
                     op: c[2].to_string(),
                     numel: num(&c, 3).map(|x| x as u64),
-                    ran_ms: ran_for()
-                        .captures(&m.text)
-                        .and_then(|c| c[1].parse().ok()),
+                    ran_ms: ran_for().captures(&m.text).and_then(|c| c[1].parse().ok()),
                 }));
             }
         }
@@ -350,6 +345,23 @@ fn mark_events(m: &Mark, path: &str, block: &mut Block, out: &mut Vec<Event>) {
     }
 }
 
+/// Lines a rank prints because of the failure (NCCL/watchdog/dump messages, tracebacks), not
+/// as a sign that it was still working.
+fn is_chatter(line: &str) -> bool {
+    [
+        "ProcessGroupNCCL",
+        "NCCL",
+        "Watchdog",
+        "Traceback",
+        "Error",
+        "flight recorder",
+        "Signal",
+        "SIG",
+    ]
+    .iter()
+    .any(|w| line.contains(w))
+}
+
 fn is_log(kind: SourceKind) -> bool {
     matches!(
         kind,
@@ -388,6 +400,9 @@ fn tails(path: &std::path::Path, display: &str, out: &mut Vec<Event>) {
         &text
     };
     for line in body.lines().rev() {
+        if is_chatter(line) {
+            continue;
+        }
         let (mut a, _) = prefix::peel(line);
         if a.time.is_none() {
             continue;
@@ -446,7 +461,9 @@ pub fn build(inputs: &[Input], a: &Analysis, kb: &crate::rules::KnowledgeBase) -
         mark_events(m, &a.inputs[m.input].path, &mut block, &mut events);
     }
     for (i, input) in inputs.iter().enumerate() {
-        let Some(info) = a.inputs.get(i) else { continue };
+        let Some(info) = a.inputs.get(i) else {
+            continue;
+        };
         if !is_log(info.kind) || crate::analyze::is_before_snapshot(&info.path) {
             continue;
         }
@@ -467,10 +484,12 @@ pub fn build(inputs: &[Input], a: &Analysis, kb: &crate::rules::KnowledgeBase) -
             _ => return None,
         };
         let msg = dmesg_msg(&raw.text)?;
-        events.iter().find_map(|o| match o.time.as_deref().and_then(parse_stamp) {
-            Some(Stamp::Full(t)) if dmesg_msg(&o.text) == Some(msg) => Some(t - b),
-            _ => None,
-        })
+        events
+            .iter()
+            .find_map(|o| match o.time.as_deref().and_then(parse_stamp) {
+                Some(Stamp::Full(t)) if dmesg_msg(&o.text) == Some(msg) => Some(t - b),
+                _ => None,
+            })
     });
     for e in &mut events {
         e.t = e.time.as_deref().and_then(|s| resolve(s, year, boot));
@@ -532,8 +551,16 @@ mod tests {
         assert_eq!(
             k,
             vec![
-                Kind::Fingerprint { of: 1, seq: 153, op: "BROADCAST".into() },
-                Kind::Fingerprint { of: 0, seq: 153, op: "ALLREDUCE".into() }
+                Kind::Fingerprint {
+                    of: 1,
+                    seq: 153,
+                    op: "BROADCAST".into()
+                },
+                Kind::Fingerprint {
+                    of: 0,
+                    seq: 153,
+                    op: "ALLREDUCE".into()
+                }
             ]
         );
     }

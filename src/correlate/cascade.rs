@@ -28,6 +28,7 @@ pub struct Culprit {
     pub why: Vec<String>,
     pub evidence: Vec<Evidence>,
     pub time: Option<String>,
+    t: Option<f64>,
 }
 
 /// Ranks running different collectives at one sequence number.
@@ -93,10 +94,10 @@ pub fn verdict(tl: &Timeline, flight: &[flight_recorder::FrDump]) -> Verdict {
     if let Some((seq, ops)) = fps.iter().find(|(_, ops)| ops.len() > 1) {
         let mut evidence: Vec<Evidence> = Vec::new();
         for (_, (_, es)) in ops.iter() {
-            if let Some(e) = es.first()
-                && !evidence.iter().any(|x| x.text == e.text)
-            {
-                evidence.push(ev(e, None));
+            for e in es {
+                if evidence.len() < 4 && !evidence.iter().any(|x| x.text == e.text) {
+                    evidence.push(ev(e, None));
+                }
             }
         }
         v.mismatch = Some(Mismatch {
@@ -120,7 +121,11 @@ pub fn verdict(tl: &Timeline, flight: &[flight_recorder::FrDump]) -> Verdict {
     };
     v.collective = dogs.iter().filter_map(|e| seq_of(e)).min_by_key(|x| x.0);
     v.waiters = dogs.iter().filter_map(|e| e.who.rank).collect();
-    let first_dog = dogs.iter().find(|e| e.t.is_some()).or(dogs.first()).copied();
+    let first_dog = dogs
+        .iter()
+        .find(|e| e.t.is_some())
+        .or(dogs.first())
+        .copied();
 
     let mut culprits: BTreeMap<u32, Culprit> = BTreeMap::new();
     let mut add = |rank: u32, strong: bool, why: String, e: Option<&Event>| {
@@ -130,12 +135,20 @@ pub fn verdict(tl: &Timeline, flight: &[flight_recorder::FrDump]) -> Verdict {
             why: Vec::new(),
             evidence: Vec::new(),
             time: None,
+            t: None,
         });
         c.strong |= strong;
         if let Some(e) = e {
             c.evidence.push(ev(e, Some(why.clone())));
-            if c.time.is_none() {
+            // The origin time is the rank's earliest sign of trouble (its log stopping).
+            let earlier = match (e.t, c.t) {
+                (Some(a), Some(b)) => a < b,
+                (Some(_), None) => true,
+                _ => c.time.is_none(),
+            };
+            if earlier {
                 c.time = when(e);
+                c.t = e.t;
             }
         }
         c.why.push(why);
@@ -144,7 +157,14 @@ pub fn verdict(tl: &Timeline, flight: &[flight_recorder::FrDump]) -> Verdict {
     // Work counters: the latest `last enqueued / completed` line of each rank.
     let mut state: BTreeMap<u32, (i64, i64, &Event)> = BTreeMap::new();
     for e in evs {
-        if let (Kind::WorkState { enqueued, completed }, Some(r)) = (&e.kind, e.who.rank) {
+        if let (
+            Kind::WorkState {
+                enqueued,
+                completed,
+            },
+            Some(r),
+        ) = (&e.kind, e.who.rank)
+        {
             state.insert(r, (*enqueued, *completed, e));
         }
     }
@@ -329,7 +349,10 @@ pub fn apply(kb: &KnowledgeBase, a: &Analysis, tl: &Timeline, findings: &mut Vec
                 format!(
                     "rank{} {} ran {op}",
                     if r.len() == 1 { "" } else { "s" },
-                    r.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(",")
+                    r.iter()
+                        .map(|x| x.to_string())
+                        .collect::<Vec<_>>()
+                        .join(",")
                 )
             })
             .collect::<Vec<_>>()
@@ -338,15 +361,24 @@ pub fn apply(kb: &KnowledgeBase, a: &Analysis, tl: &Timeline, findings: &mut Vec
             MISMATCH_RULE,
             "TW0901",
             "collective_mismatch",
-            format!("Ranks ran different collectives at sequence number {}: {desc}", m.seq),
+            format!(
+                "Ranks ran different collectives at sequence number {}: {desc}",
+                m.seq
+            ),
             0.95,
             m.evidence.clone(),
             "A collective is called conditionally or in a different order on some ranks (rank-dependent `if` around all_reduce/broadcast, early exit on one rank). Make every rank call the same collectives in the same order; TORCH_DISTRIBUTED_DEBUG=DETAIL names the call sites.",
-            vec![format!("collective fingerprints differ at sequence number {}: {desc}", m.seq)],
+            vec![format!(
+                "collective fingerprints differ at sequence number {}: {desc}",
+                m.seq
+            )],
         );
         origin_rank = minority;
         origin_time = m.evidence.first().and_then(|e| e.time.clone());
-        match findings.iter().position(|f| f.category == "collective_mismatch" && live(f)) {
+        match findings
+            .iter()
+            .position(|f| f.category == "collective_mismatch" && live(f))
+        {
             Some(i) => {
                 findings[i].title = f.title.clone();
                 root_idx = Some(i);
@@ -414,6 +446,11 @@ pub fn apply(kb: &KnowledgeBase, a: &Analysis, tl: &Timeline, findings: &mut Vec
     // Origin: the culprit when there is one; fill host/pid from what other lines say.
     {
         let f = &mut findings[ri];
+        if v.mismatch.is_some() && origin_rank.is_none() {
+            // A tie (one rank per collective): no single rank started it.
+            f.origin.rank = None;
+            f.origin.pid = None;
+        }
         if let Some(r) = origin_rank {
             if f.origin.rank != Some(r) {
                 f.origin = Origin {
@@ -423,7 +460,7 @@ pub fn apply(kb: &KnowledgeBase, a: &Analysis, tl: &Timeline, findings: &mut Vec
                     time: origin_time.clone(),
                 };
             }
-        } else if f.origin.rank.is_none() {
+        } else if f.origin.rank.is_none() && v.mismatch.is_none() {
             let ranks: BTreeSet<u32> = f.evidence.iter().filter_map(|e| e.rank).collect();
             if ranks.len() == 1 {
                 f.origin.rank = ranks.into_iter().next();
@@ -471,7 +508,10 @@ pub fn apply(kb: &KnowledgeBase, a: &Analysis, tl: &Timeline, findings: &mut Vec
         }
     }
     let origin = findings[ri].origin.rank;
-    findings[ri].affected_ranks = affected.into_iter().filter(|r| Some(*r) != origin).collect();
+    findings[ri].affected_ranks = affected
+        .into_iter()
+        .filter(|r| Some(*r) != origin)
+        .collect();
 
     // Root first, then other causes, then symptoms, then the ruled out.
     let root = findings.remove(ri);

@@ -2,6 +2,7 @@
 //! (terminal) and machines (json). The only module that writes output; it never sees a regex.
 
 pub mod terminal;
+pub mod timeline;
 
 use crate::analyze::{Analysis, InputInfo};
 use crate::correlate::{Finding, RULED_OUT_BELOW};

@@ -301,10 +301,9 @@ fn text(v: &Value) -> String {
     match v {
         Value::Str(s) => s.clone(),
         Value::Int(i) => i.to_string(),
-        Value::Tuple(x) | Value::List(x) => format!(
-            "[{}]",
-            x.iter().map(text).collect::<Vec<_>>().join(", ")
-        ),
+        Value::Tuple(x) | Value::List(x) => {
+            format!("[{}]", x.iter().map(text).collect::<Vec<_>>().join(", "))
+        }
         Value::Float(f) => f.to_string(),
         Value::Bool(b) => b.to_string(),
         _ => String::new(),
@@ -358,7 +357,10 @@ pub fn read(name: &str, data: &[u8]) -> Result<FrDump, String> {
         let pg = e
             .get("pg_id")
             .map(text)
-            .or_else(|| e.get("process_group").and_then(|p| p.items().first().map(text)))
+            .or_else(|| {
+                e.get("process_group")
+                    .and_then(|p| p.items().first().map(text))
+            })
             .unwrap_or_default();
         d.entries.push(FrEntry {
             pg,
