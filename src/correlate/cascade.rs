@@ -67,13 +67,16 @@ fn when(e: &Event) -> Option<String> {
     e.t.map(format_epoch).or_else(|| e.time.clone())
 }
 
+/// Ranks that ran one op at one sequence number, and the lines that say so.
+type OpRanks<'a> = (BTreeSet<u32>, Vec<&'a Event>);
+
 /// Watchdog arithmetic over the timeline (and flight-recorder dumps when present).
 pub fn verdict(tl: &Timeline, flight: &[flight_recorder::FrDump]) -> Verdict {
     let mut v = Verdict::default();
     let evs = &tl.events;
 
     // Collective mismatch: fingerprints of one sequence number with different op types.
-    let mut fps: BTreeMap<u64, BTreeMap<String, (BTreeSet<u32>, Vec<&Event>)>> = BTreeMap::new();
+    let mut fps: BTreeMap<u64, BTreeMap<String, OpRanks>> = BTreeMap::new();
     for e in evs {
         if let Kind::Fingerprint { of, seq, op } = &e.kind {
             let slot = fps.entry(*seq).or_default().entry(op.clone()).or_default();
@@ -284,16 +287,25 @@ fn is_teardown(text: &str) -> bool {
         || text.contains("death signal, shutting down workers")
 }
 
-fn synthetic(
-    rule: &str,
-    code: &str,
-    category: &str,
+/// What a synthetic finding says: (rule, code, category), title, confidence, evidence, fix, why.
+struct Synth<'a> {
+    id: (&'a str, &'a str, &'a str),
     title: String,
     conf: f64,
     evidence: Vec<Evidence>,
-    fix: &str,
+    fix: &'a str,
     why: Vec<String>,
-) -> Finding {
+}
+
+fn synthetic(x: Synth) -> Finding {
+    let Synth {
+        id: (rule, code, category),
+        title,
+        conf,
+        evidence,
+        fix,
+        why,
+    } = x;
     let cat = crate::model::category(category);
     Finding {
         rule: rule.into(),
@@ -357,22 +369,20 @@ pub fn apply(kb: &KnowledgeBase, a: &Analysis, tl: &Timeline, findings: &mut Vec
             })
             .collect::<Vec<_>>()
             .join(", ");
-        let f = synthetic(
-            MISMATCH_RULE,
-            "TW0901",
-            "collective_mismatch",
-            format!(
+        let f = synthetic(Synth {
+            id: (MISMATCH_RULE, "TW0901", "collective_mismatch"),
+            title: format!(
                 "Ranks ran different collectives at sequence number {}: {desc}",
                 m.seq
             ),
-            0.95,
-            m.evidence.clone(),
-            "A collective is called conditionally or in a different order on some ranks (rank-dependent `if` around all_reduce/broadcast, early exit on one rank). Make every rank call the same collectives in the same order; TORCH_DISTRIBUTED_DEBUG=DETAIL names the call sites.",
-            vec![format!(
+            conf: 0.95,
+            evidence: m.evidence.clone(),
+            fix: "A collective is called conditionally or in a different order on some ranks (rank-dependent `if` around all_reduce/broadcast, early exit on one rank). Make every rank call the same collectives in the same order; TORCH_DISTRIBUTED_DEBUG=DETAIL names the call sites.",
+            why: vec![format!(
                 "collective fingerprints differ at sequence number {}: {desc}",
                 m.seq
             )],
-        );
+        });
         origin_rank = minority;
         origin_time = m.evidence.first().and_then(|e| e.time.clone());
         match findings
@@ -419,16 +429,14 @@ pub fn apply(kb: &KnowledgeBase, a: &Analysis, tl: &Timeline, findings: &mut Vec
                     evidence.push(ev(d, Some("the peers' watchdog fired here".into())));
                 }
                 let conf = if c.strong { 0.9 } else { 0.75 };
-                findings.push(synthetic(
-                    LAGGING_RULE,
-                    "TW0902",
-                    "nccl_timeout",
+                findings.push(synthetic(Synth {
+                    id: (LAGGING_RULE, "TW0902", "nccl_timeout"),
                     title,
                     conf,
                     evidence,
-                    "Look at what this rank was doing when its log stopped: rank-0-only work (evaluation, checkpoint upload, logging) longer than the process-group timeout, a hang (deadlock, I/O), or a crash without a message. Run such work on all ranks or follow it with a barrier; raise the timeout only if the long step is legitimate.",
-                    c.why.clone(),
-                ));
+                    fix: "Look at what this rank was doing when its log stopped: rank-0-only work (evaluation, checkpoint upload, logging) longer than the process-group timeout, a hang (deadlock, I/O), or a crash without a message. Run such work on all ranks or follow it with a barrier; raise the timeout only if the long step is legitimate.",
+                    why: c.why.clone(),
+                }));
                 root_idx = Some(findings.len() - 1);
             }
         }

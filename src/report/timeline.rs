@@ -50,6 +50,9 @@ fn label(e: &Event) -> (&'static str, String) {
     }
 }
 
+/// (time, label, text, ranks, place, count).
+type Row = (f64, &'static str, String, Vec<u32>, String, usize);
+
 /// `0-3,7,9-10`.
 fn ranks_text(r: &[u32]) -> String {
     let mut out: Vec<String> = Vec::new();
@@ -96,7 +99,7 @@ pub fn render(r: &Report) -> String {
     };
     let origin = r.top().and_then(|f| f.origin.rank);
     // Fold rows: same label and text (ranks stripped) → one row with the ranks.
-    let mut rows: Vec<(f64, &'static str, String, Vec<u32>, String, usize)> = Vec::new();
+    let mut rows: Vec<Row> = Vec::new();
     for e in timed.iter().filter(|e| e.t.unwrap_or(0.0) >= from) {
         let (lab, text) = label(e);
         let text = text
