@@ -51,6 +51,10 @@ pub struct Analysis {
     pub facts: FactSet,
     pub events: Vec<(usize, Event)>,
     pub warnings: Vec<Warning>,
+    /// Lines the timeline reads (watchdog, teardown, launcher blocks): `timeline::PATTERNS`.
+    pub marks: Vec<crate::timeline::Mark>,
+    /// Flight Recorder dumps read: (input, summary).
+    pub flight: Vec<(usize, sources::flight_recorder::FrDump)>,
     /// Core dumps read, with the input they came from.
     pub cores: Vec<CoreReport>,
 }
@@ -86,6 +90,13 @@ impl<'kb> Engine<'kb> {
         for (i, p) in launcher::PATTERNS.iter().enumerate() {
             specs.push(PatternSpec {
                 id: n + i,
+                regex: p,
+            });
+        }
+        let nl = launcher::PATTERNS.len();
+        for (i, p) in crate::timeline::PATTERNS.iter().enumerate() {
+            specs.push(PatternSpec {
+                id: n + nl + i,
                 regex: p,
             });
         }
@@ -147,6 +158,13 @@ impl<'kb> Engine<'kb> {
             a.events.extend(r.events.into_iter().map(|e| (i, e)));
             a.warnings.extend(r.warnings);
             a.cores.extend(r.core);
+            a.marks.extend(r.marks.into_iter().map(|mut m| {
+                m.input = i;
+                m
+            }));
+            if let Some(d) = r.flight {
+                a.flight.push((i, d));
+            }
         }
         self.suppress_advice(&mut a);
         discount_preexisting(&mut a);
@@ -268,7 +286,11 @@ impl<'kb> Engine<'kb> {
                 }
                 return res;
             }
-            SourceKind::Binary | SourceKind::FlightRecorder => {
+            SourceKind::FlightRecorder => {
+                read_flight_recorder(path, file_name, head, stream.as_mut(), &mut res);
+                return res;
+            }
+            SourceKind::Binary => {
                 res.warnings.push(Warning::new(
                     Some(path),
                     format!("{} file: not scanned", kind.as_str()),
@@ -363,6 +385,20 @@ impl<'kb> Engine<'kb> {
             })
             .collect();
         fout.facts.extend(launcher::facts_from_hits(&lh));
+        let nl = launcher::PATTERNS.len();
+        for h in lh.iter().filter(|h| h.pattern >= nl) {
+            let (mut attr, _) = prefix::peel(h.text);
+            attr.rank = attr.rank.or(base_attr.rank);
+            attr.local_rank = attr.local_rank.or(base_attr.local_rank);
+            attr.host = attr.host.or_else(|| base_attr.host.clone());
+            res.marks.push(crate::timeline::Mark {
+                input: 0,
+                pattern: h.pattern - nl,
+                line: h.lineno,
+                text: h.text.chars().take(2000).collect(),
+                attr,
+            });
+        }
         for mut f in fout.facts {
             f.path = path.to_string();
             res.facts.push(f);
@@ -427,6 +463,36 @@ struct FileResult {
     events: Vec<Event>,
     warnings: Vec<Warning>,
     core: Option<CoreReport>,
+    marks: Vec<crate::timeline::Mark>,
+    flight: Option<sources::flight_recorder::FrDump>,
+}
+
+/// Read a Flight Recorder dump (bounded) into its summary; any failure is a warning.
+fn read_flight_recorder(
+    path: &str,
+    name: &str,
+    head: Vec<u8>,
+    rest: &mut dyn Read,
+    res: &mut FileResult,
+) {
+    use sources::flight_recorder as fr;
+    let mut data = head;
+    let limit = fr::MAX_BYTES as u64 + 1;
+    if let Err(e) = rest
+        .take(limit.saturating_sub(data.len() as u64))
+        .read_to_end(&mut data)
+    {
+        res.warnings
+            .push(Warning::new(Some(path), format!("cannot read: {e}")));
+        return;
+    }
+    match fr::read(name, &data) {
+        Ok(d) => res.flight = Some(d),
+        Err(e) => res.warnings.push(Warning::new(
+            Some(path),
+            format!("flight-recorder dump not read: {e}"),
+        )),
+    }
 }
 
 impl Default for InputInfo {

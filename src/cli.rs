@@ -60,6 +60,9 @@ pub struct AnalyzeArgs {
     /// Never colour the terminal report.
     #[arg(long)]
     pub no_color: bool,
+    /// Also print the merged per-rank timeline around the failure.
+    #[arg(long)]
+    pub timeline: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -142,7 +145,11 @@ fn analyze(args: AnalyzeArgs) -> i32 {
             let color = !args.no_color
                 && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
                 && std::io::stdout().is_terminal();
-            terminal::render(&r, &terminal::Style { color })
+            let mut t = terminal::render(&r, &terminal::Style { color });
+            if args.timeline {
+                t.push_str(&crate::report::timeline::render(&r));
+            }
+            t
         }
     };
     print_out(&text)

@@ -100,15 +100,6 @@ pub fn shm_recommendation(facts: &FactSet) -> ShmRecommendation {
             "no /dev/shm size or usage was captured: 8 GiB is a safe start".to_string(),
         ),
     };
-    if let Some(s) = size
-        && want < s
-    {
-        want = s;
-        basis.push_str(&format!(
-            "; /dev/shm is already {}, so its size is not the limit",
-            h(s)
-        ));
-    }
     want = (want / GIB).ceil() * GIB;
     if let Some(host) = host {
         let cap = ((host / 2.0) / GIB).floor() * GIB;

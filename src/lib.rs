@@ -17,6 +17,7 @@ pub mod report;
 pub mod rules;
 pub mod scan;
 pub mod sources;
+pub mod timeline;
 
 /// The whole pipeline on the user's paths: collect, read, correlate, assemble the report.
 pub fn diagnose(kb: &rules::KnowledgeBase, paths: &[String], threads: usize) -> report::Report {
@@ -24,6 +25,10 @@ pub fn diagnose(kb: &rules::KnowledgeBase, paths: &[String], threads: usize) -> 
     let mut a = analyze::Engine::new(kb).run(&inputs, threads);
     warnings.append(&mut a.warnings);
     a.warnings = warnings;
-    let findings = correlate::correlate(kb, &a);
-    report::build(a, findings)
+    let mut findings = correlate::correlate(kb, &a);
+    let tl = timeline::build(&inputs, &a, kb);
+    correlate::cascade::apply(kb, &a, &tl, &mut findings);
+    let mut r = report::build(a, findings);
+    r.timeline = tl;
+    r
 }

@@ -19,7 +19,6 @@ const PENDING: &[&str] = &[
     "14a_disk_full_torch_save_torchrun",
     "15_corrupt_checkpoint_resume",
     "16_too_many_open_files",
-    "17a_collective_mismatch_debug_detail",
     "18a_preempt_sigterm_torchrun",
     "19a_nan_loss_plain_pytorch",
     "19b_nan_loss_hf_trainer",

@@ -3,6 +3,8 @@
 //! one category are merged into one hypothesis, symptoms point at their root, and findings
 //! are ranked. Returns data; it never formats for a terminal.
 
+pub mod cascade;
+
 use crate::analyze::{Analysis, RuleHit};
 use crate::derive::{self, DeriveCtx};
 use crate::facts::{self, FactSet, Unit};
@@ -82,6 +84,9 @@ pub struct Finding {
     /// When evidence argues against the finding: what else fits (the rule's look-alikes).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub alternatives: Option<String>,
+    /// For a root cause: the other ranks whose findings are its symptoms.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub affected_ranks: Vec<u32>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -416,6 +421,7 @@ fn finish(d: Draft, a: &Analysis) -> Finding {
             .collect(),
         more_lines: d.dropped,
         next_time,
+        affected_ranks: Vec::new(),
     }
 }
 

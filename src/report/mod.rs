@@ -2,6 +2,7 @@
 //! (terminal) and machines (json). The only module that writes output; it never sees a regex.
 
 pub mod terminal;
+pub mod timeline;
 
 use crate::analyze::{Analysis, CoreReport, InputInfo};
 use crate::correlate::{Finding, RULED_OUT_BELOW};
@@ -23,6 +24,9 @@ pub struct Report {
     /// Core dumps read (an addition to the contract): signal, fault, mapping, stack.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub cores: Vec<CoreReport>,
+    /// The merged per-rank timeline (`--timeline`); not part of the JSON contract.
+    #[serde(skip)]
+    pub timeline: crate::timeline::Timeline,
 }
 
 /// Did the inputs show that something failed, even if no rule explains it?
@@ -55,6 +59,7 @@ pub fn build(a: Analysis, findings: Vec<Finding>) -> Report {
         inputs: a.inputs,
         warnings: a.warnings,
         cores: a.cores,
+        timeline: Default::default(),
     }
 }
 

@@ -186,6 +186,27 @@ fn render_top(out: &mut String, r: &Report, top: &Finding, st: &Style) {
             .map(|o| format!(" · started at {o}"))
             .unwrap_or_default()
     );
+    if let Some(r) = top.origin.rank {
+        let n = top.affected_ranks.len();
+        let _ = writeln!(
+            out,
+            "  initiated by rank {r}{}{}",
+            top.origin
+                .host
+                .as_ref()
+                .map(|h| format!(" on host {h}"))
+                .unwrap_or_default(),
+            if n > 0 {
+                format!(
+                    "; {n} other rank{} affected as symptom{}",
+                    if n == 1 { "" } else { "s" },
+                    if n == 1 { "" } else { "s" }
+                )
+            } else {
+                String::new()
+            }
+        );
+    }
     let _ = writeln!(out, "\n{}", st.bold("Evidence"));
     for e in top.evidence.iter().take(MAX_EVIDENCE) {
         let rank = e.rank.map(|r| format!("[rank {r}] ")).unwrap_or_default();

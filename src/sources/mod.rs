@@ -9,6 +9,7 @@ pub mod dmesg;
 pub mod docker;
 pub mod elfcore;
 pub mod envdump;
+pub mod flight_recorder;
 pub mod k8s;
 pub mod launcher;
 pub mod meminfo;

@@ -1,0 +1,533 @@
+//! First failure and cascades across ranks: watchdog arithmetic (who lagged, who ran a
+//! different collective, who never reached it), flight-recorder gaps, ranks that went quiet
+//! before the others timed out, and launcher teardown as collateral. Picks the initiating
+//! rank by evidence, not by time alone, and marks the rest `symptom_of` it.
+//! Works on findings and the timeline as data; it never reads files or formats output.
+//!
+//! Synthetic findings it may add (no TOML rule behind them; `code` is reserved in TW09xx):
+//! `watchdog-collective-mismatch` (TW0901, collective_mismatch) and `watchdog-lagging-rank`
+//! (TW0902, nccl_timeout), each with `origin` naming the rank.
+
+use super::{Evidence, Finding, Origin, RULED_OUT_BELOW};
+use crate::analyze::Analysis;
+use crate::rules::{KnowledgeBase, Role};
+use crate::sources::flight_recorder;
+use crate::timeline::{Event, Kind, Timeline, format_epoch};
+use std::collections::{BTreeMap, BTreeSet};
+
+pub const MISMATCH_RULE: &str = "watchdog-collective-mismatch";
+pub const LAGGING_RULE: &str = "watchdog-lagging-rank";
+
+/// A rank the evidence names as the one that started it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Culprit {
+    pub rank: u32,
+    /// Strong: its own counters or the flight recorder say it never reached the collective.
+    /// Weak: only that its log stopped before the others timed out.
+    pub strong: bool,
+    pub why: Vec<String>,
+    pub evidence: Vec<Evidence>,
+    pub time: Option<String>,
+    t: Option<f64>,
+}
+
+/// Ranks running different collectives at one sequence number.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mismatch {
+    pub seq: u64,
+    /// (op, ranks running it).
+    pub ops: Vec<(String, Vec<u32>)>,
+    pub evidence: Vec<Evidence>,
+}
+
+/// What watchdog lines, work counters and flight-recorder dumps say about the ranks.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Verdict {
+    pub mismatch: Option<Mismatch>,
+    pub culprits: Vec<Culprit>,
+    /// Ranks whose watchdog fired (they were waiting).
+    pub waiters: BTreeSet<u32>,
+    /// The collective they waited in: (seq, op).
+    pub collective: Option<(u64, String)>,
+}
+
+fn ev(e: &Event, why: Option<String>) -> Evidence {
+    Evidence {
+        path: e.path.clone(),
+        line: e.line,
+        rank: e.who.rank,
+        host: e.who.host.clone(),
+        time: e.time.clone(),
+        text: e.text.clone(),
+        why,
+    }
+}
+
+fn when(e: &Event) -> Option<String> {
+    e.t.map(format_epoch).or_else(|| e.time.clone())
+}
+
+/// Ranks that ran one op at one sequence number, and the lines that say so.
+type OpRanks<'a> = (BTreeSet<u32>, Vec<&'a Event>);
+
+/// Watchdog arithmetic over the timeline (and flight-recorder dumps when present).
+pub fn verdict(tl: &Timeline, flight: &[flight_recorder::FrDump]) -> Verdict {
+    let mut v = Verdict::default();
+    let evs = &tl.events;
+
+    // Collective mismatch: fingerprints of one sequence number with different op types.
+    let mut fps: BTreeMap<u64, BTreeMap<String, OpRanks>> = BTreeMap::new();
+    for e in evs {
+        if let Kind::Fingerprint { of, seq, op } = &e.kind {
+            let slot = fps.entry(*seq).or_default().entry(op.clone()).or_default();
+            slot.0.insert(*of);
+            slot.1.push(e);
+        }
+    }
+    for g in flight_recorder::gaps(flight) {
+        if g.mismatched.is_empty() {
+            continue;
+        }
+        let seq = g.seq.max(0) as u64;
+        let e = fps.entry(seq).or_default();
+        for (r, op) in &g.mismatched {
+            e.entry(op.to_uppercase()).or_default().0.insert(*r);
+        }
+    }
+    if let Some((seq, ops)) = fps.iter().find(|(_, ops)| ops.len() > 1) {
+        let mut evidence: Vec<Evidence> = Vec::new();
+        for (_, (_, es)) in ops.iter() {
+            for e in es {
+                if evidence.len() < 4 && !evidence.iter().any(|x| x.text == e.text) {
+                    evidence.push(ev(e, None));
+                }
+            }
+        }
+        v.mismatch = Some(Mismatch {
+            seq: *seq,
+            ops: ops
+                .iter()
+                .map(|(op, (ranks, _))| (op.clone(), ranks.iter().copied().collect()))
+                .collect(),
+            evidence,
+        });
+    }
+
+    // Timeouts: who waited, in which collective, since when.
+    let dogs: Vec<&Event> = evs
+        .iter()
+        .filter(|e| matches!(e.kind, Kind::Watchdog { .. }))
+        .collect();
+    let seq_of = |e: &Event| match &e.kind {
+        Kind::Watchdog { seq, op, .. } => Some((*seq, op.clone())),
+        _ => None,
+    };
+    v.collective = dogs.iter().filter_map(|e| seq_of(e)).min_by_key(|x| x.0);
+    v.waiters = dogs.iter().filter_map(|e| e.who.rank).collect();
+    let first_dog = dogs
+        .iter()
+        .find(|e| e.t.is_some())
+        .or(dogs.first())
+        .copied();
+
+    let mut culprits: BTreeMap<u32, Culprit> = BTreeMap::new();
+    let mut add = |rank: u32, strong: bool, why: String, e: Option<&Event>| {
+        let c = culprits.entry(rank).or_insert_with(|| Culprit {
+            rank,
+            strong: false,
+            why: Vec::new(),
+            evidence: Vec::new(),
+            time: None,
+            t: None,
+        });
+        c.strong |= strong;
+        if let Some(e) = e {
+            c.evidence.push(ev(e, Some(why.clone())));
+            // The origin time is the rank's earliest sign of trouble (its log stopping).
+            let earlier = match (e.t, c.t) {
+                (Some(a), Some(b)) => a < b,
+                (Some(_), None) => true,
+                _ => c.time.is_none(),
+            };
+            if earlier {
+                c.time = when(e);
+                c.t = e.t;
+            }
+        }
+        c.why.push(why);
+    };
+
+    // Work counters: the latest `last enqueued / completed` line of each rank.
+    let mut state: BTreeMap<u32, (i64, i64, &Event)> = BTreeMap::new();
+    for e in evs {
+        if let (
+            Kind::WorkState {
+                enqueued,
+                completed,
+            },
+            Some(r),
+        ) = (&e.kind, e.who.rank)
+        {
+            state.insert(r, (*enqueued, *completed, e));
+        }
+    }
+    if let Some((seq, op)) = &v.collective {
+        for (&r, &(enq, done, e)) in &state {
+            if (enq as i128) < *seq as i128 {
+                add(
+                    r,
+                    true,
+                    format!(
+                        "rank {r} never enqueued collective #{seq} ({op}): last enqueued {enq}, last completed {done}"
+                    ),
+                    Some(e),
+                );
+            }
+        }
+    } else if state.len() > 1 {
+        // No timeout line, but counters from several ranks: the one furthest behind lags.
+        let max_done = state.values().map(|s| s.1).max().unwrap_or(0);
+        let min_done = state.values().map(|s| s.1).min().unwrap_or(0);
+        if min_done < max_done {
+            for (&r, &(enq, done, e)) in &state {
+                if done == min_done {
+                    add(
+                        r,
+                        true,
+                        format!(
+                            "rank {r} lags: completed collective #{done} (enqueued {enq}) while others completed #{max_done}"
+                        ),
+                        Some(e),
+                    );
+                }
+            }
+        }
+    }
+
+    // Flight recorder: ranks missing from a collective the others started.
+    for g in flight_recorder::gaps(flight) {
+        for r in &g.missing {
+            add(
+                *r,
+                true,
+                format!(
+                    "flight recorder: rank {r} never recorded collective #{} ({}) of process group {}",
+                    g.seq, g.op, g.pg
+                ),
+                None,
+            );
+        }
+    }
+
+    // A rank that went quiet before the first watchdog fired, and never timed out itself.
+    if let Some(d) = first_dog
+        && let Some(t0) = d.t
+    {
+        let mut last: BTreeMap<u32, &Event> = BTreeMap::new();
+        for e in evs {
+            if let (Kind::LastLine, Some(r), Some(_)) = (&e.kind, e.who.rank, e.t) {
+                let keep = last.get(&r).is_none_or(|p| p.t < e.t);
+                if keep {
+                    last.insert(r, e);
+                }
+            }
+        }
+        // A rank's last line may be a reaction to the timeout (the dump signal); only lines
+        // that are not NCCL/torch error chatter count as "last sign of work".
+        for (&r, e) in &last {
+            if v.waiters.contains(&r) {
+                continue;
+            }
+            let t = e.t.unwrap_or(t0);
+            if t < t0 {
+                add(
+                    r,
+                    false,
+                    format!(
+                        "rank {r}'s log stops at {} ({:.1} s before rank {}'s watchdog fired) and it never timed out itself",
+                        when(e).unwrap_or_default(),
+                        t0 - t,
+                        d.who.rank.map_or("?".into(), |x| x.to_string())
+                    ),
+                    Some(e),
+                );
+            }
+        }
+    }
+    v.culprits = culprits.into_values().collect();
+    // Strong first, then earliest.
+    v.culprits
+        .sort_by(|a, b| b.strong.cmp(&a.strong).then(a.time.cmp(&b.time)));
+    // When there are strong culprits, the weak ones that are not strong are dropped.
+    if v.culprits.iter().any(|c| c.strong) {
+        v.culprits.retain(|c| c.strong);
+    }
+    v
+}
+
+/// Host and pid of each rank, from any line that says both (NCCL prefixes, launcher blocks).
+fn rank_map(tl: &Timeline) -> BTreeMap<u32, (Option<String>, Option<u32>)> {
+    let mut m: BTreeMap<u32, (Option<String>, Option<u32>)> = BTreeMap::new();
+    for e in &tl.events {
+        let Some(r) = e.who.rank else { continue };
+        let slot = m.entry(r).or_default();
+        if slot.0.is_none() {
+            slot.0 = e.who.host.clone();
+        }
+        if slot.1.is_none() {
+            slot.1 = e.who.pid;
+        }
+    }
+    m
+}
+
+fn is_teardown(text: &str) -> bool {
+    text.contains("closing signal SIG")
+        || text.contains("Killing subprocess")
+        || text.contains("death signal, shutting down workers")
+}
+
+/// What a synthetic finding says: (rule, code, category), title, confidence, evidence, fix, why.
+struct Synth<'a> {
+    id: (&'a str, &'a str, &'a str),
+    title: String,
+    conf: f64,
+    evidence: Vec<Evidence>,
+    fix: &'a str,
+    why: Vec<String>,
+}
+
+fn synthetic(x: Synth) -> Finding {
+    let Synth {
+        id: (rule, code, category),
+        title,
+        conf,
+        evidence,
+        fix,
+        why,
+    } = x;
+    let cat = crate::model::category(category);
+    Finding {
+        rule: rule.into(),
+        code: code.into(),
+        category: category.into(),
+        action: cat.map_or("investigate", |c| c.action).into(),
+        title,
+        confidence: conf,
+        symptom_of: None,
+        origin: Origin::default(),
+        evidence,
+        against: Vec::new(),
+        fix: fix.into(),
+        role: Role::Root,
+        merged_rules: Vec::new(),
+        score: why
+            .into_iter()
+            .map(|what| super::Contribution { what, weight: conf })
+            .collect(),
+        more_lines: 0,
+        next_time: None,
+        alternatives: None,
+        affected_ranks: Vec::new(),
+    }
+}
+
+/// Find the initiating failure, set its origin, and mark the rest as its symptoms.
+pub fn apply(kb: &KnowledgeBase, a: &Analysis, tl: &Timeline, findings: &mut Vec<Finding>) {
+    let flight: Vec<_> = a.flight.iter().map(|(_, d)| d.clone()).collect();
+    let v = verdict(tl, &flight);
+    let map = rank_map(tl);
+    let is_symptom = |f: &Finding| {
+        f.role == Role::Symptom
+            || f.category == "nccl_timeout"
+            || (!f.evidence.is_empty() && f.evidence.iter().all(|e| is_teardown(&e.text)))
+    };
+    let live = |f: &Finding| f.confidence >= RULED_OUT_BELOW && f.role != Role::Advice;
+
+    let mut root_idx: Option<usize> = None;
+    let mut origin_rank: Option<u32> = None;
+    let mut origin_time: Option<String> = None;
+
+    if let Some(m) = &v.mismatch {
+        let minority = m
+            .ops
+            .iter()
+            .min_by_key(|(_, r)| r.len())
+            .filter(|(_, r)| m.ops.iter().filter(|(_, x)| x.len() == r.len()).count() == 1)
+            .and_then(|(_, r)| (r.len() == 1).then(|| r[0]));
+        let desc = m
+            .ops
+            .iter()
+            .map(|(op, r)| {
+                format!(
+                    "rank{} {} ran {op}",
+                    if r.len() == 1 { "" } else { "s" },
+                    r.iter()
+                        .map(|x| x.to_string())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let f = synthetic(Synth {
+            id: (MISMATCH_RULE, "TW0901", "collective_mismatch"),
+            title: format!(
+                "Ranks ran different collectives at sequence number {}: {desc}",
+                m.seq
+            ),
+            conf: 0.95,
+            evidence: m.evidence.clone(),
+            fix: "A collective is called conditionally or in a different order on some ranks (rank-dependent `if` around all_reduce/broadcast, early exit on one rank). Make every rank call the same collectives in the same order; TORCH_DISTRIBUTED_DEBUG=DETAIL names the call sites.",
+            why: vec![format!(
+                "collective fingerprints differ at sequence number {}: {desc}",
+                m.seq
+            )],
+        });
+        origin_rank = minority;
+        origin_time = m.evidence.first().and_then(|e| e.time.clone());
+        match findings
+            .iter()
+            .position(|f| f.category == "collective_mismatch" && live(f))
+        {
+            Some(i) => {
+                findings[i].title = f.title.clone();
+                root_idx = Some(i);
+            }
+            None => {
+                findings.push(f);
+                root_idx = Some(findings.len() - 1);
+            }
+        }
+    } else if let Some(c) = v.culprits.first() {
+        // An existing cause seen on the culprit rank stays the root; otherwise a lagging-rank
+        // finding leads and the watchdog lines follow from it.
+        let own = findings.iter().position(|f| {
+            live(f) && !is_symptom(f) && f.evidence.iter().any(|e| e.rank == Some(c.rank))
+        });
+        origin_rank = Some(c.rank);
+        origin_time = c.time.clone();
+        match own {
+            Some(i) => root_idx = Some(i),
+            None => {
+                let (seq, op) = v.collective.clone().unwrap_or((0, "?".into()));
+                let title = if v.collective.is_some() {
+                    format!(
+                        "Rank {} never reached collective #{seq} ({op}); {} waiting rank{} timed out",
+                        c.rank,
+                        v.waiters.len(),
+                        if v.waiters.len() == 1 { "" } else { "s" }
+                    )
+                } else {
+                    format!("Rank {} lags behind the other ranks' collectives", c.rank)
+                };
+                let mut evidence = c.evidence.clone();
+                if let Some(d) = tl
+                    .events
+                    .iter()
+                    .find(|e| matches!(e.kind, Kind::Watchdog { .. }))
+                {
+                    evidence.push(ev(d, Some("the peers' watchdog fired here".into())));
+                }
+                let conf = if c.strong { 0.9 } else { 0.75 };
+                findings.push(synthetic(Synth {
+                    id: (LAGGING_RULE, "TW0902", "nccl_timeout"),
+                    title,
+                    conf,
+                    evidence,
+                    fix: "Look at what this rank was doing when its log stopped: rank-0-only work (evaluation, checkpoint upload, logging) longer than the process-group timeout, a hang (deadlock, I/O), or a crash without a message. Run such work on all ranks or follow it with a barrier; raise the timeout only if the long step is legitimate.",
+                    why: c.why.clone(),
+                }));
+                root_idx = Some(findings.len() - 1);
+            }
+        }
+    }
+    if root_idx.is_none() {
+        root_idx = findings.iter().position(|f| live(f) && !is_symptom(f));
+    }
+    let Some(ri) = root_idx else {
+        // No cause: collateral teardown still is not a cause.
+        return;
+    };
+    let root_rule = findings[ri].rule.clone();
+    let root_cat = findings[ri].category.clone();
+
+    // Origin: the culprit when there is one; fill host/pid from what other lines say.
+    {
+        let f = &mut findings[ri];
+        if v.mismatch.is_some() && origin_rank.is_none() {
+            // A tie (one rank per collective): no single rank started it.
+            f.origin.rank = None;
+            f.origin.pid = None;
+        }
+        if let Some(r) = origin_rank {
+            if f.origin.rank != Some(r) {
+                f.origin = Origin {
+                    rank: Some(r),
+                    host: None,
+                    pid: None,
+                    time: origin_time.clone(),
+                };
+            }
+        } else if f.origin.rank.is_none() && v.mismatch.is_none() {
+            let ranks: BTreeSet<u32> = f.evidence.iter().filter_map(|e| e.rank).collect();
+            if ranks.len() == 1 {
+                f.origin.rank = ranks.into_iter().next();
+            }
+        }
+        if let Some(r) = f.origin.rank
+            && let Some((h, p)) = map.get(&r)
+        {
+            if f.origin.host.is_none() {
+                f.origin.host = h.clone();
+            }
+            if f.origin.pid.is_none() {
+                f.origin.pid = *p;
+            }
+        }
+        if f.origin.host.is_none() {
+            // One host in the whole input: that is where it happened.
+            let hosts: BTreeSet<&String> = map.values().filter_map(|x| x.0.as_ref()).collect();
+            if hosts.len() == 1 {
+                f.origin.host = hosts.into_iter().next().cloned();
+            }
+        }
+        if f.origin.time.is_none() {
+            f.origin.time = origin_time;
+        }
+    }
+
+    // Symptoms: timeouts, aborts, teardown — they follow from the root.
+    let mut affected: BTreeSet<u32> = v.waiters.clone();
+    for (i, f) in findings.iter_mut().enumerate() {
+        if i == ri || f.symptom_of.is_some() && f.symptom_of.as_deref() != Some(&root_rule) {
+            continue;
+        }
+        if i != ri && is_symptom(f) {
+            let allowed = kb
+                .find(&f.rule)
+                .is_none_or(|r| r.symptom_of.is_empty() || r.symptom_of.contains(&root_cat))
+                || f.category == "nccl_timeout"
+                || root_rule == LAGGING_RULE
+                || root_rule == MISMATCH_RULE;
+            if allowed {
+                f.symptom_of = Some(root_rule.clone());
+                affected.extend(f.evidence.iter().filter_map(|e| e.rank));
+            }
+        }
+    }
+    let origin = findings[ri].origin.rank;
+    findings[ri].affected_ranks = affected
+        .into_iter()
+        .filter(|r| Some(*r) != origin)
+        .collect();
+
+    // Root first, then other causes, then symptoms, then the ruled out.
+    let root = findings.remove(ri);
+    findings.sort_by(|x, y| {
+        (x.symptom_of.is_some(), x.confidence < RULED_OUT_BELOW)
+            .cmp(&(y.symptom_of.is_some(), y.confidence < RULED_OUT_BELOW))
+            .then(y.confidence.total_cmp(&x.confidence))
+    });
+    findings.insert(0, root);
+}

@@ -1,0 +1,525 @@
+//! PyTorch Flight Recorder dumps (`TORCH_NCCL_DUMP_ON_TIMEOUT`): a small, safe pickle reader
+//! and the per-rank collective summary the cascade logic needs (last enqueued / completed
+//! sequence numbers, which collective each rank ran at each sequence number).
+//! It never imports, calls or builds anything but plain data: any opcode that would
+//! (GLOBAL, REDUCE, BUILD, …) is an error that becomes a warning. Memory and depth are bounded.
+
+use std::collections::BTreeMap;
+
+/// Dumps bigger than this are not read (a 2000-entry trace is well under 10 MiB).
+pub const MAX_BYTES: usize = 64 << 20;
+/// At most this many values are built (memo gets copy their values and count again).
+const MAX_NODES: usize = 4_000_000;
+/// Deepest nesting of MARKs kept open at once.
+const MAX_MARKS: usize = 256;
+
+/// A pickled value, restricted to plain data.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    None,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Bytes(Vec<u8>),
+    List(Vec<Value>),
+    Tuple(Vec<Value>),
+    /// Keys kept in insertion order; non-string keys are written as their display form.
+    Dict(Vec<(Value, Value)>),
+}
+
+impl Value {
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        match self {
+            Value::Dict(items) => items
+                .iter()
+                .find(|(k, _)| matches!(k, Value::Str(s) if s == key))
+                .map(|(_, v)| v),
+            _ => None,
+        }
+    }
+    pub fn as_i64(&self) -> Option<i64> {
+        match self {
+            Value::Int(i) => Some(*i),
+            Value::Bool(b) => Some(*b as i64),
+            _ => None,
+        }
+    }
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+    pub fn items(&self) -> &[Value] {
+        match self {
+            Value::List(v) | Value::Tuple(v) => v,
+            _ => &[],
+        }
+    }
+}
+
+/// Interpret a pickle (protocols 0–5, data opcodes only). Errors name the opcode and offset.
+pub fn unpickle(data: &[u8]) -> Result<Value, String> {
+    if data.len() > MAX_BYTES {
+        return Err(format!(
+            "pickle is {} bytes, more than the {} read",
+            data.len(),
+            MAX_BYTES
+        ));
+    }
+    let mut stack: Vec<Value> = Vec::new();
+    let mut marks: Vec<usize> = Vec::new();
+    let mut memo: BTreeMap<u64, Value> = BTreeMap::new();
+    let mut nodes = 0usize;
+    let mut p = 0usize;
+    let take = |p: &mut usize, n: usize| -> Result<&[u8], String> {
+        let end = p.checked_add(n).filter(|e| *e <= data.len());
+        match end {
+            Some(e) => {
+                let s = &data[*p..e];
+                *p = e;
+                Ok(s)
+            }
+            None => Err(format!("truncated at byte {}", *p)),
+        }
+    };
+    let le = |b: &[u8]| -> u64 { b.iter().rev().fold(0u64, |acc, x| (acc << 8) | *x as u64) };
+    let pop = |stack: &mut Vec<Value>| stack.pop().ok_or_else(|| "stack underflow".to_string());
+    let pop_mark = |stack: &mut Vec<Value>, marks: &mut Vec<usize>| -> Result<Vec<Value>, String> {
+        let m = marks.pop().ok_or("MARK missing")?;
+        if m > stack.len() {
+            return Err("MARK past the stack".into());
+        }
+        Ok(stack.split_off(m))
+    };
+    fn size(v: &Value) -> usize {
+        match v {
+            Value::List(x) | Value::Tuple(x) => 1 + x.iter().map(size).sum::<usize>(),
+            Value::Dict(x) => 1 + x.iter().map(|(k, v)| size(k) + size(v)).sum::<usize>(),
+            _ => 1,
+        }
+    }
+    loop {
+        let at = p;
+        let op = *take(&mut p, 1)?.first().ok_or("empty")?;
+        nodes += 1;
+        if nodes > MAX_NODES || stack.len() > MAX_NODES {
+            return Err("pickle too large (value limit reached)".into());
+        }
+        let v: Option<Value> = match op {
+            0x80 => {
+                take(&mut p, 1)?; // PROTO
+                None
+            }
+            0x95 => {
+                take(&mut p, 8)?; // FRAME
+                None
+            }
+            b'.' => return pop(&mut stack), // STOP
+            b'(' => {
+                if marks.len() >= MAX_MARKS {
+                    return Err("nesting too deep".into());
+                }
+                marks.push(stack.len());
+                None
+            }
+            b'}' => Some(Value::Dict(Vec::new())),
+            b']' => Some(Value::List(Vec::new())),
+            b')' => Some(Value::Tuple(Vec::new())),
+            b't' => Some(Value::Tuple(pop_mark(&mut stack, &mut marks)?)),
+            b'l' => Some(Value::List(pop_mark(&mut stack, &mut marks)?)),
+            b'd' => {
+                let items = pop_mark(&mut stack, &mut marks)?;
+                let mut d = Vec::new();
+                let mut it = items.into_iter();
+                while let (Some(k), Some(v)) = (it.next(), it.next()) {
+                    d.push((k, v));
+                }
+                Some(Value::Dict(d))
+            }
+            0x85..=0x87 => {
+                let n = (op - 0x84) as usize;
+                if stack.len() < n {
+                    return Err("stack underflow".into());
+                }
+                let items = stack.split_off(stack.len() - n);
+                Some(Value::Tuple(items))
+            }
+            b'a' => {
+                let v = pop(&mut stack)?;
+                match stack.last_mut() {
+                    Some(Value::List(l)) => l.push(v),
+                    _ => return Err(format!("APPEND to a non-list at byte {at}")),
+                }
+                None
+            }
+            b'e' => {
+                let items = pop_mark(&mut stack, &mut marks)?;
+                match stack.last_mut() {
+                    Some(Value::List(l)) => l.extend(items),
+                    _ => return Err(format!("APPENDS to a non-list at byte {at}")),
+                }
+                None
+            }
+            b's' | b'u' => {
+                let items = if op == b's' {
+                    let v = pop(&mut stack)?;
+                    let k = pop(&mut stack)?;
+                    vec![k, v]
+                } else {
+                    pop_mark(&mut stack, &mut marks)?
+                };
+                match stack.last_mut() {
+                    Some(Value::Dict(d)) => {
+                        let mut it = items.into_iter();
+                        while let (Some(k), Some(v)) = (it.next(), it.next()) {
+                            d.push((k, v));
+                        }
+                    }
+                    _ => return Err(format!("SETITEM on a non-dict at byte {at}")),
+                }
+                None
+            }
+            b'N' => Some(Value::None),
+            0x88 => Some(Value::Bool(true)),
+            0x89 => Some(Value::Bool(false)),
+            b'J' => Some(Value::Int(le(take(&mut p, 4)?) as u32 as i32 as i64)),
+            b'K' => Some(Value::Int(le(take(&mut p, 1)?) as i64)),
+            b'M' => Some(Value::Int(le(take(&mut p, 2)?) as i64)),
+            0x8a | 0x8b => {
+                let n = if op == 0x8a {
+                    le(take(&mut p, 1)?) as usize
+                } else {
+                    le(take(&mut p, 4)?) as usize
+                };
+                let b = take(&mut p, n)?;
+                if n > 8 {
+                    return Err(format!("integer of {n} bytes at byte {at}: too large"));
+                }
+                let mut v = le(b) as i64;
+                if n > 0 && n < 8 && b[n - 1] & 0x80 != 0 {
+                    v -= 1i64 << (8 * n);
+                }
+                Some(Value::Int(v))
+            }
+            b'G' => {
+                let b = take(&mut p, 8)?;
+                let mut a = [0u8; 8];
+                a.copy_from_slice(b);
+                Some(Value::Float(f64::from_be_bytes(a)))
+            }
+            b'X' | 0x8c | 0x8d | b'B' | b'C' | 0x8e => {
+                let n = match op {
+                    0x8c | b'C' => le(take(&mut p, 1)?),
+                    0x8d | 0x8e => le(take(&mut p, 8)?),
+                    _ => le(take(&mut p, 4)?),
+                } as usize;
+                let b = take(&mut p, n)?;
+                if matches!(op, b'B' | b'C' | 0x8e) {
+                    Some(Value::Bytes(b.to_vec()))
+                } else {
+                    Some(Value::Str(String::from_utf8_lossy(b).into_owned()))
+                }
+            }
+            b'q' | b'r' | 0x94 => {
+                let key = match op {
+                    b'q' => le(take(&mut p, 1)?),
+                    b'r' => le(take(&mut p, 4)?),
+                    _ => memo.len() as u64,
+                };
+                let v = stack.last().ok_or("MEMOIZE on an empty stack")?.clone();
+                nodes += size(&v);
+                memo.insert(key, v);
+                None
+            }
+            b'h' | b'j' => {
+                let key = if op == b'h' {
+                    le(take(&mut p, 1)?)
+                } else {
+                    le(take(&mut p, 4)?)
+                };
+                let v = memo
+                    .get(&key)
+                    .ok_or_else(|| format!("memo {key} unset at byte {at}"))?
+                    .clone();
+                nodes += size(&v);
+                Some(v)
+            }
+            b'0' => {
+                pop(&mut stack)?;
+                None
+            }
+            other => {
+                return Err(format!(
+                    "unsupported pickle opcode 0x{other:02x} at byte {at} (only plain data is read)"
+                ));
+            }
+        };
+        if let Some(v) = v {
+            stack.push(v);
+        }
+    }
+}
+
+/// One collective as a rank recorded it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrEntry {
+    pub pg: String,
+    pub seq: i64,
+    pub op: String,
+    pub state: String,
+    pub input_sizes: String,
+}
+
+/// What one rank's dump says.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FrDump {
+    /// From the file name (`nccl_trace_rank_3`), when it has one.
+    pub rank: Option<u32>,
+    /// Per process group: (last enqueued, last completed) collective sequence numbers.
+    pub pg_status: Vec<(String, i64, i64)>,
+    /// Ranks of each process group (`pg_config`), as written.
+    pub pg_ranks: Vec<(String, Vec<u32>)>,
+    pub entries: Vec<FrEntry>,
+}
+
+/// Rank number from a dump's file name: the digits at its end.
+pub fn rank_from_name(name: &str) -> Option<u32> {
+    let digits: String = name
+        .chars()
+        .rev()
+        .take_while(|c| c.is_ascii_digit())
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    digits.parse().ok()
+}
+
+fn text(v: &Value) -> String {
+    match v {
+        Value::Str(s) => s.clone(),
+        Value::Int(i) => i.to_string(),
+        Value::Tuple(x) | Value::List(x) => {
+            format!("[{}]", x.iter().map(text).collect::<Vec<_>>().join(", "))
+        }
+        Value::Float(f) => f.to_string(),
+        Value::Bool(b) => b.to_string(),
+        _ => String::new(),
+    }
+}
+
+/// Read a dump's bytes into the summary.
+pub fn read(name: &str, data: &[u8]) -> Result<FrDump, String> {
+    let v = unpickle(data)?;
+    if !matches!(v, Value::Dict(_)) {
+        return Err("not a flight recorder dump (top level is not a dict)".into());
+    }
+    let mut d = FrDump {
+        rank: rank_from_name(name),
+        ..FrDump::default()
+    };
+    if let Some(Value::Dict(items)) = v.get("pg_status") {
+        for (k, s) in items {
+            let enq = s.get("last_enqueued_collective").and_then(Value::as_i64);
+            let done = s.get("last_completed_collective").and_then(Value::as_i64);
+            d.pg_status
+                .push((text(k), enq.unwrap_or(-1), done.unwrap_or(-1)));
+        }
+    }
+    if let Some(Value::Dict(items)) = v.get("pg_config") {
+        for (k, c) in items {
+            let ranks = c
+                .get("ranks")
+                .map(|r| match r {
+                    Value::Str(s) => s
+                        .split(|c: char| !c.is_ascii_digit())
+                        .filter_map(|x| x.parse().ok())
+                        .collect(),
+                    other => other
+                        .items()
+                        .iter()
+                        .filter_map(|x| x.as_i64().map(|i| i as u32))
+                        .collect(),
+                })
+                .unwrap_or_default();
+            d.pg_ranks.push((text(k), ranks));
+        }
+    }
+    for e in v.get("entries").map(Value::items).unwrap_or(&[]) {
+        if e.get("is_p2p").and_then(Value::as_i64) == Some(1) {
+            continue;
+        }
+        let Some(seq) = e.get("collective_seq_id").and_then(Value::as_i64) else {
+            continue;
+        };
+        let pg = e
+            .get("pg_id")
+            .map(text)
+            .or_else(|| {
+                e.get("process_group")
+                    .and_then(|p| p.items().first().map(text))
+            })
+            .unwrap_or_default();
+        d.entries.push(FrEntry {
+            pg,
+            seq,
+            op: e
+                .get("profiling_name")
+                .and_then(Value::as_str)
+                .unwrap_or("?")
+                .trim_start_matches("nccl:")
+                .to_string(),
+            state: e.get("state").and_then(Value::as_str).unwrap_or("?").into(),
+            input_sizes: e.get("input_sizes").map(text).unwrap_or_default(),
+        });
+    }
+    Ok(d)
+}
+
+/// A collective some expected ranks never joined, or ran as a different collective.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrGap {
+    pub pg: String,
+    pub seq: i64,
+    pub op: String,
+    pub missing: Vec<u32>,
+    /// Ranks that recorded a different collective at this sequence number: (rank, op).
+    pub mismatched: Vec<(u32, String)>,
+}
+
+/// Compare the ranks' dumps: for each sequence number, who recorded it and as what.
+/// Only the first gap per process group is reported (later ones follow from it).
+pub fn gaps(dumps: &[FrDump]) -> Vec<FrGap> {
+    let mut by_pg: BTreeMap<String, BTreeMap<i64, Vec<(u32, String)>>> = BTreeMap::new();
+    let mut ranks_seen: Vec<u32> = Vec::new();
+    for d in dumps {
+        let Some(r) = d.rank else { continue };
+        ranks_seen.push(r);
+        for e in &d.entries {
+            by_pg
+                .entry(e.pg.clone())
+                .or_default()
+                .entry(e.seq)
+                .or_default()
+                .push((r, e.op.clone()));
+        }
+    }
+    ranks_seen.sort_unstable();
+    ranks_seen.dedup();
+    let mut out = Vec::new();
+    for (pg, seqs) in by_pg {
+        let expected: Vec<u32> = dumps
+            .iter()
+            .flat_map(|d| d.pg_ranks.iter())
+            .find(|(k, _)| *k == pg)
+            .map(|(_, r)| r.clone())
+            .filter(|r| !r.is_empty())
+            .unwrap_or_else(|| ranks_seen.clone())
+            .into_iter()
+            .filter(|r| ranks_seen.contains(r))
+            .collect();
+        for (seq, who) in seqs {
+            let op = who
+                .iter()
+                .map(|(_, o)| o)
+                .fold(BTreeMap::<&String, usize>::new(), |mut m, o| {
+                    *m.entry(o).or_default() += 1;
+                    m
+                })
+                .into_iter()
+                .max_by_key(|(_, n)| *n)
+                .map(|(o, _)| o.clone())
+                .unwrap_or_default();
+            let missing: Vec<u32> = expected
+                .iter()
+                .copied()
+                .filter(|r| !who.iter().any(|(w, _)| w == r))
+                .collect();
+            let mismatched: Vec<(u32, String)> =
+                who.iter().filter(|(_, o)| *o != op).cloned().collect();
+            if !missing.is_empty() || !mismatched.is_empty() {
+                out.push(FrGap {
+                    pg: pg.clone(),
+                    seq,
+                    op,
+                    missing,
+                    mismatched,
+                });
+                break;
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_code() {
+        // protocol 2: GLOBAL 'os\nsystem\n' — must be refused, never resolved.
+        let p = b"\x80\x02cos\nsystem\nq\x00.";
+        let e = unpickle(p).unwrap_err();
+        assert!(e.contains("unsupported pickle opcode 0x63"), "{e}");
+    }
+
+    #[test]
+    fn plain_data() {
+        // pickle.dumps({'a': [1, -2, 300, 70000], 'b': (None, True), 'c': 'x'}, protocol=4)
+        let p = b"\x80\x04\x95,\x00\x00\x00\x00\x00\x00\x00}\x94(\x8c\x01a\x94]\x94(K\x01J\xfe\xff\xff\xffM,\x01Jp\x11\x01\x00e\x8c\x01b\x94N\x88\x86\x94\x8c\x01c\x94\x8c\x01x\x94u.";
+        let v = unpickle(p).unwrap();
+        assert_eq!(
+            v.get("a").unwrap().items(),
+            &[
+                Value::Int(1),
+                Value::Int(-2),
+                Value::Int(300),
+                Value::Int(70000)
+            ]
+        );
+        assert_eq!(
+            v.get("b"),
+            Some(&Value::Tuple(vec![Value::None, Value::Bool(true)]))
+        );
+        assert_eq!(v.get("c").and_then(Value::as_str), Some("x"));
+    }
+
+    #[test]
+    fn garbage_never_panics() {
+        for seed in 0u32..2000 {
+            let mut x = seed.wrapping_mul(2654435761);
+            let bytes: Vec<u8> = (0..64)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 17;
+                    x ^= x << 5;
+                    (x & 0xff) as u8
+                })
+                .collect();
+            let _ = unpickle(&bytes);
+            let _ = read("nccl_trace_rank_0", &bytes);
+        }
+    }
+
+    #[test]
+    fn corpus_dumps_show_rank0_missing() {
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/corpus/04_nccl_collective_timeout/run/fr_dumps/"
+        );
+        let mut dumps = Vec::new();
+        for r in 0..2 {
+            let name = format!("nccl_trace_rank_{r}");
+            let data = std::fs::read(format!("{dir}{name}")).unwrap();
+            dumps.push(read(&name, &data).unwrap());
+        }
+        assert_eq!(dumps[0].pg_status, vec![("0".to_string(), 25, 25)]);
+        let g = gaps(&dumps);
+        assert_eq!(g.len(), 1);
+        assert_eq!((g[0].seq, g[0].op.as_str()), (26, "all_reduce"));
+        assert_eq!(g[0].missing, vec![0]);
+    }
+}
