@@ -4,9 +4,10 @@
 //! rank by evidence, not by time alone, and marks the rest `symptom_of` it.
 //! Works on findings and the timeline as data; it never reads files or formats output.
 //!
-//! Synthetic findings it may add (no TOML rule behind them; `code` is reserved in TW09xx):
-//! `watchdog-collective-mismatch` (TW0901, collective_mismatch) and `watchdog-lagging-rank`
-//! (TW0902, nccl_timeout), each with `origin` naming the rank.
+//! Synthetic findings it may add (no TOML rule behind them; codes TW99xx):
+//! `watchdog-collective-mismatch` (TW9901, collective_mismatch; TW99xx are reserved for findings
+//! the engine makes itself, never for rule files) and `watchdog-lagging-rank`
+//! (TW9902, nccl_timeout), each with `origin` naming the rank.
 
 use super::{Evidence, Finding, Origin, RULED_OUT_BELOW};
 use crate::analyze::Analysis;
@@ -371,7 +372,7 @@ pub fn apply(kb: &KnowledgeBase, a: &Analysis, tl: &Timeline, findings: &mut Vec
             .collect::<Vec<_>>()
             .join(", ");
         let f = synthetic(Synth {
-            id: (MISMATCH_RULE, "TW0901", "collective_mismatch"),
+            id: (MISMATCH_RULE, "TW9901", "collective_mismatch"),
             title: format!(
                 "Ranks ran different collectives at sequence number {}: {desc}",
                 m.seq
@@ -431,7 +432,7 @@ pub fn apply(kb: &KnowledgeBase, a: &Analysis, tl: &Timeline, findings: &mut Vec
                 }
                 let conf = if c.strong { 0.9 } else { 0.75 };
                 findings.push(synthetic(Synth {
-                    id: (LAGGING_RULE, "TW0902", "nccl_timeout"),
+                    id: (LAGGING_RULE, "TW9902", "nccl_timeout"),
                     title,
                     conf,
                     evidence,

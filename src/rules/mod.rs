@@ -16,6 +16,10 @@ use template::Template;
 
 /// The rule files shipped in the binary. A test checks this list against `rules/` on disk.
 pub static BUILTIN: &[(&str, &str)] = &[
+    (
+        "core_dumps.toml",
+        include_str!("../../rules/core_dumps.toml"),
+    ),
     ("gpu_oom.toml", include_str!("../../rules/gpu_oom.toml")),
     ("host_oom.toml", include_str!("../../rules/host_oom.toml")),
     (
