@@ -53,6 +53,9 @@ pub struct Analysis {
     pub warnings: Vec<Warning>,
     /// Core dumps read, with the input they came from.
     pub cores: Vec<CoreReport>,
+    /// The last error-ish lines of each file (bounded, `errtail`), for fingerprinting
+    /// failures no rule explains.
+    pub error_tail: Vec<crate::errtail::TailLine>,
 }
 
 /// A core dump's summary (signal, fault, mapping, stack) for the report.
@@ -145,6 +148,7 @@ impl<'kb> Engine<'kb> {
                 a.facts.push(f);
             }
             a.events.extend(r.events.into_iter().map(|e| (i, e)));
+            a.error_tail.extend(r.tail.into_lines(i));
             a.warnings.extend(r.warnings);
             a.cores.extend(r.core);
         }
@@ -284,6 +288,7 @@ impl<'kb> Engine<'kb> {
         let mut per_sig: std::collections::HashMap<usize, usize> = Default::default();
         let mut reader = ChunkReader::new(io::Cursor::new(head).chain(stream.as_mut()));
         let mut line_buf = String::new();
+        let keep_tail = !is_before_snapshot(path);
         loop {
             let (chunk, first) = match reader.next_chunk() {
                 Ok(Some(c)) => c,
@@ -299,6 +304,9 @@ impl<'kb> Engine<'kb> {
                     break;
                 }
             };
+            if keep_tail {
+                res.tail.scan_chunk(chunk, first);
+            }
             if let Some(p) = parser.as_mut() {
                 for (lineno, line) in sources::reader::lines(chunk, first) {
                     line_buf.clear();
@@ -427,6 +435,7 @@ struct FileResult {
     events: Vec<Event>,
     warnings: Vec<Warning>,
     core: Option<CoreReport>,
+    tail: crate::errtail::ErrorTail,
 }
 
 impl Default for InputInfo {

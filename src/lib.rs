@@ -9,6 +9,7 @@ pub mod capture;
 pub mod cli;
 pub mod correlate;
 pub mod derive;
+pub mod errtail;
 pub mod facts;
 pub mod fingerprint;
 pub mod inputs;

@@ -45,7 +45,7 @@ pub fn build(a: Analysis, findings: Vec<Finding>) -> Report {
     } else {
         "no_failure"
     };
-    let fingerprint = crate::fingerprint::of(&findings);
+    let fingerprint = crate::fingerprint::compute(&findings, &a, verdict);
     Report {
         schema: SCHEMA,
         verdict,
