@@ -1,6 +1,9 @@
 //! Reports: the JSON contract of DESIGN.md (`Report`) and its renderings for people
 //! (terminal) and machines (json). The only module that writes output; it never sees a regex.
 
+pub mod github;
+pub mod junit;
+pub mod markdown;
 pub mod terminal;
 
 use crate::analyze::{Analysis, CoreReport, InputInfo};
