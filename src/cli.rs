@@ -69,7 +69,7 @@ pub struct AnalyzeArgs {
     pub exit_code: ExitCode,
     /// Mask secrets (always done for markdown, github and junit) and optionally `hosts`,
     /// `paths` (comma-separated; `all` for both).
-    #[arg(long, value_name = "WHAT", num_args = 0..=1, default_missing_value = "secrets")]
+    #[arg(long, value_name = "WHAT", num_args = 0..=1, require_equals = true, default_missing_value = "secrets")]
     pub redact: Option<String>,
 }
 
@@ -87,7 +87,7 @@ pub struct TriageArgs {
     #[arg(long)]
     pub threads: Option<usize>,
     /// Mask secrets (always done for markdown) and optionally `hosts`, `paths`, `all`.
-    #[arg(long, value_name = "WHAT", num_args = 0..=1, default_missing_value = "secrets")]
+    #[arg(long, value_name = "WHAT", num_args = 0..=1, require_equals = true, default_missing_value = "secrets")]
     pub redact: Option<String>,
 }
 
@@ -184,7 +184,10 @@ fn analyze(args: AnalyzeArgs) -> i32 {
         Ok(kb) => kb,
         Err(code) => return code,
     };
-    let pasted = matches!(args.format, Format::Markdown | Format::Github | Format::Junit);
+    let pasted = matches!(
+        args.format,
+        Format::Markdown | Format::Github | Format::Junit
+    );
     let mut redactor = match redactor(args.redact.as_deref(), pasted) {
         Ok(r) => r,
         Err(code) => return code,
@@ -230,10 +233,7 @@ fn analyze(args: AnalyzeArgs) -> i32 {
 }
 
 /// The redactor a format needs: always for pasted formats, else only on `--redact`.
-fn redactor(
-    flag: Option<&str>,
-    pasted: bool,
-) -> Result<Option<crate::redact::Redactor>, i32> {
+fn redactor(flag: Option<&str>, pasted: bool) -> Result<Option<crate::redact::Redactor>, i32> {
     if flag.is_none() && !pasted {
         return Ok(None);
     }

@@ -48,8 +48,14 @@ static SECRETS: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
             "[REDACTED PRIVATE KEY]",
         ),
         // Credentials inside URLs: scheme://user:pass@host.
-        (r"([a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s:@]+:[^/\s@]+@", "${1}[REDACTED]@"),
-        (r"(?i)(authorization\s*[:=]\s*(?:bearer|basic|token)?\s*)[^\s'\x22]+", "${1}[REDACTED]"),
+        (
+            r"([a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s:@]+:[^/\s@]+@",
+            "${1}[REDACTED]@",
+        ),
+        (
+            r"(?i)(authorization\s*[:=]\s*(?:bearer|basic|token)?\s*)[^\s'\x22]+",
+            "${1}[REDACTED]",
+        ),
         (r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{8,}", "${1}[REDACTED]"),
         (r"\bhf_[A-Za-z0-9]{16,}", "[REDACTED]"),
         (r"\bgh[pousr]_[A-Za-z0-9]{20,}", "[REDACTED]"),
@@ -58,13 +64,19 @@ static SECRETS: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
         (r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", "[REDACTED]"),
         (r"\bsk-[A-Za-z0-9_-]{16,}", "[REDACTED]"),
         (r"\bxox[abprs]-[A-Za-z0-9-]{10,}", "[REDACTED]"),
-        (r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", "[REDACTED]"),
+        (
+            r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+            "[REDACTED]",
+        ),
         // key=value / key: value / "key": "value" where the key names a secret.
         (
             r#"(?i)([A-Za-z0-9_.-]*(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?)['"]?\s*[=:]\s*['"]?)([^\s'",;&}\]]+)"#,
             "${1}[REDACTED]",
         ),
-        (r"(?i)(--(?:password|token|api[_-]?key|secret)[= ])\S+", "${1}[REDACTED]"),
+        (
+            r"(?i)(--(?:password|token|api[_-]?key|secret)[= ])\S+",
+            "${1}[REDACTED]",
+        ),
     ];
     table
         .iter()
@@ -72,8 +84,9 @@ static SECRETS: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
         .collect()
 });
 
-static IPV4: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r"\b(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}\b").ok());
+static IPV4: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(r"\b(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}\b").ok()
+});
 
 static USER_PATH: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"/(home|Users|users|scratch|work)/([A-Za-z0-9._-]+)").ok());

@@ -307,7 +307,8 @@ pub struct Triage {
     pub schema: &'static str,
     pub runs_total: usize,
     pub groups: Vec<Group>,
-    /// Hosts/GPUs that failed in more than one run across all groups.
+    /// Hosts/GPUs in more than one failed run across all groups whose action is not a
+    /// config or code fix: hardware suspects.
     pub suspects: Vec<Recurrence>,
     pub warnings: Vec<Warning>,
 }
@@ -366,7 +367,11 @@ pub fn group(outcomes: &[RunOutcome], warnings: Vec<Warning>) -> Triage {
     });
     let mut all_hosts: BTreeMap<String, usize> = BTreeMap::new();
     let mut all_gpus: BTreeMap<String, usize> = BTreeMap::new();
-    for o in outcomes.iter().filter(|o| o.verdict != "no_failure") {
+    // A node that keeps failing for config or code reasons is not suspect hardware.
+    for o in outcomes
+        .iter()
+        .filter(|o| o.verdict != "no_failure" && !o.action.starts_with("fix-"))
+    {
         for h in &o.hosts {
             *all_hosts.entry(h.clone()).or_default() += 1;
         }
@@ -392,11 +397,15 @@ fn recurrences(hosts: &BTreeMap<String, usize>, gpus: &BTreeMap<String, usize>) 
             name: h.clone(),
             runs: *n,
         })
-        .chain(gpus.iter().filter(|(_, n)| **n > 1).map(|(g, n)| Recurrence {
-            kind: "gpu",
-            name: g.clone(),
-            runs: *n,
-        }))
+        .chain(
+            gpus.iter()
+                .filter(|(_, n)| **n > 1)
+                .map(|(g, n)| Recurrence {
+                    kind: "gpu",
+                    name: g.clone(),
+                    runs: *n,
+                }),
+        )
         .collect();
     v.sort_by(|a, b| b.runs.cmp(&a.runs).then(a.name.cmp(&b.name)));
     v
@@ -413,10 +422,11 @@ impl Triage {
             .groups
             .iter()
             .flat_map(|g| {
-                g.hosts
-                    .keys()
-                    .cloned()
-                    .chain(g.gpus.keys().filter_map(|x| x.split('/').next().map(String::from)))
+                g.hosts.keys().cloned().chain(
+                    g.gpus
+                        .keys()
+                        .filter_map(|x| x.split('/').next().map(String::from)),
+                )
             })
             .collect();
         set.into_iter().collect()
@@ -429,7 +439,13 @@ fn hosts_text(m: &BTreeMap<String, usize>, max: usize) -> String {
     let mut s: Vec<String> = v
         .iter()
         .take(max)
-        .map(|(h, n)| if **n > 1 { format!("{h}×{n}") } else { h.to_string() })
+        .map(|(h, n)| {
+            if **n > 1 {
+                format!("{h}×{n}")
+            } else {
+                h.to_string()
+            }
+        })
         .collect();
     if v.len() > max {
         s.push(format!("+{}", v.len() - max));
@@ -448,7 +464,13 @@ pub fn render_table(t: &Triage) -> String {
     let mut tb = comfy_table::Table::new();
     tb.load_style(comfy_table::presets::UTF8_BORDERS_ONLY);
     tb.set_header(vec![
-        "runs", "fingerprint", "category", "action", "first seen", "last seen", "hosts",
+        "runs",
+        "fingerprint",
+        "category",
+        "action",
+        "first seen",
+        "last seen",
+        "hosts",
         "example",
     ]);
     for g in &t.groups {
@@ -463,18 +485,17 @@ pub fn render_table(t: &Triage) -> String {
             g.example.clone(),
         ]);
     }
-    let mut s = format!(
-        "{tb}\n{} runs, {} groups\n",
-        t.runs_total,
-        t.groups.len()
-    );
+    let mut s = format!("{tb}\n{} runs, {} groups\n", t.runs_total, t.groups.len());
     for r in &t.suspects {
         s.push_str(&format!("suspect: {}\n", suspect_line(r)));
     }
     for w in &t.warnings {
         s.push_str(&format!(
             "warning: {}{}\n",
-            w.path.as_ref().map(|p| format!("{p}: ")).unwrap_or_default(),
+            w.path
+                .as_ref()
+                .map(|p| format!("{p}: "))
+                .unwrap_or_default(),
             w.message
         ));
     }

@@ -48,7 +48,13 @@ pub fn render(r: &Report, root: &str) -> String {
                 )),
                 None => out.push_str(&format!("::error title={title}::{msg}\n")),
             }
-            for e in top.evidence.iter().filter(|e| e.line.is_some()).skip(1).take(20) {
+            for e in top
+                .evidence
+                .iter()
+                .filter(|e| e.line.is_some())
+                .skip(1)
+                .take(20)
+            {
                 out.push_str(&format!(
                     "::warning file={},line={},title={}::{}\n",
                     prop(&join(root, &e.path)),
