@@ -57,6 +57,9 @@ pub struct Analysis {
     pub flight: Vec<(usize, sources::flight_recorder::FrDump)>,
     /// Core dumps read, with the input they came from.
     pub cores: Vec<CoreReport>,
+    /// The last error-ish lines of each file (bounded, `errtail`), for fingerprinting
+    /// failures no rule explains.
+    pub error_tail: Vec<crate::errtail::TailLine>,
 }
 
 /// A core dump's summary (signal, fault, mapping, stack) for the report.
@@ -156,6 +159,7 @@ impl<'kb> Engine<'kb> {
                 a.facts.push(f);
             }
             a.events.extend(r.events.into_iter().map(|e| (i, e)));
+            a.error_tail.extend(r.tail.into_lines(i));
             a.warnings.extend(r.warnings);
             a.cores.extend(r.core);
             a.marks.extend(r.marks.into_iter().map(|mut m| {
@@ -306,6 +310,7 @@ impl<'kb> Engine<'kb> {
         let mut per_sig: std::collections::HashMap<usize, usize> = Default::default();
         let mut reader = ChunkReader::new(io::Cursor::new(head).chain(stream.as_mut()));
         let mut line_buf = String::new();
+        let keep_tail = !is_before_snapshot(path);
         loop {
             let (chunk, first) = match reader.next_chunk() {
                 Ok(Some(c)) => c,
@@ -321,6 +326,9 @@ impl<'kb> Engine<'kb> {
                     break;
                 }
             };
+            if keep_tail {
+                res.tail.scan_chunk(chunk, first);
+            }
             if let Some(p) = parser.as_mut() {
                 for (lineno, line) in sources::reader::lines(chunk, first) {
                     line_buf.clear();
@@ -463,6 +471,7 @@ struct FileResult {
     events: Vec<Event>,
     warnings: Vec<Warning>,
     core: Option<CoreReport>,
+    tail: crate::errtail::ErrorTail,
     marks: Vec<crate::timeline::Mark>,
     flight: Option<sources::flight_recorder::FrDump>,
 }

@@ -37,6 +37,8 @@ pub enum Command {
     Analyze(AnalyzeArgs),
     /// List every fact the inputs tell, with where it was read.
     Facts(FactsArgs),
+    /// Analyse many failed runs in parallel and group them by fingerprint.
+    Triage(TriageArgs),
     /// The knowledge base: list, explain and test rules.
     Rules {
         #[command(subcommand)]
@@ -63,6 +65,46 @@ pub struct AnalyzeArgs {
     /// Also print the merged per-rank timeline around the failure.
     #[arg(long)]
     pub timeline: bool,
+    /// `default`: exit 0 whenever the analysis ran; `action`: exit with the status of the
+    /// verdict and the top finding's action class (0 no failure, 10 retry, 11 replace
+    /// hardware, 12 fix config/environment, 13 fix code, 14 investigate).
+    #[arg(long, value_enum, default_value_t = ExitCode::Default)]
+    pub exit_code: ExitCode,
+    /// Mask secrets (always done for markdown, github and junit) and optionally `hosts`,
+    /// `paths` (comma-separated; `all` for both).
+    #[arg(long, value_name = "WHAT", num_args = 0..=1, require_equals = true, default_missing_value = "secrets")]
+    pub redact: Option<String>,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct TriageArgs {
+    /// Failed runs, or parents of many runs (see README "Which directories are runs").
+    #[arg(required = true)]
+    pub paths: Vec<String>,
+    #[arg(long, value_enum, default_value_t = TriageFormat::Table)]
+    pub format: TriageFormat,
+    /// Extra rule directories (TOML files), loaded after the built-in rules.
+    #[arg(long = "rules", value_name = "DIR")]
+    pub rules: Vec<PathBuf>,
+    /// Runs analysed at once (default: available cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Mask secrets (always done for markdown) and optionally `hosts`, `paths`, `all`.
+    #[arg(long, value_name = "WHAT", num_args = 0..=1, require_equals = true, default_missing_value = "secrets")]
+    pub redact: Option<String>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TriageFormat {
+    Table,
+    Json,
+    Markdown,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExitCode {
+    Default,
+    Action,
 }
 
 #[derive(clap::Args, Debug)]
@@ -105,6 +147,12 @@ pub enum RulesCommand {
 pub enum Format {
     Table,
     Json,
+    /// For a GitHub job summary or a PR/issue comment (secrets always redacted).
+    Markdown,
+    /// GitHub Actions workflow commands (`::error file=…,line=…::…`).
+    Github,
+    /// JUnit XML, for CI systems that only read test reports.
+    Junit,
 }
 
 fn load(dirs: &[PathBuf]) -> Result<KnowledgeBase, i32> {
@@ -129,6 +177,7 @@ pub fn run(cli: Cli) -> i32 {
     match cli.command {
         Command::Analyze(a) => analyze(a),
         Command::Facts(f) => facts(f),
+        Command::Triage(t) => triage_cmd(t),
         Command::Rules { command } => rules_cmd(command),
     }
 }
@@ -138,9 +187,27 @@ fn analyze(args: AnalyzeArgs) -> i32 {
         Ok(kb) => kb,
         Err(code) => return code,
     };
+    let pasted = matches!(
+        args.format,
+        Format::Markdown | Format::Github | Format::Junit
+    );
+    let mut redactor = match redactor(args.redact.as_deref(), pasted) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
     let r = crate::diagnose(&kb, &args.paths, threads(args.threads));
+    if let Some(red) = redactor.as_mut() {
+        red.add_hosts(report_hosts(&r).iter().map(String::as_str));
+    }
     let text = match args.format {
-        Format::Json => r.to_json() + "\n",
+        Format::Json => match redactor.as_mut() {
+            Some(red) => {
+                let mut v = serde_json::to_value(&r).unwrap_or_default();
+                red.json(&mut v);
+                serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
+            }
+            None => r.to_json() + "\n",
+        },
         Format::Table => {
             let color = !args.no_color
                 && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
@@ -151,8 +218,87 @@ fn analyze(args: AnalyzeArgs) -> i32 {
             }
             t
         }
+        Format::Markdown => crate::report::markdown::render(&r),
+        Format::Github => {
+            let root = match args.paths.as_slice() {
+                [one] if std::path::Path::new(one).is_dir() => one.trim_start_matches("./"),
+                _ => "",
+            };
+            crate::report::github::render(&r, root)
+        }
+        Format::Junit => crate::report::junit::render(&r),
     };
-    print_out(&text)
+    let text = match (redactor.as_mut(), args.format) {
+        (Some(red), f) if f != Format::Json => red.text(&text),
+        _ => text,
+    };
+    let code = print_out(&text);
+    match args.exit_code {
+        ExitCode::Default => code,
+        ExitCode::Action => crate::triage::exit_for(&r),
+    }
+}
+
+/// The redactor a format needs: always for pasted formats, else only on `--redact`.
+fn redactor(flag: Option<&str>, pasted: bool) -> Result<Option<crate::redact::Redactor>, i32> {
+    if flag.is_none() && !pasted {
+        return Ok(None);
+    }
+    let list: Vec<String> = flag.map(|s| vec![s.to_string()]).unwrap_or_default();
+    match crate::redact::Options::parse(&list) {
+        Ok(o) => Ok(Some(crate::redact::Redactor::new(o))),
+        Err(e) => {
+            eprintln!("trainwreck: {e}");
+            Err(exit::USAGE)
+        }
+    }
+}
+
+/// Hosts named in a report, sorted (stable masks).
+fn report_hosts(r: &crate::report::Report) -> Vec<String> {
+    let mut set = std::collections::BTreeSet::new();
+    for f in &r.findings {
+        if let Some(h) = &f.origin.host {
+            set.insert(h.clone());
+        }
+        for e in &f.evidence {
+            if let Some(h) = &e.host {
+                set.insert(h.clone());
+            }
+        }
+    }
+    set.into_iter().collect()
+}
+
+fn triage_cmd(args: TriageArgs) -> i32 {
+    let kb = match load(&args.rules) {
+        Ok(kb) => kb,
+        Err(code) => return code,
+    };
+    let pasted = args.format == TriageFormat::Markdown;
+    let mut redactor = match redactor(args.redact.as_deref(), pasted) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    let t = crate::triage::run(&kb, &args.paths, threads(args.threads));
+    if let Some(red) = redactor.as_mut() {
+        red.add_hosts(t.hosts().iter().map(String::as_str));
+    }
+    let text = match args.format {
+        TriageFormat::Json => {
+            let mut v = serde_json::to_value(&t).unwrap_or_default();
+            if let Some(red) = redactor.as_mut() {
+                red.json(&mut v);
+            }
+            return print_out(&(serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"));
+        }
+        TriageFormat::Table => crate::triage::render_table(&t),
+        TriageFormat::Markdown => crate::triage::render_markdown(&t),
+    };
+    match redactor.as_mut() {
+        Some(red) => print_out(&red.text(&text)),
+        None => print_out(&text),
+    }
 }
 
 fn print_out(text: &str) -> i32 {
@@ -187,7 +333,7 @@ fn facts(args: FactsArgs) -> i32 {
             let v = serde_json::json!({ "facts": a.facts.all(), "warnings": warnings });
             print_out(&(serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"))
         }
-        Format::Table => {
+        _ => {
             let mut t = comfy_table::Table::new();
             t.load_style(comfy_table::presets::UTF8_BORDERS_ONLY);
             t.set_header(vec!["fact", "value", "source"]);

@@ -1,11 +1,43 @@
-//! Failure fingerprints: a short stable id that groups identical failures across jobs.
-//! `fp1:` + 16 hex digits of FNV-1a over the root finding's rule and the normalised text of
-//! its first evidence line (numbers, hex, paths' variable parts removed). Changing the
-//! algorithm means bumping the version prefix. Pure function of a report's findings.
+//! Failure fingerprints: a short stable id (`fp1:` + 16 hex digits) that groups identical
+//! failures across jobs, nodes, days and rank counts, and keeps different failures apart.
+//! A pure function of the findings and the analysis; it must not read files or format output.
+//!
+//! Algorithm `fp1` (README.md "Fingerprints"; any change to it bumps the version prefix):
+//!
+//! 1. A confident root cause (the report's top finding): the key is `rule` + `category` + the
+//!    sorted set of the named captures its evidence lines gave (`op=ALLREDUCE`), normalised,
+//!    keeping only values that still say something once numbers and sizes are gone. The rule
+//!    is the failure class its author defined; whole evidence lines are not used because
+//!    which lines and excerpts a run leaves varies with launcher, rank count and log layout.
+//!    For the generic categories `python_exception` and `other` the unknown-failure key of
+//!    step 2 is added, so two different exceptions caught by one generic rule stay apart.
+//! 2. Otherwise (unknown failure): from each file's error tail (`errtail`), the last Python
+//!    exception that is not a launcher wrapper (`ChildFailedError`, `CalledProcessError`),
+//!    as `Type: normalised message @ frame > frame` with the innermost three frames outside
+//!    PyTorch/CUDA/NCCL/site-packages internals (`file.py:function`, no line numbers);
+//!    the set over files, sorted. With no exception anywhere: the last three error lines of
+//!    each file, normalised, as a sorted set (at most 8).
+//! 3. Otherwise a weak finding's rule and category; a run without any sign of failure has none.
+//!
+//! The key is hashed with 64-bit FNV-1a. [`normalise`] peels log prefixes (rank, host, pid,
+//! time), replaces the run's own host names, URLs, temp and home paths, IPv4 addresses, hex
+//! addresses, long mixed ids, sizes and numbers with placeholders, and collapses runs of
+//! placeholders (`[0, 1, 2, 3]` and `[0, 1]` both become `[#]`).
 
-use crate::correlate::Finding;
+use crate::analyze::Analysis;
+use crate::correlate::{Finding, RULED_OUT_BELOW};
+use crate::errtail::TailLine;
+use regex::Regex;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::LazyLock;
 
 pub const VERSION: &str = "fp1";
+
+/// Most normalised lines that enter one key.
+const MAX_KEY_LINES: usize = 8;
+
+/// Innermost user frames kept for a traceback.
+const KEY_FRAMES: usize = 3;
 
 fn fnv1a(data: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf29ce484222325;
@@ -16,42 +48,318 @@ fn fnv1a(data: &[u8]) -> u64 {
     h
 }
 
-/// Replace what varies between reruns of the same failure with placeholders.
-pub fn normalise(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '0' && chars.peek() == Some(&'x') {
-            chars.next();
-            while chars.peek().is_some_and(|c| c.is_ascii_hexdigit()) {
-                chars.next();
+struct Subst {
+    re: Regex,
+    with: &'static str,
+}
+
+/// Ordered replacements; the patterns are constants checked by the unit tests.
+static SUBSTS: LazyLock<Vec<Subst>> = LazyLock::new(|| {
+    let table: &[(&str, &str)] = &[
+        // A launcher's argv list (`['/usr/bin/python3', '-u', 'train.py', …]`).
+        (r"\[(?:'[^']*',\s*)+'[^']*'\]", "<argv>"),
+        (r"\b[a-zA-Z][a-zA-Z0-9+.-]*://\S+", "<url>"),
+        (
+            r"(?:/tmp|/var/tmp|/dev/shm|/scratch|/run/user|/local_disk\d*)/[^\s'\x22:,)]*",
+            "<tmp>",
+        ),
+        (r"/(?:home|Users|users)/[^/\s'\x22]+", "/home/<user>"),
+        (r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b", "<ip>"),
+        (r"\b0[xX][0-9a-fA-F]+\b", "<hex>"),
+        (
+            r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?",
+            "<time>",
+        ),
+        (
+            r"\b\d+(?:\.\d+)?\s*(?:[KMGTPE]i?B|[KMGTPE]|bytes?|B)\b",
+            "<size>",
+        ),
+    ];
+    table
+        .iter()
+        .filter_map(|(re, with)| Regex::new(re).ok().map(|re| Subst { re, with }))
+        .collect()
+});
+
+static COLLAPSE: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r"#(?:[\s,.:;/_x*+-]*#)+").ok());
+
+/// Replace tokens mixing letters and digits that look like ids (container ids, hashes, temp
+/// names) and then every remaining digit run.
+fn ids_and_numbers(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < s.len() {
+        let c = b[i];
+        if c.is_ascii_alphanumeric() {
+            let mut j = i;
+            while j < b.len() && b[j].is_ascii_alphanumeric() {
+                j += 1;
             }
-            out.push_str("<hex>");
-        } else if c.is_ascii_digit() {
-            while chars
-                .peek()
-                .is_some_and(|c| c.is_ascii_digit() || *c == '.')
-            {
-                chars.next();
+            let tok = &s[i..j];
+            let digits = tok.bytes().filter(u8::is_ascii_digit).count();
+            let letters = tok.len() - digits;
+            let hexish = tok.bytes().all(|c| c.is_ascii_hexdigit());
+            let is_id = digits > 0
+                && letters > 0
+                && ((tok.len() >= 8 && digits >= 2) || (hexish && tok.len() >= 6));
+            if is_id {
+                out.push_str("<id>");
+            } else {
+                let mut in_num = false;
+                for ch in tok.chars() {
+                    if ch.is_ascii_digit() {
+                        if !in_num {
+                            out.push('#');
+                        }
+                        in_num = true;
+                    } else {
+                        out.push(ch);
+                        in_num = false;
+                    }
+                }
             }
-            out.push('#');
+            i = j;
         } else {
-            out.push(c);
+            let ch_len = s[i..].chars().next().map_or(1, char::len_utf8);
+            out.push_str(&s[i..i + ch_len]);
+            i += ch_len;
         }
     }
     out
 }
 
-/// The fingerprint of a failure: from the first non-symptom finding, else the first finding.
-pub fn of(findings: &[Finding]) -> Option<String> {
-    let root = findings
+/// Replace what varies between reruns of the same failure with placeholders. `hosts` are the
+/// run's own host names (from attribution), replaced wherever they appear.
+pub fn normalise_with(text: &str, hosts: &[String]) -> String {
+    let (_, pos) = crate::sources::prefix::peel(text);
+    let mut s = text.get(pos..).unwrap_or(text).trim().to_string();
+    for h in hosts {
+        if h.len() >= 3 {
+            s = s.replace(h.as_str(), "<host>");
+        }
+    }
+    for sub in SUBSTS.iter() {
+        if sub.re.is_match(&s) {
+            s = sub.re.replace_all(&s, sub.with).into_owned();
+        }
+    }
+    s = ids_and_numbers(&s);
+    if let Some(re) = COLLAPSE.as_ref() {
+        s = re.replace_all(&s, "#").into_owned();
+    }
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// [`normalise_with`] without known hosts.
+pub fn normalise(text: &str) -> String {
+    normalise_with(text, &[])
+}
+
+fn hash(kind: &str, parts: &[String]) -> String {
+    let mut key = format!("{VERSION}\n{kind}");
+    for p in parts {
+        key.push('\n');
+        key.push_str(p);
+    }
+    format!("{VERSION}:{:016x}", fnv1a(key.as_bytes()))
+}
+
+/// Host names the analysis attributed lines to; longest first so `node12` goes before `node1`.
+fn known_hosts(findings: &[Finding], a: &Analysis) -> Vec<String> {
+    let mut set: BTreeSet<String> = BTreeSet::new();
+    for h in &a.hits {
+        if let Some(x) = &h.attr.host {
+            set.insert(x.clone());
+        }
+    }
+    for f in findings {
+        if let Some(x) = &f.origin.host {
+            set.insert(x.clone());
+        }
+        for e in &f.evidence {
+            if let Some(x) = &e.host {
+                set.insert(x.clone());
+            }
+        }
+    }
+    let mut v: Vec<String> = set.into_iter().collect();
+    v.sort_by_key(|h| std::cmp::Reverse(h.len()));
+    v
+}
+
+/// The fingerprint of a report: see the module documentation for the algorithm.
+pub fn compute(findings: &[Finding], a: &Analysis, verdict: &str) -> Option<String> {
+    if verdict == "no_failure" {
+        return None;
+    }
+    let hosts = known_hosts(findings, a);
+    let top = findings
+        .first()
+        .filter(|f| f.symptom_of.is_none() && f.confidence >= RULED_OUT_BELOW);
+    if let Some(root) = top {
+        return Some(of_finding(root, a, &hosts));
+    }
+    if let Some(fp) = of_tail(&a.error_tail, &hosts) {
+        return Some(fp);
+    }
+    findings
         .iter()
         .find(|f| f.symptom_of.is_none())
-        .or(findings.first())?;
-    let mut key = root.rule.clone();
-    key.push('\n');
-    key.push_str(&root.category);
-    Some(format!("{VERSION}:{:016x}", fnv1a(key.as_bytes())))
+        .or(findings.first())
+        .map(|f| hash("rule", &[f.rule.clone(), f.category.clone()]))
+}
+
+/// Categories whose rules catch many different failures: the exception tells them apart.
+const GENERIC: &[&str] = &["python_exception", "other"];
+
+/// Does a normalised value still say something (a word, not only placeholders)?
+fn informative(v: &str) -> bool {
+    let mut rest = v.to_string();
+    for p in [
+        "<size>", "<hex>", "<ip>", "<id>", "<tmp>", "<url>", "<time>", "<host>", "<argv>",
+    ] {
+        rest = rest.replace(p, "");
+    }
+    rest.chars().any(|c| c.is_alphabetic())
+}
+
+fn of_finding(root: &Finding, a: &Analysis, hosts: &[String]) -> String {
+    let cited: BTreeSet<&str> = root.evidence.iter().map(|e| e.text.as_str()).collect();
+    let captures: BTreeSet<String> = a
+        .hits
+        .iter()
+        .filter(|h| cited.contains(h.text.as_str()))
+        .flat_map(|h| h.captures.iter())
+        .filter_map(|(name, value)| {
+            let v = normalise_with(value, hosts);
+            informative(&v).then(|| format!("{name}={v}"))
+        })
+        .collect();
+    let mut parts = vec![root.rule.clone(), root.category.clone()];
+    parts.extend(captures.into_iter().take(MAX_KEY_LINES));
+    if GENERIC.contains(&root.category.as_str())
+        && let Some((kind, more)) = tail_parts(&a.error_tail, hosts)
+    {
+        parts.push(kind.to_string());
+        parts.extend(more);
+    }
+    hash("rule", &parts)
+}
+
+static EXCEPTION: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(
+        r"^(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure|Fault))(?::\s*(.*))?$",
+    )
+    .ok()
+});
+
+static FRAME: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r#"^File "([^"]+)", line \d+, in (\S+)"#).ok());
+
+/// Launcher exceptions that only say "a child failed": never the failure itself.
+const WRAPPERS: &[&str] = &["ChildFailedError", "CalledProcessError"];
+
+/// Frames inside libraries (PyTorch, CUDA/NCCL bindings, DeepSpeed, HF, the standard
+/// library) say where the failure surfaced, not which code caused it.
+fn internal_frame(path: &str) -> bool {
+    let p = path.to_ascii_lowercase();
+    [
+        "site-packages/",
+        "dist-packages/",
+        "/torch/",
+        "/lib/python",
+        "<frozen",
+        "/deepspeed/",
+        "nccl",
+        "cuda",
+    ]
+    .iter()
+    .any(|x| p.contains(x))
+}
+
+fn bare(text: &str) -> &str {
+    let (_, pos) = crate::sources::prefix::peel(text);
+    text.get(pos..).unwrap_or(text).trim()
+}
+
+/// Unknown failures: the last exception of each file, else the last error lines.
+fn of_tail(tail: &[TailLine], hosts: &[String]) -> Option<String> {
+    tail_parts(tail, hosts).map(|(kind, parts)| hash(kind, &parts))
+}
+
+fn tail_parts(tail: &[TailLine], hosts: &[String]) -> Option<(&'static str, Vec<String>)> {
+    let (Some(exc_re), Some(frame_re)) = (EXCEPTION.as_ref(), FRAME.as_ref()) else {
+        return None;
+    };
+    let mut by_input: BTreeMap<usize, Vec<&TailLine>> = BTreeMap::new();
+    for l in tail {
+        by_input.entry(l.input).or_default().push(l);
+    }
+    let mut exceptions: BTreeSet<String> = BTreeSet::new();
+    let mut last_lines: BTreeSet<String> = BTreeSet::new();
+    for lines in by_input.values() {
+        let mut frames: Vec<String> = Vec::new();
+        let mut last: Option<String> = None;
+        let mut plain: Vec<String> = Vec::new();
+        for l in lines {
+            let t = bare(&l.text);
+            if t.starts_with("Traceback (most recent call last)") {
+                frames.clear();
+                continue;
+            }
+            if let Some(c) = frame_re.captures(t) {
+                let path = c.get(1).map_or("", |m| m.as_str());
+                if !internal_frame(path) {
+                    let file = path.rsplit('/').next().unwrap_or(path);
+                    let func = c.get(2).map_or("", |m| m.as_str());
+                    frames.push(format!("{file}:{func}"));
+                }
+                continue;
+            }
+            if let Some(c) = exc_re.captures(t) {
+                let ty = c.get(1).map_or("", |m| m.as_str());
+                if !WRAPPERS.contains(&ty) {
+                    let msg = c.get(2).map_or("", |m| m.as_str());
+                    let inner: Vec<&str> = frames
+                        .iter()
+                        .rev()
+                        .take(KEY_FRAMES)
+                        .rev()
+                        .map(String::as_str)
+                        .collect();
+                    last = Some(format!(
+                        "{ty}: {} @ {}",
+                        normalise_with(msg, hosts),
+                        inner.join(" > ")
+                    ));
+                }
+                frames.clear();
+                continue;
+            }
+            plain.push(normalise_with(t, hosts));
+        }
+        match last {
+            Some(e) => {
+                exceptions.insert(e);
+            }
+            None => {
+                let n = plain.len();
+                last_lines.extend(plain.into_iter().skip(n.saturating_sub(3)));
+            }
+        }
+    }
+    if !exceptions.is_empty() {
+        let parts: Vec<String> = exceptions.into_iter().take(MAX_KEY_LINES).collect();
+        return Some(("exception", parts));
+    }
+    last_lines.retain(|l| !l.is_empty());
+    if last_lines.is_empty() {
+        return None;
+    }
+    let parts: Vec<String> = last_lines.into_iter().take(MAX_KEY_LINES).collect();
+    Some(("lines", parts))
 }
 
 #[cfg(test)]
@@ -59,10 +367,76 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_substitution_compiles() {
+        assert_eq!(SUBSTS.len(), 8);
+        assert!(COLLAPSE.is_some() && EXCEPTION.is_some() && FRAME.is_some());
+    }
+
+    #[test]
     fn normalise_strips_variable_parts() {
         assert_eq!(
             normalise("worker (pid 4232) at 0x7fc404600000 took 3.5s"),
             "worker (pid #) at <hex> took #s"
         );
+    }
+
+    #[test]
+    fn sizes_ips_paths_ids_and_rank_lists_become_placeholders() {
+        assert_eq!(
+            normalise("Tried to allocate 2.00 GiB on 10.0.0.7:29500 in /tmp/tmpab3x_q/x.pt"),
+            "Tried to allocate <size> on <ip> in <tmp>"
+        );
+        assert_eq!(
+            normalise("ranks [0, 1, 2, 3] on c0a8f1e2d4b5"),
+            normalise("ranks [0, 1] on 9f8e7d6c5b4a")
+        );
+        assert_eq!(
+            normalise("/home/alice/proj/train.py failed"),
+            "/home/<user>/proj/train.py failed"
+        );
+    }
+
+    #[test]
+    fn known_hosts_are_masked() {
+        let hosts = vec!["gpu-node-a".to_string()];
+        assert_eq!(
+            normalise_with("connection to gpu-node-a refused", &hosts),
+            "connection to <host> refused"
+        );
+    }
+
+    fn tail(lines: &[&str]) -> Vec<TailLine> {
+        lines
+            .iter()
+            .enumerate()
+            .map(|(i, t)| TailLine {
+                input: 0,
+                line: i as u64 + 1,
+                text: t.to_string(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn unknown_failure_keys_on_exception_and_user_frames_not_library_frames() {
+        let a = tail(&[
+            "[rank0]: Traceback (most recent call last):",
+            "[rank0]:   File \"/home/a/train.py\", line 10, in main",
+            "[rank0]:   File \"/usr/lib/python3/site-packages/torch/nn/x.py\", line 5, in fwd",
+            "[rank0]: KeyError: 'label'",
+        ]);
+        let b = tail(&[
+            "[rank3]: Traceback (most recent call last):",
+            "[rank3]:   File \"/home/b/train.py\", line 12, in main",
+            "[rank3]:   File \"/opt/conda/lib/python3.11/site-packages/torch/y.py\", line 9, in g",
+            "[rank3]: KeyError: 'label'",
+        ]);
+        let c = tail(&[
+            "Traceback (most recent call last):",
+            "  File \"/home/a/train.py\", line 10, in main",
+            "ValueError: bad shape",
+        ]);
+        assert_eq!(of_tail(&a, &[]), of_tail(&b, &[]));
+        assert_ne!(of_tail(&a, &[]), of_tail(&c, &[]));
     }
 }

@@ -9,20 +9,29 @@ pub mod capture;
 pub mod cli;
 pub mod correlate;
 pub mod derive;
+pub mod errtail;
 pub mod facts;
 pub mod fingerprint;
 pub mod inputs;
 pub mod model;
+pub mod redact;
 pub mod report;
 pub mod rules;
 pub mod scan;
 pub mod sources;
 pub mod timeline;
+pub mod triage;
 
 /// The whole pipeline on the user's paths: collect, read, correlate, assemble the report.
 pub fn diagnose(kb: &rules::KnowledgeBase, paths: &[String], threads: usize) -> report::Report {
+    diagnose_with(&analyze::Engine::new(kb), paths, threads)
+}
+
+/// [`diagnose`] with an engine already compiled (many runs, one engine per worker).
+pub fn diagnose_with(engine: &analyze::Engine, paths: &[String], threads: usize) -> report::Report {
+    let kb = engine.kb;
     let (inputs, mut warnings) = inputs::collect(paths);
-    let mut a = analyze::Engine::new(kb).run(&inputs, threads);
+    let mut a = engine.run(&inputs, threads);
     warnings.append(&mut a.warnings);
     a.warnings = warnings;
     let mut findings = correlate::correlate(kb, &a);

@@ -1,6 +1,9 @@
 //! Reports: the JSON contract of DESIGN.md (`Report`) and its renderings for people
 //! (terminal) and machines (json). The only module that writes output; it never sees a regex.
 
+pub mod github;
+pub mod junit;
+pub mod markdown;
 pub mod terminal;
 pub mod timeline;
 
@@ -49,7 +52,7 @@ pub fn build(a: Analysis, findings: Vec<Finding>) -> Report {
     } else {
         "no_failure"
     };
-    let fingerprint = crate::fingerprint::of(&findings);
+    let fingerprint = crate::fingerprint::compute(&findings, &a, verdict);
     Report {
         schema: SCHEMA,
         verdict,

@@ -1,0 +1,74 @@
+//! JUnit XML for CI systems that only read test reports (GitLab, Jenkins, Azure): the run is
+//! one test case that fails with the cause as its message and the fix and evidence as its
+//! body. Escaping only; no decisions.
+
+use super::Report;
+
+fn xml(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&apos;"),
+            // Control characters are not allowed in XML 1.0.
+            c if (c as u32) < 0x20 && !matches!(c, '\n' | '\t' | '\r') => o.push('\u{FFFD}'),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+pub fn render(r: &Report) -> String {
+    let (failures, body) = match r.top() {
+        Some(top) => {
+            let mut text = format!("Fix: {}\n\nEvidence:\n", top.fix);
+            for e in top.evidence.iter().take(20) {
+                let loc = match e.line {
+                    Some(l) => format!("{}:{l}", e.path),
+                    None => e.path.clone(),
+                };
+                text.push_str(&format!("  {loc}  {}\n", e.text));
+            }
+            (
+                1,
+                format!(
+                    "    <failure type=\"{}\" message=\"{}\">{}</failure>\n",
+                    xml(&top.category),
+                    xml(&format!(
+                        "{} — {} (confidence {:.2}, action {})",
+                        top.category, top.title, top.confidence, top.action
+                    )),
+                    xml(&text)
+                ),
+            )
+        }
+        None if r.verdict == "no_failure" => (0, String::new()),
+        None => (
+            1,
+            "    <failure type=\"unknown_failure\" message=\"The run failed, but no known signature explains it\"/>\n"
+                .to_string(),
+        ),
+    };
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"trainwreck\" tests=\"1\" failures=\"{failures}\">\n  <testsuite name=\"trainwreck\" tests=\"1\" failures=\"{failures}\">\n  <testcase classname=\"trainwreck\" name=\"training run ({})\">\n{body}    <system-out>{}</system-out>\n  </testcase>\n  </testsuite>\n</testsuites>\n",
+        xml(r.verdict),
+        xml(&format!(
+            "verdict {}; fingerprint {}",
+            r.verdict,
+            r.fingerprint.as_deref().unwrap_or("none")
+        ))
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn xml_special_characters_are_escaped() {
+        assert_eq!(xml("<a & \"b\">"), "&lt;a &amp; &quot;b&quot;&gt;");
+    }
+}

@@ -1,0 +1,307 @@
+//! Fingerprints and triage on real variants of the corpus: a case copied with other pids,
+//! times, hosts and rank counts keeps its fingerprint; different failures never share one;
+//! hundreds of varied runs group back into their cases, analysed in parallel.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use trainwreck::rules::KnowledgeBase;
+
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/corpus")
+}
+
+/// Failing cases with distinct failures (fingerprints must survive variation).
+const CASES: &[&str] = &[
+    "01a_dataloader_shm_deepspeed_zero2",
+    "03a_cuda_oom_python",
+    "04_nccl_collective_timeout",
+    "06b_cgroup_oom_kill_rank1_only",
+    "09_rank0_keyerror_record",
+    "10b_deepspeed_batch_size_assert",
+    "15_corrupt_checkpoint_resume",
+    "20_dataloader_worker_segfault",
+];
+
+/// How one copy differs from the original run.
+struct Variant {
+    /// Added to every digit of numbers of 4+ digits (pids, ports, years, seq numbers).
+    shift: u8,
+    /// Replaces each host name the original report names.
+    host: String,
+    /// Extra ranks: copies of the last `rankN.log` as higher ranks.
+    extra_ranks: u32,
+}
+
+fn shift_numbers(text: &str, shift: u8) -> String {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i].is_ascii_digit() {
+            let mut j = i;
+            while j < b.len() && b[j].is_ascii_digit() {
+                j += 1;
+            }
+            let run = &text[i..j];
+            if run.len() >= 4 {
+                for c in run.bytes() {
+                    let d = (c - b'0' + shift) % 10;
+                    // Keep the leading digit non-zero so the width stays.
+                    out.push((b'0' + if d == 0 && c != b'0' { 1 } else { d }) as char);
+                }
+            } else {
+                out.push_str(run);
+            }
+            i = j;
+        } else {
+            let n = text[i..].chars().next().map_or(1, char::len_utf8);
+            out.push_str(&text[i..i + n]);
+            i += n;
+        }
+    }
+    out
+}
+
+fn hosts_of(run: &Path) -> Vec<String> {
+    let kb = KnowledgeBase::load(&[]).unwrap();
+    let r = trainwreck::diagnose(&kb, &[run.display().to_string()], 1);
+    let mut set = BTreeSet::new();
+    for f in &r.findings {
+        set.extend(f.origin.host.clone());
+        for e in &f.evidence {
+            set.extend(e.host.clone());
+        }
+    }
+    set.into_iter().filter(|h| h.len() >= 3).collect()
+}
+
+/// Copy `src` (a run directory) to `dst`, varied. Snapshots are copied unchanged: they hold
+/// the facts (sizes, limits) that decide the diagnosis, not the noise.
+fn copy_varied(src: &Path, dst: &Path, v: &Variant, hosts: &[String]) {
+    for e in walkdir::WalkDir::new(src).into_iter().flatten() {
+        let rel = e.path().strip_prefix(src).unwrap();
+        let to = dst.join(rel);
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&to).unwrap();
+            continue;
+        }
+        let snapshot = rel
+            .components()
+            .any(|c| c.as_os_str().to_string_lossy().starts_with("snapshot"));
+        let bytes = std::fs::read(e.path()).unwrap();
+        match (snapshot, String::from_utf8(bytes.clone())) {
+            (false, Ok(text)) => {
+                let mut t = shift_numbers(&text, v.shift);
+                for h in hosts {
+                    t = t.replace(h.as_str(), &v.host);
+                }
+                std::fs::write(&to, &t).unwrap();
+                let name = rel.file_name().unwrap().to_string_lossy().to_string();
+                if let Some(n) = name
+                    .strip_prefix("rank")
+                    .and_then(|s| s.strip_suffix(".log"))
+                    .and_then(|s| s.parse::<u32>().ok())
+                {
+                    for k in 1..=v.extra_ranks {
+                        let r = n + 10 * k;
+                        let copy = t
+                            .replace(&format!("[rank{n}]"), &format!("[rank{r}]"))
+                            .replace(&format!("[default{n}]"), &format!("[default{r}]"));
+                        std::fs::write(to.with_file_name(format!("rank{r}.log")), copy).unwrap();
+                    }
+                }
+            }
+            _ => std::fs::write(&to, &bytes).unwrap(),
+        }
+    }
+}
+
+fn fingerprint(kb: &KnowledgeBase, run: &Path) -> Option<String> {
+    trainwreck::diagnose(kb, &[run.display().to_string()], 1).fingerprint
+}
+
+#[test]
+fn same_failure_with_other_pids_times_hosts_and_ranks_keeps_its_fingerprint() {
+    let kb = KnowledgeBase::load(&[]).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut unstable = Vec::new();
+    for case in CASES {
+        let src = corpus().join(case).join("run");
+        let original = fingerprint(&kb, &src);
+        assert!(
+            original.is_some(),
+            "{case}: a failed run must have a fingerprint"
+        );
+        let hosts = hosts_of(&src);
+        for (i, v) in [
+            Variant {
+                shift: 3,
+                host: "gpu-node-117".into(),
+                extra_ranks: 0,
+            },
+            Variant {
+                shift: 7,
+                host: "a100-x9".into(),
+                extra_ranks: 2,
+            },
+        ]
+        .iter()
+        .enumerate()
+        {
+            let dst = tmp.path().join(format!("{case}-{i}"));
+            copy_varied(&src, &dst, v, &hosts);
+            let got = fingerprint(&kb, &dst);
+            if got != original {
+                unstable.push(format!("{case} variant {i}: {original:?} → {got:?}"));
+            }
+        }
+    }
+    assert!(
+        unstable.is_empty(),
+        "fingerprints moved:\n{}",
+        unstable.join("\n")
+    );
+}
+
+fn label(case: &Path) -> Option<String> {
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(case.join("label.json")).ok()?).ok()?;
+    v["category"].as_str().map(String::from)
+}
+
+#[test]
+fn fixtures_of_different_categories_never_share_a_fingerprint() {
+    let kb = KnowledgeBase::load(&[]).unwrap();
+    let mut by_fp: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut n = 0;
+    for e in std::fs::read_dir(corpus()).unwrap().flatten() {
+        let Some(cat) = label(&e.path()) else {
+            continue;
+        };
+        if let Some(fp) = fingerprint(&kb, &e.path().join("run")) {
+            assert!(fp.starts_with("fp1:") && fp.len() == 20, "{fp}");
+            by_fp.entry(fp).or_default().insert(cat);
+            n += 1;
+        }
+    }
+    assert!(n >= 10, "only {n} fingerprinted fixtures");
+    let clashes: Vec<_> = by_fp.iter().filter(|(_, c)| c.len() > 1).collect();
+    assert!(
+        clashes.is_empty(),
+        "one fingerprint for different failures: {clashes:?}"
+    );
+}
+
+#[test]
+fn two_different_failures_get_different_fingerprints() {
+    let kb = KnowledgeBase::load(&[]).unwrap();
+    let a = fingerprint(&kb, &corpus().join("09_rank0_keyerror_record/run"));
+    let b = fingerprint(&kb, &corpus().join("15_corrupt_checkpoint_resume/run"));
+    let c = fingerprint(&kb, &corpus().join("03a_cuda_oom_python/run"));
+    assert!(a.is_some() && b.is_some() && c.is_some());
+    assert_ne!(a, b);
+    assert_ne!(a, c);
+    assert_ne!(b, c);
+}
+
+#[test]
+fn triage_of_hundreds_of_varied_runs_groups_them_by_case_in_parallel() {
+    let kb = KnowledgeBase::load(&[]).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let jobs = tmp.path().join("failed-jobs");
+    let per_case = 26; // 8 cases × 26 = 208 runs
+    let mut expected: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for case in CASES {
+        let src = corpus().join(case).join("run");
+        let hosts = hosts_of(&src);
+        for i in 0..per_case {
+            let v = Variant {
+                shift: (i % 9 + 1) as u8,
+                host: format!("node-{:03}", i % 5),
+                extra_ranks: (i % 3) as u32,
+            };
+            // Two layouts: job/run/… (corpus style) and job/… (files directly).
+            let dst = if i % 2 == 0 {
+                jobs.join(format!("{case}-{i}")).join("run")
+            } else {
+                jobs.join(format!("{case}-{i}"))
+            };
+            copy_varied(&src, &dst, &v, &hosts);
+            expected
+                .entry(case.to_string())
+                .or_default()
+                .insert(dst.display().to_string());
+        }
+    }
+    let start = std::time::Instant::now();
+    let t = trainwreck::triage::run(&kb, &[jobs.display().to_string()], 4);
+    let elapsed = start.elapsed();
+    assert_eq!(t.schema, "trainwreck.triage/1");
+    assert_eq!(t.runs_total, CASES.len() * per_case, "runs discovered");
+    let groups: Vec<BTreeSet<String>> = t
+        .groups
+        .iter()
+        .map(|g| g.runs.iter().cloned().collect())
+        .collect();
+    for (case, runs) in &expected {
+        assert!(
+            groups.contains(runs),
+            "{case}: its {} runs are not exactly one group (groups: {:?})",
+            runs.len(),
+            t.groups
+                .iter()
+                .map(|g| (g.fingerprint.clone(), g.count))
+                .collect::<Vec<_>>()
+        );
+    }
+    assert_eq!(t.groups.len(), CASES.len());
+    for g in &t.groups {
+        assert_eq!(g.count, per_case);
+        assert!(g.first_seen.is_some() && g.last_seen.is_some());
+        assert!(g.example.contains(&jobs.display().to_string()));
+    }
+    let json: serde_json::Value = serde_json::from_str(&t.to_json()).unwrap();
+    assert_eq!(json["groups"][0]["count"], per_case);
+    eprintln!("triage of {} runs took {elapsed:?}", t.runs_total);
+}
+
+#[test]
+fn a_parent_with_notes_is_a_parent_and_run_parts_stay_in_their_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    std::fs::write(root.join("README.md"), "notes").unwrap();
+    std::fs::create_dir_all(root.join("job1/logs")).unwrap();
+    std::fs::write(root.join("job1/logs/rank0.log"), "x").unwrap();
+    std::fs::create_dir_all(root.join("job2")).unwrap();
+    std::fs::write(root.join("job2/console.log"), "x").unwrap();
+    let (runs, w) = trainwreck::triage::discover(&[root.display().to_string()]);
+    assert!(w.is_empty());
+    assert_eq!(runs, vec![root.join("job1"), root.join("job2")]);
+}
+
+#[test]
+fn exit_code_action_maps_verdicts_for_scripts() {
+    let bin = env!("CARGO_BIN_EXE_trainwreck");
+    let seed = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/seed-bus-error");
+    let status = |p: &Path| {
+        std::process::Command::new(bin)
+            .args(["analyze", "--format", "json", "--exit-code", "action"])
+            .arg(p)
+            .output()
+            .unwrap()
+            .status
+            .code()
+    };
+    assert_eq!(status(&seed), Some(12), "shm_exhausted is fix-config");
+    assert_eq!(status(&corpus().join("11a_healthy_torchrun/run")), Some(0));
+    assert_eq!(
+        status(&corpus().join("15_corrupt_checkpoint_resume/run")).map(|c| c >= 10),
+        Some(true)
+    );
+    let default = std::process::Command::new(bin)
+        .args(["analyze", "--format", "json"])
+        .arg(&seed)
+        .output()
+        .unwrap();
+    assert_eq!(default.status.code(), Some(0), "default exit stays 0");
+}
