@@ -271,7 +271,9 @@ fn assert_hint(ctx: &DeriveCtx) -> Option<String> {
     } else if a.contains("input_val >= zero && input_val <= one") {
         "binary cross-entropy got an input outside [0, 1]: apply a sigmoid or use `BCEWithLogitsLoss`."
     } else {
-        return Some(format!("The kernel checked `{a}` and it failed: one of the index tensors it reads is out of range."));
+        return Some(format!(
+            "The kernel checked `{a}` and it failed: one of the index tensors it reads is out of range."
+        ));
     };
     Some(format!("The kernel checked `{a}`: {what}"))
 }
@@ -358,7 +360,10 @@ fn slurm_secs(s: &str) -> Option<u64> {
         Some((d, r)) => (d.parse::<u64>().ok()?, r),
         None => (0, s),
     };
-    let parts: Vec<u64> = rest.split(':').map(|p| p.parse().ok()).collect::<Option<_>>()?;
+    let parts: Vec<u64> = rest
+        .split(':')
+        .map(|p| p.parse().ok())
+        .collect::<Option<_>>()?;
     let secs = match parts.as_slice() {
         [h, m, s] => h * 3600 + m * 60 + s,
         [m, s] => m * 60 + s,
@@ -476,26 +481,53 @@ mod tests {
     fn nofile_plan_scales_the_limit_seen() {
         let caps = ctx_caps(&[("nofile", "128"), ("nofile_hard", "128")]);
         let s = facts(&[]);
-        let p = nofile_plan(&DeriveCtx { facts: &s, captures: &caps }).unwrap();
-        assert!(p.contains("was 128") && p.contains("65536") && p.contains("hard limit"), "{p}");
+        let p = nofile_plan(&DeriveCtx {
+            facts: &s,
+            captures: &caps,
+        })
+        .unwrap();
+        assert!(
+            p.contains("was 128") && p.contains("65536") && p.contains("hard limit"),
+            "{p}"
+        );
     }
 
     #[test]
     fn batch_plan_keeps_the_global_batch() {
-        let caps = ctx_caps(&[("train", "32"), ("micro", "4"), ("accum", "3"), ("world", "2")]);
+        let caps = ctx_caps(&[
+            ("train", "32"),
+            ("micro", "4"),
+            ("accum", "3"),
+            ("world", "2"),
+        ]);
         let s = facts(&[]);
-        let p = batch_plan(&DeriveCtx { facts: &s, captures: &caps }).unwrap();
-        assert!(p.contains("= 24") && p.contains("gradient_accumulation_steps to 4"), "{p}");
+        let p = batch_plan(&DeriveCtx {
+            facts: &s,
+            captures: &caps,
+        })
+        .unwrap();
+        assert!(
+            p.contains("= 24") && p.contains("gradient_accumulation_steps to 4"),
+            "{p}"
+        );
     }
 
     #[test]
     fn time_limit_plan_compares_elapsed_and_limit() {
         let caps = ctx_caps(&[("elapsed", "1-00:00:12"), ("limit", "1-00:00:00")]);
         let s = facts(&[]);
-        let p = time_limit_plan(&DeriveCtx { facts: &s, captures: &caps }).unwrap();
+        let p = time_limit_plan(&DeriveCtx {
+            facts: &s,
+            captures: &caps,
+        })
+        .unwrap();
         assert!(p.contains("hit the limit") && p.contains("30h00m"), "{p}");
         let caps = ctx_caps(&[("elapsed", "02:00:00"), ("limit", "1-00:00:00")]);
-        let p = time_limit_plan(&DeriveCtx { facts: &s, captures: &caps }).unwrap();
+        let p = time_limit_plan(&DeriveCtx {
+            facts: &s,
+            captures: &caps,
+        })
+        .unwrap();
         assert!(p.contains("preemption"), "{p}");
     }
 
@@ -503,12 +535,33 @@ mod tests {
     fn port_and_xid_and_disk_plans() {
         let s = facts(&[]);
         let caps = ctx_caps(&[("port", "29533")]);
-        assert!(port_plan(&DeriveCtx { facts: &s, captures: &caps }).unwrap().contains(":29533"));
+        assert!(
+            port_plan(&DeriveCtx {
+                facts: &s,
+                captures: &caps
+            })
+            .unwrap()
+            .contains(":29533")
+        );
         let caps = ctx_caps(&[("xid", "79")]);
-        let x = xid_explain(&DeriveCtx { facts: &s, captures: &caps }).unwrap();
-        assert!(x.contains("fallen off the bus") && x.contains("hardware"), "{x}");
+        let x = xid_explain(&DeriveCtx {
+            facts: &s,
+            captures: &caps,
+        })
+        .unwrap();
+        assert!(
+            x.contains("fallen off the bus") && x.contains("hardware"),
+            "{x}"
+        );
         let caps = ctx_caps(&[("mount", "/ckpt")]);
-        assert!(disk_full_plan(&DeriveCtx { facts: &s, captures: &caps }).unwrap().contains("/ckpt"));
+        assert!(
+            disk_full_plan(&DeriveCtx {
+                facts: &s,
+                captures: &caps
+            })
+            .unwrap()
+            .contains("/ckpt")
+        );
     }
 
     #[test]

@@ -383,7 +383,8 @@ fn finish(d: Draft, a: &Analysis) -> Finding {
             f.text.render(&|n| lookup(n, &a.facts, &caps))
         })
         .unwrap_or_else(|| "See `trainwreck rules explain` for this rule.".to_string());
-    let next_time = if conf < 0.7 {
+    // A symptom is thin evidence however many lines show it: the cause is elsewhere.
+    let next_time = if conf < 0.7 || d.lead.role == Role::Symptom {
         d.rules.iter().find_map(|r| r.next_time.clone())
     } else {
         None

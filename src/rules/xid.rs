@@ -30,7 +30,8 @@ struct CatalogFile {
 pub fn catalog() -> &'static [XidEntry] {
     static CAT: OnceLock<Vec<XidEntry>> = OnceLock::new();
     CAT.get_or_init(|| {
-        let mut f: CatalogFile = toml::from_str(CATALOG_TOML).expect("data/xid_catalog.toml parses");
+        let mut f: CatalogFile =
+            toml::from_str(CATALOG_TOML).expect("data/xid_catalog.toml parses");
         f.xid.sort_by_key(|e| e.code);
         f.xid
     })
@@ -60,7 +61,10 @@ pub fn sentence(e: &XidEntry) -> String {
     } else {
         ""
     };
-    format!("Xid {} ({}): {cause}.{follows} {}", e.code, e.name, e.action)
+    format!(
+        "Xid {} ({}): {cause}.{follows} {}",
+        e.code, e.name, e.action
+    )
 }
 
 /// The multi-line entry `rules explain xid-N` prints.
