@@ -386,6 +386,9 @@ fn rules_cmd(cmd: RulesCommand) -> i32 {
                 Ok(kb) => kb,
                 Err(c) => return c,
             };
+            if let Some(e) = rules::xid::parse_id(&id).and_then(rules::xid::lookup) {
+                return print_out(&rules::xid::explain(e));
+            }
             match kb.find(&id) {
                 Some(r) => print_out(&explain(r)),
                 None => {

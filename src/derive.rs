@@ -8,9 +8,44 @@ use crate::facts::{FactSet, Unit};
 /// Every derived variable: name, unit, what it means. Sorted; a test keeps it so.
 pub static DERIVED: &[(&str, Unit, &str)] = &[
     (
+        "derive.assert_hint",
+        Unit::Text,
+        "what a device-side assertion's condition means (embedding index, class label, gather index)",
+    ),
+    (
+        "derive.batch_plan",
+        Unit::Text,
+        "consistent DeepSpeed batch settings from the assertion's train/micro/accumulation/world figures",
+    ),
+    (
+        "derive.disk_full_plan",
+        Unit::Text,
+        "which path or mount filled up and how big it is, from the error and a df row",
+    ),
+    (
+        "derive.gpu_oom_foreign",
+        Unit::Text,
+        "only when PyTorch holds under half the card: how much another process holds",
+    ),
+    (
         "derive.gpu_oom_plan",
         Unit::Text,
         "what to change after a CUDA OOM, from the message's tried/free/total/allocated figures",
+    ),
+    (
+        "derive.memlock_plan",
+        Unit::Text,
+        "the locked-memory limit seen (ulimit -l) and what to set",
+    ),
+    (
+        "derive.nofile_plan",
+        Unit::Text,
+        "the open-files limit seen (ulimit -n, /proc limits) and the limit to set",
+    ),
+    (
+        "derive.port_plan",
+        Unit::Text,
+        "the busy port, how to find its holder and how to pick a free one",
     ),
     (
         "derive.shm_basis",
@@ -21,6 +56,16 @@ pub static DERIVED: &[(&str, Unit, &str)] = &[
         "derive.shm_size_bytes",
         Unit::Bytes,
         "recommended /dev/shm size: observed peak plus margin, else a safe default, capped by host memory",
+    ),
+    (
+        "derive.time_limit_plan",
+        Unit::Text,
+        "how long the job ran against its time limit (scontrol RunTime/TimeLimit) and what to request",
+    ),
+    (
+        "derive.xid_explain",
+        Unit::Text,
+        "the NVIDIA Xid catalog entry for the code in the hit (meaning, usual cause, action)",
     ),
 ];
 
@@ -51,6 +96,15 @@ pub fn derive(name: &str, ctx: &DeriveCtx) -> Option<(String, Unit)> {
         }
         "derive.shm_basis" => Some((shm_recommendation(ctx.facts).basis, Unit::Text)),
         "derive.gpu_oom_plan" => gpu_oom_plan(ctx).map(|s| (s, Unit::Text)),
+        "derive.gpu_oom_foreign" => gpu_oom_foreign(ctx).map(|s| (s, Unit::Text)),
+        "derive.assert_hint" => assert_hint(ctx).map(|s| (s, Unit::Text)),
+        "derive.batch_plan" => batch_plan(ctx).map(|s| (s, Unit::Text)),
+        "derive.disk_full_plan" => disk_full_plan(ctx).map(|s| (s, Unit::Text)),
+        "derive.memlock_plan" => memlock_plan(ctx).map(|s| (s, Unit::Text)),
+        "derive.nofile_plan" => nofile_plan(ctx).map(|s| (s, Unit::Text)),
+        "derive.port_plan" => port_plan(ctx).map(|s| (s, Unit::Text)),
+        "derive.time_limit_plan" => time_limit_plan(ctx).map(|s| (s, Unit::Text)),
+        "derive.xid_explain" => xid_explain(ctx).map(|s| (s, Unit::Text)),
         _ => None,
     }
 }
@@ -185,6 +239,161 @@ fn gpu_oom_plan(ctx: &DeriveCtx) -> Option<String> {
     ))
 }
 
+/// Only when the message shows PyTorch holding under half the card: the rest is someone else's.
+fn gpu_oom_foreign(ctx: &DeriveCtx) -> Option<String> {
+    let total = parse_size(ctx.capture("total")?)?;
+    let torch = parse_size(ctx.capture("allocated")?)?;
+    if torch >= 0.5 * total {
+        return None;
+    }
+    gpu_oom_plan(ctx)
+}
+
+/// The assertion text of a device-side assert, read as a domain statement.
+fn assert_hint(ctx: &DeriveCtx) -> Option<String> {
+    let a = ctx.capture("assertion")?;
+    let what = if a.contains("n_classes") || a.contains("n_class") {
+        "a class label is outside [0, num_classes): labels such as -1 or 255 need the loss's `ignore_index`, or the model has fewer outputs than the dataset has classes."
+    } else if a.contains("srcIndex < srcSelectDimSize")
+        || a.contains("ind_dim_size")
+        || a.contains("index out of bounds")
+    {
+        "an index into an embedding or gather is out of range: token ids >= the embedding's size (tokenizer larger than the model's vocabulary: `model.resize_token_embeddings(len(tokenizer))`), or position ids beyond `max_position_embeddings`."
+    } else if a.contains("input_val >= zero && input_val <= one") {
+        "binary cross-entropy got an input outside [0, 1]: apply a sigmoid or use `BCEWithLogitsLoss`."
+    } else {
+        return Some(format!(
+            "The kernel checked `{a}` and it failed: one of the index tensors it reads is out of range."
+        ));
+    };
+    Some(format!("The kernel checked `{a}`: {what}"))
+}
+
+fn batch_plan(ctx: &DeriveCtx) -> Option<String> {
+    let n = |k: &str| ctx.capture(k)?.parse::<u64>().ok();
+    let (train, micro, accum, world) = (n("train")?, n("micro")?, n("accum")?, n("world")?);
+    let product = micro * accum * world;
+    let mut s = format!(
+        "train_batch_size is {train} but micro-batch {micro} × accumulation {accum} × {world} GPUs = {product}."
+    );
+    if micro * world > 0 && train % (micro * world) == 0 {
+        s.push_str(&format!(
+            " Keep the global batch of {train}: set gradient_accumulation_steps to {}.",
+            train / (micro * world)
+        ));
+    } else if accum * world > 0 && train % (accum * world) == 0 {
+        s.push_str(&format!(
+            " Keep the global batch of {train}: set train_micro_batch_size_per_gpu to {}.",
+            train / (accum * world)
+        ));
+    }
+    s.push_str(&format!(
+        " Or set train_batch_size to {product} (or \"auto\" with the HF integration)."
+    ));
+    Some(s)
+}
+
+fn disk_full_plan(ctx: &DeriveCtx) -> Option<String> {
+    let path = ctx.capture("path");
+    let mount = ctx.capture("mount");
+    match (path, mount) {
+        (Some(p), Some(m)) => Some(format!(
+            "Writing `{p}` failed because the filesystem at {m} is 100% full: free space there or point the output at a larger volume."
+        )),
+        (Some(p), None) => Some(format!(
+            "Writing `{p}` failed: its filesystem is full (`df -h $(dirname {p})`); free space there or point the output at a larger volume."
+        )),
+        (None, Some(m)) => Some(format!(
+            "The filesystem at {m} is 100% full (df): free space there or point the checkpoints at a larger volume; a checkpoint with optimizer state is several times the model's size."
+        )),
+        (None, None) => None,
+    }
+}
+
+fn memlock_plan(ctx: &DeriveCtx) -> Option<String> {
+    let kb: u64 = ctx.capture("memlock_kb")?.parse().ok()?;
+    Some(format!(
+        "The ranks ran with a locked-memory limit of {kb} KiB, far below what RDMA registration needs: set it to unlimited where the ranks start (`ulimit -l unlimited`; Docker `--ulimit memlock=-1:-1`; Slurm: slurmd's `LimitMEMLOCK=infinity` and `PropagateResourceLimitsExcept=MEMLOCK`)."
+    ))
+}
+
+fn nofile_plan(ctx: &DeriveCtx) -> Option<String> {
+    let seen: u64 = ctx.capture("nofile")?.parse().ok()?;
+    let want = (seen * 16).clamp(65536, 1_048_576);
+    let hard = ctx.capture("nofile_hard").and_then(|h| {
+        if h == "unlimited" {
+            None
+        } else {
+            h.parse::<u64>().ok()
+        }
+    });
+    let hard_note = match hard {
+        Some(h) if h < want => format!(
+            " The hard limit is also {h}: raise it first (Docker `--ulimit nofile={want}:{want}`, systemd `LimitNOFILE={want}`, /etc/security/limits.conf)."
+        ),
+        _ => String::new(),
+    };
+    Some(format!(
+        "The open-files limit was {seen}: raise it to {want} in the shell that starts the job (`ulimit -n {want}`).{hard_note}"
+    ))
+}
+
+fn port_plan(ctx: &DeriveCtx) -> Option<String> {
+    let port: u32 = ctx.capture("port")?.parse().ok()?;
+    Some(format!(
+        "Port {port} is already taken on this host: find the holder with `ss -ltnp 'sport = :{port}'` (a leftover rank of an earlier run: kill it), or start on a free port: `--master_port=$(python -c 'import socket; s=socket.socket(); s.bind((\"\", 0)); print(s.getsockname()[1])')` (torchrun/DeepSpeed `--master_port`, accelerate `--main_process_port`). Jobs sharing a node need distinct ports."
+    ))
+}
+
+/// Slurm durations: `[D-]HH:MM:SS`, `MM:SS`.
+fn slurm_secs(s: &str) -> Option<u64> {
+    let (days, rest) = match s.split_once('-') {
+        Some((d, r)) => (d.parse::<u64>().ok()?, r),
+        None => (0, s),
+    };
+    let parts: Vec<u64> = rest
+        .split(':')
+        .map(|p| p.parse().ok())
+        .collect::<Option<_>>()?;
+    let secs = match parts.as_slice() {
+        [h, m, s] => h * 3600 + m * 60 + s,
+        [m, s] => m * 60 + s,
+        [m] => m * 60,
+        _ => return None,
+    };
+    Some(days * 86400 + secs)
+}
+
+fn time_limit_plan(ctx: &DeriveCtx) -> Option<String> {
+    let elapsed = slurm_secs(ctx.capture("elapsed")?)?;
+    let limit = slurm_secs(ctx.capture("limit")?)?;
+    let hm = |s: u64| format!("{}h{:02}m", s / 3600, (s % 3600) / 60);
+    if limit == 0 {
+        return None;
+    }
+    if elapsed + 60 < limit {
+        return Some(format!(
+            "The job ran {} of its {} limit: it was stopped before the limit, so preemption or a cancel is likelier than the time limit.",
+            hm(elapsed),
+            hm(limit)
+        ));
+    }
+    let ask = ((limit as f64 * 1.25) / 3600.0).ceil() as u64 * 3600;
+    Some(format!(
+        "The job ran {} against a {} limit: it hit the limit. Request at least {} (`--time`), or checkpoint at least every {} so a requeued job loses little.",
+        hm(elapsed),
+        hm(limit),
+        hm(ask),
+        hm((limit / 4).max(600))
+    ))
+}
+
+fn xid_explain(ctx: &DeriveCtx) -> Option<String> {
+    let code: u32 = ctx.capture("xid")?.parse().ok()?;
+    let e = crate::rules::xid::lookup(code)?;
+    Some(crate::rules::xid::sentence(e))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -218,11 +427,14 @@ mod tests {
 
     #[test]
     fn observed_peak_sizes_the_fix() {
+        let r = shm_recommendation(&facts(&[("shm.peak_bytes", 5 << 30)]));
+        // 5 GiB * 1.5 + 0.5 GiB = 8 GiB
+        assert_eq!(r.bytes, 8 << 30);
+        // Recorded on a large mount: the peak, not the mount, sizes a container's /dev/shm.
         let r = shm_recommendation(&facts(&[
             ("shm.size_bytes", 64 << 30),
             ("shm.peak_bytes", 5 << 30),
         ]));
-        // 5 GiB * 1.5 + 0.5 GiB = 8 GiB
         assert_eq!(r.bytes, 8 << 30);
     }
 
@@ -251,6 +463,99 @@ mod tests {
         })
         .unwrap();
         assert!(plan.contains("outside this"), "{plan}");
+    }
+
+    fn ctx_caps(list: &[(&str, &str)]) -> Vec<(String, String)> {
+        list.iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn nofile_plan_scales_the_limit_seen() {
+        let caps = ctx_caps(&[("nofile", "128"), ("nofile_hard", "128")]);
+        let s = facts(&[]);
+        let p = nofile_plan(&DeriveCtx {
+            facts: &s,
+            captures: &caps,
+        })
+        .unwrap();
+        assert!(
+            p.contains("was 128") && p.contains("65536") && p.contains("hard limit"),
+            "{p}"
+        );
+    }
+
+    #[test]
+    fn batch_plan_keeps_the_global_batch() {
+        let caps = ctx_caps(&[
+            ("train", "32"),
+            ("micro", "4"),
+            ("accum", "3"),
+            ("world", "2"),
+        ]);
+        let s = facts(&[]);
+        let p = batch_plan(&DeriveCtx {
+            facts: &s,
+            captures: &caps,
+        })
+        .unwrap();
+        assert!(
+            p.contains("= 24") && p.contains("gradient_accumulation_steps to 4"),
+            "{p}"
+        );
+    }
+
+    #[test]
+    fn time_limit_plan_compares_elapsed_and_limit() {
+        let caps = ctx_caps(&[("elapsed", "1-00:00:12"), ("limit", "1-00:00:00")]);
+        let s = facts(&[]);
+        let p = time_limit_plan(&DeriveCtx {
+            facts: &s,
+            captures: &caps,
+        })
+        .unwrap();
+        assert!(p.contains("hit the limit") && p.contains("30h00m"), "{p}");
+        let caps = ctx_caps(&[("elapsed", "02:00:00"), ("limit", "1-00:00:00")]);
+        let p = time_limit_plan(&DeriveCtx {
+            facts: &s,
+            captures: &caps,
+        })
+        .unwrap();
+        assert!(p.contains("preemption"), "{p}");
+    }
+
+    #[test]
+    fn port_and_xid_and_disk_plans() {
+        let s = facts(&[]);
+        let caps = ctx_caps(&[("port", "29533")]);
+        assert!(
+            port_plan(&DeriveCtx {
+                facts: &s,
+                captures: &caps
+            })
+            .unwrap()
+            .contains(":29533")
+        );
+        let caps = ctx_caps(&[("xid", "79")]);
+        let x = xid_explain(&DeriveCtx {
+            facts: &s,
+            captures: &caps,
+        })
+        .unwrap();
+        assert!(
+            x.contains("fallen off the bus") && x.contains("hardware"),
+            "{x}"
+        );
+        let caps = ctx_caps(&[("mount", "/ckpt")]);
+        assert!(
+            disk_full_plan(&DeriveCtx {
+                facts: &s,
+                captures: &caps
+            })
+            .unwrap()
+            .contains("/ckpt")
+        );
     }
 
     #[test]

@@ -265,7 +265,11 @@ pub fn correlate(kb: &KnowledgeBase, a: &Analysis) -> Vec<Finding> {
                         .map(|t| t.1)
                         .fold(0.0, f64::max)
                 };
-                if lead_weight(&d) > lead_weight(m) {
+                // A confirmation never leads a hypothesis that has a cause of its own.
+                let conf = |x: &Draft| x.lead.role == Role::Confirmation;
+                if (conf(m) && !conf(&d))
+                    || (conf(m) == conf(&d) && lead_weight(&d) > lead_weight(m))
+                {
                     m.lead = d.lead;
                 }
                 m.rules.extend(d.rules);
@@ -295,6 +299,9 @@ pub fn correlate(kb: &KnowledgeBase, a: &Analysis) -> Vec<Finding> {
         }
     }
 
+    // A confirmation (a ulimit row, a df row, a follow-up Xid) only strengthens a cause of
+    // its own category; alone it is not a finding.
+    merged.retain(|d| d.rules.iter().any(|r| r.role != Role::Confirmation));
     let mut findings: Vec<Finding> = merged.into_iter().map(|d| finish(d, a)).collect();
 
     // Rank: causes by confidence; symptoms after the cause they follow from.
@@ -384,7 +391,8 @@ fn finish(d: Draft, a: &Analysis) -> Finding {
             f.text.render(&|n| lookup(n, &a.facts, &caps))
         })
         .unwrap_or_else(|| "See `trainwreck rules explain` for this rule.".to_string());
-    let next_time = if conf < 0.7 {
+    // A symptom is thin evidence however many lines show it: the cause is elsewhere.
+    let next_time = if conf < 0.7 || d.lead.role == Role::Symptom {
         d.rules.iter().find_map(|r| r.next_time.clone())
     } else {
         None

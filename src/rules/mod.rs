@@ -4,6 +4,7 @@
 
 pub mod schema;
 pub mod template;
+pub mod xid;
 
 use crate::facts;
 use crate::model::{self, SourceKind};
@@ -17,18 +18,90 @@ use template::Template;
 /// The rule files shipped in the binary. A test checks this list against `rules/` on disk.
 pub static BUILTIN: &[(&str, &str)] = &[
     (
+        "checkpoint_error.toml",
+        include_str!("../../rules/checkpoint_error.toml"),
+    ),
+    (
+        "collective_mismatch.toml",
+        include_str!("../../rules/collective_mismatch.toml"),
+    ),
+    (
+        "config_error.toml",
+        include_str!("../../rules/config_error.toml"),
+    ),
+    (
         "core_dumps.toml",
         include_str!("../../rules/core_dumps.toml"),
+    ),
+    (
+        "cuda_driver_mismatch.toml",
+        include_str!("../../rules/cuda_driver_mismatch.toml"),
+    ),
+    (
+        "cuda_illegal_access.toml",
+        include_str!("../../rules/cuda_illegal_access.toml"),
+    ),
+    (
+        "dataloader_worker_crash.toml",
+        include_str!("../../rules/dataloader_worker_crash.toml"),
+    ),
+    (
+        "device_side_assert.toml",
+        include_str!("../../rules/device_side_assert.toml"),
+    ),
+    ("disk_full.toml", include_str!("../../rules/disk_full.toml")),
+    ("ecc_error.toml", include_str!("../../rules/ecc_error.toml")),
+    (
+        "gpu_hardware_xid.toml",
+        include_str!("../../rules/gpu_hardware_xid.toml"),
     ),
     ("gpu_oom.toml", include_str!("../../rules/gpu_oom.toml")),
     ("host_oom.toml", include_str!("../../rules/host_oom.toml")),
     (
+        "loss_scale_overflow.toml",
+        include_str!("../../rules/loss_scale_overflow.toml"),
+    ),
+    (
+        "memlock_limit.toml",
+        include_str!("../../rules/memlock_limit.toml"),
+    ),
+    ("nan_loss.toml", include_str!("../../rules/nan_loss.toml")),
+    (
+        "nccl_network.toml",
+        include_str!("../../rules/nccl_network.toml"),
+    ),
+    (
         "nccl_timeout.toml",
         include_str!("../../rules/nccl_timeout.toml"),
+    ),
+    ("other.toml", include_str!("../../rules/other.toml")),
+    (
+        "port_in_use.toml",
+        include_str!("../../rules/port_in_use.toml"),
+    ),
+    (
+        "preempted_or_time_limit.toml",
+        include_str!("../../rules/preempted_or_time_limit.toml"),
+    ),
+    (
+        "python_exception.toml",
+        include_str!("../../rules/python_exception.toml"),
+    ),
+    (
+        "rendezvous_failure.toml",
+        include_str!("../../rules/rendezvous_failure.toml"),
+    ),
+    (
+        "segfault_native.toml",
+        include_str!("../../rules/segfault_native.toml"),
     ),
     (
         "shm_exhausted.toml",
         include_str!("../../rules/shm_exhausted.toml"),
+    ),
+    (
+        "too_many_open_files.toml",
+        include_str!("../../rules/too_many_open_files.toml"),
     ),
 ];
 
@@ -118,6 +191,9 @@ pub struct Rule {
     pub origin: String,
     /// Named capture groups across the rule's signatures.
     pub captures: BTreeSet<String>,
+    /// Rules of other categories whose fire examples this rule may also match, on purpose
+    /// (a generic rule and a specific one). The cross-rule check accepts these overlaps.
+    pub overlaps: Vec<String>,
 }
 
 /// A load error: which file, which key, what is wrong, and what to do.
@@ -178,6 +254,7 @@ impl KnowledgeBase {
             }
         }
         check_unique(&rules, &mut errors);
+        check_overlap_names(&rules, &mut errors);
         if !errors.is_empty() {
             return Err(errors);
         }
@@ -245,6 +322,20 @@ fn check_unique(rules: &[Rule], errors: &mut Vec<LoadError>) {
                 key: format!("rule {} name", r.name),
                 message: format!("name already used in {prev}: rule names must be unique"),
             });
+        }
+    }
+}
+
+fn check_overlap_names(rules: &[Rule], errors: &mut Vec<LoadError>) {
+    for r in rules {
+        for o in &r.overlaps {
+            if !rules.iter().any(|x| &x.name == o) {
+                errors.push(LoadError {
+                    file: r.origin.clone(),
+                    key: format!("rule {} overlaps", r.name),
+                    message: format!("{o:?} is not the name of a loaded rule"),
+                });
+            }
         }
     }
 }
@@ -571,6 +662,7 @@ fn compile(origin: &str, raw: schema::RawRule) -> Result<Rule, Vec<LoadError>> {
         examples_silent: raw.examples.silent,
         origin: origin.to_string(),
         captures,
+        overlaps: raw.overlaps,
     })
 }
 
@@ -629,10 +721,50 @@ pub fn rule_fires(rule: &Rule, text: &str) -> bool {
     rule.signatures.iter().any(|s| signature_fires(s, text))
 }
 
-/// Check every rule's examples: fire examples must fire, silent ones must not, and every
-/// signature must be exercised by some fire example. Returns one message per failure.
-pub fn test_examples(kb: &KnowledgeBase) -> Vec<String> {
+/// Run every rule against every other rule's fire examples. An overlap between rules of
+/// different categories fails unless one of the two declares it in `overlaps`: otherwise two
+/// hypotheses would silently compete for the same line. Advice rules are exempt (they
+/// suppress evidence rather than compete).
+pub fn cross_rule_overlaps(kb: &KnowledgeBase) -> Vec<String> {
     let mut fails = Vec::new();
+    let live: Vec<&Rule> = kb
+        .rules
+        .iter()
+        .filter(|r| r.status != "retired" && r.role != Role::Advice && !r.signatures.is_empty())
+        .collect();
+    for owner in &live {
+        for ex in &owner.examples_fire {
+            for other in &live {
+                if other.name == owner.name
+                    || other.category.name == owner.category.name
+                    || owner.overlaps.contains(&other.name)
+                    || other.overlaps.contains(&owner.name)
+                {
+                    continue;
+                }
+                if rule_fires(other, ex) {
+                    fails.push(format!(
+                        "{} {} ({}) also fires on a fire example of {} ({}): {ex:?}; narrow one \
+                         of them or declare `overlaps = [\"{}\"]`",
+                        other.code,
+                        other.name,
+                        other.category.name,
+                        owner.name,
+                        owner.category.name,
+                        owner.name
+                    ));
+                }
+            }
+        }
+    }
+    fails
+}
+
+/// Check every rule's examples: fire examples must fire, silent ones must not, and every
+/// signature must be exercised by some fire example; then the cross-rule overlap check.
+/// Returns one message per failure.
+pub fn test_examples(kb: &KnowledgeBase) -> Vec<String> {
+    let mut fails = cross_rule_overlaps(kb);
     for r in &kb.rules {
         if r.signatures.is_empty() {
             continue;

@@ -40,6 +40,10 @@ pub struct RawRule {
     pub next_time: Option<String>,
     #[serde(default)]
     pub references: Vec<String>,
+    /// Names of rules of other categories whose fire examples this rule also matches on
+    /// purpose; any other cross-category overlap fails `rules test`.
+    #[serde(default)]
+    pub overlaps: Vec<String>,
     pub doc: RawDoc,
     #[serde(default)]
     pub examples: RawExamples,

@@ -1,0 +1,116 @@
+//! NVIDIA's Xid catalog as data (`data/xid_catalog.toml`, embedded): what a code means, whether
+//! it is usually hardware, the driver or the application, and whether it only follows another
+//! event. Rules cite it through `derive.xid_explain`; `rules explain xid-79` prints an entry.
+
+use serde::Deserialize;
+use std::sync::OnceLock;
+
+static CATALOG_TOML: &str = include_str!("../../data/xid_catalog.toml");
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct XidEntry {
+    pub code: u32,
+    pub name: String,
+    /// `hardware`, `application`, `driver` or `mixed`.
+    pub cause: String,
+    /// Only ever follows another Xid or event (45, 154): never a cause by itself.
+    #[serde(default)]
+    pub follows_other: bool,
+    pub action: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CatalogFile {
+    xid: Vec<XidEntry>,
+}
+
+/// Every entry, sorted by code. Panics only if the embedded file is malformed (a test loads it).
+pub fn catalog() -> &'static [XidEntry] {
+    static CAT: OnceLock<Vec<XidEntry>> = OnceLock::new();
+    CAT.get_or_init(|| {
+        let mut f: CatalogFile =
+            toml::from_str(CATALOG_TOML).expect("data/xid_catalog.toml parses");
+        f.xid.sort_by_key(|e| e.code);
+        f.xid
+    })
+}
+
+pub fn lookup(code: u32) -> Option<&'static XidEntry> {
+    catalog().iter().find(|e| e.code == code)
+}
+
+/// `xid-79`, `Xid 79`, `xid79` → 79.
+pub fn parse_id(s: &str) -> Option<u32> {
+    let l = s.trim().to_ascii_lowercase();
+    let rest = l.strip_prefix("xid")?;
+    rest.trim_start_matches(['-', ' ', '_']).parse().ok()
+}
+
+/// One sentence for a report: meaning, usual cause, action.
+pub fn sentence(e: &XidEntry) -> String {
+    let cause = match e.cause.as_str() {
+        "hardware" => "usually hardware",
+        "application" => "usually the application",
+        "driver" => "usually the driver",
+        _ => "hardware, driver or application",
+    };
+    let follows = if e.follows_other {
+        " It only follows another event: look for the Xid before it."
+    } else {
+        ""
+    };
+    format!(
+        "Xid {} ({}): {cause}.{follows} {}",
+        e.code, e.name, e.action
+    )
+}
+
+/// The multi-line entry `rules explain xid-N` prints.
+pub fn explain(e: &XidEntry) -> String {
+    format!(
+        "Xid {}: {}\n\ncause: {}{}\naction: {}\nreference: https://docs.nvidia.com/deploy/xid-errors/index.html\n",
+        e.code,
+        e.name,
+        e.cause,
+        if e.follows_other {
+            " (follows another event; not a cause by itself)"
+        } else {
+            ""
+        },
+        e.action
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn catalog_loads_sorted_and_unique() {
+        let c = catalog();
+        assert!(c.len() > 100);
+        for w in c.windows(2) {
+            assert!(w[0].code < w[1].code, "duplicate or unsorted {}", w[1].code);
+        }
+        for e in c {
+            assert!(
+                ["hardware", "application", "driver", "mixed"].contains(&e.cause.as_str()),
+                "{}",
+                e.code
+            );
+        }
+    }
+
+    #[test]
+    fn well_known_codes() {
+        assert_eq!(lookup(79).unwrap().cause, "hardware");
+        assert_eq!(lookup(31).unwrap().cause, "application");
+        assert!(lookup(45).unwrap().follows_other);
+        assert!(lookup(154).unwrap().follows_other);
+        assert_eq!(parse_id("xid-79"), Some(79));
+        assert_eq!(parse_id("Xid 48"), Some(48));
+        assert_eq!(parse_id("TW0701"), None);
+    }
+}
