@@ -301,6 +301,8 @@ impl<'kb> Engine<'kb> {
                 ));
                 return res;
             }
+            // What a capture recorded about itself, listed in the inputs but not evidence.
+            SourceKind::CaptureManifest | SourceKind::CaptureSamples => return res,
             _ => {}
         }
         let base_attr = prefix::from_path(path);

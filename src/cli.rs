@@ -39,6 +39,12 @@ pub enum Command {
     Facts(FactsArgs),
     /// Analyse many failed runs in parallel and group them by fingerprint.
     Triage(TriageArgs),
+    /// Write a snapshot of this machine's state (df, memory, cgroup, ulimit, nvidia-smi,
+    /// dmesg, environment, versions) into DIR as files `analyze` reads back.
+    Capture(CaptureArgs),
+    /// Run a training command under watch: tee its output, sample /dev/shm, cgroup, host and
+    /// GPU memory, snapshot before and after, and diagnose it if it fails.
+    Run(RunArgs),
     /// The knowledge base: list, explain and test rules.
     Rules {
         #[command(subcommand)]
@@ -105,6 +111,31 @@ pub enum TriageFormat {
 pub enum ExitCode {
     Default,
     Action,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct CaptureArgs {
+    /// Directory to write the snapshot into (created if missing).
+    pub dir: PathBuf,
+    /// Skip the python/torch/NCCL/DeepSpeed version probe (it imports torch: seconds).
+    #[arg(long)]
+    pub no_versions: bool,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// Where logs, snapshots, samples and peaks go (default: ./trainwreck-run-<unix time>).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Sampling interval in milliseconds.
+    #[arg(long, default_value_t = 500)]
+    pub interval: u64,
+    /// Do not analyse the run directory when the command fails.
+    #[arg(long)]
+    pub no_analyze: bool,
+    /// The command and its arguments (after `--`).
+    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+    pub command: Vec<std::ffi::OsString>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -177,6 +208,8 @@ pub fn run(cli: Cli) -> i32 {
     match cli.command {
         Command::Analyze(a) => analyze(a),
         Command::Facts(f) => facts(f),
+        Command::Capture(c) => capture_cmd(c),
+        Command::Run(r) => run_cmd(r),
         Command::Triage(t) => triage_cmd(t),
         Command::Rules { command } => rules_cmd(command),
     }
@@ -504,4 +537,70 @@ fn explain(r: &rules::Rule) -> String {
         }
     }
     s
+}
+
+fn capture_cmd(args: CaptureArgs) -> i32 {
+    let opts = crate::capture::SnapshotOptions {
+        versions: !args.no_versions,
+        ..Default::default()
+    };
+    match crate::capture::snapshot(&args.dir, &opts) {
+        Ok(m) => {
+            eprintln!(
+                "trainwreck: wrote {} files to {} ({} noted as missing; see manifest.json)",
+                m.files.len(),
+                args.dir.display(),
+                m.notes.len()
+            );
+            exit::OK
+        }
+        Err(e) => {
+            eprintln!("trainwreck: {e}");
+            exit::USAGE
+        }
+    }
+}
+
+fn run_cmd(args: RunArgs) -> i32 {
+    let out = args.out.unwrap_or_else(|| {
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        PathBuf::from(format!("trainwreck-run-{secs}"))
+    });
+    let mut opts = crate::capture::RunOptions::new(args.command, out);
+    opts.interval = std::time::Duration::from_millis(args.interval.max(10));
+    let outcome = match crate::capture::run(opts) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("trainwreck: {e}");
+            return e.exit_status();
+        }
+    };
+    for w in &outcome.warnings {
+        eprintln!("trainwreck: warning: {w}");
+    }
+    if outcome.exit_status != 0 && !args.no_analyze {
+        // The command's own output went to stdout/stderr; the diagnosis goes to stderr so a
+        // pipeline reading the command's stdout is not disturbed.
+        match load(&[]) {
+            Ok(kb) => {
+                let dir = outcome.out_dir.display().to_string();
+                let r = crate::diagnose(&kb, &[dir], threads(None));
+                let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                    && std::io::stderr().is_terminal();
+                eprintln!(
+                    "\ntrainwreck: the command failed (exit status {}); diagnosis of {}:\n",
+                    outcome.exit_status,
+                    outcome.out_dir.display()
+                );
+                eprint!("{}", terminal::render(&r, &terminal::Style { color }));
+            }
+            Err(_) => eprintln!(
+                "trainwreck: rules failed to load; run `trainwreck analyze` on the directory later"
+            ),
+        }
+    }
+    outcome.exit_status
 }

@@ -141,10 +141,16 @@ pub fn shm_recommendation(facts: &FactSet) -> ShmRecommendation {
             p * 1.5 + 512.0 * MIB,
             format!("observed peak {} plus 50% and 512 MiB of margin", h(p)),
         ),
-        (_, Some(s)) => (
+        (p, Some(s)) => (
             (8.0 * GIB).max(4.0 * s),
             format!(
-                "the {} /dev/shm was the ceiling, so the real need is unknown: {} is a safe start",
+                "{}the {} /dev/shm was the ceiling, so the real need is unknown: {} is a safe start",
+                match p {
+                    Some(p) if facts.num("shm.peak_bytes").is_some() => {
+                        format!("the recorded peak ({}) reached the mount's size: ", h(p))
+                    }
+                    _ => String::new(),
+                },
                 h(s),
                 h((8.0 * GIB).max(4.0 * s))
             ),

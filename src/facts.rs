@@ -518,6 +518,11 @@ pub static CATALOG: &[FactSpec] = &[
         "exit status the launcher itself reported for the job"
     ),
     spec!(
+        "launcher.exit_signal",
+        Text,
+        "signal that ended the wrapped command (trainwreck run's exit_status.txt), e.g. SIGBUS"
+    ),
+    spec!(
         "nvidia_smi.device_handle_error",
         Count,
         "`Unable to determine the device handle` lines: a GPU the driver cannot reach"

@@ -113,6 +113,48 @@ fn walk_dir(root: &Path, out: &mut Vec<Input>, warnings: &mut Vec<Warning>) {
             "directory holds no readable files",
         ));
     }
+    drop_capture_duplicates(out, before, warnings);
+}
+
+/// `trainwreck run` writes the command's output three times: `stdout.log`, `stderr.log` and
+/// the interleaved `console.log`. Read it once (from `console.log`), and say so.
+fn drop_capture_duplicates(out: &mut Vec<Input>, from: usize, warnings: &mut Vec<Warning>) {
+    let dirs: Vec<PathBuf> = out[from..]
+        .iter()
+        .filter_map(|i| match &i.source {
+            Source::File(p) if p.file_name().is_some_and(|n| n == "manifest.json") => {
+                let dir = p.parent()?.to_path_buf();
+                let head = std::fs::read(p).ok()?;
+                let is_capture = String::from_utf8_lossy(&head[..head.len().min(4096)])
+                    .contains("\"trainwreck.capture/");
+                (is_capture && dir.join("console.log").is_file()).then_some(dir)
+            }
+            _ => None,
+        })
+        .collect();
+    if dirs.is_empty() {
+        return;
+    }
+    let mut i = from;
+    while i < out.len() {
+        let dup = match &out[i].source {
+            Source::File(p) => {
+                p.file_name()
+                    .is_some_and(|n| n == "stdout.log" || n == "stderr.log")
+                    && p.parent().is_some_and(|d| dirs.iter().any(|x| x == d))
+            }
+            Source::Stdin => false,
+        };
+        if dup {
+            let gone = out.remove(i);
+            warnings.push(Warning::new(
+                Some(&gone.display),
+                "same output as console.log beside it (written by `trainwreck run`): read once, from console.log",
+            ));
+        } else {
+            i += 1;
+        }
+    }
 }
 
 fn rel(root: &Path, p: &Path) -> String {

@@ -53,6 +53,14 @@ pub enum SourceKind {
     FlightRecorder,
     /// ELF core dump.
     ElfCore,
+    /// `trainwreck run`'s `peaks.txt`: highest usage seen while the run was watched.
+    CapturePeaks,
+    /// `trainwreck run`'s `exit_status.txt`: how the wrapped command ended.
+    CaptureExit,
+    /// `trainwreck run`/`capture`'s `manifest.json`: what was captured (not evidence).
+    CaptureManifest,
+    /// `trainwreck run`'s `samples.csv` time series (its peaks are in `peaks.txt`).
+    CaptureSamples,
     /// Text we could not classify more precisely: still scanned.
     Text,
     /// Binary data that is not a format we read: not scanned.
@@ -83,6 +91,10 @@ impl SourceKind {
         SourceKind::CoreText,
         SourceKind::FlightRecorder,
         SourceKind::ElfCore,
+        SourceKind::CapturePeaks,
+        SourceKind::CaptureExit,
+        SourceKind::CaptureManifest,
+        SourceKind::CaptureSamples,
         SourceKind::Text,
         SourceKind::Binary,
     ];
@@ -111,6 +123,10 @@ impl SourceKind {
             SourceKind::CoreText => "core-text",
             SourceKind::FlightRecorder => "flight-recorder",
             SourceKind::ElfCore => "elf-core",
+            SourceKind::CapturePeaks => "capture-peaks",
+            SourceKind::CaptureExit => "capture-exit-status",
+            SourceKind::CaptureManifest => "capture-manifest",
+            SourceKind::CaptureSamples => "capture-samples",
             SourceKind::Text => "text",
             SourceKind::Binary => "binary",
         }
@@ -125,7 +141,11 @@ impl SourceKind {
     pub fn is_scanned(self) -> bool {
         !matches!(
             self,
-            SourceKind::ElfCore | SourceKind::Binary | SourceKind::FlightRecorder
+            SourceKind::ElfCore
+                | SourceKind::Binary
+                | SourceKind::FlightRecorder
+                | SourceKind::CaptureManifest
+                | SourceKind::CaptureSamples
         )
     }
 }

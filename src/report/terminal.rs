@@ -183,7 +183,7 @@ fn render_top(out: &mut String, r: &Report, top: &Finding, st: &Style) {
         top.code,
         top.rule,
         origin_text(top)
-            .map(|o| format!(" · started at {o}"))
+            .map(|o| format!(" · started: {o}"))
             .unwrap_or_default()
     );
     if let Some(r) = top.origin.rank {

@@ -21,6 +21,30 @@ struct Row {
 /// The table. Order breaks ties: earlier rows win.
 static TABLE: &[Row] = &[
     Row {
+        kind: SourceKind::CaptureManifest,
+        names: &[r"^manifest\.json$"],
+        sniff: &[r#""schema"\s*:\s*"trainwreck\.capture/"#],
+        min_points: 1,
+    },
+    Row {
+        kind: SourceKind::CapturePeaks,
+        names: &[r"^peaks\.txt$"],
+        sniff: &[r"(?m)^(shm|cgroup|host|gpu)\.[\w.]+: \d+$"],
+        min_points: 1,
+    },
+    Row {
+        kind: SourceKind::CaptureExit,
+        names: &[r"^exit_status\.txt$"],
+        sniff: &[r"(?m)^(exit_code: -?\d+|signal: SIG[A-Z]+ \(\d+\))$"],
+        min_points: 1,
+    },
+    Row {
+        kind: SourceKind::CaptureSamples,
+        names: &[r"^samples\.csv$"],
+        sniff: &[r"^t_ms,"],
+        min_points: 1,
+    },
+    Row {
         kind: SourceKind::TorchelasticError,
         names: &[r"^error\.json$", r"torchelastic.*\.json$"],
         sniff: &[

@@ -2,6 +2,7 @@
 //! reader, prefix peeling (rank/host/time), and one fact parser per snapshot kind.
 //! Sources emit lines, facts and events; they never import the rule engine.
 
+pub mod capture_files;
 pub mod cgroup;
 pub mod detect;
 pub mod df;
@@ -79,6 +80,8 @@ pub fn fact_parser(kind: SourceKind, file_name: &str) -> Option<Box<dyn FactPars
         SourceKind::DockerInspect => Box::new(docker::InspectParser::default()),
         SourceKind::EnvDump => Box::new(envdump::EnvDumpParser::default()),
         SourceKind::CoreText => Box::new(elfcore::text::CoreTextParser::new()),
+        SourceKind::CapturePeaks => Box::new(capture_files::PeaksParser),
+        SourceKind::CaptureExit => Box::new(capture_files::ExitStatusParser),
         _ => return None,
     })
 }
