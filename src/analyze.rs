@@ -76,6 +76,8 @@ pub struct Engine<'kb> {
     scanner: Scanner,
     /// Pattern ids below this are rule signatures (`kb.sig_of`); above are launcher patterns.
     n_rule_patterns: usize,
+    /// Where core dumps' mapped files are looked up for symbols (`--sysroot`).
+    pub core_options: elfcore::CoreOptions,
 }
 
 impl<'kb> Engine<'kb> {
@@ -111,6 +113,7 @@ impl<'kb> Engine<'kb> {
             kb,
             scanner,
             n_rule_patterns: n,
+            core_options: elfcore::CoreOptions::default(),
         }
     }
 
@@ -270,7 +273,7 @@ impl<'kb> Engine<'kb> {
                 match &input.source {
                     // The core reader does positioned reads (or streams a .gz) on its own.
                     Source::File(p) => {
-                        let c = elfcore::analyze_core(p, &elfcore::CoreOptions::default());
+                        let c = elfcore::analyze_core(p, &self.core_options);
                         for mut f in c.facts {
                             f.path = path.to_string();
                             res.facts.push(f);

@@ -68,6 +68,13 @@ pub struct AnalyzeArgs {
     /// Never colour the terminal report.
     #[arg(long)]
     pub no_color: bool,
+    /// Root holding the crashed machine's files, for naming core-dump stack frames
+    /// (`DIR/usr/lib/…/libc.so.6`).
+    #[arg(long, value_name = "DIR")]
+    pub sysroot: Option<PathBuf>,
+    /// Directories searched by file name for the libraries a core dump mapped.
+    #[arg(long = "search-path", value_name = "DIR")]
+    pub search_path: Vec<PathBuf>,
     /// Also print the merged per-rank timeline around the failure.
     #[arg(long)]
     pub timeline: bool,
@@ -228,7 +235,10 @@ fn analyze(args: AnalyzeArgs) -> i32 {
         Ok(r) => r,
         Err(code) => return code,
     };
-    let r = crate::diagnose(&kb, &args.paths, threads(args.threads));
+    let mut engine = crate::analyze::Engine::new(&kb);
+    engine.core_options.sysroot = args.sysroot.clone();
+    engine.core_options.search_paths = args.search_path.clone();
+    let r = crate::diagnose_with(&engine, &args.paths, threads(args.threads));
     if let Some(red) = redactor.as_mut() {
         red.add_hosts(report_hosts(&r).iter().map(String::as_str));
     }
