@@ -43,7 +43,7 @@ fn case04_names_rank0_not_torchruns_victim() {
     assert_eq!(top.rule, LAGGING_RULE);
     assert_eq!(top.origin.rank, Some(0));
     assert_eq!(top.origin.pid, Some(10645));
-    assert_eq!(top.origin.time.as_deref(), Some("2026-11-29 18:59:34.729"));
+    assert_eq!(top.origin.time.as_deref(), Some("2026-11-29T18:59:34.729"));
     assert_eq!(top.affected_ranks, vec![1]);
     let dog = r
         .findings

@@ -474,6 +474,15 @@ pub fn apply(kb: &KnowledgeBase, a: &Analysis, tl: &Timeline, findings: &mut Vec
             let ranks: BTreeSet<u32> = f.evidence.iter().filter_map(|e| e.rank).collect();
             if ranks.len() == 1 {
                 f.origin.rank = ranks.into_iter().next();
+            } else if ranks.is_empty() {
+                // The cause's own lines name no rank (a segfault, a kernel OOM kill): the one
+                // rank the launcher saw fail by itself — not by its teardown SIGTERM — is where
+                // it happened.
+                if let Some(r) = lone_failed_rank(a) {
+                    // The pid on the cause's line is whoever logged it (often the launcher).
+                    f.origin.rank = Some(r);
+                    f.origin.pid = None;
+                }
             }
         }
         if let Some(r) = f.origin.rank
@@ -495,6 +504,25 @@ pub fn apply(kb: &KnowledgeBase, a: &Analysis, tl: &Timeline, findings: &mut Vec
         }
         if f.origin.time.is_none() {
             f.origin.time = origin_time;
+        }
+        // A glog/syslog time has no year and raw dmesg counts from boot: give the origin the
+        // wall-clock time the timeline resolved, in the contract's ISO form.
+        if let Some(t) = f.origin.time.clone()
+            && (t.starts_with("--") || t.starts_with("boot+"))
+        {
+            let month = t.get(2..4).and_then(|m| m.parse::<u32>().ok()).unwrap_or(1);
+            if let Some(epoch) =
+                crate::timeline::resolve(&t, tl.year.map(|y| (y, month)), tl.boot_epoch)
+            {
+                f.origin.time = Some(crate::timeline::format_epoch(epoch));
+            }
+        }
+        if let Some(t) = f.origin.time.as_mut()
+            && t.len() > 10
+            && t.as_bytes()[4] == b'-'
+            && t.as_bytes()[10] == b' '
+        {
+            t.replace_range(10..11, "T");
         }
     }
 
@@ -531,4 +559,21 @@ pub fn apply(kb: &KnowledgeBase, a: &Analysis, tl: &Timeline, findings: &mut Vec
             .then(y.confidence.total_cmp(&x.confidence))
     });
     findings.insert(0, root);
+}
+
+/// The single rank whose launcher-reported exit was a failure of its own (non-zero, and not
+/// the SIGTERM/-15 the launcher sends survivors during teardown), if exactly one.
+fn lone_failed_rank(a: &Analysis) -> Option<u32> {
+    let mut failed = BTreeSet::new();
+    for f in a.facts.matching("rank.*.exit_code") {
+        let code = f.value.as_i64().unwrap_or(0);
+        if code != 0 && code != -15 && code != 143 {
+            if let Some(r) = f.name.split('.').nth(1).and_then(|r| r.parse::<u32>().ok()) {
+                failed.insert(r);
+            }
+        }
+    }
+    (failed.len() == 1)
+        .then(|| failed.into_iter().next())
+        .flatten()
 }
