@@ -567,10 +567,12 @@ fn lone_failed_rank(a: &Analysis) -> Option<u32> {
     let mut failed = BTreeSet::new();
     for f in a.facts.matching("rank.*.exit_code") {
         let code = f.value.as_i64().unwrap_or(0);
-        if code != 0 && code != -15 && code != 143 {
-            if let Some(r) = f.name.split('.').nth(1).and_then(|r| r.parse::<u32>().ok()) {
-                failed.insert(r);
-            }
+        if code != 0
+            && code != -15
+            && code != 143
+            && let Some(r) = f.name.split('.').nth(1).and_then(|r| r.parse::<u32>().ok())
+        {
+            failed.insert(r);
         }
     }
     (failed.len() == 1)
