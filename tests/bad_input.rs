@@ -194,3 +194,24 @@ silent = ["fine"]
         "{err}"
     );
 }
+
+#[test]
+fn an_unknown_exception_is_an_unknown_failure_with_its_last_error_lines() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("train.log");
+    std::fs::write(
+        &p,
+        "step 1 loss 2.3\nTraceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n    main()\nmypkg.errors.ShardCorruptError: shard 17 has a bad header\n",
+    )
+    .unwrap();
+    let r = diagnose(&[p.display().to_string()]);
+    assert_eq!(r.verdict, "unknown_failure");
+    assert!(r.fingerprint.is_some());
+    assert!(
+        r.last_errors
+            .iter()
+            .any(|e| e.text.contains("ShardCorruptError")),
+        "{:?}",
+        r.last_errors
+    );
+}

@@ -98,6 +98,18 @@ pub fn render(r: &Report, st: &Style) -> String {
                         f.title, f.category, f.confidence
                     );
                 }
+                if !r.last_errors.is_empty() {
+                    let _ = writeln!(out, "\n{}", st.bold("Last error lines"));
+                    for e in &r.last_errors {
+                        let _ = writeln!(
+                            out,
+                            "  {}  {}",
+                            st.dim(&location(&e.path, Some(e.line))),
+                            cut(&e.text, 200)
+                        );
+                    }
+                    let _ = writeln!(out);
+                }
                 let _ = writeln!(
                     out,
                     "  Next time capture: `dmesg -T | tail -n 200`, `df -h /dev/shm`, NCCL_DEBUG=INFO, TORCHELASTIC_ERROR_FILE, `ulimit -c unlimited` (or wrap the run in `trainwreck run`)."
