@@ -432,6 +432,14 @@ fn rules_cmd(cmd: RulesCommand) -> i32 {
             if let Some(e) = rules::xid::parse_id(&id).and_then(rules::xid::lookup) {
                 return print_out(&rules::xid::explain(e));
             }
+            let engine_made = crate::correlate::cascade::ENGINE_FINDINGS
+                .iter()
+                .find(|(code, name, _, _)| code.eq_ignore_ascii_case(&id) || *name == id);
+            if let (None, Some((code, name, cat, what))) = (kb.find(&id), engine_made) {
+                return print_out(&format!(
+                    "{code} {name}\ncategory: {cat}\nmade by the engine (src/correlate/cascade.rs), not a rule file\n\n## What it detects\n{what}\n"
+                ));
+            }
             match kb.find(&id) {
                 Some(r) => print_out(&explain(r)),
                 None => {
