@@ -77,6 +77,18 @@ impl ErrorTail {
         }
     }
 
+    /// Join the tail of the next byte range of the same file (a huge file scanned in
+    /// ranges): its lines come after ours, numbered from `line_offset`.
+    pub fn append_after(&mut self, other: ErrorTail, line_offset: u64) {
+        for mut l in other.lines {
+            l.line += line_offset;
+            if self.lines.len() == KEEP {
+                self.lines.pop_front();
+            }
+            self.lines.push_back(l);
+        }
+    }
+
     /// The kept lines, oldest first, marked as coming from `input`.
     pub fn into_lines(self, input: usize) -> impl Iterator<Item = TailLine> {
         self.lines.into_iter().map(move |mut l| {
