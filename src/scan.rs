@@ -80,9 +80,10 @@ pub const FREQUENT_WORDS: &[&str] = &[
     "s/it",
 ];
 
-/// At most this many literals go into one packed (Teddy) searcher; more are sharded over
-/// several searchers so the prefilter stays SIMD-fast as the knowledge base grows.
-pub const SHARD: usize = 64;
+/// At most this many literals go into one packed (Teddy) searcher (its hard limit); more
+/// are sharded over several balanced searchers, one pass each over the chunk, so the
+/// prefilter stays SIMD-fast as the knowledge base grows (150 signatures: two passes).
+pub const SHARD: usize = 128;
 
 /// One pattern to scan for, with an opaque id the caller maps back.
 pub struct PatternSpec<'a> {
@@ -134,7 +135,13 @@ pub struct Scanner {
     ids: Vec<usize>,
 }
 
-enum Shard {
+struct Shard {
+    find: Find,
+    /// Search the lower-cased copy of the chunk (case-insensitive literals).
+    lower: bool,
+}
+
+enum Find {
     Packed(packed::Searcher),
     Ac(AhoCorasick),
 }
@@ -142,44 +149,45 @@ enum Shard {
 impl Shard {
     #[inline]
     fn find(&self, hay: &[u8]) -> Option<usize> {
-        match self {
-            Shard::Packed(p) => p.find(hay).map(|m| m.start()),
-            Shard::Ac(a) => a.find(hay).map(|m| m.start()),
+        match &self.find {
+            Find::Packed(p) => p.find(hay).map(|m| m.start()),
+            Find::Ac(a) => a.find(hay).map(|m| m.start()),
         }
     }
 }
 
-/// Build the prefilter shards: exact literals through Teddy where the CPU has it.
+/// Build the prefilter shards: packed (Teddy) searchers where the CPU has them, balanced
+/// to at most `SHARD` literals each. Folded (case-insensitive) literals are lower-case and
+/// are searched in a lower-cased copy of the chunk (`lower`), so they stay on Teddy too.
 fn build_shards(exact: &[Vec<u8>], folded: &[Vec<u8>]) -> Result<Vec<Shard>, String> {
-    let mut exact: Vec<&Vec<u8>> = exact.iter().collect();
-    exact.sort();
-    exact.dedup();
     let mut shards = Vec::new();
-    for group in exact.chunks(SHARD) {
-        let mut pb = packed::Config::new()
-            .match_kind(packed::MatchKind::LeftmostFirst)
-            .builder();
-        for l in group {
-            pb.add(l);
+    for (lits, lower) in [(exact, false), (folded, true)] {
+        let mut lits: Vec<&Vec<u8>> = lits.iter().collect();
+        lits.sort();
+        lits.dedup();
+        if lits.is_empty() {
+            continue;
         }
-        match pb.build() {
-            Some(p) => shards.push(Shard::Packed(p)),
-            None => shards.push(Shard::Ac(
-                AhoCorasickBuilder::new()
-                    .match_kind(MatchKind::LeftmostFirst)
-                    .build(group)
-                    .map_err(|e| e.to_string())?,
-            )),
+        let n = lits.len().div_ceil(SHARD);
+        for group in lits.chunks(lits.len().div_ceil(n)) {
+            let mut pb = packed::Config::new()
+                .match_kind(packed::MatchKind::LeftmostFirst)
+                .heuristic_pattern_limits(false)
+                .builder();
+            for l in group {
+                pb.add(l);
+            }
+            let find = match pb.build() {
+                Some(p) => Find::Packed(p),
+                None => Find::Ac(
+                    AhoCorasickBuilder::new()
+                        .match_kind(MatchKind::LeftmostFirst)
+                        .build(group)
+                        .map_err(|e| e.to_string())?,
+                ),
+            };
+            shards.push(Shard { find, lower });
         }
-    }
-    if !folded.is_empty() {
-        shards.push(Shard::Ac(
-            AhoCorasickBuilder::new()
-                .ascii_case_insensitive(true)
-                .match_kind(MatchKind::LeftmostFirst)
-                .build(folded)
-                .map_err(|e| e.to_string())?,
-        ));
     }
     Ok(shards)
 }
@@ -288,7 +296,14 @@ impl Scanner {
         // Candidate line starts, from every prefilter shard (one shard: no sorting needed).
         let mut starts = std::mem::take(&mut scratch.starts);
         starts.clear();
+        let mut lower = std::mem::take(&mut scratch.lower);
+        if self.shards.iter().any(|s| s.lower) {
+            // ASCII lower-casing keeps every byte offset, so line bounds carry over.
+            lower.clear();
+            lower.extend(chunk.iter().map(|b| b.to_ascii_lowercase()));
+        }
         for shard in &self.shards {
+            let chunk: &[u8] = if shard.lower { &lower } else { chunk };
             let mut pos = 0;
             while pos < chunk.len() {
                 let Some(m) = shard.find(&chunk[pos..]) else {
@@ -325,6 +340,7 @@ impl Scanner {
             });
         }
         scratch.starts = starts;
+        scratch.lower = lower;
     }
 
     /// Run the full regexes whose literals occur in this line.
@@ -356,6 +372,7 @@ impl Scanner {
 pub struct ScanScratch {
     cands: Vec<usize>,
     starts: Vec<usize>,
+    lower: Vec<u8>,
     clean: Vec<u8>,
 }
 

@@ -14,7 +14,7 @@ pub fn show(p: &Progress, done: &AtomicBool) {
     while !done.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(50));
         let el = t0.elapsed();
-        if el < Duration::from_millis(500) || (el.as_millis() / 50) % 4 != 0 {
+        if el < Duration::from_millis(500) || !(el.as_millis() / 50).is_multiple_of(4) {
             continue;
         }
         eprint!("\r{}\x1b[K", line(p, el.as_secs_f64()));
