@@ -81,7 +81,7 @@ cited = {(e["path"], e["line"]) for f in a["findings"] for e in f.get("evidence"
 root = sys.argv[4]
 covered = missed = uncovered = 0
 for p in m["planted"]:
-    line = open(f"{root}/{p['file']}", errors="replace").read().split("\n")[p["line"] - 1]
+    line = open(f"{root}/{p['file']}", errors="replace", newline="").read().split("\n")[p["line"] - 1]
     if not any(r.search(line) for r in pats):
         uncovered += 1; continue
     if (p["file"], p["line"]) in cited: covered += 1
