@@ -8,12 +8,34 @@ use crate::inputs::{Input, Source};
 use crate::model::{Attribution, Fact, SourceKind, Warning};
 use crate::rules::{KnowledgeBase, Role};
 use crate::scan::{Hit, PatternSpec, ScanScratch, Scanner};
-use crate::sources::{
-    self, Event, FactOut, detect, elfcore, launcher, prefix, reader::ChunkReader,
-};
+use crate::sources::reader::{ChunkReader, LongLine, SegmentRead};
+use crate::sources::{self, Event, FactOut, detect, elfcore, launcher, prefix};
 use std::io::{self, Read};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+/// Plain-text files at least this big are split into byte ranges of about this size,
+/// scanned by several threads at once (line numbers fixed up at merge).
+pub const SEGMENT_BYTES: u64 = 64 << 20;
+
+/// Counters an analysis updates as it goes, for a progress display. The analysis never
+/// prints; the caller polls these.
+#[derive(Debug, Default)]
+pub struct Progress {
+    pub files_total: AtomicUsize,
+    pub files_done: AtomicUsize,
+    pub bytes_total: AtomicU64,
+    pub bytes_done: AtomicU64,
+}
+
+/// One unit of work: a whole input, or one byte range of a big plain-text file.
+#[derive(Clone, Copy)]
+struct Task {
+    input: usize,
+    seg: usize,
+    /// Byte range and known kind, for a range of a split file.
+    range: Option<(u64, u64, SourceKind)>,
+}
 
 /// At most this many hits are kept per (rule signature, file); the rest are only counted.
 pub const MAX_HITS_PER_SIG_FILE: usize = 20;
@@ -119,34 +141,98 @@ impl<'kb> Engine<'kb> {
 
     /// Analyse these inputs with up to `threads` threads.
     pub fn run(&self, inputs: &[Input], threads: usize) -> Analysis {
+        self.run_with_progress(inputs, threads, &Progress::default())
+    }
+
+    /// Plan the work: big plain-text files are split into ranges (so one huge file keeps
+    /// every thread busy), everything else is one task. Biggest tasks first.
+    fn plan(&self, inputs: &[Input], threads: usize) -> (Vec<Task>, Vec<usize>) {
+        let mut tasks = Vec::new();
+        let mut segs = vec![1; inputs.len()];
+        for (i, input) in inputs.iter().enumerate() {
+            if let (true, Some(kind)) = (
+                threads > 1 && input.size >= 2 * SEGMENT_BYTES,
+                splittable_kind(input),
+            ) {
+                let n = input.size.div_ceil(SEGMENT_BYTES);
+                segs[i] = n as usize;
+                for k in 0..n {
+                    let (a, b) = (input.size * k / n, input.size * (k + 1) / n);
+                    tasks.push(Task {
+                        input: i,
+                        seg: k as usize,
+                        range: Some((a, b, kind)),
+                    });
+                }
+            } else {
+                tasks.push(Task {
+                    input: i,
+                    seg: 0,
+                    range: None,
+                });
+            }
+        }
+        let size = |t: &Task| match t.range {
+            Some((a, b, _)) => b - a,
+            None => inputs[t.input].size,
+        };
+        tasks.sort_by_key(|t| std::cmp::Reverse(size(t)));
+        (tasks, segs)
+    }
+
+    /// As `run`, updating `progress` as files and bytes are done.
+    pub fn run_with_progress(
+        &self,
+        inputs: &[Input],
+        threads: usize,
+        progress: &Progress,
+    ) -> Analysis {
+        let threads = threads.max(1);
+        let (tasks, segs) = self.plan(inputs, threads);
+        progress.files_total.store(inputs.len(), Ordering::Relaxed);
+        progress
+            .bytes_total
+            .store(inputs.iter().map(|i| i.size).sum(), Ordering::Relaxed);
         let next = AtomicUsize::new(0);
-        let results: Mutex<Vec<Option<FileResult>>> =
-            Mutex::new((0..inputs.len()).map(|_| None).collect());
-        // Biggest files first, so one huge file does not start last.
-        let mut order: Vec<usize> = (0..inputs.len()).collect();
-        order.sort_by_key(|&i| std::cmp::Reverse(inputs[i].size));
-        let threads = threads.clamp(1, inputs.len().max(1));
+        let left: Vec<AtomicUsize> = segs.iter().map(|&n| AtomicUsize::new(n)).collect();
+        let results: Mutex<Vec<Vec<Option<FileResult>>>> = Mutex::new(
+            segs.iter()
+                .map(|&n| (0..n).map(|_| None).collect())
+                .collect(),
+        );
+        let threads = threads.clamp(1, tasks.len().max(1));
         std::thread::scope(|s| {
             for _ in 0..threads {
                 s.spawn(|| {
                     let mut scratch = ScanScratch::default();
                     loop {
                         let k = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(&i) = order.get(k) else { break };
-                        let r = self.file(i, &inputs[i], &mut scratch);
-                        results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
+                        let Some(&t) = tasks.get(k) else { break };
+                        let input = &inputs[t.input];
+                        let r = match t.range {
+                            None => self.file(input, &mut scratch, progress),
+                            Some((a, b, kind)) => {
+                                self.range(input, a, b, kind, &mut scratch, progress)
+                            }
+                        };
+                        results.lock().unwrap_or_else(|e| e.into_inner())[t.input][t.seg] = Some(r);
+                        if left[t.input].fetch_sub(1, Ordering::Relaxed) == 1 {
+                            progress.files_done.fetch_add(1, Ordering::Relaxed);
+                        }
                     }
                 });
             }
         });
         let mut a = Analysis::default();
-        for (i, r) in results
+        for (i, parts) in results
             .into_inner()
             .unwrap_or_else(|e| e.into_inner())
             .into_iter()
             .enumerate()
         {
-            let Some(r) = r else { continue };
+            let Some(r) = merge_segments(parts) else {
+                continue;
+            };
             a.inputs.push(r.info);
             for mut h in r.hits {
                 h.input = i;
@@ -172,10 +258,85 @@ impl<'kb> Engine<'kb> {
             if let Some(d) = r.flight {
                 a.flight.push((i, d));
             }
+            for l in &r.long_lines {
+                a.warnings.push(Warning::new(
+                    Some(&inputs[i].display),
+                    format!(
+                        "line {} is {} bytes long: only its first {} bytes were scanned",
+                        l.lineno,
+                        l.bytes,
+                        sources::reader::DEFAULT_BUF
+                    ),
+                ));
+            }
         }
         self.suppress_advice(&mut a);
         discount_preexisting(&mut a);
         a
+    }
+
+    /// Count, per input, the lines that match any rule signature, uncapped and ignoring
+    /// `kinds` (what `rg -c -f` on `rules patterns` counts). For the benchmark harness.
+    pub fn count_matching_lines(&self, inputs: &[Input]) -> Vec<(String, u64)> {
+        let mut scratch = ScanScratch::default();
+        let mut out = Vec::new();
+        for input in inputs {
+            let Source::File(p) = &input.source else {
+                continue;
+            };
+            let Ok(f) = std::fs::File::open(p) else {
+                continue;
+            };
+            let mut reader = ChunkReader::new(f);
+            let mut n = 0u64;
+            let mut last = 0u64;
+            while let Ok(Some((chunk, first))) = reader.next_chunk() {
+                self.scanner.scan_chunk(chunk, first, &mut scratch, |h, _| {
+                    if h.id < self.n_rule_patterns && h.lineno != last {
+                        last = h.lineno;
+                        n += 1;
+                    }
+                });
+            }
+            if n > 0 {
+                out.push((input.display.clone(), n));
+            }
+        }
+        out
+    }
+
+    /// One byte range of a big plain-text file: hits carry range-relative line numbers
+    /// (fixed up in `merge_segments`).
+    fn range(
+        &self,
+        input: &Input,
+        a: u64,
+        b: u64,
+        kind: SourceKind,
+        scratch: &mut ScanScratch,
+        progress: &Progress,
+    ) -> FileResult {
+        let path = input.display.as_str();
+        let mut res = FileResult {
+            info: InputInfo {
+                path: input.display.clone(),
+                kind,
+                bytes: input.size,
+            },
+            ..FileResult::default()
+        };
+        let opened = match &input.source {
+            Source::File(p) => std::fs::File::open(p)
+                .and_then(|f| SegmentRead::new(io::BufReader::with_capacity(0, f), a, b)),
+            Source::Stdin => Err(io::Error::other("stdin cannot be split")),
+        };
+        match opened {
+            Ok(seg) => self.scan_stream(seg, kind, path, None, &mut res, scratch, progress),
+            Err(e) => res
+                .warnings
+                .push(Warning::new(Some(path), format!("cannot read: {e}"))),
+        }
+        res
     }
 
     /// Lines that carry framework advice are never evidence for anything else.
@@ -194,7 +355,7 @@ impl<'kb> Engine<'kb> {
         });
     }
 
-    fn file(&self, index: usize, input: &Input, scratch: &mut ScanScratch) -> FileResult {
+    fn file(&self, input: &Input, scratch: &mut ScanScratch, progress: &Progress) -> FileResult {
         let mut res = FileResult {
             info: InputInfo {
                 path: input.display.clone(),
@@ -203,7 +364,6 @@ impl<'kb> Engine<'kb> {
             },
             ..FileResult::default()
         };
-        let _ = index;
         let path = input.display.as_str();
         let opened: io::Result<Box<dyn Read + Send>> = match &input.source {
             Source::Stdin => Ok(Box::new(io::stdin())),
@@ -308,15 +468,37 @@ impl<'kb> Engine<'kb> {
             SourceKind::CaptureManifest | SourceKind::CaptureSamples => return res,
             _ => {}
         }
+        let parser = sources::fact_parser(kind, name);
+        let reader = io::Cursor::new(head).chain(stream.as_mut());
+        self.scan_stream(reader, kind, path, parser, &mut res, scratch, progress);
+        res
+    }
+
+    /// Stream one input (or one range of it) through the fact parser and the scanner.
+    #[allow(clippy::too_many_arguments)]
+    fn scan_stream(
+        &self,
+        input: impl Read,
+        kind: SourceKind,
+        path: &str,
+        mut parser: Option<Box<dyn sources::FactParser>>,
+        res: &mut FileResult,
+        scratch: &mut ScanScratch,
+        progress: &Progress,
+    ) {
         let base_attr = prefix::from_path(path);
-        let mut parser = sources::fact_parser(kind, name);
         let mut fout = FactOut::default();
         let mut launcher_hits: Vec<(usize, u64, String)> = Vec::new();
         let mut per_sig: std::collections::HashMap<usize, usize> = Default::default();
-        let mut reader = ChunkReader::new(io::Cursor::new(head).chain(stream.as_mut()));
+        let mut reader = ChunkReader::new(input);
         let mut line_buf = String::new();
         let keep_tail = !is_before_snapshot(path);
+        let mut reported = 0u64;
         loop {
+            progress
+                .bytes_done
+                .fetch_add(reader.bytes_read - reported, Ordering::Relaxed);
+            reported = reader.bytes_read;
             let (chunk, first) = match reader.next_chunk() {
                 Ok(Some(c)) => c,
                 Ok(None) => break,
@@ -374,18 +556,12 @@ impl<'kb> Engine<'kb> {
                         .push(make_hit(ri, si, &sig.regex, hit.lineno, line, &base_attr));
                 });
         }
+        progress
+            .bytes_done
+            .fetch_add(reader.bytes_read - reported, Ordering::Relaxed);
         res.info.bytes = res.info.bytes.max(reader.bytes_read);
-        for l in &reader.long_lines {
-            res.warnings.push(Warning::new(
-                Some(path),
-                format!(
-                    "line {} is {} bytes long: only its first {} bytes were scanned",
-                    l.lineno,
-                    l.bytes,
-                    sources::reader::DEFAULT_BUF
-                ),
-            ));
-        }
+        res.lines = reader.lines_seen();
+        res.long_lines = std::mem::take(&mut reader.long_lines);
         if let Some(p) = parser.as_mut() {
             p.finish(&mut fout);
         }
@@ -420,8 +596,79 @@ impl<'kb> Engine<'kb> {
         for w in fout.warnings {
             res.warnings.push(Warning::new(Some(path), w));
         }
-        res
     }
+}
+
+/// The kind of a plain file that can be split into ranges (no fact parser needs its lines
+/// in order, not compressed, not binary), from its name and first bytes; `None` otherwise.
+fn splittable_kind(input: &Input) -> Option<SourceKind> {
+    let Source::File(p) = &input.source else {
+        return None;
+    };
+    let mut head = vec![0u8; detect::SNIFF_BYTES];
+    let n = read_full(&mut std::fs::File::open(p).ok()?, &mut head).ok()?;
+    head.truncate(n);
+    if head.is_empty() || detect::is_gzip(&head) || detect::is_zstd(&head) || detect::is_xz(&head) {
+        return None;
+    }
+    let path = input.display.as_str();
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let kind = detect::detect(name, &head);
+    match kind {
+        SourceKind::ElfCore | SourceKind::Binary | SourceKind::FlightRecorder => None,
+        _ if sources::fact_parser(kind, name).is_some() => None,
+        _ => Some(kind),
+    }
+}
+
+/// Join the ranges of one file in order: line numbers shifted by the lines before each
+/// range, the per-signature cap applied over the whole file.
+fn merge_segments(parts: Vec<Option<FileResult>>) -> Option<FileResult> {
+    let mut parts = parts.into_iter().flatten();
+    let mut out = parts.next()?;
+    let mut offset = out.lines;
+    let mut kept: std::collections::HashMap<(usize, usize), usize> = Default::default();
+    for h in &out.hits {
+        *kept.entry((h.rule, h.signature)).or_default() += 1;
+    }
+    for mut p in parts {
+        for mut h in p.hits {
+            h.line += offset;
+            let n = kept.entry((h.rule, h.signature)).or_default();
+            if *n >= MAX_HITS_PER_SIG_FILE {
+                match out.dropped.iter_mut().find(|(r, _)| *r == h.rule) {
+                    Some(e) => e.1 += 1,
+                    None => out.dropped.push((h.rule, 1)),
+                }
+                continue;
+            }
+            *n += 1;
+            out.hits.push(h);
+        }
+        for (rule, n) in p.dropped {
+            match out.dropped.iter_mut().find(|(r, _)| *r == rule) {
+                Some(e) => e.1 += n,
+                None => out.dropped.push((rule, n)),
+            }
+        }
+        for mut f in p.facts {
+            f.line = f.line.map(|l| l + offset);
+            out.facts.push(f);
+        }
+        out.events.append(&mut p.events);
+        out.warnings.append(&mut p.warnings);
+        out.tail.append_after(p.tail, offset);
+        for mut m in p.marks {
+            m.line += offset;
+            out.marks.push(m);
+        }
+        for mut l in p.long_lines {
+            l.lineno += offset;
+            out.long_lines.push(l);
+        }
+        offset += p.lines;
+    }
+    Some(out)
 }
 
 /// Is this input a snapshot taken before the run started (`snapshot_before/…`,
@@ -470,6 +717,9 @@ fn discount_preexisting(a: &mut Analysis) {
 #[derive(Default)]
 struct FileResult {
     info: InputInfo,
+    /// Lines read (to shift the line numbers of the next range of a split file).
+    lines: u64,
+    long_lines: Vec<LongLine>,
     hits: Vec<RuleHit>,
     dropped: Vec<(usize, u64)>,
     facts: Vec<Fact>,

@@ -179,6 +179,14 @@ pub enum RulesCommand {
         #[arg(long = "rules", value_name = "DIR")]
         rules: Vec<PathBuf>,
     },
+    /// Per file, the number of lines matching any signature, uncapped (`path:count`, like
+    /// `rg -c -f`): the benchmark harness's correctness check.
+    #[command(hide = true)]
+    Scan {
+        paths: Vec<String>,
+        #[arg(long = "rules", value_name = "DIR")]
+        rules: Vec<PathBuf>,
+    },
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -238,7 +246,17 @@ fn analyze(args: AnalyzeArgs) -> i32 {
     let mut engine = crate::analyze::Engine::new(&kb);
     engine.core_options.sysroot = args.sysroot.clone();
     engine.core_options.search_paths = args.search_path.clone();
-    let r = crate::diagnose_with(&engine, &args.paths, threads(args.threads));
+    let progress = crate::analyze::Progress::default();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let r = std::thread::scope(|s| {
+        if std::io::stderr().is_terminal() {
+            s.spawn(|| crate::report::progress::show(&progress, &done));
+        }
+        let r =
+            crate::diagnose_with_progress(&engine, &args.paths, threads(args.threads), &progress);
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        r
+    });
     if let Some(red) = redactor.as_mut() {
         red.add_hosts(report_hosts(&r).iter().map(String::as_str));
     }
@@ -483,9 +501,22 @@ fn rules_cmd(cmd: RulesCommand) -> i32 {
             let mut s = String::new();
             for r in &kb.rules {
                 for sig in &r.signatures {
-                    s.push_str(&sig.source);
+                    // Capture names repeat across signatures, which one `rg -f` set refuses.
+                    s.push_str(&unname_groups(&sig.source));
                     s.push('\n');
                 }
+            }
+            print_out(&s)
+        }
+        RulesCommand::Scan { paths, rules } => {
+            let kb = match load(&rules) {
+                Ok(kb) => kb,
+                Err(c) => return c,
+            };
+            let (inputs, _) = inputs::collect(&paths);
+            let mut s = String::new();
+            for (p, n) in Engine::new(&kb).count_matching_lines(&inputs) {
+                s.push_str(&format!("{p}:{n}\n"));
             }
             print_out(&s)
         }
@@ -621,4 +652,46 @@ fn run_cmd(args: RunArgs) -> i32 {
         }
     }
     outcome.exit_status
+}
+
+/// `(?P<name>…)` and `(?<name>…)` become `(?:…)`; escaped parentheses are left alone.
+fn unname_groups(re: &str) -> String {
+    let b = re.as_bytes();
+    let mut out = String::with_capacity(re.len());
+    let mut i = 0;
+    while i < b.len() {
+        let escaped = out.bytes().rev().take_while(|&c| c == b'\\').count() % 2 == 1;
+        let rest = &re[i..];
+        let head = if rest.starts_with("(?P<") {
+            4
+        } else if rest.starts_with("(?<") && !rest.starts_with("(?<=") && !rest.starts_with("(?<!")
+        {
+            3
+        } else {
+            0
+        };
+        if head > 0
+            && !escaped
+            && let Some(close) = rest[head..].find('>')
+        {
+            out.push_str("(?:");
+            i += head + close + 1;
+            continue;
+        }
+        let c = rest.chars().next().unwrap_or(' ');
+        out.push(c);
+        i += c.len_utf8();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn group_names_are_removed_for_rg() {
+        assert_eq!(
+            super::unname_groups(r"a (?P<x>\d+) \(?P<y> (?<z>b)"),
+            r"a (?:\d+) \(?P<y> (?:b)"
+        );
+    }
 }

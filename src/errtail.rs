@@ -29,7 +29,14 @@ const LITERALS: &[&str] = &[
     "Assertion",
 ];
 
-static MATCHER: LazyLock<Option<AhoCorasick>> = LazyLock::new(|| AhoCorasick::new(LITERALS).ok());
+// Leftmost-first (a line is kept once anyway) lets aho-corasick use its SIMD (Teddy)
+// prefilter; the default standard semantics walk the automaton over every byte.
+static MATCHER: LazyLock<Option<AhoCorasick>> = LazyLock::new(|| {
+    AhoCorasick::builder()
+        .match_kind(aho_corasick::MatchKind::LeftmostFirst)
+        .build(LITERALS)
+        .ok()
+});
 
 /// One kept line.
 #[derive(Debug, Clone, PartialEq)]
@@ -74,6 +81,18 @@ impl ErrorTail {
                 line: lineno,
                 text,
             });
+        }
+    }
+
+    /// Join the tail of the next byte range of the same file (a huge file scanned in
+    /// ranges): its lines come after ours, numbered from `line_offset`.
+    pub fn append_after(&mut self, other: ErrorTail, line_offset: u64) {
+        for mut l in other.lines {
+            l.line += line_offset;
+            if self.lines.len() == KEEP {
+                self.lines.pop_front();
+            }
+            self.lines.push_back(l);
         }
     }
 

@@ -29,9 +29,19 @@ pub fn diagnose(kb: &rules::KnowledgeBase, paths: &[String], threads: usize) -> 
 
 /// [`diagnose`] with an engine already compiled (many runs, one engine per worker).
 pub fn diagnose_with(engine: &analyze::Engine, paths: &[String], threads: usize) -> report::Report {
+    diagnose_with_progress(engine, paths, threads, &analyze::Progress::default())
+}
+
+/// As [`diagnose_with`], updating `progress` while the inputs are read.
+pub fn diagnose_with_progress(
+    engine: &analyze::Engine,
+    paths: &[String],
+    threads: usize,
+    progress: &analyze::Progress,
+) -> report::Report {
     let kb = engine.kb;
     let (inputs, mut warnings) = inputs::collect(paths);
-    let mut a = engine.run(&inputs, threads);
+    let mut a = engine.run_with_progress(&inputs, threads, progress);
     warnings.append(&mut a.warnings);
     a.warnings = warnings;
     let mut findings = correlate::correlate(kb, &a);

@@ -4,6 +4,7 @@
 pub mod github;
 pub mod junit;
 pub mod markdown;
+pub mod progress;
 pub mod terminal;
 pub mod timeline;
 

@@ -77,6 +77,11 @@ impl<R: Read> ChunkReader<R> {
         Ok(total)
     }
 
+    /// Lines handed out so far (a cut over-long line counts once it ends).
+    pub fn lines_seen(&self) -> u64 {
+        self.next_lineno - 1
+    }
+
     /// The next chunk of whole lines (each ending in `\n`, except possibly the very last
     /// line of the input) and the line number of its first line. `None` at the end.
     pub fn next_chunk(&mut self) -> io::Result<Option<(&[u8], u64)>> {
@@ -138,6 +143,76 @@ impl<R: Read> ChunkReader<R> {
             }
             self.fill()?;
         }
+    }
+}
+
+/// The lines of one byte range of a seekable file, for scanning a huge file on several
+/// threads. A range owns the lines that *start* in `[start, end)`: it skips the tail of the
+/// line it starts in and reads past `end` to finish its last line. Memory stays one buffer.
+pub struct SegmentRead<R> {
+    inner: R,
+    pos: u64,
+    end: u64,
+    done: bool,
+}
+
+impl<R: Read + io::Seek> SegmentRead<R> {
+    pub fn new(mut inner: R, start: u64, end: u64) -> io::Result<Self> {
+        let mut pos = start;
+        if start > 0 {
+            // The byte before `start`: if it is not a newline, skip to the next line start.
+            inner.seek(io::SeekFrom::Start(start - 1))?;
+            let mut buf = [0u8; 64 * 1024];
+            let mut at = start - 1;
+            'find: loop {
+                let n = match inner.read(&mut buf) {
+                    Ok(0) => {
+                        at = u64::MAX;
+                        break;
+                    }
+                    Ok(n) => n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(e),
+                };
+                if let Some(i) = memchr::memchr(b'\n', &buf[..n]) {
+                    at += i as u64;
+                    break 'find;
+                }
+                at += n as u64;
+            }
+            pos = at.saturating_add(1);
+            inner.seek(io::SeekFrom::Start(pos.min(end)))?;
+        }
+        Ok(SegmentRead {
+            inner,
+            pos,
+            end,
+            done: pos >= end,
+        })
+    }
+}
+
+impl<R: Read> Read for SegmentRead<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.done || buf.is_empty() {
+            return Ok(0);
+        }
+        let n = self.inner.read(buf)?;
+        if n == 0 {
+            self.done = true;
+            return Ok(0);
+        }
+        let last = self.end - 1; // the last byte a line owned by this range may start before
+        if self.pos + n as u64 > last {
+            let from = last.saturating_sub(self.pos) as usize;
+            if let Some(i) = memchr::memchr(b'\n', &buf[from..n]) {
+                self.done = true;
+                self.pos += (from + i + 1) as u64;
+                return Ok(from + i + 1);
+            }
+        }
+        self.pos += n as u64;
+        Ok(n)
     }
 }
 
@@ -247,6 +322,27 @@ mod tests {
         assert_eq!(ls.last().unwrap(), &(3, b"after".to_vec()));
         assert_eq!(ls[1].0, 2);
         assert_eq!(ls[1].1.len(), 100);
+    }
+
+    #[test]
+    fn segments_partition_lines_exactly() {
+        let text: Vec<u8> = (0..500)
+            .map(|i| format!("l{i}{}\n", "x".repeat(i % 37)))
+            .collect::<String>()
+            .into_bytes();
+        for parts in [1u64, 2, 3, 7, 50, 400] {
+            let size = text.len() as u64;
+            let mut all = Vec::new();
+            for k in 0..parts {
+                let (s, e) = (size * k / parts, size * (k + 1) / parts);
+                let seg = SegmentRead::new(io::Cursor::new(&text), s, e).unwrap();
+                let mut r = ChunkReader::with_capacity(seg, 256);
+                while let Some((chunk, _)) = r.next_chunk().unwrap() {
+                    all.extend_from_slice(chunk);
+                }
+            }
+            assert_eq!(all, text, "{parts} parts");
+        }
     }
 
     #[test]

@@ -1,0 +1,56 @@
+//! The progress line on stderr for long analyses: files done, bytes read, rate. Drawn only
+//! when stderr is a terminal (the caller checks) and only once an analysis has run for a
+//! moment, so short runs print nothing. The analysis itself only bumps counters.
+
+use crate::analyze::Progress;
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Redraw the line every 200 ms until `done`; then erase it.
+pub fn show(p: &Progress, done: &AtomicBool) {
+    let t0 = Instant::now();
+    let mut drawn = false;
+    while !done.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(50));
+        let el = t0.elapsed();
+        if el < Duration::from_millis(500) || !(el.as_millis() / 50).is_multiple_of(4) {
+            continue;
+        }
+        eprint!("\r{}\x1b[K", line(p, el.as_secs_f64()));
+        let _ = std::io::stderr().flush();
+        drawn = true;
+    }
+    if drawn {
+        eprint!("\r\x1b[K");
+    }
+}
+
+/// `12/80 files · 1.2/4.0 GB · 1.9 GB/s`
+pub fn line(p: &Progress, secs: f64) -> String {
+    let gb = |b: u64| b as f64 / 1e9;
+    let done = p.bytes_done.load(Ordering::Relaxed);
+    format!(
+        "{}/{} files · {:.2}/{:.2} GB · {:.2} GB/s",
+        p.files_done.load(Ordering::Relaxed),
+        p.files_total.load(Ordering::Relaxed),
+        gb(done),
+        gb(p.bytes_total.load(Ordering::Relaxed)),
+        if secs > 0.0 { gb(done) / secs } else { 0.0 }
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_line() {
+        let p = Progress::default();
+        p.files_total.store(80, Ordering::Relaxed);
+        p.files_done.store(12, Ordering::Relaxed);
+        p.bytes_total.store(4_000_000_000, Ordering::Relaxed);
+        p.bytes_done.store(1_200_000_000, Ordering::Relaxed);
+        assert_eq!(line(&p, 2.0), "12/80 files · 1.20/4.00 GB · 0.60 GB/s");
+    }
+}
