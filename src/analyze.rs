@@ -552,8 +552,10 @@ impl<'kb> Engine<'kb> {
                         }
                         return;
                     }
-                    res.hits
-                        .push(make_hit(ri, si, &sig.regex, hit.lineno, line, &base_attr));
+                    if let Some(re) = sig.regex.get() {
+                        res.hits
+                            .push(make_hit(ri, si, re, hit.lineno, line, &base_attr));
+                    }
                 });
         }
         progress

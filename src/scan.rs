@@ -390,6 +390,83 @@ pub fn compile_pattern(src: &str) -> Result<(Regex, Vec<Vec<u8>>), PatternError>
     ))
 }
 
+/// A regex validated at load (parsed) but compiled on first use: start-up with the whole
+/// knowledge base must not pay for compiling regexes that no line will ever reach.
+pub struct LazyRegex {
+    src: String,
+    cell: OnceLock<Option<Regex>>,
+}
+
+impl LazyRegex {
+    /// Lint `src` (syntax, required literals: load errors) and return it with its named
+    /// capture groups, from one parse; the regex itself is compiled on first use.
+    pub fn new(src: &str) -> Result<(LazyRegex, Vec<String>), PatternError> {
+        let hir = regex_syntax::ParserBuilder::new()
+            .utf8(false)
+            .build()
+            .parse(src)
+            .map_err(|e| PatternError::Regex(e.to_string()))?;
+        lint_literals(&hir)?;
+        let mut names = Vec::new();
+        collect_capture_names(&hir, &mut names);
+        Ok((
+            LazyRegex {
+                src: src.to_string(),
+                cell: OnceLock::new(),
+            },
+            names,
+        ))
+    }
+
+    /// The compiled regex; `None` only if it exceeds the size limit (reported by `rules test`).
+    pub fn get(&self) -> Option<&Regex> {
+        self.cell
+            .get_or_init(|| build_regex(&self.src).ok())
+            .as_ref()
+    }
+
+    pub fn is_match(&self, haystack: &[u8]) -> bool {
+        self.get().is_some_and(|r| r.is_match(haystack))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.src
+    }
+}
+
+impl Clone for LazyRegex {
+    fn clone(&self) -> Self {
+        LazyRegex {
+            src: self.src.clone(),
+            cell: OnceLock::new(),
+        }
+    }
+}
+
+impl std::fmt::Debug for LazyRegex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "LazyRegex({:?})", self.src)
+    }
+}
+
+fn collect_capture_names(hir: &Hir, out: &mut Vec<String>) {
+    match hir.kind() {
+        HirKind::Capture(c) => {
+            if let Some(n) = &c.name {
+                out.push(n.to_string());
+            }
+            collect_capture_names(&c.sub, out);
+        }
+        HirKind::Repetition(r) => collect_capture_names(&r.sub, out),
+        HirKind::Concat(subs) | HirKind::Alternation(subs) => {
+            for s in subs {
+                collect_capture_names(s, out);
+            }
+        }
+        _ => {}
+    }
+}
+
 fn build_regex(src: &str) -> Result<Regex, regex::Error> {
     regex::bytes::RegexBuilder::new(src)
         .unicode(true)
@@ -413,7 +490,11 @@ pub fn pattern_literals(src: &str) -> Result<Vec<Lit>, PatternError> {
         .build()
         .parse(src)
         .map_err(|e| PatternError::Regex(e.to_string()))?;
-    let alts = required_literals(&hir).ok_or(PatternError::NoLiteral)?;
+    lint_literals(&hir)
+}
+
+fn lint_literals(hir: &Hir) -> Result<Vec<Lit>, PatternError> {
+    let alts = required_literals(hir).ok_or(PatternError::NoLiteral)?;
     if alts.iter().any(|l| l.bytes.len() < MIN_LITERAL) {
         return Err(PatternError::NoLiteral);
     }

@@ -8,7 +8,6 @@ pub mod xid;
 
 use crate::facts;
 use crate::model::{self, SourceKind};
-use crate::scan::{PatternSpec, Scanner};
 use regex::bytes::Regex;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -135,7 +134,7 @@ pub enum Op {
 
 #[derive(Debug, Clone)]
 pub struct Signature {
-    pub regex: Regex,
+    pub regex: crate::scan::LazyRegex,
     pub source: String,
     pub kinds: Vec<SourceKind>,
     pub weight: f64,
@@ -210,10 +209,9 @@ impl fmt::Display for LoadError {
     }
 }
 
-/// All rules plus the scanner over their signatures.
+/// All rules, and which rule each signature belongs to.
 pub struct KnowledgeBase {
     pub rules: Vec<Rule>,
-    pub scanner: Scanner,
     /// Scanner pattern id → (rule index, signature index).
     pub sig_of: Vec<(usize, usize)>,
 }
@@ -261,38 +259,19 @@ impl KnowledgeBase {
         Self::from_rules(rules)
     }
 
+    /// Index the signatures of compiled rules. Each signature was linted when its rule was
+    /// compiled; the scanner over them is built by `analyze::Engine`, once.
     pub fn from_rules(rules: Vec<Rule>) -> Result<KnowledgeBase, Vec<LoadError>> {
         let mut sig_of = Vec::new();
-        let mut specs = Vec::new();
         for (ri, r) in rules.iter().enumerate() {
             if r.status == "retired" {
                 continue;
             }
-            for (si, s) in r.signatures.iter().enumerate() {
-                specs.push(PatternSpec {
-                    id: sig_of.len(),
-                    regex: &s.source,
-                });
+            for si in 0..r.signatures.len() {
                 sig_of.push((ri, si));
             }
         }
-        let scanner = Scanner::new(&specs).map_err(|errs| {
-            errs.into_iter()
-                .map(|(id, e)| {
-                    let (ri, si) = sig_of.get(id).copied().unwrap_or((0, 0));
-                    LoadError {
-                        file: rules.get(ri).map(|r| r.origin.clone()).unwrap_or_default(),
-                        key: format!("rule {} signature[{si}].regex", rules[ri].name),
-                        message: e.to_string(),
-                    }
-                })
-                .collect::<Vec<_>>()
-        })?;
-        Ok(KnowledgeBase {
-            rules,
-            scanner,
-            sig_of,
-        })
+        Ok(KnowledgeBase { rules, sig_of })
     }
 
     pub fn find(&self, code_or_name: &str) -> Option<&Rule> {
@@ -444,11 +423,10 @@ fn compile(origin: &str, raw: schema::RawRule) -> Result<Rule, Vec<LoadError>> {
     let mut captures = BTreeSet::new();
     for (i, s) in raw.signature.iter().enumerate() {
         let key = format!("signature[{i}]");
-        match crate::scan::compile_pattern(&s.regex) {
-            Ok((re, _)) => {
-                for n in re.capture_names().flatten() {
-                    captures.insert(n.to_string());
-                }
+        // Parse and lint now (syntax, literals); compile on first use.
+        match crate::scan::LazyRegex::new(&s.regex) {
+            Ok((re, names)) => {
+                captures.extend(names);
                 let mut kinds = Vec::new();
                 for k in &s.kinds {
                     match SourceKind::parse(k) {

@@ -257,8 +257,19 @@ static TABLE: &[Row] = &[
 ];
 
 struct Compiled {
-    names: Vec<(SourceKind, Vec<regex::Regex>)>,
+    names: Vec<(SourceKind, Vec<Regex>)>,
     sniffs: Vec<(SourceKind, Vec<Regex>, usize)>,
+}
+
+/// Table regexes are ASCII: Unicode classes (`\w`, `\d`, case folding) cost most of the
+/// compile time and buy nothing for file names and log headers. Some rows need Unicode
+/// (CJK month names); those fall back to a Unicode build.
+fn ascii_regex(p: &str) -> Regex {
+    regex::bytes::RegexBuilder::new(p)
+        .unicode(false)
+        .build()
+        .or_else(|_| Regex::new(p))
+        .expect("detect table regex")
 }
 
 fn compiled() -> &'static Compiled {
@@ -270,7 +281,7 @@ fn compiled() -> &'static Compiled {
                 let rs = r
                     .names
                     .iter()
-                    .map(|p| regex::Regex::new(&format!("(?i){p}")).expect("detect name regex"))
+                    .map(|p| ascii_regex(&format!("(?i){p}")))
                     .collect();
                 (r.kind, rs)
             })
@@ -278,11 +289,7 @@ fn compiled() -> &'static Compiled {
         sniffs: TABLE
             .iter()
             .map(|r| {
-                let rs = r
-                    .sniff
-                    .iter()
-                    .map(|p| Regex::new(p).expect("detect sniff regex"))
-                    .collect();
+                let rs = r.sniff.iter().map(|p| ascii_regex(p)).collect();
                 (r.kind, rs, r.min_points)
             })
             .collect(),
@@ -334,7 +341,7 @@ pub fn detect(file_name: &str, head: &[u8]) -> SourceKind {
         c.names.iter().find_map(|(kind, names)| {
             let is_generic = matches!(kind, SourceKind::TorchLog | SourceKind::NcclLog);
             (is_generic == generic
-                && names.iter().any(|r| r.is_match(lname))
+                && names.iter().any(|r| r.is_match(lname.as_bytes()))
                 && sniff_agrees(*kind, head))
             .then_some(*kind)
         })

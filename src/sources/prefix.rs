@@ -25,7 +25,13 @@ fn forms() -> &'static [Form] {
     static F: OnceLock<Vec<Form>> = OnceLock::new();
     F.get_or_init(|| {
         let f = |re: &str, apply: fn(&regex::Captures, &mut Attribution)| Form {
-            re: Regex::new(&format!("^(?:{re})")).expect("prefix regex"),
+            // ASCII classes compile several times faster than Unicode ones, and prefixes are
+            // ASCII; a form that needs Unicode (non-ASCII negated classes) falls back.
+            re: regex::RegexBuilder::new(&format!("^(?:{re})"))
+                .unicode(false)
+                .build()
+                .or_else(|_| Regex::new(&format!("^(?:{re})")))
+                .expect("prefix regex"),
             apply,
         };
         vec![
