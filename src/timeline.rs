@@ -101,15 +101,7 @@ pub struct Timeline {
     pub boot_epoch: Option<f64>,
 }
 
-fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = if y >= 0 { y } else { y - 399 } / 400;
-    let yoe = y - era * 400;
-    let m = m as i64;
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d as i64 - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146097 + doe - 719468
-}
+use crate::sources::units::{civil_from_days, days_from_civil};
 
 /// A time string as `prefix` writes it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -182,16 +174,7 @@ pub fn resolve(s: &str, year: Option<(i32, u32)>, boot: Option<f64>) -> Option<f
 pub fn format_epoch(t: f64) -> String {
     let days = (t / 86400.0).floor() as i64;
     let secs = t - days as f64 * 86400.0;
-    // civil_from_days
-    let z = days + 719468;
-    let era = if z >= 0 { z } else { z - 146096 } / 146097;
-    let doe = z - era * 146097;
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + if m <= 2 { 1 } else { 0 };
+    let (y, m, d) = civil_from_days(days);
     let ms = (secs * 1000.0).round() as i64;
     let (h, mi, s, frac) = (ms / 3_600_000, ms / 60_000 % 60, ms / 1000 % 60, ms % 1000);
     format!("{y:04}-{m:02}-{d:02} {h:02}:{mi:02}:{s:02}.{frac:03}")

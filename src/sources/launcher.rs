@@ -24,25 +24,11 @@ pub struct LauncherHit<'a> {
     pub text: &'a str,
 }
 
+/// The signal a negative exit status (or 128 + n) names, e.g. -7 → `SIGBUS`.
 pub fn signal_name(n: i64) -> Option<&'static str> {
-    Some(match n {
-        1 => "SIGHUP",
-        2 => "SIGINT",
-        3 => "SIGQUIT",
-        4 => "SIGILL",
-        5 => "SIGTRAP",
-        6 => "SIGABRT",
-        7 => "SIGBUS",
-        8 => "SIGFPE",
-        9 => "SIGKILL",
-        10 => "SIGUSR1",
-        11 => "SIGSEGV",
-        12 => "SIGUSR2",
-        13 => "SIGPIPE",
-        14 => "SIGALRM",
-        15 => "SIGTERM",
-        _ => return None,
-    })
+    i32::try_from(n)
+        .ok()
+        .and_then(crate::sources::elfcore::signals::signal_name)
 }
 
 fn res() -> &'static [Regex; 6] {

@@ -162,6 +162,18 @@ pub fn epoch_from_iso(s: &str) -> Option<f64> {
     Some((days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + se) as f64 + frac)
 }
 
+/// Unix seconds (UTC) → `YYYY-MM-DDTHH:MM:SSZ`, for records the tool writes itself.
+pub fn utc_z(secs: u64) -> String {
+    let (y, m, d) = civil_from_days((secs / 86_400) as i64);
+    let t = secs % 86_400;
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        t / 3600,
+        t % 3600 / 60,
+        t % 60
+    )
+}
+
 /// Unix seconds (UTC) → `YYYY-MM-DDTHH:MM:SS[.ffffff]`.
 pub fn iso_from_epoch(secs: f64) -> Option<String> {
     if !secs.is_finite() || !(0.0..=1e12).contains(&secs) {
