@@ -44,32 +44,6 @@ pub fn fenced(body: &str) -> String {
     format!("{fence}text\n{body}\n{fence}\n")
 }
 
-fn cut(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        s.chars().take(n).collect::<String>() + "…"
-    }
-}
-
-fn origin(f: &Finding) -> Option<String> {
-    let o = &f.origin;
-    let mut parts = Vec::new();
-    if let Some(r) = o.rank {
-        parts.push(format!("rank {r}"));
-    }
-    if let Some(h) = &o.host {
-        parts.push(format!("host {h}"));
-    }
-    if let Some(p) = o.pid {
-        parts.push(format!("pid {p}"));
-    }
-    if let Some(t) = &o.time {
-        parts.push(format!("at {t}"));
-    }
-    (!parts.is_empty()).then(|| parts.join(", "))
-}
-
 fn evidence_block(out: &mut String, f: &Finding) {
     if f.evidence.is_empty() {
         return;
@@ -81,7 +55,7 @@ fn evidence_block(out: &mut String, f: &Finding) {
             None => e.path.clone(),
         };
         let rank = e.rank.map(|r| format!("[rank {r}] ")).unwrap_or_default();
-        let _ = writeln!(body, "{loc}  {rank}{}", cut(&e.text, 300));
+        let _ = writeln!(body, "{loc}  {rank}{}", super::cut(&e.text, 300));
         if let Some(w) = &e.why {
             let _ = writeln!(body, "    → {w}");
         }
@@ -104,7 +78,7 @@ fn evidence_block(out: &mut String, f: &Finding) {
                 Some(l) => format!("{}:{l}", a.path),
                 None => a.path.clone(),
             };
-            let _ = writeln!(body, "{loc}  {}\n    ✗ {}", cut(&a.text, 200), a.why);
+            let _ = writeln!(body, "{loc}  {}\n    ✗ {}", super::cut(&a.text, 200), a.why);
         }
         let _ = writeln!(
             out,
@@ -132,7 +106,7 @@ pub fn render(r: &Report) -> String {
                 top.action,
                 top.code,
                 top.rule,
-                origin(top)
+                super::origin_text(top)
                     .map(|o| format!(" · started at {}", inline(&o)))
                     .unwrap_or_default()
             );
@@ -201,8 +175,8 @@ pub fn render(r: &Report) -> String {
                 "| `{}` | {:.2} | {} | {} |",
                 f.category,
                 f.confidence,
-                inline(&cut(&f.title, 80)),
-                inline(&cut(&why, 100))
+                inline(&super::cut(&f.title, 80)),
+                inline(&super::cut(&why, 100))
             );
         }
         let _ = writeln!(out, "\n</details>\n");

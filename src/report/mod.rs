@@ -153,3 +153,31 @@ impl Report {
         serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
     }
 }
+
+/// Where a finding started, for people: `rank 1, host node7, pid 5151, at …`.
+pub fn origin_text(f: &Finding) -> Option<String> {
+    let o = &f.origin;
+    let mut parts = Vec::new();
+    if let Some(r) = o.rank {
+        parts.push(format!("rank {r}"));
+    }
+    if let Some(h) = &o.host {
+        parts.push(format!("host {h}"));
+    }
+    if let Some(p) = o.pid {
+        parts.push(format!("pid {p}"));
+    }
+    if let Some(t) = &o.time {
+        parts.push(format!("at {t}"));
+    }
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+/// `s` cut to `n` characters, with an ellipsis when cut.
+pub fn cut(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        s.chars().take(n).collect::<String>() + "…"
+    }
+}

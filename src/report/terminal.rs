@@ -38,37 +38,11 @@ impl Style {
 
 const MAX_EVIDENCE: usize = 8;
 
-fn cut(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        s.chars().take(n).collect::<String>() + "…"
-    }
-}
-
 fn location(path: &str, line: Option<u64>) -> String {
     match line {
         Some(l) => format!("{path}:{l}"),
         None => path.to_string(),
     }
-}
-
-fn origin_text(f: &Finding) -> Option<String> {
-    let o = &f.origin;
-    let mut parts = Vec::new();
-    if let Some(r) = o.rank {
-        parts.push(format!("rank {r}"));
-    }
-    if let Some(h) = &o.host {
-        parts.push(format!("host {h}"));
-    }
-    if let Some(p) = o.pid {
-        parts.push(format!("pid {p}"));
-    }
-    if let Some(t) = &o.time {
-        parts.push(format!("at {t}"));
-    }
-    (!parts.is_empty()).then(|| parts.join(", "))
 }
 
 pub fn render(r: &Report, st: &Style) -> String {
@@ -105,7 +79,7 @@ pub fn render(r: &Report, st: &Style) -> String {
                             out,
                             "  {}  {}",
                             st.dim(&location(&e.path, Some(e.line))),
-                            cut(&e.text, 200)
+                            super::cut(&e.text, 200)
                         );
                     }
                     let _ = writeln!(out);
@@ -134,8 +108,8 @@ pub fn render(r: &Report, st: &Style) -> String {
             t.add_row(vec![
                 f.category.clone(),
                 format!("{:.2}", f.confidence),
-                cut(&f.title, 60),
-                cut(&why, 70),
+                super::cut(&f.title, 60),
+                super::cut(&why, 70),
             ]);
         }
         let _ = writeln!(out, "{t}");
@@ -194,7 +168,7 @@ fn render_top(out: &mut String, r: &Report, top: &Finding, st: &Style) {
         top.action,
         top.code,
         top.rule,
-        origin_text(top)
+        super::origin_text(top)
             .map(|o| format!(" · started: {o}"))
             .unwrap_or_default()
     );
@@ -227,7 +201,7 @@ fn render_top(out: &mut String, r: &Report, top: &Finding, st: &Style) {
             "  {}  {}{}",
             st.dim(&location(&e.path, e.line)),
             rank,
-            cut(&e.text, 300)
+            super::cut(&e.text, 300)
         );
         if let Some(why) = &e.why {
             let _ = writeln!(out, "      {} {}", st.green("→"), why);
@@ -248,7 +222,7 @@ fn render_top(out: &mut String, r: &Report, top: &Finding, st: &Style) {
                 out,
                 "  {}  {}\n      {} {}",
                 st.dim(&location(&a.path, a.line)),
-                cut(&a.text, 160),
+                super::cut(&a.text, 160),
                 st.yellow("✗"),
                 a.why
             );
