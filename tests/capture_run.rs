@@ -84,7 +84,9 @@ fn a_command_killed_by_sigbus_reports_135_and_the_signal() {
 fn exit_code_3_is_propagated_and_recorded() {
     let t = tempfile::tempdir().unwrap();
     let out = capture::run(opts(
-        &["sh", "-c", "echo out; echo err >&2; exit 3"],
+        // Two pipes have no common clock: lines written microseconds apart can be read in
+        // either order. Order is kept for output that is apart in time, as here.
+        &["sh", "-c", "echo out; sleep 0.1; echo err >&2; exit 3"],
         t.path(),
     ))
     .unwrap();

@@ -302,7 +302,7 @@ pub fn correlate(kb: &KnowledgeBase, a: &Analysis) -> Vec<Finding> {
     // A confirmation (a ulimit row, a df row, a follow-up Xid) only strengthens a cause of
     // its own category; alone it is not a finding.
     merged.retain(|d| d.rules.iter().any(|r| r.role != Role::Confirmation));
-    let mut findings: Vec<Finding> = merged.into_iter().map(|d| finish(d, a)).collect();
+    let mut findings: Vec<Finding> = merged.into_iter().map(|d| finish(kb, d, a)).collect();
 
     // Rank: causes by confidence; symptoms after the cause they follow from.
     findings.sort_by(|x, y| y.confidence.total_cmp(&x.confidence));
@@ -328,7 +328,7 @@ pub fn correlate(kb: &KnowledgeBase, a: &Analysis) -> Vec<Finding> {
     findings
 }
 
-fn finish(d: Draft, a: &Analysis) -> Finding {
+fn finish(kb: &KnowledgeBase, d: Draft, a: &Analysis) -> Finding {
     // Noisy-OR over supporting terms, then each contradiction scales the result down.
     let mut p_not = 1.0;
     for (_, w, _) in d.terms.iter().filter(|t| t.1 > 0.0) {
@@ -341,15 +341,35 @@ fn finish(d: Draft, a: &Analysis) -> Finding {
     let conf = (conf.clamp(0.0, 0.99) * 100.0).round() / 100.0;
 
     let mut hits = d.hits.clone();
+    // The decisive lines first (the kernel's `Killed process` before the launcher's exit
+    // code), one line of each signature before a second of any, then in file order.
+    let weight = |h: &RuleHit| {
+        kb.rules
+            .get(h.rule)
+            .and_then(|r| r.signatures.get(h.signature))
+            .map_or(0.0, |s| s.weight)
+    };
     hits.sort_by_key(|h| (h.input, h.line));
+    let mut nth: BTreeMap<(usize, usize), usize> = BTreeMap::new();
+    let mut keyed: Vec<(usize, &RuleHit)> = hits
+        .iter()
+        .map(|h| {
+            let n = nth.entry((h.rule, h.signature)).or_default();
+            *n += 1;
+            (*n, *h)
+        })
+        .collect();
+    keyed.sort_by(|(nx, x), (ny, y)| {
+        nx.cmp(ny)
+            .then(weight(y).total_cmp(&weight(x)))
+            .then((x.input, x.line).cmp(&(y.input, y.line)))
+    });
+    let hits: Vec<&RuleHit> = keyed.into_iter().map(|(_, h)| h).collect();
     let mut evidence: Vec<Evidence> = Vec::new();
     for h in &hits {
-        // The same text repeated (thousands of identical assert lines, a rank echoed by the
-        // launcher) is cited once per file.
-        if evidence
-            .iter()
-            .any(|e| e.text == h.text && e.path == a.inputs[h.input].path)
-        {
+        // The same text repeated (thousands of identical assert lines, a kernel line in both
+        // a dmesg file and a dmesg snapshot) is cited once.
+        if evidence.iter().any(|e| e.text == h.text) {
             continue;
         }
         evidence.push(hit_evidence(h, a));
