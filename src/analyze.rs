@@ -552,7 +552,8 @@ impl<'kb> Engine<'kb> {
                         }
                         return;
                     }
-                    if let Some(re) = sig.regex.get() {
+                    // The scanner already compiled this signature's regex to confirm the hit.
+                    if let Some(re) = self.scanner.regex_for(hit.id) {
                         res.hits
                             .push(make_hit(ri, si, re, hit.lineno, line, &base_attr));
                     }

@@ -361,10 +361,13 @@ impl Scanner {
 
     /// Does the pattern with this id match this text? (For examples and tests.)
     pub fn regex_for(&self, id: usize) -> Option<&Regex> {
-        self.ids
-            .iter()
-            .position(|&i| i == id)
-            .and_then(|ix| self.regex(ix))
+        // Ids are usually the pattern indexes themselves: look there first.
+        let ix = if self.ids.get(id) == Some(&id) {
+            Some(id)
+        } else {
+            self.ids.iter().position(|&i| i == id)
+        };
+        ix.and_then(|ix| self.regex(ix))
     }
 }
 

@@ -13,6 +13,12 @@ use trainwreck::model::SourceKind;
 use trainwreck::sources::elfcore::{CoreAnalysis, CoreOptions, analyze_core, parse_core_bytes};
 use trainwreck::sources::{FactOut, fact_parser};
 
+/// The corpus's real core (case 12), used in place rather than copied into fixtures/cores.
+fn corpus_core() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/corpus/12_core_dump_sigbus_tmpfs/run/core.python3.24528.7.gz")
+}
+
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures/cores")
@@ -227,10 +233,7 @@ fn real_abort_is_sigabrt_sent_by_the_process_itself() {
 
 #[test]
 fn corpus_python_core_faulted_in_dev_shm_and_its_stack_runs_through_libc_and_python() {
-    let a = analyze_core(
-        &fixture("corpus-python3-sigbus-shm.core.gz"),
-        &CoreOptions::default(),
-    );
+    let a = analyze_core(&corpus_core(), &CoreOptions::default());
     assert_eq!(fact(&a, "core.signal").as_deref(), Some("SIGBUS"));
     assert_eq!(fact(&a, "core.si_code").as_deref(), Some("BUS_ADRERR"));
     assert_eq!(
