@@ -1,9 +1,48 @@
 //! The inner scanner on log-like text: 10 signatures vs 150, and 150 where many use `\b`
-//! or `(?i)`. Throughput must not fall off a cliff as rules are added (README, Performance).
-//! `cargo bench --bench scan`
+//! or `(?i)`; and the real knowledge base, whole vs its first 10 signatures. Throughput
+//! must not fall off a cliff as rules are added (README, Performance).
+//!
+//! `cargo bench --bench scan` (synthetic text), or with `TW_BENCH_TEXT=FILE` to scan the
+//! first 64 MiB of a real or `gen_logs.py` log instead.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use trainwreck::scan::{PatternSpec, ScanScratch, Scanner};
+
+/// `TW_BENCH_TEXT`'s first 64 MiB (cut at a line end), or the synthetic corpus.
+fn text() -> Vec<u8> {
+    let Some(path) = std::env::var_os("TW_BENCH_TEXT") else {
+        return corpus();
+    };
+    let mut buf = Vec::new();
+    use std::io::Read;
+    std::fs::File::open(&path)
+        .and_then(|f| f.take(64 << 20).read_to_end(&mut buf))
+        .expect("TW_BENCH_TEXT must be a readable file");
+    let end = memchr::memrchr(b'\n', &buf).map_or(buf.len(), |i| i + 1);
+    buf.truncate(end);
+    buf
+}
+
+/// The built-in knowledge base's signatures (the first `n`, or all) plus the launcher and
+/// timeline patterns the analysis scans with them.
+fn kb_patterns(n: Option<usize>) -> Vec<String> {
+    let kb = trainwreck::rules::KnowledgeBase::load(&[]).expect("built-in rules load");
+    let sigs = kb
+        .sig_of
+        .iter()
+        .map(|&(r, s)| kb.rules[r].signatures[s].source.clone());
+    match n {
+        Some(n) => sigs.take(n).collect(),
+        None => sigs
+            .chain(
+                trainwreck::sources::launcher::PATTERNS
+                    .iter()
+                    .map(|p| p.to_string()),
+            )
+            .chain(trainwreck::timeline::PATTERNS.iter().map(|p| p.to_string()))
+            .collect(),
+    }
+}
 
 /// ~8 MB of training-log-like lines (tqdm bars, NCCL INFO, trainer metrics), no hits.
 fn corpus() -> Vec<u8> {
@@ -67,17 +106,26 @@ fn signatures(n: usize, style: &str) -> Vec<String> {
 }
 
 fn bench(c: &mut Criterion) {
-    let text = corpus();
+    let text = text();
     let mut g = c.benchmark_group("scan");
     g.throughput(Throughput::Bytes(text.len() as u64));
     g.sample_size(10);
+    let only = std::env::var("TW_BENCH_ONLY").ok();
     for (name, n, style) in [
         ("10-plain", 10, "plain"),
         ("150-plain", 150, "plain"),
         ("150-word-boundary", 150, "word"),
         ("150-case-insensitive", 150, "ci"),
+        ("kb-10", 10, "kb"),
+        ("kb-full", 0, "kb"),
     ] {
-        let srcs = signatures(n, style);
+        if only.as_deref().is_some_and(|o| !name.starts_with(o)) {
+            continue;
+        }
+        let srcs = match style {
+            "kb" => kb_patterns((n > 0).then_some(n)),
+            _ => signatures(n, style),
+        };
         let specs: Vec<PatternSpec> = srcs
             .iter()
             .enumerate()

@@ -1,9 +1,13 @@
 //! The line scanner: many regexes over chunks of lines, fast. Every pattern must contain a
-//! required literal; one multi-literal search (aho-corasick) over the whole chunk finds the
-//! few candidate lines, and only those lines meet the full regexes. Knows nothing of rules,
-//! facts or files: patterns in, `(pattern, line)` hits out.
+//! required literal; one pass of the literal prefilter (`shiftor`) over the whole chunk
+//! finds the few candidate lines, at a cost that does not grow with the number of
+//! patterns; only those lines meet an aho-corasick pass over the literals and then the
+//! full regexes of the patterns whose literals they hold. Knows nothing of rules, facts or
+//! files: patterns in, `(pattern, line)` hits out.
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind, packed};
+pub mod shiftor;
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use regex::bytes::Regex;
 use regex_syntax::hir::{Class, Hir, HirKind};
 use std::sync::OnceLock;
@@ -78,13 +82,11 @@ pub const FREQUENT_WORDS: &[&str] = &[
     "progress",
     "it/s",
     "s/it",
+    // On more than 1% of the lines of NCCL-debug and PyTorch warning output.
+    "detected",
+    "net/ib",
+    "processgroupnccl",
 ];
-
-/// At most this many literals go into one packed (Teddy) searcher (128 is its limit); more
-/// are sharded over several balanced searchers, one pass each over the chunk, so the
-/// prefilter stays SIMD-fast as the knowledge base grows. 64 measured best on the 1 GB
-/// gen_logs corpus with 168 signatures (1.6 s CPU vs 2.4 s at 128, 1.7 s at 32).
-pub const SHARD: usize = 64;
 
 /// One pattern to scan for, with an opaque id the caller maps back.
 pub struct PatternSpec<'a> {
@@ -120,10 +122,9 @@ impl std::fmt::Display for PatternError {
 
 /// The compiled scanner. Built once per analysis; shared read-only across threads.
 pub struct Scanner {
-    /// Chunk prefilter: finds candidate lines. Case-sensitive literals go to packed (Teddy)
-    /// searchers of at most `SHARD` literals each; case-insensitive ones to one
-    /// ASCII-case-insensitive automaton.
-    shards: Vec<Shard>,
+    /// Chunk prefilter: finds the lines that may hold a literal (or an ANSI escape, which
+    /// could split one).
+    prefilter: shiftor::ShiftOr,
     /// Per-line identification over every pattern's literal alternatives, ASCII
     /// case-insensitive (over-approximates case-sensitive literals; the regex decides).
     ac: AhoCorasick,
@@ -136,62 +137,9 @@ pub struct Scanner {
     ids: Vec<usize>,
 }
 
-struct Shard {
-    find: Find,
-    /// Search the lower-cased copy of the chunk (case-insensitive literals).
-    lower: bool,
-}
-
-enum Find {
-    Packed(packed::Searcher),
-    Ac(AhoCorasick),
-}
-
-impl Shard {
-    #[inline]
-    fn find(&self, hay: &[u8]) -> Option<usize> {
-        match &self.find {
-            Find::Packed(p) => p.find(hay).map(|m| m.start()),
-            Find::Ac(a) => a.find(hay).map(|m| m.start()),
-        }
-    }
-}
-
-/// Build the prefilter shards: packed (Teddy) searchers where the CPU has them, balanced
-/// to at most `SHARD` literals each. Folded (case-insensitive) literals are lower-case and
-/// are searched in a lower-cased copy of the chunk (`lower`), so they stay on Teddy too.
-fn build_shards(exact: &[Vec<u8>], folded: &[Vec<u8>]) -> Result<Vec<Shard>, String> {
-    let mut shards = Vec::new();
-    for (lits, lower) in [(exact, false), (folded, true)] {
-        let mut lits: Vec<&Vec<u8>> = lits.iter().collect();
-        lits.sort();
-        lits.dedup();
-        if lits.is_empty() {
-            continue;
-        }
-        let n = lits.len().div_ceil(SHARD);
-        for group in lits.chunks(lits.len().div_ceil(n)) {
-            let mut pb = packed::Config::new()
-                .match_kind(packed::MatchKind::LeftmostFirst)
-                .heuristic_pattern_limits(false)
-                .builder();
-            for l in group {
-                pb.add(l);
-            }
-            let find = match pb.build() {
-                Some(p) => Find::Packed(p),
-                None => Find::Ac(
-                    AhoCorasickBuilder::new()
-                        .match_kind(MatchKind::LeftmostFirst)
-                        .build(group)
-                        .map_err(|e| e.to_string())?,
-                ),
-            };
-            shards.push(Shard { find, lower });
-        }
-    }
-    Ok(shards)
-}
+/// Colour codes can split a literal (`\x1b[31mRuntimeError: CUDA\x1b[0m out of memory`):
+/// lines holding this byte are candidates and are matched with their escapes removed.
+const ESC: u8 = 0x1b;
 
 /// A hit: pattern id and the line (1-based) it matched in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -210,7 +158,7 @@ impl Scanner {
         let mut lit_owner = Vec::new();
         let mut sources = Vec::new();
         let mut ids = Vec::new();
-        let (mut exact, mut folded) = (Vec::new(), Vec::new());
+        let mut windows = Vec::new();
         for p in patterns {
             match pattern_literals(p.regex) {
                 Ok(alts) => {
@@ -220,11 +168,10 @@ impl Scanner {
                     for l in alts {
                         lits.push(l.bytes.to_ascii_lowercase());
                         lit_owner.push(ix);
-                        if l.folded {
-                            folded.push(l.bytes);
-                        } else {
-                            exact.push(l.bytes);
-                        }
+                        windows.push(shiftor::Window {
+                            bytes: rare_window(&l.bytes).to_vec(),
+                            folded: l.folded,
+                        });
                     }
                 }
                 Err(e) => errors.push((p.id, e)),
@@ -233,15 +180,15 @@ impl Scanner {
         if !errors.is_empty() {
             return Err(errors);
         }
+        // The DFA: the per-line pass must be quick on the lines that reach it.
         let ac = AhoCorasickBuilder::new()
             .ascii_case_insensitive(true)
+            .kind(Some(AhoCorasickKind::DFA))
             .match_kind(MatchKind::Standard)
             .build(&lits)
             .map_err(|e| vec![(usize::MAX, PatternError::Regex(e.to_string()))])?;
-        let shards = build_shards(&exact, &folded)
-            .map_err(|e| vec![(usize::MAX, PatternError::Regex(e))])?;
         Ok(Scanner {
-            shards,
+            prefilter: shiftor::ShiftOr::new(&windows, Some(ESC)),
             ac,
             lit_owner,
             regexes: sources.iter().map(|_| OnceLock::new()).collect(),
@@ -275,60 +222,31 @@ impl Scanner {
         scratch: &mut ScanScratch,
         mut on_hit: impl FnMut(Hit, &[u8]),
     ) {
-        // Colour codes can split a literal (`\x1b[31mRuntimeError: CUDA\x1b[0m out of memory`):
-        // strip them from the whole chunk first. Newlines are kept, so numbering holds.
-        if memchr::memchr(0x1b, chunk).is_some() {
-            let mut clean = std::mem::take(&mut scratch.clean);
-            crate::sources::reader::strip_ansi(chunk, &mut clean);
-            self.scan_clean(&clean, first_lineno, scratch, &mut on_hit);
-            scratch.clean = clean;
-        } else {
-            self.scan_clean(chunk, first_lineno, scratch, &mut on_hit);
-        }
-    }
-
-    fn scan_clean(
-        &self,
-        chunk: &[u8],
-        first_lineno: u64,
-        scratch: &mut ScanScratch,
-        on_hit: &mut impl FnMut(Hit, &[u8]),
-    ) {
-        // Candidate line starts, from every prefilter shard (one shard: no sorting needed).
         let mut starts = std::mem::take(&mut scratch.starts);
         starts.clear();
-        let mut lower = std::mem::take(&mut scratch.lower);
-        if self.shards.iter().any(|s| s.lower) {
-            // ASCII lower-casing keeps every byte offset, so line bounds carry over.
-            lower.clear();
-            lower.extend(chunk.iter().map(|b| b.to_ascii_lowercase()));
-        }
-        for shard in &self.shards {
-            let chunk: &[u8] = if shard.lower { &lower } else { chunk };
-            let mut pos = 0;
-            while pos < chunk.len() {
-                let Some(m) = shard.find(&chunk[pos..]) else {
-                    break;
-                };
-                let at = pos + m;
-                let start = memchr::memrchr(b'\n', &chunk[pos..at]).map_or(pos, |i| pos + i + 1);
-                starts.push(start);
-                pos = memchr::memchr(b'\n', &chunk[at..]).map_or(chunk.len(), |i| at + i + 1);
-            }
-        }
-        if self.shards.len() > 1 {
-            starts.sort_unstable();
-            starts.dedup();
-        }
-        // Line number bookkeeping: count newlines only between candidate lines.
+        self.prefilter.candidate_lines(chunk, &mut starts);
+        // Line numbers are counted only up to lines that hit (most candidates do not).
         let mut counted_to = 0;
         let mut lineno = first_lineno;
+        let mut clean = std::mem::take(&mut scratch.clean);
+        let mut ids = std::mem::take(&mut scratch.ids);
         for &start in &starts {
             let end = memchr::memchr(b'\n', &chunk[start..]).map_or(chunk.len(), |i| start + i);
+            let raw = &chunk[start..end];
+            let line = if memchr::memchr(ESC, raw).is_some() {
+                crate::sources::reader::strip_ansi(raw, &mut clean);
+                &clean[..]
+            } else {
+                raw
+            };
+            ids.clear();
+            self.match_line(line, &mut scratch.cands, |id| ids.push(id));
+            if ids.is_empty() {
+                continue;
+            }
             lineno += memchr::memchr_iter(b'\n', &chunk[counted_to..start]).count() as u64;
             counted_to = start;
-            let line = &chunk[start..end];
-            self.match_line(line, scratch, |id| {
+            for &id in &ids {
                 on_hit(
                     Hit {
                         id,
@@ -337,22 +255,23 @@ impl Scanner {
                         end,
                     },
                     line,
-                )
-            });
+                );
+            }
         }
         scratch.starts = starts;
-        scratch.lower = lower;
+        scratch.clean = clean;
+        scratch.ids = ids;
     }
 
     /// Run the full regexes whose literals occur in this line.
-    fn match_line(&self, line: &[u8], scratch: &mut ScanScratch, mut on_hit: impl FnMut(usize)) {
-        scratch.cands.clear();
+    fn match_line(&self, line: &[u8], cands: &mut Vec<usize>, mut on_hit: impl FnMut(usize)) {
+        cands.clear();
         for m in self.ac.find_overlapping_iter(line) {
-            scratch.cands.push(self.lit_owner[m.pattern().as_usize()]);
+            cands.push(self.lit_owner[m.pattern().as_usize()]);
         }
-        scratch.cands.sort_unstable();
-        scratch.cands.dedup();
-        for &ix in &scratch.cands {
+        cands.sort_unstable();
+        cands.dedup();
+        for &ix in cands.iter() {
             if self.regex(ix).is_some_and(|re| re.is_match(line)) {
                 on_hit(self.ids[ix]);
             }
@@ -371,12 +290,42 @@ impl Scanner {
     }
 }
 
+/// The `shiftor::WINDOW`-byte piece of a literal least likely to occur in ordinary log
+/// text: no whole frequent word if it can help it; lower-case letters, spaces and digits
+/// are everywhere, capitals and punctuation are not.
+fn rare_window(lit: &[u8]) -> &[u8] {
+    let w = shiftor::WINDOW;
+    if lit.len() <= w {
+        return lit;
+    }
+    let common = |b: u8| match b {
+        b'a'..=b'z' | b' ' => 3u32,
+        b'0'..=b'9' => 2,
+        _ => 1,
+    };
+    // A window holding a whole frequent word matches wherever that word does.
+    let frequent = |win: &[u8]| {
+        let w = win.to_ascii_lowercase();
+        FREQUENT_WORDS.iter().any(|f| {
+            let f = f.trim().as_bytes();
+            f.len() >= MIN_LITERAL && w.windows(f.len()).any(|x| x == f)
+        })
+    };
+    let score = |win: &[u8]| {
+        win.iter().map(|&b| common(b)).sum::<u32>() + if frequent(win) { 100 } else { 0 }
+    };
+    (0..=lit.len() - w)
+        .map(|s| &lit[s..s + w])
+        .min_by_key(|win| score(win))
+        .unwrap_or(lit)
+}
+
 /// Buffers reused across lines.
 #[derive(Default)]
 pub struct ScanScratch {
     cands: Vec<usize>,
+    ids: Vec<usize>,
     starts: Vec<usize>,
-    lower: Vec<u8>,
     clean: Vec<u8>,
 }
 
@@ -549,9 +498,12 @@ fn required_literals(hir: &Hir) -> Option<Vec<Lit>> {
                 folded: false,
             };
             let consider = |set: Vec<Lit>, best: &mut Option<Vec<Lit>>| {
+                // Prefer sets with no frequent member, then the longest shortest member,
+                // then fewer members.
                 let score = |s: &Vec<Lit>| {
                     let min = s.iter().map(|l| l.bytes.len()).min().unwrap_or(0);
-                    (min.min(16), usize::MAX - s.len())
+                    let rare = !s.iter().any(|l| is_frequent(&l.bytes));
+                    (rare, min.min(32), usize::MAX - s.len())
                 };
                 if best.as_ref().is_none_or(|b| score(&set) > score(b)) {
                     *best = Some(set);
@@ -652,7 +604,7 @@ mod tests {
     fn literal_extraction() {
         assert_eq!(
             lits(r"DataLoader worker \(pid \d+\) is killed by signal: Bus error").unwrap(),
-            vec!["dataloader worker (pid "]
+            vec![") is killed by signal: bus error"]
         );
         assert_eq!(lits(r"(?i)out of memory").unwrap(), vec!["out of memory"]);
         assert_eq!(

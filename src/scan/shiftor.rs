@@ -1,0 +1,467 @@
+//! The chunk prefilter for many literals: one pass over the bytes finds the lines that may
+//! hold one of them, at a speed that does not depend on how many there are (up to a few
+//! thousand). A bucketed shift-or over hashed byte pairs, after Hyperscan's FDR: each
+//! literal contributes one window of up to `WINDOW` bytes; the literals are spread over 8
+//! buckets; a table indexed by a hash of two adjacent input bytes says, for every bucket
+//! and every distance from a window's end, whether that pair can sit there. Eight such
+//! constraints must hold at once for a line to become a candidate.
+//!
+//! It must never miss a line that holds a literal; it may report lines that do not (the
+//! per-line matcher decides). It knows nothing of regexes or rules.
+
+/// Bytes of each literal used by the filter: 8 adjacent pairs, one per state lane.
+pub const WINDOW: usize = 9;
+const DOMAIN_BITS: u32 = 12;
+const DOMAIN: usize = 1 << DOMAIN_BITS;
+
+/// One literal's window as the filter sees it.
+#[derive(Debug, Clone)]
+pub struct Window {
+    pub bytes: Vec<u8>,
+    /// Match ASCII letters in either case.
+    pub folded: bool,
+}
+
+pub struct ShiftOr {
+    /// Per pair hash: 8 lanes (distance from a window's end, lane 7 = the end) of 8 bucket
+    /// bits; a 0 bit means "compatible".
+    reach: Box<[u64]>,
+    /// Where the table says a window may end, the confirm step looks the window up: one
+    /// set per length 1..=9 (index = length) of exact windows, and one of the
+    /// ASCII-lower-cased case-insensitive windows (keys: `window_key`).
+    tails: [TailSet; WINDOW + 1],
+    folded_tails: [TailSet; WINDOW + 1],
+    /// Per bucket: the window lengths (bit L) in it.
+    bucket_lens: [u16; 8],
+    /// Lines holding this byte are candidates too (bucket 0 flags it).
+    marker: Option<u8>,
+}
+
+/// An open-addressing set of up-to-8-byte keys (0 = empty: no window is all NUL bytes).
+#[derive(Default)]
+struct TailSet {
+    slots: Vec<u64>,
+}
+
+impl TailSet {
+    fn hash(key: u64, mask: usize) -> usize {
+        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as usize & mask
+    }
+
+    fn insert(&mut self, key: u64) {
+        if self.slots.is_empty() {
+            self.slots = vec![0; 64];
+        }
+        if self.contains(key) {
+            return;
+        }
+        let used = self.slots.iter().filter(|&&k| k != 0).count();
+        if (used + 1) * 4 > self.slots.len() {
+            let grown = vec![0; self.slots.len() * 2];
+            let old = std::mem::replace(&mut self.slots, grown);
+            for k in old.into_iter().filter(|&k| k != 0) {
+                self.insert(k);
+            }
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = Self::hash(key, mask);
+        while self.slots[i] != 0 {
+            i = (i + 1) & mask;
+        }
+        self.slots[i] = key;
+    }
+
+    #[inline]
+    fn contains(&self, key: u64) -> bool {
+        if self.slots.is_empty() {
+            return false;
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = Self::hash(key, mask);
+        loop {
+            match self.slots[i] {
+                0 => return false,
+                k if k == key => return true,
+                _ => i = (i + 1) & mask,
+            }
+        }
+    }
+}
+
+/// Up to 8 bytes as a little-endian key.
+#[inline]
+fn tail_key(bytes: &[u8]) -> u64 {
+    let mut k = [0u8; 8];
+    k[..bytes.len()].copy_from_slice(bytes);
+    u64::from_le_bytes(k)
+}
+
+/// The set key of a 1..=9-byte window, lower-cased when `folded`: its bytes themselves up
+/// to 8; a 9-byte window's first byte is mixed into the key of the other 8 (never 0).
+#[inline]
+fn window_key(w: &[u8], folded: bool) -> u64 {
+    let fold = |k: u64| if folded { fold_key(k) } else { k };
+    if w.len() <= 8 {
+        return fold(tail_key(w));
+    }
+    let first = if folded {
+        w[0].to_ascii_lowercase()
+    } else {
+        w[0]
+    };
+    let rest = fold(tail_key(&w[1..9]));
+    (rest ^ (first as u64).wrapping_mul(0x0101_0101_0101_0101)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        | 1
+}
+
+/// A key with its ASCII capitals lower-cased (SWAR: bytes 0x41..=0x5a get 0x20).
+#[inline]
+fn fold_key(k: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let ascii = !k & (ONES * 0x80);
+    let ge_a = (k & (ONES * 0x7f)) + ONES * (0x80 - 0x41);
+    let gt_z = (k & (ONES * 0x7f)) + ONES * (0x80 - 0x5b);
+    k | ((ge_a & !gt_z & ascii) >> 2)
+}
+
+/// The table index of a byte pair: all of the first byte and the low bits of the second
+/// (one AND on a 16-bit load; collisions only cost false candidates).
+#[inline(always)]
+fn domain(prev: u8, cur: u8) -> usize {
+    pair_domain(u16::from_le_bytes([prev, cur]))
+}
+
+#[inline(always)]
+fn pair_domain(pair: u16) -> usize {
+    (pair as usize) & (DOMAIN - 1)
+}
+
+/// The case variants of a byte under `folded`.
+fn variants(b: u8, folded: bool) -> impl Iterator<Item = u8> {
+    let other = if folded && b.is_ascii_alphabetic() {
+        Some(b ^ 0x20)
+    } else {
+        None
+    };
+    std::iter::once(b).chain(other)
+}
+
+impl ShiftOr {
+    /// Windows must be 2..=`WINDOW` bytes long (longer ones are cut to their last
+    /// `WINDOW` bytes; callers choose the window). Lines holding `marker` (if any) are
+    /// candidates as well.
+    pub fn new(windows: &[Window], marker: Option<u8>) -> ShiftOr {
+        let mut reach = vec![!0u64; DOMAIN].into_boxed_slice();
+        let mut tails: [TailSet; WINDOW + 1] = Default::default();
+        let mut folded_tails: [TailSet; WINDOW + 1] = Default::default();
+        let mut bucket_lens = [0u16; 8];
+        // A bucket's shortest window frees the lanes before it for the whole bucket, so
+        // short windows get buckets of their own (by length class) and full-length ones
+        // share the rest evenly.
+        let len = |w: &Window| w.bytes.len().min(WINDOW);
+        let class = |l: usize| match l {
+            0..=5 => 0,
+            6..=7 => 1,
+            8..WINDOW => 2,
+            _ => 3,
+        };
+        let mut groups: Vec<Vec<&Window>> = vec![Vec::new(); 4];
+        for w in windows {
+            groups[class(len(w))].push(w);
+        }
+        let mut long = groups.pop().unwrap_or_default();
+        // Similar windows in one bucket share pairs, so its lanes admit fewer pairs.
+        long.sort_by(|a, b| a.bytes.iter().rev().cmp(b.bytes.iter().rev()));
+        groups.retain(|g| !g.is_empty());
+        let first = usize::from(marker.is_some());
+        let spare = (8 - first - groups.len()).max(1);
+        if !long.is_empty() {
+            groups.extend(long.chunks(long.len().div_ceil(spare)).map(|c| c.to_vec()));
+        }
+        if let Some(m) = marker {
+            // Bucket 0: the marker byte followed by anything, at the end lane only.
+            for r in reach.iter_mut() {
+                *r &= !(1u64 | 1 << 8 | 1 << 16 | 1 << 24 | 1 << 32 | 1 << 40 | 1 << 48);
+            }
+            for y in 0..=255u8 {
+                reach[domain(m, y)] &= !(1 << 56);
+            }
+        }
+        for (bucket, group) in groups.iter().enumerate() {
+            let bucket = bucket + first;
+            let bit = 1u64 << bucket;
+            let min_len = group
+                .iter()
+                .map(|w| w.bytes.len().min(WINDOW))
+                .min()
+                .unwrap_or(0);
+            // Distances from the end at or beyond `min_len - 1` are unconstrained.
+            for j in min_len.saturating_sub(1)..8 {
+                let lane_bits = bit << (8 * (7 - j));
+                for r in reach.iter_mut() {
+                    *r &= !lane_bits;
+                }
+            }
+            for w in group {
+                let b = &w.bytes[w.bytes.len().saturating_sub(WINDOW)..];
+                let set = if w.folded {
+                    &mut folded_tails
+                } else {
+                    &mut tails
+                };
+                set[b.len()].insert(window_key(b, w.folded));
+                bucket_lens[bucket] |= 1 << b.len();
+                for p in 1..b.len() {
+                    let j = b.len() - 1 - p;
+                    let lane_bits = bit << (8 * (7 - j));
+                    for x in variants(b[p - 1], w.folded) {
+                        for y in variants(b[p], w.folded) {
+                            reach[domain(x, y)] &= !lane_bits;
+                        }
+                    }
+                }
+            }
+        }
+        ShiftOr {
+            reach,
+            tails,
+            folded_tails,
+            bucket_lens,
+            marker,
+        }
+    }
+
+    /// Does a window of one of `buckets` (bit set = flagged) really end at `end`?
+    #[inline]
+    fn confirm(&self, hay: &[u8], end: usize, buckets: u8) -> bool {
+        if let Some(m) = self.marker
+            && buckets & 1 != 0
+            && end >= 1
+            && hay[end - 1] == m
+        {
+            return true;
+        }
+        let mut lens = 0u16;
+        for (b, l) in self.bucket_lens.iter().enumerate() {
+            if buckets & (1 << b) != 0 {
+                lens |= l;
+            }
+        }
+        while lens != 0 {
+            let len = lens.trailing_zeros() as usize;
+            lens &= lens - 1;
+            if len > end + 1 {
+                continue;
+            }
+            let w = &hay[end + 1 - len..=end];
+            if self.tails[len].contains(window_key(w, false))
+                || self.folded_tails[len].contains(window_key(w, true))
+            {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Push the start offset of every candidate line of `hay` (in order, once each).
+    pub fn candidate_lines(&self, hay: &[u8], starts: &mut Vec<usize>) {
+        let reach: &[u64; DOMAIN] = self.reach[..].try_into().expect("table size");
+        let n = hay.len();
+        // `line`: a line start at or before `i` (where a candidate's line start is searched
+        // back to). `state`: lanes carried from before `i`; 0 (free) after a line start.
+        let (mut i, mut line, mut state) = (0usize, 0usize, 0u64);
+        while i < n {
+            let end = if i >= 1 && i + 8 <= n {
+                // Whole blocks of 8 positions until one flags a window end.
+                let (at, lo, check) = skip_blocks(reach, hay, i, state);
+                (i, state) = (at, lo);
+                if check == !0 {
+                    continue;
+                }
+                // Confirm the flagged window ends, earliest (highest lane) first.
+                let mut flagged = !check;
+                let mut found = None;
+                while flagged != 0 {
+                    let m = (63 - flagged.leading_zeros()) as usize / 8;
+                    let end = i + 7 - m;
+                    if self.confirm(hay, end, (flagged >> (8 * m)) as u8) {
+                        found = Some(end);
+                        break;
+                    }
+                    flagged &= !(0xff << (8 * m));
+                }
+                let Some(end) = found else {
+                    state = lo;
+                    i += 8;
+                    continue;
+                };
+                end
+            } else {
+                let prev = if i == 0 { b'\n' } else { hay[i - 1] };
+                state = (state << 8) | reach[domain(prev, hay[i])];
+                if state >> 56 == 0xff || !self.confirm(hay, i, !(state >> 56) as u8) {
+                    i += 1;
+                    continue;
+                }
+                i
+            };
+            let start = memchr::memrchr(b'\n', &hay[line..end]).map_or(line, |k| line + k + 1);
+            starts.push(start);
+            match memchr::memchr(b'\n', &hay[end..]) {
+                Some(k) => (i, line, state) = (end + k + 1, end + k + 1, 0),
+                None => return,
+            }
+        }
+    }
+}
+
+/// From `i` (at least 1), shift whole blocks of 8 positions through the state until one
+/// flags a window end. Each position's reach entry shifts by its distance from the
+/// block's end into 16 lanes, with the carried state in lanes 8..15; lanes 7..14 are the
+/// window ends i+7 .. i. Returns the flagged block's start, its lanes 0..7 (the state it
+/// carries out) and lanes 7..14 (`check`, all ones when nothing is flagged: then `i` is
+/// where fewer than 8 bytes are left).
+#[inline(always)]
+fn skip_blocks(reach: &[u64; DOMAIN], hay: &[u8], mut i: usize, state: u64) -> (usize, u64, u64) {
+    let entries = |i: usize| {
+        let wa = u64::from_le_bytes(hay[i - 1..i + 7].try_into().expect("8 bytes"));
+        let wb = u64::from_le_bytes(hay[i..i + 8].try_into().expect("8 bytes"));
+        let r = |k: usize| {
+            let w = if k < 7 { wa >> (8 * k) } else { wb >> 48 };
+            reach[pair_domain(w as u16)]
+        };
+        [r(0), r(1), r(2), r(3), r(4), r(5), r(6), r(7)]
+    };
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is part of the x86_64 baseline; these are register-only operations.
+        // The state stays in a vector register from block to block: the only dependency
+        // between blocks is one shift and one OR.
+        unsafe {
+            let mut st = _mm_cvtsi64_si128(state as i64);
+            while i + 8 <= hay.len() {
+                let r = entries(i);
+                let v = |k: usize| _mm_cvtsi64_si128(r[k] as i64);
+                let a = _mm_or_si128(
+                    _mm_or_si128(_mm_slli_si128::<7>(v(0)), _mm_slli_si128::<6>(v(1))),
+                    _mm_or_si128(_mm_slli_si128::<5>(v(2)), _mm_slli_si128::<4>(v(3))),
+                );
+                let c = _mm_or_si128(
+                    _mm_or_si128(_mm_slli_si128::<3>(v(4)), _mm_slli_si128::<2>(v(5))),
+                    _mm_or_si128(_mm_slli_si128::<1>(v(6)), v(7)),
+                );
+                let full = _mm_or_si128(_mm_or_si128(a, c), _mm_slli_si128::<8>(st));
+                let check = _mm_cvtsi128_si64(_mm_srli_si128::<7>(full)) as u64;
+                if check != !0 {
+                    return (i, _mm_cvtsi128_si64(full) as u64, check);
+                }
+                st = full;
+                i += 8;
+            }
+            (i, _mm_cvtsi128_si64(st) as u64, !0)
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let mut state = state;
+        while i + 8 <= hay.len() {
+            let [r0, r1, r2, r3, r4, r5, r6, r7] = entries(i);
+            let lo =
+                (r0 << 56 | r1 << 48 | r2 << 40 | r3 << 32) | (r4 << 24 | r5 << 16 | r6 << 8 | r7);
+            let hi = (state | r0 >> 8 | r1 >> 16 | r2 >> 24)
+                | (r3 >> 32 | r4 >> 40 | r5 >> 48 | r6 >> 56);
+            let check = (lo >> 56) | (hi << 8);
+            if check != !0 {
+                return (i, lo, check);
+            }
+            state = lo;
+            i += 8;
+        }
+        (i, state, !0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(words: &[(&str, bool)], hay: &str) -> Vec<usize> {
+        let ws: Vec<Window> = words
+            .iter()
+            .map(|(w, f)| Window {
+                bytes: w.as_bytes().to_vec(),
+                folded: *f,
+            })
+            .collect();
+        let mut out = Vec::new();
+        ShiftOr::new(&ws, Some(0x1b)).candidate_lines(hay.as_bytes(), &mut out);
+        out
+    }
+
+    #[test]
+    fn finds_every_line_with_a_literal() {
+        let hay = "nothing here\nBus error at start\nxx Bus error\nBus\nmid Caught signal 7 end\nbus error\n";
+        let got = lines(&[("Bus error", false), ("Caught signal", false)], hay);
+        let want: Vec<usize> = hay
+            .match_indices('\n')
+            .map(|(i, _)| i + 1)
+            .scan(0, |s, e| {
+                let r = *s;
+                *s = e;
+                Some(r)
+            })
+            .filter(|&s| {
+                let l = &hay[s..];
+                let l = &l[..l.find('\n').unwrap()];
+                l.contains("Bus error") || l.contains("Caught signal")
+            })
+            .collect();
+        for w in &want {
+            assert!(got.contains(w), "missed line at {w}: {got:?}");
+        }
+        assert!(got.windows(2).all(|p| p[0] < p[1]));
+    }
+
+    #[test]
+    fn fold_key_lowers_only_ascii_capitals() {
+        for b in 0..=255u8 {
+            let k = u64::from_le_bytes([b, b'A', b'z', b'@', b'[', b'Z', 0x80 | b'A', b]);
+            let want = u64::from_le_bytes([
+                b.to_ascii_lowercase(),
+                b'a',
+                b'z',
+                b'@',
+                b'[',
+                b'z',
+                0x80 | b'A',
+                b.to_ascii_lowercase(),
+            ]);
+            assert_eq!(fold_key(k), want, "byte {b:#x}");
+        }
+    }
+
+    #[test]
+    fn marker_byte_lines_are_candidates() {
+        // (A final byte is not flagged: nothing can follow it to be hidden.)
+        let hay = "plain\ncolour \x1b[31mred\nx\x1b\nok\nend\x1b";
+        assert_eq!(lines(&[("absent!", false)], hay), vec![6, 22]);
+    }
+
+    #[test]
+    fn case_sensitive_windows_confirm_exactly() {
+        let hay = "an exception here\nAn Exception here\n";
+        assert_eq!(lines(&[("Exception", false)], hay), vec![18]);
+        assert_eq!(lines(&[("Exception", true)], hay), vec![0, 18]);
+    }
+
+    #[test]
+    fn folded_short_and_edge_positions() {
+        let hay = "BUS ERROR\nabcd\nzz\nxyz abcd";
+        let got = lines(&[("bus error", true), ("abcd", false)], hay);
+        assert!(
+            got.contains(&0) && got.contains(&10) && got.contains(&18),
+            "{got:?}"
+        );
+    }
+}
