@@ -98,6 +98,8 @@ pub struct Engine<'kb> {
     scanner: Scanner,
     /// Pattern ids below this are rule signatures (`kb.sig_of`); above are launcher patterns.
     n_rule_patterns: usize,
+    /// Pattern ids from this one on are the error-tail marks (`errtail::LITERALS`).
+    first_mark: usize,
     /// Where core dumps' mapped files are looked up for symbols (`--sysroot`).
     pub core_options: elfcore::CoreOptions,
 }
@@ -127,7 +129,13 @@ impl<'kb> Engine<'kb> {
                 regex: p,
             });
         }
-        let scanner = Scanner::new(&specs).unwrap_or_else(|e| {
+        let first_mark = n + nl + crate::timeline::PATTERNS.len();
+        let marks: Vec<(usize, &str)> = crate::errtail::LITERALS
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (first_mark + i, *l))
+            .collect();
+        let scanner = Scanner::with_marks(&specs, &marks).unwrap_or_else(|e| {
             // Rule patterns were validated at load; launcher patterns by a unit test.
             panic!("scanner patterns must compile: {e:?}")
         });
@@ -135,6 +143,7 @@ impl<'kb> Engine<'kb> {
             kb,
             scanner,
             n_rule_patterns: n,
+            first_mark,
             core_options: elfcore::CoreOptions::default(),
         }
     }
@@ -513,9 +522,6 @@ impl<'kb> Engine<'kb> {
                     break;
                 }
             };
-            if keep_tail {
-                res.tail.scan_chunk(chunk, first);
-            }
             if let Some(p) = parser.as_mut() {
                 for (lineno, line) in sources::reader::lines(chunk, first) {
                     line_buf.clear();
@@ -525,6 +531,12 @@ impl<'kb> Engine<'kb> {
             }
             self.scanner
                 .scan_chunk(chunk, first, scratch, |hit: Hit, line: &[u8]| {
+                    if hit.id >= self.first_mark {
+                        if keep_tail {
+                            res.tail.push(hit.lineno, line);
+                        }
+                        return;
+                    }
                     if hit.id >= self.n_rule_patterns {
                         launcher_hits.push((
                             hit.id - self.n_rule_patterns,

@@ -1,11 +1,10 @@
 //! The tail of error-ish lines of one file: the last few lines holding a traceback, an
 //! exception or an error word, kept so an unknown failure (no rule matched) can still be
-//! fingerprinted. One aho-corasick pass per chunk over a handful of literals, a bounded ring
-//! of lines per file; it must never grow with the file or run a regex per line.
+//! fingerprinted. The analysis finds those lines in its one scanning pass (`LITERALS` are
+//! scanner marks) and pushes them here; a bounded ring of lines per file. It must never
+//! grow with the file or read the file again.
 
-use aho_corasick::AhoCorasick;
 use std::collections::VecDeque;
-use std::sync::LazyLock;
 
 /// Lines kept per file: enough for the end of a deep traceback and its exception.
 pub const KEEP: usize = 48;
@@ -13,7 +12,8 @@ pub const KEEP: usize = 48;
 /// Longest line kept, in bytes (cut on a character boundary).
 const MAX_LINE: usize = 400;
 
-const LITERALS: &[&str] = &[
+/// A line holding any of these is error-ish.
+pub const LITERALS: &[&str] = &[
     "Traceback (most recent call last)",
     "File \"",
     "Error",
@@ -28,15 +28,6 @@ const LITERALS: &[&str] = &[
     "core dumped",
     "Assertion",
 ];
-
-// Leftmost-first (a line is kept once anyway) lets aho-corasick use its SIMD (Teddy)
-// prefilter; the default standard semantics walk the automaton over every byte.
-static MATCHER: LazyLock<Option<AhoCorasick>> = LazyLock::new(|| {
-    AhoCorasick::builder()
-        .match_kind(aho_corasick::MatchKind::LeftmostFirst)
-        .build(LITERALS)
-        .ok()
-});
 
 /// One kept line.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,34 +45,26 @@ pub struct ErrorTail {
 }
 
 impl ErrorTail {
-    /// Find error-ish lines in one chunk (`first` is the line number of its first line).
-    pub fn scan_chunk(&mut self, chunk: &[u8], first: u64) {
-        let Some(ac) = MATCHER.as_ref() else { return };
-        let mut counted_to = 0usize;
-        let mut lineno = first;
-        let mut next_free = 0usize; // a line is kept once however many literals it holds
-        for m in ac.find_iter(chunk) {
-            if m.start() < next_free {
-                continue;
-            }
-            let start = memchr::memrchr(b'\n', &chunk[..m.start()]).map_or(0, |i| i + 1);
-            let end = memchr::memchr(b'\n', &chunk[m.end()..]).map_or(chunk.len(), |i| m.end() + i);
-            lineno += memchr::memchr_iter(b'\n', &chunk[counted_to..start]).count() as u64;
-            counted_to = start;
-            next_free = end + 1;
-            let raw = &chunk[start..end];
-            let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-            let raw = &raw[..raw.len().min(MAX_LINE)];
-            let text = String::from_utf8_lossy(raw).trim_end().to_string();
-            if self.lines.len() == KEEP {
-                self.lines.pop_front();
-            }
-            self.lines.push_back(TailLine {
-                input: 0,
-                line: lineno,
-                text,
-            });
+    /// Keep this error-ish line (`raw`, without its newline) as line `line`; a line is
+    /// kept once however many literals it holds.
+    pub fn push(&mut self, line: u64, raw: &[u8]) {
+        if self.lines.back().is_some_and(|l| l.line == line) {
+            return;
         }
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        let mut cut = raw.len().min(MAX_LINE);
+        while cut > 0 && cut < raw.len() && (raw[cut] & 0xc0) == 0x80 {
+            cut -= 1; // not inside a UTF-8 sequence
+        }
+        let text = String::from_utf8_lossy(&raw[..cut]).trim_end().to_string();
+        if self.lines.len() == KEEP {
+            self.lines.pop_front();
+        }
+        self.lines.push_back(TailLine {
+            input: 0,
+            line,
+            text,
+        });
     }
 
     /// Join the tail of the next byte range of the same file (a huge file scanned in
@@ -109,14 +92,23 @@ impl ErrorTail {
 mod tests {
     use super::*;
 
+    fn tail_of(text: &str) -> Vec<(u64, String)> {
+        let mut t = ErrorTail::default();
+        for (i, l) in text.lines().enumerate() {
+            for lit in LITERALS {
+                if l.contains(lit) {
+                    t.push(i as u64 + 1, l.as_bytes());
+                }
+            }
+        }
+        t.into_lines(0).map(|l| (l.line, l.text)).collect()
+    }
+
     #[test]
     fn keeps_error_lines_with_their_numbers_once_each() {
-        let mut t = ErrorTail::default();
-        t.scan_chunk(
-            b"ok\nTraceback (most recent call last):\n  File \"a.py\", line 3, in f\nfine\nKeyError: 'x' Error\n",
-            1,
+        let got = tail_of(
+            "ok\nTraceback (most recent call last):\n  File \"a.py\", line 3, in f\nfine\nKeyError: 'x' Error\n",
         );
-        let got: Vec<(u64, String)> = t.into_lines(0).map(|l| (l.line, l.text)).collect();
         assert_eq!(
             got,
             vec![
@@ -128,12 +120,12 @@ mod tests {
     }
 
     #[test]
-    fn ring_is_bounded() {
-        let mut t = ErrorTail::default();
-        let text = "Error here\n".repeat(KEEP * 3);
-        t.scan_chunk(text.as_bytes(), 1);
-        let v: Vec<TailLine> = t.into_lines(0).collect();
-        assert_eq!(v.len(), KEEP);
-        assert_eq!(v.last().map(|l| l.line), Some((KEEP * 3) as u64));
+    fn ring_is_bounded_and_long_lines_are_cut_on_a_character() {
+        let got = tail_of(&"Error here\n".repeat(KEEP * 3));
+        assert_eq!(got.len(), KEEP);
+        assert_eq!(got.last().map(|l| l.0), Some((KEEP * 3) as u64));
+        let long = format!("Error {}", "é".repeat(MAX_LINE));
+        let got = tail_of(&long);
+        assert!(got[0].1.len() <= MAX_LINE && !got[0].1.contains('\u{fffd}'));
     }
 }

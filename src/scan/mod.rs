@@ -153,18 +153,41 @@ pub struct Hit {
 
 impl Scanner {
     pub fn new(patterns: &[PatternSpec]) -> Result<Scanner, Vec<(usize, PatternError)>> {
+        Self::with_marks(patterns, &[])
+    }
+
+    /// As `new`, plus plain literals (`marks`) that report every line holding them, however
+    /// frequent: the analysis folds its error-line tail into the same pass this way. Their
+    /// cost is the lines they match, so they are for words that are rare in healthy logs.
+    pub fn with_marks(
+        patterns: &[PatternSpec],
+        marks: &[(usize, &str)],
+    ) -> Result<Scanner, Vec<(usize, PatternError)>> {
+        let escaped: Vec<(usize, String)> = marks
+            .iter()
+            .map(|&(id, lit)| (id, regex::escape(lit)))
+            .collect();
+        let all = patterns
+            .iter()
+            .map(|p| (p.id, p.regex, true))
+            .chain(escaped.iter().map(|(id, re)| (*id, re.as_str(), false)));
         let mut errors = Vec::new();
         let mut lits: Vec<Vec<u8>> = Vec::new();
         let mut lit_owner = Vec::new();
         let mut sources = Vec::new();
         let mut ids = Vec::new();
         let mut windows = Vec::new();
-        for p in patterns {
-            match pattern_literals(p.regex) {
+        for (id, regex, lint) in all {
+            let alts = if lint {
+                pattern_literals(regex)
+            } else {
+                literal_alternatives(regex)
+            };
+            match alts {
                 Ok(alts) => {
                     let ix = sources.len();
-                    sources.push(p.regex.to_string());
-                    ids.push(p.id);
+                    sources.push(regex.to_string());
+                    ids.push(id);
                     for l in alts {
                         lits.push(l.bytes.to_ascii_lowercase());
                         lit_owner.push(ix);
@@ -174,16 +197,16 @@ impl Scanner {
                         });
                     }
                 }
-                Err(e) => errors.push((p.id, e)),
+                Err(e) => errors.push((id, e)),
             }
         }
         if !errors.is_empty() {
             return Err(errors);
         }
-        // The DFA: the per-line pass must be quick on the lines that reach it.
+        // A contiguous NFA: quick to build (start-up), and only candidate lines meet it.
         let ac = AhoCorasickBuilder::new()
             .ascii_case_insensitive(true)
-            .kind(Some(AhoCorasickKind::DFA))
+            .kind(Some(AhoCorasickKind::ContiguousNFA))
             .match_kind(MatchKind::Standard)
             .build(&lits)
             .map_err(|e| vec![(usize::MAX, PatternError::Regex(e.to_string()))])?;
@@ -303,21 +326,23 @@ fn rare_window(lit: &[u8]) -> &[u8] {
         b'0'..=b'9' => 2,
         _ => 1,
     };
-    // A window holding a whole frequent word matches wherever that word does.
-    let frequent = |win: &[u8]| {
-        let w = win.to_ascii_lowercase();
-        FREQUENT_WORDS.iter().any(|f| {
-            let f = f.trim().as_bytes();
-            f.len() >= MIN_LITERAL && w.windows(f.len()).any(|x| x == f)
-        })
-    };
-    let score = |win: &[u8]| {
-        win.iter().map(|&b| common(b)).sum::<u32>() + if frequent(win) { 100 } else { 0 }
+    // A window holding a whole frequent word matches wherever that word does: find the
+    // words' occurrences once, then test each window against them.
+    let lower = lit.to_ascii_lowercase();
+    let mut found: Vec<(usize, usize)> = Vec::new();
+    for f in frequent_words() {
+        if f.len() >= MIN_LITERAL && f.len() <= w {
+            found.extend(memchr::memmem::find_iter(&lower, f).map(|at| (at, at + f.len())));
+        }
+    }
+    let score = |start: usize| {
+        let win = &lit[start..start + w];
+        let freq = found.iter().any(|&(a, b)| a >= start && b <= start + w);
+        win.iter().map(|&b| common(b)).sum::<u32>() + if freq { 100 } else { 0 }
     };
     (0..=lit.len() - w)
-        .map(|s| &lit[s..s + w])
-        .min_by_key(|win| score(win))
-        .unwrap_or(lit)
+        .min_by_key(|&s| score(s))
+        .map_or(lit, |s| &lit[s..s + w])
 }
 
 /// Buffers reused across lines.
@@ -445,6 +470,19 @@ pub fn pattern_literals(src: &str) -> Result<Vec<Lit>, PatternError> {
     lint_literals(&hir)
 }
 
+/// The literal alternatives of `src` without the frequency lint (two bytes at least).
+fn literal_alternatives(src: &str) -> Result<Vec<Lit>, PatternError> {
+    let hir = regex_syntax::ParserBuilder::new()
+        .utf8(false)
+        .build()
+        .parse(src)
+        .map_err(|e| PatternError::Regex(e.to_string()))?;
+    match required_literals(&hir) {
+        Some(alts) if alts.iter().all(|l| l.bytes.len() >= 2) => Ok(alts),
+        _ => Err(PatternError::NoLiteral),
+    }
+}
+
 fn lint_literals(hir: &Hir) -> Result<Vec<Lit>, PatternError> {
     let alts = required_literals(hir).ok_or(PatternError::NoLiteral)?;
     if alts.iter().any(|l| l.bytes.len() < MIN_LITERAL) {
@@ -459,9 +497,27 @@ fn lint_literals(hir: &Hir) -> Result<Vec<Lit>, PatternError> {
 }
 
 fn is_frequent(lit: &[u8]) -> bool {
-    let s = String::from_utf8_lossy(lit).to_ascii_lowercase();
-    let trimmed = s.trim_matches(|c: char| !c.is_ascii_alphanumeric());
-    trimmed.len() < MIN_LITERAL || FREQUENT_WORDS.iter().any(|w| w.trim() == trimmed)
+    let start = lit.iter().position(|b| b.is_ascii_alphanumeric());
+    let end = lit.iter().rposition(|b| b.is_ascii_alphanumeric());
+    let trimmed = match (start, end) {
+        (Some(s), Some(e)) => &lit[s..=e],
+        _ => return true,
+    };
+    trimmed.len() < MIN_LITERAL
+        || frequent_words()
+            .iter()
+            .any(|w| w.eq_ignore_ascii_case(trimmed))
+}
+
+/// `FREQUENT_WORDS` trimmed, as bytes (computed once).
+fn frequent_words() -> &'static [Vec<u8>] {
+    static WORDS: OnceLock<Vec<Vec<u8>>> = OnceLock::new();
+    WORDS.get_or_init(|| {
+        FREQUENT_WORDS
+            .iter()
+            .map(|w| w.trim().as_bytes().to_vec())
+            .collect()
+    })
 }
 
 /// A set of literals such that every match of `hir` contains at least one. `None` when no

@@ -2,7 +2,7 @@
 //! KiB. Adding a kind is adding a row, never another `if`. It must not parse anything.
 
 use crate::model::SourceKind;
-use regex::bytes::Regex;
+use regex::bytes::RegexSet;
 use std::sync::OnceLock;
 
 /// How many bytes of a file detection looks at.
@@ -256,43 +256,56 @@ static TABLE: &[Row] = &[
     },
 ];
 
+/// The table compiled as two regex sets (one automaton each instead of a hundred regexes:
+/// start-up cost), with each pattern's row.
 struct Compiled {
-    names: Vec<(SourceKind, Vec<Regex>)>,
-    sniffs: Vec<(SourceKind, Vec<Regex>, usize)>,
+    names: RegexSet,
+    name_row: Vec<usize>,
+    sniffs: RegexSet,
+    sniff_row: Vec<usize>,
 }
 
 /// Table regexes are ASCII: Unicode classes (`\w`, `\d`, case folding) cost most of the
-/// compile time and buy nothing for file names and log headers. Some rows need Unicode
-/// (CJK month names); those fall back to a Unicode build.
-fn ascii_regex(p: &str) -> Regex {
-    regex::bytes::RegexBuilder::new(p)
+/// compile time and buy nothing for file names and log headers. A pattern that needs
+/// Unicode (CJK month names) gets it in an inline group.
+fn ascii_set(patterns: &[String]) -> RegexSet {
+    let ascii = regex_syntax::ParserBuilder::new()
+        .unicode(false)
+        .utf8(false)
+        .build();
+    let patterns: Vec<String> = patterns
+        .iter()
+        .map(|p| match ascii.clone().parse(p) {
+            Ok(_) => p.clone(),
+            Err(_) => format!("(?u:{p})"),
+        })
+        .collect();
+    regex::bytes::RegexSetBuilder::new(&patterns)
         .unicode(false)
         .build()
-        .or_else(|_| Regex::new(p))
-        .expect("detect table regex")
+        .expect("detect table regexes")
 }
 
 fn compiled() -> &'static Compiled {
     static C: OnceLock<Compiled> = OnceLock::new();
-    C.get_or_init(|| Compiled {
-        names: TABLE
-            .iter()
-            .map(|r| {
-                let rs = r
-                    .names
-                    .iter()
-                    .map(|p| ascii_regex(&format!("(?i){p}")))
-                    .collect();
-                (r.kind, rs)
-            })
-            .collect(),
-        sniffs: TABLE
-            .iter()
-            .map(|r| {
-                let rs = r.sniff.iter().map(|p| ascii_regex(p)).collect();
-                (r.kind, rs, r.min_points)
-            })
-            .collect(),
+    C.get_or_init(|| {
+        let (mut names, mut name_row, mut sniffs, mut sniff_row) = (vec![], vec![], vec![], vec![]);
+        for (row, r) in TABLE.iter().enumerate() {
+            for p in r.names {
+                names.push(format!("(?i){p}"));
+                name_row.push(row);
+            }
+            for p in r.sniff {
+                sniffs.push(p.to_string());
+                sniff_row.push(row);
+            }
+        }
+        Compiled {
+            names: ascii_set(&names),
+            name_row,
+            sniffs: ascii_set(&sniffs),
+            sniff_row,
+        }
     })
 }
 
@@ -337,13 +350,19 @@ pub fn detect(file_name: &str, head: &[u8]) -> SourceKind {
     }
     let c = compiled();
     let lname = file_name.trim_end_matches(".gz");
+    let mut name_rows = vec![false; TABLE.len()];
+    for i in c.names.matches(lname.as_bytes()).iter() {
+        name_rows[c.name_row[i]] = true;
+    }
+    let mut points = vec![0usize; TABLE.len()];
+    for i in c.sniffs.matches(head).iter() {
+        points[c.sniff_row[i]] += 1;
+    }
     let name_kind = |generic: bool| {
-        c.names.iter().find_map(|(kind, names)| {
-            let is_generic = matches!(kind, SourceKind::TorchLog | SourceKind::NcclLog);
-            (is_generic == generic
-                && names.iter().any(|r| r.is_match(lname.as_bytes()))
-                && sniff_agrees(*kind, head))
-            .then_some(*kind)
+        TABLE.iter().enumerate().find_map(|(row, r)| {
+            let is_generic = matches!(r.kind, SourceKind::TorchLog | SourceKind::NcclLog);
+            (is_generic == generic && name_rows[row] && sniff_agrees(r, points[row], head))
+                .then_some(r.kind)
         })
     };
     if let Some(k) = name_kind(false) {
@@ -356,10 +375,10 @@ pub fn detect(file_name: &str, head: &[u8]) -> SourceKind {
         return SourceKind::Binary;
     }
     let mut best: Option<(SourceKind, usize)> = None;
-    for (kind, rs, min) in &c.sniffs {
-        let points = rs.iter().filter(|r| r.is_match(head)).count();
-        if points >= *min && points > 0 && best.is_none_or(|(_, p)| points > p) {
-            best = Some((*kind, points));
+    for (row, r) in TABLE.iter().enumerate() {
+        let p = points[row];
+        if p >= r.min_points && p > 0 && best.is_none_or(|(_, b)| p > b) {
+            best = Some((r.kind, p));
         }
     }
     best.map(|(k, _)| k)
@@ -369,20 +388,17 @@ pub fn detect(file_name: &str, head: &[u8]) -> SourceKind {
 
 /// A file name alone is not enough for log kinds named generically (`console.log` can hold
 /// anything): for those the name only decides among kinds whose content does not contradict.
-fn sniff_agrees(kind: SourceKind, head: &[u8]) -> bool {
-    match kind {
+/// `points`: how many of the row's sniff patterns matched the head.
+fn sniff_agrees(row: &Row, points: usize, head: &[u8]) -> bool {
+    match row.kind {
         // A generically named log (`console.log`) is only a hint, used when content says nothing.
         SourceKind::TorchLog | SourceKind::NcclLog => true,
         // Structured snapshots: the name is strong evidence, but an empty or foreign file is
         // not that snapshot (a `df.txt` holding an error message is plain text).
-        _ => {
-            if head.is_empty() {
-                return true;
-            }
-            let c = compiled();
-            let (_, rs, _) = c.sniffs.iter().find(|(k, _, _)| *k == kind).unwrap();
-            rs.is_empty()
-                || rs.iter().any(|r| r.is_match(head))
+        kind => {
+            head.is_empty()
+                || row.sniff.is_empty()
+                || points > 0
                 || matches!(kind, SourceKind::CgroupMemory | SourceKind::Ulimit)
         }
     }
@@ -395,7 +411,8 @@ mod tests {
     #[test]
     fn every_table_regex_compiles() {
         let c = compiled();
-        assert_eq!(c.names.len(), TABLE.len());
+        assert_eq!(c.names.len(), c.name_row.len());
+        assert_eq!(c.sniffs.len(), c.sniff_row.len());
     }
 
     #[test]
