@@ -5,7 +5,8 @@
 #   SETS="1g 4g single" RUNS=10 scripts/bench.sh
 #
 # Env: TW_BENCH_DIR (corpora, default /tmp/twbench), SETS (1g 4g single), RUNS (10),
-#      CARGO_TARGET_DIR (build). Needs ripgrep, hyperfine, GNU time, python3.
+#      RG (the ripgrep binary, default rg), CARGO_TARGET_DIR (build).
+#      Needs ripgrep, hyperfine, GNU time, python3.
 # Prints, per corpus: ratio trainwreck/rg (median, min–max), MB/s, 1 vs 2 threads, peak RSS,
 # the load average, and two checks: per-file matching-line counts equal rg's, and every
 # planted line of the manifest that a rule covers is cited as evidence.
@@ -20,7 +21,8 @@ mkdir -p "$DIR"
 echo "# disk: $(df -h --output=avail "$DIR" | tail -1) free under $DIR"
 cargo build --release --quiet
 TW=${CARGO_TARGET_DIR:-target}/release/trainwreck
-rg --version | head -1
+RG=${RG:-rg}
+"$RG" --version | head -1
 "$TW" rules patterns > "$DIR/patterns.txt"
 # ripgrep's \b is Unicode-aware and has no DFA: one such pattern makes it crawl (0.4 MB/s on
 # tqdm bars, issue 9). The fair baseline gives it ASCII \b, which these patterns mean.
@@ -56,7 +58,7 @@ for set in $SETS; do
   BYTES=$(du -sb "$T" | cut -f1)
   echo "## $set: $T, $BYTES bytes; load: $(cut -d' ' -f1-3 /proc/loadavg)"
   hyperfine -N --warmup 1 -r "$RUNS" --export-json "$DIR/$set.json" \
-    "$TW analyze $T --format json" "rg -c -f $DIR/patterns-ascii.txt $T" > /dev/null
+    "$TW analyze $T --format json" "$RG -c -f $DIR/patterns-ascii.txt $T" > /dev/null
   ratio "$DIR/$set.json"
   python3 -c "import json,statistics as s;t=s.median(json.load(open('$DIR/$set.json'))['results'][0]['times']);print(f'  trainwreck {$BYTES/t/1e6:.0f} MB/s')"
   hyperfine -N --warmup 1 -r "$RUNS" --export-json "$DIR/$set-threads.json" \
@@ -69,7 +71,7 @@ for set in $SETS; do
   echo "  load after: $(cut -d' ' -f1-3 /proc/loadavg)"
   if [ -d "$T" ]; then
     if diff <("$TW" rules scan "$T" | sed "s|^$T/||" | sort) \
-            <(cd "$T" && rg -c -f "$DIR/patterns-ascii.txt" . | sed 's|^\./||' | sort) > /dev/null; then
+            <(cd "$T" && "$RG" -c -f "$DIR/patterns-ascii.txt" . | sed 's|^\./||' | sort) > /dev/null; then
       echo "  check: per-file matching-line counts equal rg's"
     else echo "  CHECK FAILED: per-file counts differ from rg"; fi
     "$TW" analyze "$T" --format json > "$DIR/$set-report.json"

@@ -322,63 +322,84 @@ impl ShiftOr {
 /// carries out) and lanes 7..14 (`check`, all ones when nothing is flagged: then `i` is
 /// where fewer than 8 bytes are left).
 #[inline(always)]
-fn skip_blocks(reach: &[u64; DOMAIN], hay: &[u8], mut i: usize, state: u64) -> (usize, u64, u64) {
-    let entries = |i: usize| {
-        let wa = u64::from_le_bytes(hay[i - 1..i + 7].try_into().expect("8 bytes"));
-        let wb = u64::from_le_bytes(hay[i..i + 8].try_into().expect("8 bytes"));
-        let r = |k: usize| {
-            let w = if k < 7 { wa >> (8 * k) } else { wb >> 48 };
-            reach[pair_domain(w as u16)]
-        };
-        [r(0), r(1), r(2), r(3), r(4), r(5), r(6), r(7)]
-    };
+fn skip_blocks(reach: &[u64; DOMAIN], hay: &[u8], i: usize, state: u64) -> (usize, u64, u64) {
     #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::*;
-        // SAFETY: SSE2 is part of the x86_64 baseline; these are register-only operations.
-        // The state stays in a vector register from block to block: the only dependency
-        // between blocks is one shift and one OR.
-        unsafe {
-            let mut st = _mm_cvtsi64_si128(state as i64);
-            while i + 8 <= hay.len() {
-                let r = entries(i);
-                let v = |k: usize| _mm_cvtsi64_si128(r[k] as i64);
-                let a = _mm_or_si128(
-                    _mm_or_si128(_mm_slli_si128::<7>(v(0)), _mm_slli_si128::<6>(v(1))),
-                    _mm_or_si128(_mm_slli_si128::<5>(v(2)), _mm_slli_si128::<4>(v(3))),
-                );
-                let c = _mm_or_si128(
-                    _mm_or_si128(_mm_slli_si128::<3>(v(4)), _mm_slli_si128::<2>(v(5))),
-                    _mm_or_si128(_mm_slli_si128::<1>(v(6)), v(7)),
-                );
-                let full = _mm_or_si128(_mm_or_si128(a, c), _mm_slli_si128::<8>(st));
-                let check = _mm_cvtsi128_si64(_mm_srli_si128::<7>(full)) as u64;
-                if check != !0 {
-                    return (i, _mm_cvtsi128_si64(full) as u64, check);
-                }
-                st = full;
-                i += 8;
-            }
-            (i, _mm_cvtsi128_si64(st) as u64, !0)
-        }
-    }
+    return skip_blocks_sse2(reach, hay, i, state);
     #[cfg(not(target_arch = "x86_64"))]
-    {
-        let mut state = state;
+    return skip_blocks_u64(reach, hay, i, state);
+}
+
+/// The reach entries of the 8 positions of the block at `i` (pairs from `i - 1`).
+#[inline(always)]
+fn entries(reach: &[u64; DOMAIN], hay: &[u8], i: usize) -> [u64; 8] {
+    let wa = u64::from_le_bytes(hay[i - 1..i + 7].try_into().expect("8 bytes"));
+    let wb = u64::from_le_bytes(hay[i..i + 8].try_into().expect("8 bytes"));
+    let r = |k: usize| {
+        let w = if k < 7 { wa >> (8 * k) } else { wb >> 48 };
+        reach[pair_domain(w as u16)]
+    };
+    [r(0), r(1), r(2), r(3), r(4), r(5), r(6), r(7)]
+}
+
+/// `skip_blocks` with the 16 lanes as two u64 halves (any CPU).
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+#[inline(always)]
+fn skip_blocks_u64(
+    reach: &[u64; DOMAIN],
+    hay: &[u8],
+    mut i: usize,
+    mut state: u64,
+) -> (usize, u64, u64) {
+    while i + 8 <= hay.len() {
+        let [r0, r1, r2, r3, r4, r5, r6, r7] = entries(reach, hay, i);
+        let lo = (r0 << 56 | r1 << 48 | r2 << 40 | r3 << 32) | (r4 << 24 | r5 << 16 | r6 << 8 | r7);
+        let hi =
+            (state | r0 >> 8 | r1 >> 16 | r2 >> 24) | (r3 >> 32 | r4 >> 40 | r5 >> 48 | r6 >> 56);
+        let check = (lo >> 56) | (hi << 8);
+        if check != !0 {
+            return (i, lo, check);
+        }
+        state = lo;
+        i += 8;
+    }
+    (i, state, !0)
+}
+
+/// `skip_blocks` with the 16 lanes in one SSE2 register. The state stays in a vector
+/// register from block to block: the only dependency between blocks is one shift and one
+/// OR.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn skip_blocks_sse2(
+    reach: &[u64; DOMAIN],
+    hay: &[u8],
+    mut i: usize,
+    state: u64,
+) -> (usize, u64, u64) {
+    use std::arch::x86_64::*;
+    // SAFETY: SSE2 is part of the x86_64 baseline; these are register-only operations.
+    unsafe {
+        let mut st = _mm_cvtsi64_si128(state as i64);
         while i + 8 <= hay.len() {
-            let [r0, r1, r2, r3, r4, r5, r6, r7] = entries(i);
-            let lo =
-                (r0 << 56 | r1 << 48 | r2 << 40 | r3 << 32) | (r4 << 24 | r5 << 16 | r6 << 8 | r7);
-            let hi = (state | r0 >> 8 | r1 >> 16 | r2 >> 24)
-                | (r3 >> 32 | r4 >> 40 | r5 >> 48 | r6 >> 56);
-            let check = (lo >> 56) | (hi << 8);
+            let r = entries(reach, hay, i);
+            let v = |k: usize| _mm_cvtsi64_si128(r[k] as i64);
+            let a = _mm_or_si128(
+                _mm_or_si128(_mm_slli_si128::<7>(v(0)), _mm_slli_si128::<6>(v(1))),
+                _mm_or_si128(_mm_slli_si128::<5>(v(2)), _mm_slli_si128::<4>(v(3))),
+            );
+            let c = _mm_or_si128(
+                _mm_or_si128(_mm_slli_si128::<3>(v(4)), _mm_slli_si128::<2>(v(5))),
+                _mm_or_si128(_mm_slli_si128::<1>(v(6)), v(7)),
+            );
+            let full = _mm_or_si128(_mm_or_si128(a, c), _mm_slli_si128::<8>(st));
+            let check = _mm_cvtsi128_si64(_mm_srli_si128::<7>(full)) as u64;
             if check != !0 {
-                return (i, lo, check);
+                return (i, _mm_cvtsi128_si64(full) as u64, check);
             }
-            state = lo;
+            st = full;
             i += 8;
         }
-        (i, state, !0)
+        (i, _mm_cvtsi128_si64(st) as u64, !0)
     }
 }
 
@@ -397,6 +418,105 @@ mod tests {
         let mut out = Vec::new();
         ShiftOr::new(&ws, Some(0x1b)).candidate_lines(hay.as_bytes(), &mut out);
         out
+    }
+
+    /// Random windows over a tiny alphabet (so partial matches and bucket collisions are
+    /// everywhere) in random text: the candidate lines are exactly the lines holding a
+    /// window (folded ones in any case) or an escape byte followed by something.
+    #[test]
+    fn candidates_are_exactly_the_lines_with_a_window_randomised() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut rnd = move |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        const ALPHA: &[u8] = b"abcAB :x_(";
+        for trial in 0..300 {
+            let n = 1 + rnd(if trial % 3 == 0 { 400 } else { 12 });
+            let windows: Vec<Window> = (0..n)
+                .map(|_| {
+                    let len = 2 + rnd(WINDOW - 1);
+                    Window {
+                        bytes: (0..len).map(|_| ALPHA[rnd(ALPHA.len())]).collect(),
+                        folded: rnd(5) == 0,
+                    }
+                })
+                .collect();
+            let mut hay: Vec<u8> = Vec::new();
+            let size = rnd(3000);
+            while hay.len() < size {
+                match rnd(40) {
+                    0 => hay.push(b'\n'),
+                    1 if rnd(10) == 0 => hay.push(0x1b),
+                    2 => {
+                        let w = &windows[rnd(windows.len())];
+                        for &b in &w.bytes {
+                            let flip = w.folded && b.is_ascii_alphabetic() && rnd(2) == 0;
+                            hay.push(if flip { b ^ 0x20 } else { b });
+                        }
+                    }
+                    _ => hay.push(ALPHA[rnd(ALPHA.len())]),
+                }
+            }
+            let mut got = Vec::new();
+            ShiftOr::new(&windows, Some(0x1b)).candidate_lines(&hay, &mut got);
+            let mut want = Vec::new();
+            let mut start = 0;
+            for line in hay.split(|&b| b == b'\n') {
+                let has = windows.iter().any(|w| {
+                    line.windows(w.bytes.len()).any(|x| {
+                        if w.folded {
+                            x.eq_ignore_ascii_case(&w.bytes)
+                        } else {
+                            x == &w.bytes[..]
+                        }
+                    })
+                });
+                let esc = line
+                    .iter()
+                    .enumerate()
+                    .any(|(i, &b)| b == 0x1b && start + i + 1 < hay.len());
+                if has || esc {
+                    want.push(start);
+                }
+                start += line.len() + 1;
+            }
+            assert_eq!(got, want, "trial {trial}: {n} windows, {} bytes", hay.len());
+        }
+    }
+
+    /// The portable block loop and the SSE2 one agree, block for block.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn portable_and_sse2_blocks_agree() {
+        let ws: Vec<Window> = ["Bus error", "abcd", "xception", "(pid"]
+            .iter()
+            .map(|w| Window {
+                bytes: w.as_bytes().to_vec(),
+                folded: false,
+            })
+            .collect();
+        let so = ShiftOr::new(&ws, Some(0x1b));
+        let reach: &[u64; DOMAIN] = so.reach[..].try_into().unwrap();
+        let hay =
+            b"x abcd Bus erro Bus error (pid 12) abcabcd xception \x1b[0m and so on, on and on ..";
+        for start in 1..hay.len() - 8 {
+            for state in [0u64, !0, 0x00ff_00ff_1234_5678] {
+                let mut i = start;
+                let mut st = state;
+                loop {
+                    let a = skip_blocks_u64(reach, hay, i, st);
+                    let b = skip_blocks_sse2(reach, hay, i, st);
+                    assert_eq!(a, b, "from {i}");
+                    if a.2 == !0 {
+                        break;
+                    }
+                    (i, st) = (a.0 + 8, a.1);
+                }
+            }
+        }
     }
 
     #[test]
