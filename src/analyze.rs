@@ -79,6 +79,8 @@ pub struct Analysis {
     pub flight: Vec<(usize, sources::flight_recorder::FrDump)>,
     /// Core dumps read, with the input they came from.
     pub cores: Vec<CoreReport>,
+    /// The last timed line of each rank of each log file (`timeline::last_lines`).
+    pub last_lines: Vec<crate::timeline::Event>,
     /// The last error-ish lines of each file (bounded, `errtail`), for fingerprinting
     /// failures no rule explains.
     pub error_tail: Vec<crate::errtail::TailLine>,
@@ -258,6 +260,7 @@ impl<'kb> Engine<'kb> {
             }
             a.events.extend(r.events.into_iter().map(|e| (i, e)));
             a.error_tail.extend(r.tail.into_lines(i));
+            a.last_lines.extend(r.last_lines);
             a.warnings.extend(r.warnings);
             a.cores.extend(r.core);
             a.marks.extend(r.marks.into_iter().map(|mut m| {
@@ -344,6 +347,10 @@ impl<'kb> Engine<'kb> {
             Err(e) => res
                 .warnings
                 .push(Warning::new(Some(path), format!("cannot read: {e}"))),
+        }
+        // The file's last lines belong to its last range.
+        if let (Source::File(p), true) = (&input.source, b >= input.size) {
+            read_last_lines(p, path, kind, &mut res);
         }
         res
     }
@@ -480,6 +487,9 @@ impl<'kb> Engine<'kb> {
         let parser = sources::fact_parser(kind, name);
         let reader = io::Cursor::new(head).chain(stream.as_mut());
         self.scan_stream(reader, kind, path, parser, &mut res, scratch, progress);
+        if let Source::File(p) = &input.source {
+            read_last_lines(p, path, kind, &mut res);
+        }
         res
     }
 
@@ -636,6 +646,13 @@ fn splittable_kind(input: &Input) -> Option<SourceKind> {
     }
 }
 
+/// The timeline's last timed lines of a log file (not of a snapshot taken before the run).
+fn read_last_lines(p: &std::path::Path, path: &str, kind: SourceKind, res: &mut FileResult) {
+    if crate::timeline::is_log(kind) && !is_before_snapshot(path) {
+        crate::timeline::last_lines(p, path, &mut res.last_lines);
+    }
+}
+
 /// Join the ranges of one file in order: line numbers shifted by the lines before each
 /// range, the per-signature cap applied over the whole file.
 fn merge_segments(parts: Vec<Option<FileResult>>) -> Option<FileResult> {
@@ -673,6 +690,7 @@ fn merge_segments(parts: Vec<Option<FileResult>>) -> Option<FileResult> {
         out.events.append(&mut p.events);
         out.warnings.append(&mut p.warnings);
         out.tail.append_after(p.tail, offset);
+        out.last_lines.append(&mut p.last_lines);
         for mut m in p.marks {
             m.line += offset;
             out.marks.push(m);
@@ -743,6 +761,7 @@ struct FileResult {
     core: Option<CoreReport>,
     tail: crate::errtail::ErrorTail,
     marks: Vec<crate::timeline::Mark>,
+    last_lines: Vec<crate::timeline::Event>,
     flight: Option<sources::flight_recorder::FrDump>,
 }
 

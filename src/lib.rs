@@ -45,7 +45,7 @@ pub fn diagnose_with_progress(
     warnings.append(&mut a.warnings);
     a.warnings = warnings;
     let mut findings = correlate::correlate(kb, &a);
-    let tl = timeline::build(&inputs, &a, kb);
+    let tl = timeline::build(&a, kb);
     correlate::cascade::apply(kb, &a, &tl, &mut findings);
     let mut r = report::build(a, findings);
     r.timeline = tl;

@@ -10,7 +10,6 @@
 //! the median per-host difference as that host's offset.
 
 use crate::analyze::Analysis;
-use crate::inputs::{Input, Source};
 use crate::model::{Attribution, SourceKind};
 use crate::sources::prefix;
 use regex::Regex;
@@ -345,7 +344,8 @@ fn is_chatter(line: &str) -> bool {
     .any(|w| line.contains(w))
 }
 
-fn is_log(kind: SourceKind) -> bool {
+/// Kinds whose last timed lines the timeline shows (`last_lines`).
+pub fn is_log(kind: SourceKind) -> bool {
     matches!(
         kind,
         SourceKind::TorchLog
@@ -359,8 +359,9 @@ fn is_log(kind: SourceKind) -> bool {
 }
 
 /// The last timed line of each rank in a file's last `TAIL_BYTES` (interleaved consoles
-/// give one per rank; per-rank files one).
-fn tails(path: &std::path::Path, display: &str, out: &mut Vec<Event>) {
+/// give one per rank; per-rank files one). The analysis reads them in its per-file work
+/// (in parallel), into `Analysis::last_lines`.
+pub fn last_lines(path: &std::path::Path, display: &str, out: &mut Vec<Event>) {
     let Ok(mut f) = std::fs::File::open(path) else {
         return;
     };
@@ -413,8 +414,8 @@ fn tails(path: &std::path::Path, display: &str, out: &mut Vec<Event>) {
     }
 }
 
-/// Build the timeline from the analysis (hits, marks) and the inputs (for the tails).
-pub fn build(inputs: &[Input], a: &Analysis, kb: &crate::rules::KnowledgeBase) -> Timeline {
+/// Build the timeline from the analysis (hits, marks, last lines).
+pub fn build(a: &Analysis, kb: &crate::rules::KnowledgeBase) -> Timeline {
     let mut events = Vec::new();
     for h in &a.hits {
         let Some(rule) = kb.rules.get(h.rule) else {
@@ -443,17 +444,7 @@ pub fn build(inputs: &[Input], a: &Analysis, kb: &crate::rules::KnowledgeBase) -
         }
         mark_events(m, &a.inputs[m.input].path, &mut block, &mut events);
     }
-    for (i, input) in inputs.iter().enumerate() {
-        let Some(info) = a.inputs.get(i) else {
-            continue;
-        };
-        if !is_log(info.kind) || crate::analyze::is_before_snapshot(&info.path) {
-            continue;
-        }
-        if let Source::File(p) = &input.source {
-            tails(p, &info.path, &mut events);
-        }
-    }
+    events.extend(a.last_lines.iter().cloned());
     // The year for glog/syslog: the earliest fully dated line.
     let year = events
         .iter()
