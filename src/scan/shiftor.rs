@@ -332,11 +332,10 @@ fn skip_blocks(reach: &[u64; DOMAIN], hay: &[u8], i: usize, state: u64) -> (usiz
 /// The reach entries of the 8 positions of the block at `i` (pairs from `i - 1`).
 #[inline(always)]
 fn entries(reach: &[u64; DOMAIN], hay: &[u8], i: usize) -> [u64; 8] {
-    let wa = u64::from_le_bytes(hay[i - 1..i + 7].try_into().expect("8 bytes"));
-    let wb = u64::from_le_bytes(hay[i..i + 8].try_into().expect("8 bytes"));
+    let b: &[u8; 9] = hay[i - 1..i + 8].try_into().expect("9 bytes");
     let r = |k: usize| {
-        let w = if k < 7 { wa >> (8 * k) } else { wb >> 48 };
-        reach[pair_domain(w as u16)]
+        let pair: &[u8; 2] = b[k..k + 2].try_into().expect("2 bytes");
+        reach[pair_domain(u16::from_le_bytes(*pair))]
     };
     [r(0), r(1), r(2), r(3), r(4), r(5), r(6), r(7)]
 }
