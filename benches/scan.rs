@@ -129,7 +129,7 @@ fn bench(c: &mut Criterion) {
         let specs: Vec<PatternSpec> = srcs
             .iter()
             .enumerate()
-            .map(|(id, r)| PatternSpec { id, regex: r })
+            .map(|(id, r)| PatternSpec::new(id, r))
             .collect();
         let scanner = Scanner::new(&specs).expect("bench patterns compile");
         let mut scratch = ScanScratch::default();

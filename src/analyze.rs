@@ -112,24 +112,22 @@ impl<'kb> Engine<'kb> {
             .sig_of
             .iter()
             .enumerate()
-            .map(|(id, &(ri, si))| PatternSpec {
-                id,
-                regex: &kb.rules[ri].signatures[si].source,
+            .map(|(id, &(ri, si))| {
+                let sig = &kb.rules[ri].signatures[si];
+                PatternSpec {
+                    id,
+                    regex: &sig.source,
+                    literals: Some(sig.regex.literals()),
+                }
             })
             .collect();
         let n = specs.len();
         for (i, p) in launcher::PATTERNS.iter().enumerate() {
-            specs.push(PatternSpec {
-                id: n + i,
-                regex: p,
-            });
+            specs.push(PatternSpec::new(n + i, p));
         }
         let nl = launcher::PATTERNS.len();
         for (i, p) in crate::timeline::PATTERNS.iter().enumerate() {
-            specs.push(PatternSpec {
-                id: n + nl + i,
-                regex: p,
-            });
+            specs.push(PatternSpec::new(n + nl + i, p));
         }
         let first_mark = n + nl + crate::timeline::PATTERNS.len();
         let marks: Vec<(usize, &str)> = crate::errtail::LITERALS

@@ -92,6 +92,18 @@ pub const FREQUENT_WORDS: &[&str] = &[
 pub struct PatternSpec<'a> {
     pub id: usize,
     pub regex: &'a str,
+    /// Its required literals when already linted (`LazyRegex::literals`): saves a parse.
+    pub literals: Option<&'a [Lit]>,
+}
+
+impl<'a> PatternSpec<'a> {
+    pub fn new(id: usize, regex: &'a str) -> PatternSpec<'a> {
+        PatternSpec {
+            id,
+            regex,
+            literals: None,
+        }
+    }
 }
 
 /// Why a pattern cannot be scanned efficiently or at all.
@@ -169,19 +181,23 @@ impl Scanner {
             .collect();
         let all = patterns
             .iter()
-            .map(|p| (p.id, p.regex, true))
-            .chain(escaped.iter().map(|(id, re)| (*id, re.as_str(), false)));
+            .map(|p| (p.id, p.regex, true, p.literals))
+            .chain(
+                escaped
+                    .iter()
+                    .map(|(id, re)| (*id, re.as_str(), false, None)),
+            );
         let mut errors = Vec::new();
         let mut lits: Vec<Vec<u8>> = Vec::new();
         let mut lit_owner = Vec::new();
         let mut sources = Vec::new();
         let mut ids = Vec::new();
         let mut windows = Vec::new();
-        for (id, regex, lint) in all {
-            let alts = if lint {
-                pattern_literals(regex)
-            } else {
-                literal_alternatives(regex)
+        for (id, regex, lint, known) in all {
+            let alts = match known {
+                Some(l) => Ok(l.to_vec()),
+                None if lint => pattern_literals(regex),
+                None => literal_alternatives(regex),
             };
             match alts {
                 Ok(alts) => {
@@ -332,7 +348,13 @@ fn rare_window(lit: &[u8]) -> &[u8] {
     let mut found: Vec<(usize, usize)> = Vec::new();
     for f in frequent_words() {
         if f.len() >= MIN_LITERAL && f.len() <= w {
-            found.extend(memchr::memmem::find_iter(&lower, f).map(|at| (at, at + f.len())));
+            found.extend(
+                lower
+                    .windows(f.len())
+                    .enumerate()
+                    .filter(|(_, x)| x[0] == f[0] && x == f)
+                    .map(|(at, _)| (at, at + f.len())),
+            );
         }
     }
     let score = |start: usize| {
@@ -372,6 +394,7 @@ pub fn compile_pattern(src: &str) -> Result<(Regex, Vec<Vec<u8>>), PatternError>
 pub struct LazyRegex {
     src: String,
     cell: OnceLock<Option<Regex>>,
+    literals: Vec<Lit>,
 }
 
 impl LazyRegex {
@@ -383,13 +406,14 @@ impl LazyRegex {
             .build()
             .parse(src)
             .map_err(|e| PatternError::Regex(e.to_string()))?;
-        lint_literals(&hir)?;
+        let literals = lint_literals(&hir)?;
         let mut names = Vec::new();
         collect_capture_names(&hir, &mut names);
         Ok((
             LazyRegex {
                 src: src.to_string(),
                 cell: OnceLock::new(),
+                literals,
             },
             names,
         ))
@@ -409,6 +433,11 @@ impl LazyRegex {
     pub fn as_str(&self) -> &str {
         &self.src
     }
+
+    /// The required literals the lint found (what the scanner prefilters on).
+    pub fn literals(&self) -> &[Lit] {
+        &self.literals
+    }
 }
 
 impl Clone for LazyRegex {
@@ -416,6 +445,7 @@ impl Clone for LazyRegex {
         LazyRegex {
             src: self.src.clone(),
             cell: OnceLock::new(),
+            literals: self.literals.clone(),
         }
     }
 }
@@ -686,14 +716,8 @@ mod tests {
     #[test]
     fn scans_chunk_with_line_numbers() {
         let s = Scanner::new(&[
-            PatternSpec {
-                id: 7,
-                regex: r"Bus error",
-            },
-            PatternSpec {
-                id: 9,
-                regex: r"(?i)out of memory",
-            },
+            PatternSpec::new(7, r"Bus error"),
+            PatternSpec::new(9, r"(?i)out of memory"),
         ])
         .unwrap();
         let chunk = b"ok\nworker: Bus error\nx\nCUDA OUT OF MEMORY and Bus error\n";
@@ -739,12 +763,9 @@ mod tests {
         let mut specs: Vec<PatternSpec> = srcs
             .iter()
             .enumerate()
-            .map(|(id, r)| PatternSpec { id, regex: r })
+            .map(|(id, r)| PatternSpec::new(id, r))
             .collect();
-        specs.push(PatternSpec {
-            id: 999,
-            regex: r"(?i)\bbus error\b",
-        });
+        specs.push(PatternSpec::new(999, r"(?i)\bbus error\b"));
         let s = Scanner::new(&specs).unwrap();
         let chunk =
             b"a\nsignature number 150x\nb\nBUS ERROR here\nsignature number 007x, signature number 199x\n";
@@ -758,11 +779,7 @@ mod tests {
 
     #[test]
     fn ansi_colour_does_not_hide_a_match() {
-        let s = Scanner::new(&[PatternSpec {
-            id: 1,
-            regex: r"RuntimeError: CUDA out of memory",
-        }])
-        .unwrap();
+        let s = Scanner::new(&[PatternSpec::new(1, r"RuntimeError: CUDA out of memory")]).unwrap();
         let chunk = b"\x1b[31mRuntimeError: CUDA\x1b[0m out of memory\n";
         let mut n = 0;
         s.scan_chunk(chunk, 1, &mut ScanScratch::default(), |_, _| n += 1);
