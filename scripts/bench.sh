@@ -61,9 +61,22 @@ for set in $SETS; do
     "$TW analyze $T --format json" "$RG -c -f $DIR/patterns-ascii.txt $T" > /dev/null
   ratio "$DIR/$set.json"
   python3 -c "import json,statistics as s;t=s.median(json.load(open('$DIR/$set.json'))['results'][0]['times']);print(f'  trainwreck {$BYTES/t/1e6:.0f} MB/s')"
-  hyperfine -N --warmup 1 -r "$RUNS" --export-json "$DIR/$set-threads.json" \
-    "$TW analyze $T --format json --threads 1" "$TW analyze $T --format json --threads 2" > /dev/null
-  python3 -c "import json,statistics as s;r=json.load(open('$DIR/$set-threads.json'))['results'];a,b=(s.median(x['times']) for x in r);print(f'  1 thread {a:.3f} s, 2 threads {b:.3f} s: speed-up {a/b:.2f}x')"
+  # One thread vs two, alternated run by run (the host's load drifts between hyperfine's
+  # blocks of runs; alternating exposes both to the same drift).
+  python3 - "$TW" "$T" "$RUNS" <<'PY'
+import statistics, subprocess, sys, time
+tw, target, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+times = {1: [], 2: []}
+for i in range(runs + 1):
+    for th in (1, 2):
+        t0 = time.perf_counter()
+        subprocess.run([tw, "analyze", target, "--format", "json", "--threads", str(th)],
+                       stdout=subprocess.DEVNULL, check=False)
+        if i > 0:  # the first round warms the cache
+            times[th].append(time.perf_counter() - t0)
+a, b = statistics.median(times[1]), statistics.median(times[2])
+print(f"  1 thread {a:.3f} s, 2 threads {b:.3f} s (medians, alternated): speed-up {a/b:.2f}x")
+PY
   for th in 1 2; do
     /usr/bin/time -v "$TW" analyze "$T" --format json --threads $th 2> "$DIR/time.txt" > /dev/null
     echo "  peak RSS ($th thread(s)): $(awk '/Maximum resident/ {printf "%.1f MiB", $6/1024}' "$DIR/time.txt")"

@@ -18,6 +18,10 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 /// scanned by several threads at once (line numbers fixed up at merge).
 pub const SEGMENT_BYTES: u64 = 64 << 20;
 
+/// How many bytes of plain scanning one byte read by a line-by-line fact parser costs
+/// (for ordering the work).
+const PARSED_COST: u64 = 16;
+
 /// Counters an analysis updates as it goes, for a progress display. The analysis never
 /// prints; the caller polls these.
 #[derive(Debug, Default)]
@@ -181,12 +185,22 @@ impl<'kb> Engine<'kb> {
                 });
             }
         }
-        let size = |t: &Task| match t.range {
+        // Longest first, so no thread is left with a long task at the end. A file that a
+        // fact parser reads line by line (dmesg, snapshots) costs about as much per byte
+        // as sixteen bytes of plain scanning (measured: a 5 MB dmesg 46 ms, logs 1.7 GB/s);
+        // its kind is guessed from its name alone here (order only, not correctness).
+        let cost = |t: &Task| match t.range {
             Some((a, b, _)) => b - a,
-            None => inputs[t.input].size,
+            None => {
+                let input = &inputs[t.input];
+                let name = input.display.rsplit('/').next().unwrap_or(&input.display);
+                let parsed = sources::fact_parser(detect::detect(name, b""), name).is_some();
+                input.size * if parsed { PARSED_COST } else { 1 }
+            }
         };
-        tasks.sort_by_key(|t| std::cmp::Reverse(size(t)));
-        (tasks, segs)
+        let mut costed: Vec<(u64, Task)> = tasks.into_iter().map(|t| (cost(&t), t)).collect();
+        costed.sort_by_key(|(c, _)| std::cmp::Reverse(*c));
+        (costed.into_iter().map(|(_, t)| t).collect(), segs)
     }
 
     /// As `run`, updating `progress` as files and bytes are done.

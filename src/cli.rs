@@ -231,6 +231,8 @@ pub fn run(cli: Cli) -> i32 {
 }
 
 fn analyze(args: AnalyzeArgs) -> i32 {
+    // Detection tables compile beside the rules (start-up is sequential otherwise).
+    std::thread::spawn(crate::sources::detect::warm_up);
     let kb = match load(&args.rules) {
         Ok(kb) => kb,
         Err(code) => return code,

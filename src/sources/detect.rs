@@ -286,6 +286,12 @@ fn ascii_set(patterns: &[String]) -> RegexSet {
         .expect("detect table regexes")
 }
 
+/// Compile the detection tables now (from a spare thread while the rules load), so the
+/// first file's detection does not wait for them.
+pub fn warm_up() {
+    compiled();
+}
+
 fn compiled() -> &'static Compiled {
     static C: OnceLock<Compiled> = OnceLock::new();
     C.get_or_init(|| {
