@@ -167,7 +167,11 @@ impl<'kb> Engine<'kb> {
                 threads > 1 && input.size >= 2 * SEGMENT_BYTES,
                 splittable_kind(input),
             ) {
-                let n = input.size.div_ceil(SEGMENT_BYTES);
+                // A multiple of the thread count: equal ranges then end together.
+                let n = input
+                    .size
+                    .div_ceil(SEGMENT_BYTES)
+                    .next_multiple_of(threads as u64);
                 segs[i] = n as usize;
                 for k in 0..n {
                     let (a, b) = (input.size * k / n, input.size * (k + 1) / n);
