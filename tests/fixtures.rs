@@ -13,9 +13,7 @@ fn cases() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
     let mut out = Vec::new();
     for dir in [root.clone(), root.join("corpus"), root.join("captured")] {
-        let Ok(rd) = std::fs::read_dir(&dir) else {
-            continue;
-        };
+        let rd = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
         for e in rd.flatten() {
             if e.path().join("label.json").is_file() {
                 out.push(e.path());

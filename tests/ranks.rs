@@ -20,18 +20,17 @@ fn corpus(case: &str) -> std::path::PathBuf {
         .join("run")
 }
 
-/// Every watchdog/timeout finding is a symptom whenever a root was found.
-fn timeouts_are_symptoms(r: &Report) {
-    if let Some(top) = r.top() {
-        for f in &r.findings {
-            if f.rule != top.rule && f.category == "nccl_timeout" {
-                assert_eq!(
-                    f.symptom_of.as_deref(),
-                    Some(top.rule.as_str()),
-                    "{}",
-                    f.rule
-                );
-            }
+/// The run is diagnosed, and every watchdog/timeout finding other than the cause is its symptom.
+fn timeouts_are_symptoms(case: &str, r: &Report) {
+    let top = r.top().unwrap_or_else(|| panic!("{case}: no cause found"));
+    for f in &r.findings {
+        if f.rule != top.rule && f.category == "nccl_timeout" {
+            assert_eq!(
+                f.symptom_of.as_deref(),
+                Some(top.rule.as_str()),
+                "{case}: {}",
+                f.rule
+            );
         }
     }
 }
@@ -51,7 +50,7 @@ fn case04_names_rank0_not_torchruns_victim() {
         .find(|f| f.rule == "nccl-watchdog-timeout")
         .expect("watchdog finding");
     assert_eq!(dog.symptom_of.as_deref(), Some(LAGGING_RULE));
-    timeouts_are_symptoms(&r);
+    timeouts_are_symptoms("04", &r);
     // The flight recorder dumps were read, not skipped.
     assert!(!r.warnings.iter().any(|w| w.message.contains("not scanned")));
 }
@@ -67,8 +66,7 @@ fn case17a_mismatch_from_fingerprints() {
     assert!(top.title.contains("rank 1 ran BROADCAST"), "{}", top.title);
 }
 
-/// Ground truth of the corpus (GROUND_TRUTH.md): which rank started it. Checked whenever a
-/// cause is found and it names a rank (the knowledge base is still growing).
+/// Ground truth of the corpus (GROUND_TRUTH.md): which rank started it.
 #[test]
 fn multi_rank_fixtures_origin() {
     for (case, rank) in [
@@ -79,12 +77,9 @@ fn multi_rank_fixtures_origin() {
         ("20_dataloader_worker_segfault", 1),
     ] {
         let r = run(&[&corpus(case)]);
-        timeouts_are_symptoms(&r);
-        if let Some(top) = r.top()
-            && let Some(o) = top.origin.rank
-        {
-            assert_eq!(o, rank, "{case}: origin rank");
-        }
+        timeouts_are_symptoms(case, &r);
+        let top = r.top().expect("a cause");
+        assert_eq!(top.origin.rank, Some(rank), "{case}: origin rank");
     }
     for case in [
         "01b_dataloader_shm_torchrun",
@@ -92,7 +87,7 @@ fn multi_rank_fixtures_origin() {
         "02b_nccl_shm_transport_devshm64m_cumemhost0",
         "14a_disk_full_torch_save_torchrun",
     ] {
-        timeouts_are_symptoms(&run(&[&corpus(case)]));
+        timeouts_are_symptoms(case, &run(&[&corpus(case)]));
     }
 }
 
@@ -125,7 +120,7 @@ fn lagging_rank_from_watchdog_lines_alone() {
         top.title
     );
     assert_eq!(top.affected_ranks, vec![0, 1, 2, 3, 4, 6, 7]);
-    timeouts_are_symptoms(&r);
+    timeouts_are_symptoms("lagging excerpt", &r);
 }
 
 #[test]
@@ -191,7 +186,7 @@ fn attribution_at_scale() {
             top.origin.host.as_deref(),
             Some(format!("node-{:02}", culprit / 8).as_str())
         );
-        timeouts_are_symptoms(&r);
+        timeouts_are_symptoms("scaled", &r);
     }
 }
 

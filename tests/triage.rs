@@ -178,11 +178,21 @@ fn fixtures_of_different_categories_never_share_a_fingerprint() {
         let Some(cat) = label(&e.path()) else {
             continue;
         };
-        if let Some(fp) = fingerprint(&kb, &e.path().join("run")) {
-            assert!(fp.starts_with("fp1:") && fp.len() == 20, "{fp}");
-            by_fp.entry(fp).or_default().insert(cat);
-            n += 1;
+        let fp = fingerprint(&kb, &e.path().join("run"));
+        if cat == "no_failure" {
+            assert_eq!(
+                fp,
+                None,
+                "{}: a healthy run has no fingerprint",
+                e.path().display()
+            );
+            continue;
         }
+        let fp =
+            fp.unwrap_or_else(|| panic!("{}: a failure has a fingerprint", e.path().display()));
+        assert!(fp.starts_with("fp1:") && fp.len() == 20, "{fp}");
+        by_fp.entry(fp).or_default().insert(cat);
+        n += 1;
     }
     assert!(n >= 10, "only {n} fingerprinted fixtures");
     let clashes: Vec<_> = by_fp.iter().filter(|(_, c)| c.len() > 1).collect();
