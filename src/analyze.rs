@@ -5,7 +5,7 @@
 
 use crate::facts::FactSet;
 use crate::inputs::{Input, Source};
-use crate::model::{Attribution, Fact, SourceKind, Warning};
+use crate::model::{Attribution, Fact, Phase, SourceKind, Warning};
 use crate::rules::{KnowledgeBase, Role};
 use crate::scan::{Hit, PatternSpec, ScanScratch, Scanner};
 use crate::sources::reader::{ChunkReader, LongLine, SegmentRead};
@@ -53,6 +53,9 @@ pub struct InputInfo {
     pub path: String,
     pub kind: SourceKind,
     pub bytes: u64,
+    /// Shown only for snapshots taken before or after the run.
+    #[serde(skip_serializing_if = "Phase::is_during")]
+    pub phase: Phase,
 }
 
 /// One line that matched one signature of one rule.
@@ -350,6 +353,7 @@ impl<'kb> Engine<'kb> {
                 path: input.display.clone(),
                 kind,
                 bytes: input.size,
+                phase: input.phase,
             },
             ..FileResult::default()
         };
@@ -366,7 +370,7 @@ impl<'kb> Engine<'kb> {
         }
         // The file's last lines belong to its last range.
         if let (Source::File(p), true) = (&input.source, b >= input.size) {
-            read_last_lines(p, path, kind, &mut res);
+            read_last_lines(p, path, kind, input.phase, &mut res);
         }
         res
     }
@@ -393,6 +397,7 @@ impl<'kb> Engine<'kb> {
                 path: input.display.clone(),
                 kind: SourceKind::Text,
                 bytes: input.size,
+                phase: input.phase,
             },
             ..FileResult::default()
         };
@@ -468,6 +473,7 @@ impl<'kb> Engine<'kb> {
                         let c = elfcore::analyze_core(p, &self.core_options);
                         for mut f in c.facts {
                             f.path = path.to_string();
+                            f.phase = input.phase;
                             res.facts.push(f);
                         }
                         for w in c.warnings {
@@ -504,7 +510,7 @@ impl<'kb> Engine<'kb> {
         let reader = io::Cursor::new(head).chain(stream.as_mut());
         self.scan_stream(reader, kind, path, parser, &mut res, scratch, progress);
         if let Source::File(p) = &input.source {
-            read_last_lines(p, path, kind, &mut res);
+            read_last_lines(p, path, kind, input.phase, &mut res);
         }
         res
     }
@@ -527,7 +533,8 @@ impl<'kb> Engine<'kb> {
         let mut per_sig: std::collections::HashMap<usize, usize> = Default::default();
         let mut reader = ChunkReader::new(input);
         let mut line_buf = String::new();
-        let keep_tail = !is_before_snapshot(path);
+        let phase = res.info.phase;
+        let keep_tail = phase != Phase::Before;
         let mut reported = 0u64;
         loop {
             progress
@@ -631,6 +638,7 @@ impl<'kb> Engine<'kb> {
         }
         for mut f in fout.facts {
             f.path = path.to_string();
+            f.phase = phase;
             res.facts.push(f);
         }
         res.events = fout.events;
@@ -663,8 +671,14 @@ fn splittable_kind(input: &Input) -> Option<SourceKind> {
 }
 
 /// The timeline's last timed lines of a log file (not of a snapshot taken before the run).
-fn read_last_lines(p: &std::path::Path, path: &str, kind: SourceKind, res: &mut FileResult) {
-    if crate::timeline::is_log(kind) && !is_before_snapshot(path) {
+fn read_last_lines(
+    p: &std::path::Path,
+    path: &str,
+    kind: SourceKind,
+    phase: Phase,
+    res: &mut FileResult,
+) {
+    if crate::timeline::is_log(kind) && phase != Phase::Before {
         crate::timeline::last_lines(p, path, &mut res.last_lines);
     }
 }
@@ -720,21 +734,11 @@ fn merge_segments(parts: Vec<Option<FileResult>>) -> Option<FileResult> {
     Some(out)
 }
 
-/// Is this input a snapshot taken before the run started (`snapshot_before/…`,
-/// `dmesg_before.txt`)? Nothing in it can be evidence of how the run failed.
-pub fn is_before_snapshot(path: &str) -> bool {
-    crate::facts::is_before(path)
-}
-
 /// Kernel logs and snapshots keep old events: a line that was already in a before-run
 /// snapshot is history, not this run's failure. Such hits are removed and the removal is
 /// reported, never silent.
 fn discount_preexisting(a: &mut Analysis) {
-    let before_inputs: Vec<bool> = a
-        .inputs
-        .iter()
-        .map(|i| is_before_snapshot(&i.path))
-        .collect();
+    let before_inputs: Vec<bool> = a.inputs.iter().map(|i| i.phase == Phase::Before).collect();
     if !before_inputs.iter().any(|b| *b) {
         return;
     }
@@ -815,6 +819,7 @@ impl Default for InputInfo {
             path: String::new(),
             kind: SourceKind::Text,
             bytes: 0,
+            phase: Phase::During,
         }
     }
 }

@@ -2,7 +2,7 @@
 //! The catalog is the contract rule files are checked against: a rule that names a fact
 //! not listed here fails to load. It must not know how any fact is parsed.
 
-use crate::model::{Fact, FactValue};
+use crate::model::{Fact, FactValue, Phase};
 use std::collections::BTreeMap;
 
 /// Units, so that templates can format a value for people (`64 MiB`, not `67108864`).
@@ -743,14 +743,6 @@ pub fn pattern_matches(pattern: &str, name: &str) -> bool {
     }
 }
 
-/// A path of a snapshot taken before the run (`snapshot_before/df.txt`).
-pub fn is_before(path: &str) -> bool {
-    path.split(['/', '\\']).any(|c| {
-        let c = c.to_ascii_lowercase();
-        c.contains("before") || c.starts_with("pre_") || c.starts_with("pre-")
-    })
-}
-
 /// The catalog entry for a name, if any.
 pub fn spec_for(name: &str) -> Option<&'static FactSpec> {
     CATALOG.iter().find(|s| pattern_matches(s.name, name))
@@ -810,11 +802,11 @@ impl FactSet {
         };
         let mut out = Vec::new();
         for ix in names {
-            let has_after = ix.iter().any(|&i| !is_before(&self.facts[i].path));
+            let has_after = ix.iter().any(|&i| self.facts[i].phase != Phase::Before);
             out.extend(
                 ix.iter()
                     .copied()
-                    .filter(|&i| !has_after || !is_before(&self.facts[i].path)),
+                    .filter(|&i| !has_after || self.facts[i].phase != Phase::Before),
             );
         }
         out.into_iter().map(move |i| &self.facts[i])
@@ -827,7 +819,7 @@ impl FactSet {
         ix.iter()
             .rev()
             .map(|&i| &self.facts[i])
-            .find(|f| !is_before(&f.path))
+            .find(|f| f.phase != Phase::Before)
             .or_else(|| ix.last().map(|&i| &self.facts[i]))
     }
 

@@ -1,8 +1,11 @@
 //! Turning what the user named (directories, files, `.gz` files, `-` for stdin) into a list
-//! of readable inputs with report paths relative to what was given. Skips loops and special
-//! files with a warning; never opens file contents (that is `analyze`'s job).
+//! of readable inputs with report paths relative to what was given, each with its phase
+//! (before / during / after the run), decided here once from the layout's names. Skips loops
+//! and special files with a warning; never opens file contents (that is `sources`' job).
 
-use crate::model::Warning;
+use crate::capture::layout;
+use crate::model::{Phase, Warning};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,6 +21,119 @@ pub struct Input {
     pub source: Source,
     /// Size on disk (compressed size for `.gz`); 0 for stdin until read.
     pub size: u64,
+    /// When it was taken relative to the run (`phase_of`).
+    pub phase: Phase,
+}
+
+impl Input {
+    fn file(display: String, path: PathBuf, size: u64) -> Input {
+        let phase = phase_of(&display).0;
+        Input {
+            display,
+            source: Source::File(path),
+            size,
+            phase,
+        }
+    }
+}
+
+/// Directory names that mean "a snapshot taken before (after) the run" when a whole path
+/// component is exactly one of them. `trainwreck capture`'s own names are certain; the others
+/// are a reading of someone else's layout, said in a warning.
+const BEFORE_DIRS: &[&str] = &[
+    "before",
+    "pre",
+    "prerun",
+    "pre_run",
+    "pre-run",
+    "before_run",
+    "before-run",
+    "snapshots_before",
+    "snapshot-before",
+    "snapshots-before",
+];
+const AFTER_DIRS: &[&str] = &[
+    "after",
+    "post",
+    "postrun",
+    "post_run",
+    "post-run",
+    "after_run",
+    "after-run",
+    "snapshots_after",
+    "snapshot-after",
+    "snapshots-after",
+];
+
+/// The phase of an input from its report path, and, when it is not `During`, the path
+/// component that decided it and whether that was a guess (a name that is not
+/// `trainwreck capture`'s own). Whole components only: `before_lr_fix/train.log` is a folder
+/// someone named, not a snapshot, and stays `During`. A file is `Before` by its own name when
+/// its stem ends in a `before` word (`dmesg_before.txt`, `nvidia-smi-before.log`).
+pub fn phase_of(display: &str) -> (Phase, Option<(String, bool)>) {
+    let parts: Vec<&str> = display
+        .split(['/', '\\'])
+        .filter(|c| !c.is_empty())
+        .collect();
+    let Some((file, dirs)) = parts.split_last() else {
+        return (Phase::During, None);
+    };
+    for d in dirs.iter().rev() {
+        let l = d.to_ascii_lowercase();
+        if l == layout::SNAPSHOT_BEFORE {
+            return (Phase::Before, Some((format!("{d}/"), false)));
+        }
+        if l == layout::SNAPSHOT_AFTER {
+            return (Phase::After, Some((format!("{d}/"), false)));
+        }
+        if BEFORE_DIRS.contains(&l.as_str()) {
+            return (Phase::Before, Some((format!("{d}/"), true)));
+        }
+        if AFTER_DIRS.contains(&l.as_str()) {
+            return (Phase::After, Some((format!("{d}/"), true)));
+        }
+    }
+    let stem = file.split('.').next().unwrap_or(file).to_ascii_lowercase();
+    let words: Vec<&str> = stem.split(['_', '-']).collect();
+    if words.len() > 1 {
+        match words.last() {
+            Some(&"before") => return (Phase::Before, Some((file.to_string(), true))),
+            Some(&"after") => return (Phase::After, Some((file.to_string(), true))),
+            _ => {}
+        }
+    }
+    (Phase::During, None)
+}
+
+/// One warning per layout name that was read as a guess (not `trainwreck capture`'s own), so
+/// a user whose folder was misread sees why its lines were not evidence.
+fn phase_warnings(inputs: &[Input], warnings: &mut Vec<Warning>) {
+    let mut guessed: BTreeMap<(String, bool), Vec<&str>> = BTreeMap::new();
+    for i in inputs {
+        if let (phase, Some((name, true))) = phase_of(&i.display) {
+            guessed
+                .entry((name, phase == Phase::Before))
+                .or_default()
+                .push(&i.display);
+        }
+    }
+    for ((name, before), files) in guessed {
+        let what = if before {
+            "before the run started: its lines are history, not evidence of the failure"
+        } else {
+            "after the run ended"
+        };
+        let n = files.len();
+        warnings.push(Warning::new(
+            Some(files[0]),
+            format!(
+                "{n} input{} read as taken {what} (from the name `{name}`; `trainwreck capture` writes `{}/` and `{}/`)",
+                if n == 1 { "" } else { "s" },
+                layout::SNAPSHOT_BEFORE,
+                layout::SNAPSHOT_AFTER
+            ),
+        ));
+    }
 }
 
 /// Expand the user's arguments into inputs, in a stable order.
@@ -32,6 +148,7 @@ pub fn collect(args: &[String]) -> (Vec<Input>, Vec<Warning>) {
                     display: "<stdin>".into(),
                     source: Source::Stdin,
                     size: 0,
+                    phase: Phase::During,
                 });
                 stdin_seen = true;
             }
@@ -48,11 +165,11 @@ pub fn collect(args: &[String]) -> (Vec<Input>, Vec<Warning>) {
         if meta.is_dir() {
             walk_dir(path, &mut out, &mut warnings);
         } else if meta.is_file() {
-            out.push(Input {
-                display: arg.trim_start_matches("./").to_string(),
-                source: Source::File(path.to_path_buf()),
-                size: meta.len(),
-            });
+            out.push(Input::file(
+                arg.trim_start_matches("./").to_string(),
+                path.to_path_buf(),
+                meta.len(),
+            ));
         } else {
             warnings.push(Warning::new(
                 Some(arg),
@@ -60,6 +177,7 @@ pub fn collect(args: &[String]) -> (Vec<Input>, Vec<Warning>) {
             ));
         }
     }
+    phase_warnings(&out, &mut warnings);
     (out, warnings)
 }
 
@@ -101,11 +219,7 @@ fn walk_dir(root: &Path, out: &mut Vec<Input>, warnings: &mut Vec<Warning>) {
             continue;
         }
         let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
-        out.push(Input {
-            display,
-            source: Source::File(entry.path().to_path_buf()),
-            size,
-        });
+        out.push(Input::file(display, entry.path().to_path_buf(), size));
     }
     if out.len() == before {
         warnings.push(Warning::new(

@@ -246,6 +246,9 @@ pub struct Fact {
     /// The line's text (or a short description for binary sources), for citing.
     #[serde(skip)]
     pub text: String,
+    /// The phase of the input it was read from (set by the analysis with `path`).
+    #[serde(skip)]
+    pub phase: Phase,
 }
 
 impl Fact {
@@ -256,6 +259,7 @@ impl Fact {
             path: String::new(),
             line: None,
             text: String::new(),
+            phase: Phase::During,
         }
     }
     /// Attach provenance: the line number and the text it was read from.
@@ -449,4 +453,22 @@ pub static CATEGORIES: &[Category] = &[
 
 pub fn category(name: &str) -> Option<&'static Category> {
     CATEGORIES.iter().find(|c| c.name == name)
+}
+
+/// When an input was taken relative to the run: a snapshot from before it started describes
+/// the machine, never the failure. Decided once, when the inputs are collected
+/// (`inputs::phase_of`), and carried by every input and fact read from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Phase {
+    Before,
+    #[default]
+    During,
+    After,
+}
+
+impl Phase {
+    pub fn is_during(&self) -> bool {
+        *self == Phase::During
+    }
 }

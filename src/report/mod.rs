@@ -66,7 +66,7 @@ fn last_errors(a: &Analysis) -> Vec<ErrorLine> {
         let Some(input) = a.inputs.get(t.input) else {
             continue;
         };
-        if crate::facts::is_before(&input.path) || !input.kind.is_scanned() {
+        if input.phase == crate::model::Phase::Before || !input.kind.is_scanned() {
             continue;
         }
         if out.iter().any(|e| e.text == t.text) {
@@ -88,7 +88,7 @@ fn failure_signs(a: &Analysis) -> bool {
     a.error_tail.iter().any(|t| {
         a.inputs
             .get(t.input)
-            .is_some_and(|i| !crate::facts::is_before(&i.path) && i.kind.is_scanned())
+            .is_some_and(|i| i.phase != crate::model::Phase::Before && i.kind.is_scanned())
             && is_fatal_line(&t.text)
     }) || !a.cores.is_empty()
         || a.facts.all().iter().any(|f| {
