@@ -23,8 +23,8 @@ fn text() -> Vec<u8> {
     buf
 }
 
-/// The built-in knowledge base's signatures (the first `n`, or all) plus the launcher and
-/// timeline patterns the analysis scans with them.
+/// The built-in knowledge base's signatures (the first `n`, or all) plus the launcher/NCCL
+/// line shapes the analysis scans with them.
 fn kb_patterns(n: Option<usize>) -> Vec<String> {
     let kb = trainwreck::rules::KnowledgeBase::load(&[]).expect("built-in rules load");
     let sigs = kb
@@ -35,11 +35,10 @@ fn kb_patterns(n: Option<usize>) -> Vec<String> {
         Some(n) => sigs.take(n).collect(),
         None => sigs
             .chain(
-                trainwreck::sources::launcher::PATTERNS
+                trainwreck::sources::launcher::LINES
                     .iter()
-                    .map(|p| p.to_string()),
+                    .map(|(_, p)| p.to_string()),
             )
-            .chain(trainwreck::timeline::PATTERNS.iter().map(|p| p.to_string()))
             .collect(),
     }
 }

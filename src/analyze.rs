@@ -7,9 +7,12 @@ use crate::facts::FactSet;
 use crate::inputs::{Input, Source};
 use crate::model::{Attribution, Fact, Phase, SourceKind, Warning};
 use crate::rules::{KnowledgeBase, Role};
-use crate::scan::{Hit, PatternSpec, ScanScratch, Scanner};
+use crate::scan::watch::{Registry, Routes};
+use crate::scan::{Hit, ScanScratch, Scanner};
+use crate::sources::last_lines::{self, LastLine};
+use crate::sources::launcher::{self, LaunchEvent};
 use crate::sources::reader::{ChunkReader, LongLine, SegmentRead};
-use crate::sources::{self, Event, FactOut, detect, elfcore, launcher, prefix};
+use crate::sources::{self, Event, FactOut, detect, elfcore, prefix};
 use std::io::{self, Read};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -80,14 +83,15 @@ pub struct Analysis {
     pub facts: FactSet,
     pub events: Vec<(usize, Event)>,
     pub warnings: Vec<Warning>,
-    /// Lines the timeline reads (watchdog, teardown, launcher blocks): `timeline::PATTERNS`.
-    pub marks: Vec<crate::timeline::Mark>,
+    /// What launchers and NCCL said (exits, teardown, watchdog, fingerprints), per input, in
+    /// line order: the exit facts and the timeline are both derived from these.
+    pub launch: Vec<(usize, LaunchEvent)>,
     /// Flight Recorder dumps read: (input, summary).
     pub flight: Vec<(usize, sources::flight_recorder::FrDump)>,
     /// Core dumps read, with the input they came from.
     pub cores: Vec<CoreReport>,
-    /// The last timed line of each rank of each log file (`timeline::last_lines`).
-    pub last_lines: Vec<crate::timeline::Event>,
+    /// The last timed line of each rank of each log file (`sources::last_lines`).
+    pub last_lines: Vec<LastLine>,
     /// The last error-ish lines of each file (bounded, `errtail`), for fingerprinting
     /// failures no rule explains.
     pub error_tail: Vec<crate::errtail::TailLine>,
@@ -101,56 +105,47 @@ pub struct CoreReport {
     pub summary: elfcore::CoreSummary,
 }
 
-/// The scanner over rule signatures plus the launcher patterns that feed facts.
+/// Who watches the scanner's lines: each registers its own patterns and gets its own hits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Watcher {
+    /// A rule signature; local number = index into `kb.sig_of`.
+    Rules,
+    /// A launcher/NCCL line shape; local number = index into `launcher::LINES`.
+    Launcher,
+    /// An error-tail word (`errtail::LITERALS`).
+    ErrorTail,
+}
+
+/// The one scanner over rule signatures, launcher/NCCL line shapes and error-tail words.
 pub struct Engine<'kb> {
     pub kb: &'kb KnowledgeBase,
     scanner: Scanner,
-    /// Pattern ids below this are rule signatures (`kb.sig_of`); above are launcher patterns.
-    n_rule_patterns: usize,
-    /// Pattern ids from this one on are the error-tail marks (`errtail::LITERALS`).
-    first_mark: usize,
+    routes: Routes<Watcher>,
     /// Where core dumps' mapped files are looked up for symbols (`--sysroot`).
     pub core_options: elfcore::CoreOptions,
 }
 
 impl<'kb> Engine<'kb> {
     pub fn new(kb: &'kb KnowledgeBase) -> Engine<'kb> {
-        let mut specs: Vec<PatternSpec> = kb
-            .sig_of
-            .iter()
-            .enumerate()
-            .map(|(id, &(ri, si))| {
-                let sig = &kb.rules[ri].signatures[si];
-                PatternSpec {
-                    id,
-                    regex: &sig.source,
-                    literals: Some(sig.regex.literals()),
-                }
-            })
-            .collect();
-        let n = specs.len();
-        for (i, p) in launcher::PATTERNS.iter().enumerate() {
-            specs.push(PatternSpec::new(n + i, p));
+        let mut reg = Registry::default();
+        for (k, &(ri, si)) in kb.sig_of.iter().enumerate() {
+            let sig = &kb.rules[ri].signatures[si];
+            reg.pattern(Watcher::Rules, k, &sig.source, Some(sig.regex.literals()));
         }
-        let nl = launcher::PATTERNS.len();
-        for (i, p) in crate::timeline::PATTERNS.iter().enumerate() {
-            specs.push(PatternSpec::new(n + nl + i, p));
+        for (k, (_, re)) in launcher::LINES.iter().enumerate() {
+            reg.pattern(Watcher::Launcher, k, re, None);
         }
-        let first_mark = n + nl + crate::timeline::PATTERNS.len();
-        let marks: Vec<(usize, &str)> = crate::errtail::LITERALS
-            .iter()
-            .enumerate()
-            .map(|(i, l)| (first_mark + i, *l))
-            .collect();
-        let scanner = Scanner::with_marks(&specs, &marks).unwrap_or_else(|e| {
-            // Rule patterns were validated at load; launcher patterns by a unit test.
+        for (k, lit) in crate::errtail::LITERALS.iter().enumerate() {
+            reg.mark(Watcher::ErrorTail, k, lit);
+        }
+        let (scanner, routes) = reg.build().unwrap_or_else(|e| {
+            // Rule patterns were validated at load; launcher lines by a unit test.
             panic!("scanner patterns must compile: {e:?}")
         });
         Engine {
             kb,
             scanner,
-            n_rule_patterns: n,
-            first_mark,
+            routes,
             core_options: elfcore::CoreOptions::default(),
         }
     }
@@ -282,10 +277,7 @@ impl<'kb> Engine<'kb> {
             a.last_lines.extend(r.last_lines);
             a.warnings.extend(r.warnings);
             a.cores.extend(r.core);
-            a.marks.extend(r.marks.into_iter().map(|mut m| {
-                m.input = i;
-                m
-            }));
+            a.launch.extend(r.launch.into_iter().map(|e| (i, e)));
             if let Some(d) = r.flight {
                 a.flight.push((i, d));
             }
@@ -323,7 +315,7 @@ impl<'kb> Engine<'kb> {
             let mut last = 0u64;
             while let Ok(Some((chunk, first))) = reader.next_chunk() {
                 self.scanner.scan_chunk(chunk, first, &mut scratch, |h, _| {
-                    if h.id < self.n_rule_patterns && h.lineno != last {
+                    if self.routes.route(h.id).0 == Watcher::Rules && h.lineno != last {
                         last = h.lineno;
                         n += 1;
                     }
@@ -529,7 +521,7 @@ impl<'kb> Engine<'kb> {
     ) {
         let base_attr = prefix::from_path(path);
         let mut fout = FactOut::default();
-        let mut launcher_hits: Vec<(usize, u64, String)> = Vec::new();
+        let mut launcher_hits: Vec<(launcher::Line, u64, String)> = Vec::new();
         let mut per_sig: std::collections::HashMap<usize, usize> = Default::default();
         let mut reader = ChunkReader::new(input);
         let mut line_buf = String::new();
@@ -564,21 +556,24 @@ impl<'kb> Engine<'kb> {
             }
             self.scanner
                 .scan_chunk(chunk, first, scratch, |hit: Hit, line: &[u8]| {
-                    if hit.id >= self.first_mark {
-                        if keep_tail {
-                            res.tail.push(hit.lineno, line);
+                    let sig_ix = match self.routes.route(hit.id) {
+                        (Watcher::ErrorTail, _) => {
+                            if keep_tail {
+                                res.tail.push(hit.lineno, line);
+                            }
+                            return;
                         }
-                        return;
-                    }
-                    if hit.id >= self.n_rule_patterns {
-                        launcher_hits.push((
-                            hit.id - self.n_rule_patterns,
-                            hit.lineno,
-                            String::from_utf8_lossy(line).into_owned(),
-                        ));
-                        return;
-                    }
-                    let (ri, si) = self.kb.sig_of[hit.id];
+                        (Watcher::Launcher, k) => {
+                            launcher_hits.push((
+                                launcher::LINES[k].0,
+                                hit.lineno,
+                                String::from_utf8_lossy(line).into_owned(),
+                            ));
+                            return;
+                        }
+                        (Watcher::Rules, k) => k,
+                    };
+                    let (ri, si) = self.kb.sig_of[sig_ix];
                     let sig = &self.kb.rules[ri].signatures[si];
                     if !sig.applies_to(kind) {
                         return;
@@ -588,7 +583,7 @@ impl<'kb> Engine<'kb> {
                     {
                         return;
                     }
-                    let count = per_sig.entry(hit.id).or_default();
+                    let count = per_sig.entry(sig_ix).or_default();
                     *count += 1;
                     if *count > MAX_HITS_PER_SIG_FILE {
                         match res.dropped.iter_mut().find(|(r, _)| *r == ri) {
@@ -613,29 +608,17 @@ impl<'kb> Engine<'kb> {
         if let Some(p) = parser.as_mut() {
             p.finish(&mut fout);
         }
-        let lh: Vec<launcher::LauncherHit> = launcher_hits
+        let lh: Vec<launcher::LineHit> = launcher_hits
             .iter()
-            .map(|(p, l, t)| launcher::LauncherHit {
-                pattern: *p,
-                lineno: *l,
-                text: t,
+            .map(|(line, lineno, text)| launcher::LineHit {
+                line: *line,
+                lineno: *lineno,
+                text,
             })
             .collect();
-        fout.facts.extend(launcher::facts_from_hits(&lh));
-        let nl = launcher::PATTERNS.len();
-        for h in lh.iter().filter(|h| h.pattern >= nl) {
-            let (mut attr, _) = prefix::peel(h.text);
-            attr.rank = attr.rank.or(base_attr.rank);
-            attr.local_rank = attr.local_rank.or(base_attr.local_rank);
-            attr.host = attr.host.or_else(|| base_attr.host.clone());
-            res.marks.push(crate::timeline::Mark {
-                input: 0,
-                pattern: h.pattern - nl,
-                line: h.lineno,
-                text: h.text.chars().take(2000).collect(),
-                attr,
-            });
-        }
+        let events = launcher::read(&lh, &base_attr);
+        fout.facts.extend(launcher::exit_facts(&events));
+        res.launch = events;
         for mut f in fout.facts {
             f.path = path.to_string();
             f.phase = phase;
@@ -678,8 +661,8 @@ fn read_last_lines(
     phase: Phase,
     res: &mut FileResult,
 ) {
-    if crate::timeline::is_log(kind) && phase != Phase::Before {
-        crate::timeline::last_lines(p, path, &mut res.last_lines);
+    if last_lines::is_log(kind) && phase != Phase::Before {
+        last_lines::read(p, path, &mut res.last_lines);
     }
 }
 
@@ -721,9 +704,9 @@ fn merge_segments(parts: Vec<Option<FileResult>>) -> Option<FileResult> {
         out.warnings.append(&mut p.warnings);
         out.tail.append_after(p.tail, offset);
         out.last_lines.append(&mut p.last_lines);
-        for mut m in p.marks {
-            m.line += offset;
-            out.marks.push(m);
+        for mut e in p.launch {
+            e.line += offset;
+            out.launch.push(e);
         }
         for mut l in p.long_lines {
             l.lineno += offset;
@@ -780,8 +763,8 @@ struct FileResult {
     warnings: Vec<Warning>,
     core: Option<CoreReport>,
     tail: crate::errtail::ErrorTail,
-    marks: Vec<crate::timeline::Mark>,
-    last_lines: Vec<crate::timeline::Event>,
+    launch: Vec<LaunchEvent>,
+    last_lines: Vec<LastLine>,
     flight: Option<sources::flight_recorder::FrDump>,
 }
 

@@ -10,28 +10,8 @@
 //! the median per-host difference as that host's offset.
 
 use crate::analyze::Analysis;
-use crate::model::{Attribution, SourceKind};
-use crate::sources::prefix;
-use regex::Regex;
-use std::io::{Read, Seek, SeekFrom};
-use std::sync::OnceLock;
-
-/// How much of each log's end is read for its last sign of life.
-pub const TAIL_BYTES: u64 = 64 * 1024;
-
-/// Scanner patterns for lines the cascade logic reads (after the launcher patterns in the
-/// same single pass). Each holds a rare literal.
-pub static PATTERNS: &[&str] = &[
-    r"WorkNCCL\(SeqNum=\d+, OpType=\w+",
-    r"[Ll]ast enqueued (?:NCCL )?work: -?\d+, last completed (?:NCCL )?work: -?\d+",
-    r"CollectiveFingerPrint\(SequenceNumber=\d+, OpType=\w+",
-    r"Sending process \d+ closing signal SIG[A-Z]+",
-    r"Killing subprocess \d+",
-    r"rank\s*: \d+ \(local_rank: \d+\)",
-    r"exitcode\s*: -?\d+ \(pid: \d+\)",
-    r"failed \(exitcode: -?\d+\) local_rank: \d+ \(pid: \d+\)",
-    r"^\s*host\s*: [\w.-]+\s*$",
-];
+use crate::model::Attribution;
+use crate::sources::launcher::{LaunchEvent, What};
 
 /// What an event is, as far as the cascade logic cares.
 #[derive(Debug, Clone, PartialEq)]
@@ -78,16 +58,6 @@ pub struct Event {
     pub line: Option<u64>,
     pub kind: Kind,
     pub text: String,
-}
-
-/// A mark: one scanner hit on `PATTERNS`, kept by the analysis for this module.
-#[derive(Debug, Clone)]
-pub struct Mark {
-    pub input: usize,
-    pub pattern: usize,
-    pub line: u64,
-    pub text: String,
-    pub attr: Attribution,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -179,242 +149,63 @@ pub fn format_epoch(t: f64) -> String {
     format!("{y:04}-{m:02}-{d:02} {h:02}:{mi:02}:{s:02}.{frac:03}")
 }
 
-fn re(i: usize) -> &'static Regex {
-    static R: OnceLock<Vec<Regex>> = OnceLock::new();
-    &R.get_or_init(|| {
-        [
-            r"WorkNCCL\(SeqNum=(\d+), OpType=(\w+)(?:, NumelIn=(\d+))?",
-            r"[Ll]ast enqueued (?:NCCL )?work: (-?\d+), last completed (?:NCCL )?work: (-?\d+)",
-            r"(?:Rank (\d+) is running collective: )?CollectiveFingerPrint\(SequenceNumber=(\d+), OpType=(\w+)",
-            r"Sending process (\d+) closing signal (SIG[A-Z]+)",
-            r"Killing subprocess (\d+)",
-            r"rank\s*: (\d+) \(local_rank: (\d+)\)",
-            r"exitcode\s*: (-?\d+) \(pid: (\d+)\)",
-            r"failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pid: (\d+)\)",
-            r"^\s*host\s*: ([\w.-]+)\s*$",
-        ]
-        .iter()
-        .map(|r| Regex::new(r).expect("timeline regex"))
-        .collect::<Vec<_>>()
-    })[i]
-}
-
-fn ran_for() -> &'static Regex {
-    static R: OnceLock<Regex> = OnceLock::new();
-    R.get_or_init(|| Regex::new(r"ran for (\d+) milliseconds").expect("timeline regex"))
-}
-
-/// A launcher `Root Cause` / `Other Failures` block being read: host line, then rank line.
-#[derive(Default)]
-struct Block {
-    host: Option<(String, u64)>,
-    rank: Option<(u32, u32, u64)>,
-}
-
-/// Turn marks into events (one mark can give several: a mismatch line names two ranks).
-fn mark_events(m: &Mark, path: &str, block: &mut Block, out: &mut Vec<Event>) {
-    let ev = |kind: Kind| Event {
+/// A launcher/NCCL event as a timeline event (exits with a status, teardown, watchdog,
+/// work state, fingerprints; a signal-only exit line adds nothing the status did not say).
+fn launch_event(e: &LaunchEvent, path: &str) -> Option<Event> {
+    let kind = match &e.what {
+        What::WorkerExit {
+            rank,
+            local_rank,
+            pid,
+            code: Some(code),
+            ..
+        } => Kind::Exit {
+            rank: *rank,
+            local_rank: *local_rank,
+            pid: *pid,
+            code: *code,
+        },
+        What::WorkerExit { code: None, .. } => return None,
+        What::Teardown { pid, signal } => Kind::Teardown {
+            pid: *pid,
+            signal: signal.clone(),
+        },
+        What::Watchdog {
+            seq,
+            op,
+            numel,
+            ran_ms,
+        } => Kind::Watchdog {
+            seq: *seq,
+            op: op.clone(),
+            numel: *numel,
+            ran_ms: *ran_ms,
+        },
+        What::WorkState {
+            enqueued,
+            completed,
+        } => Kind::WorkState {
+            enqueued: *enqueued,
+            completed: *completed,
+        },
+        What::Fingerprint { of, seq, op } => Kind::Fingerprint {
+            of: *of,
+            seq: *seq,
+            op: op.clone(),
+        },
+    };
+    Some(Event {
         t: None,
-        time: m.attr.time.clone(),
-        who: m.attr.clone(),
+        time: e.who.time.clone(),
+        who: e.who.clone(),
         path: path.to_string(),
-        line: Some(m.line),
+        line: Some(e.line),
         kind,
-        text: m.text.trim().to_string(),
-    };
-    let num = |c: &regex::Captures, i: usize| c.get(i).and_then(|x| x.as_str().parse::<i64>().ok());
-    match m.pattern {
-        0 => {
-            if !m.text.contains("Watchdog caught") {
-                return;
-            }
-            if let Some(c) = re(0).captures(&m.text) {
-                out.push(ev(Kind::Watchdog {
-                    seq: num(&c, 1).unwrap_or(0) as u64,
-                    op: c[2].to_string(),
-                    numel: num(&c, 3).map(|x| x as u64),
-                    ran_ms: ran_for().captures(&m.text).and_then(|c| c[1].parse().ok()),
-                }));
-            }
-        }
-        1 => {
-            if let Some(c) = re(1).captures(&m.text) {
-                out.push(ev(Kind::WorkState {
-                    enqueued: num(&c, 1).unwrap_or(-1),
-                    completed: num(&c, 2).unwrap_or(-1),
-                }));
-            }
-        }
-        2 => {
-            for c in re(2).captures_iter(&m.text) {
-                let of = num(&c, 1).map(|x| x as u32).or(m.attr.rank);
-                if let Some(of) = of {
-                    out.push(ev(Kind::Fingerprint {
-                        of,
-                        seq: num(&c, 2).unwrap_or(0) as u64,
-                        op: c[3].to_string(),
-                    }));
-                }
-            }
-        }
-        3 => {
-            if let Some(c) = re(3).captures(&m.text) {
-                out.push(ev(Kind::Teardown {
-                    pid: num(&c, 1).unwrap_or(0) as u32,
-                    signal: c[2].to_string(),
-                }));
-            }
-        }
-        4 => {
-            if let Some(c) = re(4).captures(&m.text) {
-                out.push(ev(Kind::Teardown {
-                    pid: num(&c, 1).unwrap_or(0) as u32,
-                    signal: "SIGKILL".into(),
-                }));
-            }
-        }
-        5 => {
-            if let Some(c) = re(5).captures(&m.text) {
-                block.rank = Some((
-                    num(&c, 1).unwrap_or(0) as u32,
-                    num(&c, 2).unwrap_or(0) as u32,
-                    m.line,
-                ));
-            }
-        }
-        6 => {
-            let Some(c) = re(6).captures(&m.text) else {
-                return;
-            };
-            let Some((rank, lr, at)) = block.rank else {
-                return;
-            };
-            if m.line.saturating_sub(at) > 4 {
-                return;
-            }
-            let mut e = ev(Kind::Exit {
-                rank: Some(rank),
-                local_rank: Some(lr),
-                pid: num(&c, 2).map(|x| x as u32),
-                code: num(&c, 1).unwrap_or(0),
-            });
-            e.who.rank = Some(rank);
-            e.who.local_rank = Some(lr);
-            e.who.pid = num(&c, 2).map(|x| x as u32);
-            if let Some((h, hl)) = &block.host
-                && m.line.saturating_sub(*hl) <= 6
-            {
-                e.who.host = Some(h.clone());
-            }
-            out.push(e);
-        }
-        8 => {
-            if let Some(c) = re(8).captures(&m.text) {
-                block.host = Some((c[1].to_string(), m.line));
-            }
-        }
-        7 => {
-            if let Some(c) = re(7).captures(&m.text) {
-                out.push(ev(Kind::Exit {
-                    rank: None,
-                    local_rank: num(&c, 2).map(|x| x as u32),
-                    pid: num(&c, 3).map(|x| x as u32),
-                    code: num(&c, 1).unwrap_or(0),
-                }));
-            }
-        }
-        _ => {}
-    }
+        text: e.text.clone(),
+    })
 }
 
-/// Lines a rank prints because of the failure (NCCL/watchdog/dump messages, tracebacks), not
-/// as a sign that it was still working.
-fn is_chatter(line: &str) -> bool {
-    [
-        "ProcessGroupNCCL",
-        "NCCL",
-        "Watchdog",
-        "Traceback",
-        "Error",
-        "flight recorder",
-        "Signal",
-        "SIG",
-    ]
-    .iter()
-    .any(|w| line.contains(w))
-}
-
-/// Kinds whose last timed lines the timeline shows (`last_lines`).
-pub fn is_log(kind: SourceKind) -> bool {
-    matches!(
-        kind,
-        SourceKind::TorchLog
-            | SourceKind::DeepspeedLog
-            | SourceKind::HfTrainerLog
-            | SourceKind::NcclLog
-            | SourceKind::UcxMpiLog
-            | SourceKind::SlurmLog
-            | SourceKind::Text
-    )
-}
-
-/// The last timed line of each rank in a file's last `TAIL_BYTES` (interleaved consoles
-/// give one per rank; per-rank files one). The analysis reads them in its per-file work
-/// (in parallel), into `Analysis::last_lines`.
-pub fn last_lines(path: &std::path::Path, display: &str, out: &mut Vec<Event>) {
-    let Ok(mut f) = std::fs::File::open(path) else {
-        return;
-    };
-    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-    let start = len.saturating_sub(TAIL_BYTES);
-    if f.seek(SeekFrom::Start(start)).is_err() {
-        return;
-    }
-    let mut buf = Vec::new();
-    if f.take(TAIL_BYTES).read_to_end(&mut buf).is_err() || buf.starts_with(&[0x1f, 0x8b]) {
-        return;
-    }
-    let text = String::from_utf8_lossy(&buf);
-    let base = prefix::from_path(display);
-    let mut seen: Vec<(Option<u32>, Option<u32>)> = Vec::new();
-    // Skip a partial first line when the read began mid-file.
-    let body = if start > 0 {
-        text.split_once('\n').map_or("", |x| x.1)
-    } else {
-        &text
-    };
-    for line in body.lines().rev() {
-        if is_chatter(line) {
-            continue;
-        }
-        let (mut a, _) = prefix::peel(line);
-        if a.time.is_none() {
-            continue;
-        }
-        a.rank = a.rank.or(base.rank);
-        a.local_rank = a.local_rank.or(base.local_rank);
-        a.host = a.host.or_else(|| base.host.clone());
-        let key = (a.rank, a.local_rank);
-        if seen.contains(&key) {
-            continue;
-        }
-        seen.push(key);
-        out.push(Event {
-            t: None,
-            time: a.time.clone(),
-            who: a,
-            path: display.to_string(),
-            line: None,
-            kind: Kind::LastLine,
-            text: line.trim().chars().take(300).collect(),
-        });
-        if seen.len() > 4096 {
-            break;
-        }
-    }
-}
-
-/// Build the timeline from the analysis (hits, marks, last lines).
+/// Build the timeline from the analysis (hits, launcher/NCCL events, last lines).
 pub fn build(a: &Analysis, kb: &crate::rules::KnowledgeBase) -> Timeline {
     let mut events = Vec::new();
     for h in &a.hits {
@@ -435,16 +226,18 @@ pub fn build(a: &Analysis, kb: &crate::rules::KnowledgeBase) -> Timeline {
             text: h.text.clone(),
         });
     }
-    let mut block = Block::default();
-    let mut last_input = usize::MAX;
-    for m in &a.marks {
-        if m.input != last_input {
-            block = Block::default();
-            last_input = m.input;
-        }
-        mark_events(m, &a.inputs[m.input].path, &mut block, &mut events);
+    for (input, e) in &a.launch {
+        events.extend(launch_event(e, &a.inputs[*input].path));
     }
-    events.extend(a.last_lines.iter().cloned());
+    events.extend(a.last_lines.iter().map(|l| Event {
+        t: None,
+        time: l.time.clone(),
+        who: l.who.clone(),
+        path: l.path.clone(),
+        line: None,
+        kind: Kind::LastLine,
+        text: l.text.clone(),
+    }));
     // The year for glog/syslog: the earliest fully dated line.
     let year = events
         .iter()
@@ -508,34 +301,5 @@ mod tests {
     fn raw_dmesg_needs_boot_time() {
         assert_eq!(resolve("boot+10.5", None, None), None);
         assert_eq!(resolve("boot+10.5", None, Some(100.0)), Some(110.5));
-    }
-
-    #[test]
-    fn fingerprint_mismatch_line_gives_both_ranks() {
-        let m = Mark {
-            input: 0,
-            pattern: 2,
-            line: 1,
-            text: "[rank1]: RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running collective: CollectiveFingerPrint(SequenceNumber=153, OpType=BROADCAST, TensorShape=[2]), but Rank 0 is running collective: CollectiveFingerPrint(SequenceNumber=153, OpType=ALLREDUCE, TensorShape=[2])".into(),
-            attr: Attribution { rank: Some(1), ..Default::default() },
-        };
-        let mut out = Vec::new();
-        mark_events(&m, "x", &mut Block::default(), &mut out);
-        let k: Vec<_> = out.into_iter().map(|e| e.kind).collect();
-        assert_eq!(
-            k,
-            vec![
-                Kind::Fingerprint {
-                    of: 1,
-                    seq: 153,
-                    op: "BROADCAST".into()
-                },
-                Kind::Fingerprint {
-                    of: 0,
-                    seq: 153,
-                    op: "ALLREDUCE".into()
-                }
-            ]
-        );
     }
 }

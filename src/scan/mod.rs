@@ -6,6 +6,7 @@
 //! files: patterns in, `(pattern, line)` hits out.
 
 pub mod shiftor;
+pub mod watch;
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 use regex::bytes::Regex;

@@ -1,27 +1,368 @@
-//! Launcher exit reports → facts: DeepSpeed's `exits with return code = -7`, torchrun's
-//! `failed (exitcode: -7) local_rank: 1` and `Root Cause` blocks, `Signal 7 (SIGBUS)`,
-//! torch.multiprocessing's `terminated with signal SIGBUS`. The patterns run inside the same
-//! scanner pass as the rules (no second read); this module only interprets their hits.
+//! Launcher and NCCL watchdog lines → typed events: DeepSpeed's `exits with return code = -7`,
+//! torchelastic's `failed (exitcode: -7) local_rank: 1` header and `Root Cause` blocks (host,
+//! rank, exitcode, `Signal 7 (SIGBUS) received by PID`), torch.multiprocessing's `terminated
+//! with signal SIGBUS`, the launcher's teardown (`Sending process N closing signal`, `Killing
+//! subprocess N`), and ProcessGroupNCCL's watchdog, work-state and collective-fingerprint
+//! lines. Each line shape is written once, in `LINES`, beside the code that reads it; the
+//! analysis registers them with the one scanner pass and hands back their hits in line order.
+//! Facts (`rank.N.exit_code`, `rank.N.exit_signal`) and the timeline's events are both derived
+//! from the events here, so one line never has two meanings. It reads no files and decides
+//! nothing about causes.
 
-use crate::model::Fact;
+use crate::model::{Attribution, Fact};
+use crate::sources::prefix;
 use regex::Regex;
 use std::sync::OnceLock;
 
-/// Scanner patterns, in the order `facts_from_hits` expects them. Each has a rare literal.
-pub static PATTERNS: &[&str] = &[
-    r"exits with return code = -?\d+",
-    r"failed \(exitcode: -?\d+\) local_rank: \d+ \(pid: \d+\)",
-    r"rank\s*: \d+ \(local_rank: \d+\)",
-    r"exitcode\s*: -?\d+ \(pid: \d+\)",
-    r"Signal \d+ \(SIG[A-Z]+\) received by PID \d+",
-    r"process \d+ terminated with (?:exit code -?\d+|signal SIG[A-Z]+)",
+/// The line shapes this module reads. The scanner matches each regex as written (its capture
+/// groups are ignored there); `read` applies the same regex again for the captures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Line {
+    /// DeepSpeed launcher: `[…'--local_rank=1'…] exits with return code = -7`.
+    DeepspeedExit,
+    /// torchelastic: `failed (exitcode: -7) local_rank: 1 (pid: 4242) of binary: …`.
+    ElasticHeader,
+    /// torchelastic failure block: `  host      : node7`.
+    BlockHost,
+    /// torchelastic failure block: `  rank      : 1 (local_rank: 1)`.
+    BlockRank,
+    /// torchelastic failure block: `  exitcode  : -7 (pid: 4242)`.
+    BlockExitcode,
+    /// torchelastic failure block: `  traceback : Signal 7 (SIGBUS) received by PID 4242`.
+    BlockSignal,
+    /// torch.multiprocessing: `process 1 terminated with signal SIGBUS` / `with exit code 1`.
+    SpawnExit,
+    /// torchelastic: `Sending process 4242 closing signal SIGTERM`.
+    SendingSignal,
+    /// DeepSpeed launcher: `Killing subprocess 4242`.
+    KillingSubprocess,
+    /// ProcessGroupNCCL: `WorkNCCL(SeqNum=26, OpType=ALLREDUCE, NumelIn=…` (the watchdog's
+    /// timeout line when it says `Watchdog caught`).
+    WorkNccl,
+    /// ProcessGroupNCCL: `Last enqueued NCCL work: 25, last completed NCCL work: 25`.
+    WorkState,
+    /// TORCH_DISTRIBUTED_DEBUG=DETAIL: `Rank 1 is running collective:
+    /// CollectiveFingerPrint(SequenceNumber=153, OpType=BROADCAST …` (one line may name two ranks).
+    CollectiveFingerprint,
+}
+
+/// Every line shape with its regex. Each regex holds a rare literal for the prefilter.
+pub static LINES: &[(Line, &str)] = &[
+    (Line::DeepspeedExit, r"exits with return code = (-?\d+)"),
+    (
+        Line::ElasticHeader,
+        r"failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pid: (\d+)\)",
+    ),
+    (Line::BlockHost, r"^\s*host\s*: ([\w.-]+)\s*$"),
+    (Line::BlockRank, r"rank\s*: (\d+) \(local_rank: (\d+)\)"),
+    (Line::BlockExitcode, r"exitcode\s*: (-?\d+) \(pid: (\d+)\)"),
+    (
+        Line::BlockSignal,
+        r"Signal (\d+) \((SIG[A-Z]+)\) received by PID (\d+)",
+    ),
+    (
+        Line::SpawnExit,
+        r"process (\d+) terminated with (?:exit code (-?\d+)|signal (SIG[A-Z]+))",
+    ),
+    (
+        Line::SendingSignal,
+        r"Sending process (\d+) closing signal (SIG[A-Z]+)",
+    ),
+    (Line::KillingSubprocess, r"Killing subprocess (\d+)"),
+    (
+        Line::WorkNccl,
+        r"WorkNCCL\(SeqNum=(\d+), OpType=(\w+)(?:, NumelIn=(\d+))?",
+    ),
+    (
+        Line::WorkState,
+        r"[Ll]ast enqueued (?:NCCL )?work: (-?\d+), last completed (?:NCCL )?work: (-?\d+)",
+    ),
+    (
+        Line::CollectiveFingerprint,
+        r"(?:Rank (\d+) is running collective: )?CollectiveFingerPrint\(SequenceNumber=(\d+), OpType=(\w+)",
+    ),
 ];
 
-/// One scanner hit on a launcher pattern: which pattern, where, and the line's text.
-pub struct LauncherHit<'a> {
-    pub pattern: usize,
+/// A block line belongs to the `rank : N` line at most this many lines above it.
+const BLOCK_RANK_SPAN: u64 = 4;
+/// … and to the `host : H` line at most this many lines above it.
+const BLOCK_HOST_SPAN: u64 = 6;
+
+fn regex(line: Line) -> &'static Regex {
+    static R: OnceLock<Vec<Regex>> = OnceLock::new();
+    let all = R.get_or_init(|| {
+        LINES
+            .iter()
+            .map(|(_, src)| Regex::new(src).expect("launcher line regex"))
+            .collect()
+    });
+    let ix = LINES
+        .iter()
+        .position(|(l, _)| *l == line)
+        .expect("every Line has a regex in LINES");
+    &all[ix]
+}
+
+fn ran_for() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| Regex::new(r"ran for (\d+) milliseconds").expect("launcher regex"))
+}
+
+fn local_rank_arg() -> &'static Regex {
+    static R: OnceLock<Regex> = OnceLock::new();
+    R.get_or_init(|| Regex::new(r"--local_rank=(\d+)").expect("launcher regex"))
+}
+
+/// One scanner hit on a line shape: which shape, where, and the line's text.
+pub struct LineHit<'a> {
+    pub line: Line,
     pub lineno: u64,
     pub text: &'a str,
+}
+
+/// Which launcher reported a worker's end (they differ in what "rank" means).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitVia {
+    /// DeepSpeed's launcher; the rank is the worker's `--local_rank` argument, when shown.
+    Deepspeed,
+    /// torchelastic's one-line header: a local rank only.
+    ElasticHeader,
+    /// torchelastic's failure block: the global rank, local rank, host and pid.
+    ElasticBlock,
+    /// torch.multiprocessing: the process index, which is the rank.
+    Spawn,
+}
+
+/// What a launcher or NCCL line says.
+#[derive(Debug, Clone, PartialEq)]
+pub enum What {
+    /// A worker ended: with an exit status (negative: killed by that signal), or with the
+    /// signal only (`Signal 6 (SIGABRT) received by PID`).
+    WorkerExit {
+        via: ExitVia,
+        rank: Option<u32>,
+        local_rank: Option<u32>,
+        pid: Option<u32>,
+        code: Option<i64>,
+        signal: Option<String>,
+    },
+    /// The launcher sending a signal to a worker while tearing the job down.
+    Teardown { pid: u32, signal: String },
+    /// `Watchdog caught collective operation timeout: WorkNCCL(SeqNum=26, OpType=ALLREDUCE …)`.
+    Watchdog {
+        seq: u64,
+        op: String,
+        numel: Option<u64>,
+        ran_ms: Option<u64>,
+    },
+    /// `Last enqueued NCCL work: 25, last completed NCCL work: 25`.
+    WorkState { enqueued: i64, completed: i64 },
+    /// A collective fingerprint: `of` is the rank it belongs to (may differ from who printed it).
+    Fingerprint { of: u32, seq: u64, op: String },
+}
+
+/// One event read from a line: what it says, who said it (prefixes peeled, the file's own
+/// rank/host filled in; for a failure block, the rank and host the block names), where.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LaunchEvent {
+    pub what: What,
+    pub who: Attribution,
+    pub line: u64,
+    /// The line as read, trimmed and bounded.
+    pub text: String,
+}
+
+/// A torchelastic failure block being read: its host line, then its rank line.
+#[derive(Default)]
+struct Block {
+    host: Option<(String, u64)>,
+    rank: Option<(u32, u32, u64)>,
+}
+
+impl Block {
+    fn rank_near(&self, lineno: u64) -> Option<(u32, u32)> {
+        self.rank
+            .filter(|(_, _, at)| lineno.saturating_sub(*at) <= BLOCK_RANK_SPAN)
+            .map(|(r, lr, _)| (r, lr))
+    }
+    fn host_near(&self, lineno: u64) -> Option<String> {
+        self.host
+            .as_ref()
+            .filter(|(_, at)| lineno.saturating_sub(*at) <= BLOCK_HOST_SPAN)
+            .map(|(h, _)| h.clone())
+    }
+}
+
+/// Read one file's hits (in line order) into events. `base` is what the file's path says
+/// about who wrote it (`rank3.log`, `node7/…`).
+pub fn read(hits: &[LineHit], base: &Attribution) -> Vec<LaunchEvent> {
+    let mut out = Vec::new();
+    let mut block = Block::default();
+    for h in hits {
+        let Some(c) = regex(h.line).captures(h.text) else {
+            continue;
+        };
+        let num = |i: usize| c.get(i).and_then(|x| x.as_str().parse::<i64>().ok());
+        let unum = |i: usize| c.get(i).and_then(|x| x.as_str().parse::<u32>().ok());
+        let (mut who, _) = prefix::peel(h.text);
+        who.rank = who.rank.or(base.rank);
+        who.local_rank = who.local_rank.or(base.local_rank);
+        who.host = who.host.or_else(|| base.host.clone());
+        let mut push = |what: What, who: Attribution| {
+            out.push(LaunchEvent {
+                what,
+                who,
+                line: h.lineno,
+                text: h.text.trim().chars().take(2000).collect(),
+            })
+        };
+        match h.line {
+            Line::DeepspeedExit => {
+                let local_rank = local_rank_arg()
+                    .captures(h.text)
+                    .and_then(|c| c[1].parse().ok());
+                push(
+                    What::WorkerExit {
+                        via: ExitVia::Deepspeed,
+                        rank: None,
+                        local_rank,
+                        pid: None,
+                        code: num(1),
+                        signal: None,
+                    },
+                    who,
+                );
+            }
+            Line::ElasticHeader => {
+                let (local_rank, pid) = (unum(2), unum(3));
+                who.local_rank = local_rank.or(who.local_rank);
+                who.pid = pid.or(who.pid);
+                push(
+                    What::WorkerExit {
+                        via: ExitVia::ElasticHeader,
+                        rank: None,
+                        local_rank,
+                        pid,
+                        code: num(1),
+                        signal: None,
+                    },
+                    who,
+                );
+            }
+            Line::BlockHost => block.host = Some((c[1].to_string(), h.lineno)),
+            Line::BlockRank => {
+                if let (Some(r), Some(lr)) = (unum(1), unum(2)) {
+                    block.rank = Some((r, lr, h.lineno));
+                }
+            }
+            Line::BlockExitcode | Line::BlockSignal => {
+                let Some((rank, lr)) = block.rank_near(h.lineno) else {
+                    continue;
+                };
+                let (pid, code, signal) = if h.line == Line::BlockExitcode {
+                    (unum(2), num(1), None)
+                } else {
+                    (unum(3), None, Some(c[2].to_string()))
+                };
+                who.rank = Some(rank);
+                who.local_rank = Some(lr);
+                who.pid = pid;
+                if let Some(host) = block.host_near(h.lineno) {
+                    who.host = Some(host);
+                }
+                push(
+                    What::WorkerExit {
+                        via: ExitVia::ElasticBlock,
+                        rank: Some(rank),
+                        local_rank: Some(lr),
+                        pid,
+                        code,
+                        signal,
+                    },
+                    who,
+                );
+            }
+            Line::SpawnExit => {
+                let Some(rank) = unum(1) else { continue };
+                push(
+                    What::WorkerExit {
+                        via: ExitVia::Spawn,
+                        rank: Some(rank),
+                        local_rank: None,
+                        pid: None,
+                        code: num(2),
+                        signal: c.get(3).map(|m| m.as_str().to_string()),
+                    },
+                    who,
+                );
+            }
+            Line::SendingSignal => {
+                if let Some(pid) = unum(1) {
+                    push(
+                        What::Teardown {
+                            pid,
+                            signal: c[2].to_string(),
+                        },
+                        who,
+                    );
+                }
+            }
+            Line::KillingSubprocess => {
+                if let Some(pid) = unum(1) {
+                    push(
+                        What::Teardown {
+                            pid,
+                            signal: "SIGKILL".into(),
+                        },
+                        who,
+                    );
+                }
+            }
+            Line::WorkNccl => {
+                // Other lines quote WorkNCCL too (dumps, aborts): only the watchdog's own
+                // timeout line is a timeout.
+                if !h.text.contains("Watchdog caught") {
+                    continue;
+                }
+                push(
+                    What::Watchdog {
+                        seq: num(1).unwrap_or(0) as u64,
+                        op: c[2].to_string(),
+                        numel: num(3).map(|x| x as u64),
+                        ran_ms: ran_for().captures(h.text).and_then(|c| c[1].parse().ok()),
+                    },
+                    who,
+                );
+            }
+            Line::WorkState => push(
+                What::WorkState {
+                    enqueued: num(1).unwrap_or(-1),
+                    completed: num(2).unwrap_or(-1),
+                },
+                who,
+            ),
+            Line::CollectiveFingerprint => {
+                for c in regex(h.line).captures_iter(h.text) {
+                    let of = c
+                        .get(1)
+                        .and_then(|x| x.as_str().parse::<u32>().ok())
+                        .or(who.rank);
+                    let seq = c.get(2).and_then(|x| x.as_str().parse::<u64>().ok());
+                    if let (Some(of), Some(seq)) = (of, seq) {
+                        push(
+                            What::Fingerprint {
+                                of,
+                                seq,
+                                op: c[3].to_string(),
+                            },
+                            who.clone(),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The signal a negative exit status (or 128 + n) names, e.g. -7 → `SIGBUS`.
@@ -31,107 +372,46 @@ pub fn signal_name(n: i64) -> Option<&'static str> {
         .and_then(crate::sources::elfcore::signals::signal_name)
 }
 
-fn res() -> &'static [Regex; 6] {
-    static R: OnceLock<[Regex; 6]> = OnceLock::new();
-    R.get_or_init(|| {
-        [
-            Regex::new(r"exits with return code = (-?\d+)").unwrap(),
-            Regex::new(r"failed \(exitcode: (-?\d+)\) local_rank: (\d+) \(pid: (\d+)\)").unwrap(),
-            Regex::new(r"rank\s*: (\d+) \(local_rank: (\d+)\)").unwrap(),
-            Regex::new(r"exitcode\s*: (-?\d+) \(pid: (\d+)\)").unwrap(),
-            Regex::new(r"Signal (\d+) \((SIG[A-Z]+)\) received by PID (\d+)").unwrap(),
-            Regex::new(r"process (\d+) terminated with (?:exit code (-?\d+)|signal (SIG[A-Z]+))")
-                .unwrap(),
-        ]
-    })
-}
-
-fn local_rank_arg() -> &'static Regex {
-    static R: OnceLock<Regex> = OnceLock::new();
-    R.get_or_init(|| Regex::new(r"--local_rank=(\d+)").unwrap())
-}
-
-fn exit_facts(out: &mut Vec<Fact>, rank: u32, code: i64, lineno: u64, text: &str) {
-    out.push(Fact::new(format!("rank.{rank}.exit_code"), code).at(lineno, text));
-    if code < 0
-        && let Some(sig) = signal_name(-code)
-    {
-        out.push(Fact::new(format!("rank.{rank}.exit_signal"), sig).at(lineno, text));
-    } else if code > 128
-        && let Some(sig) = signal_name(code - 128)
-    {
-        out.push(Fact::new(format!("rank.{rank}.exit_signal"), sig).at(lineno, text));
-    }
-}
-
-/// Turn one file's launcher hits (in line order) into exit facts.
-pub fn facts_from_hits(hits: &[LauncherHit]) -> Vec<Fact> {
-    let r = res();
+/// The exit facts the events give: `rank.N.exit_code` and `rank.N.exit_signal` (from the
+/// signal named, or the one a negative or >128 status implies), and `launcher.exit_code` for a
+/// DeepSpeed exit that names no rank. A worker known only by its local rank (torchelastic's
+/// header, DeepSpeed's `--local_rank`) is counted under that number: on one node it is the rank.
+pub fn exit_facts(events: &[LaunchEvent]) -> Vec<Fact> {
     let mut out = Vec::new();
-    // The rank of the most recent `rank : N (local_rank: M)` line, for the block's next lines.
-    let mut block_rank: Option<(u32, u64)> = None;
-    for h in hits {
-        let near_block = |lineno: u64| block_rank.filter(|(_, at)| lineno.saturating_sub(*at) <= 4);
-        match h.pattern {
-            0 => {
-                let Some(c) = r[0].captures(h.text) else {
-                    continue;
-                };
-                let code: i64 = c[1].parse().unwrap_or(0);
-                let rank = local_rank_arg()
-                    .captures(h.text)
-                    .and_then(|c| c[1].parse().ok());
-                match rank {
-                    Some(rank) => exit_facts(&mut out, rank, code, h.lineno, h.text),
-                    None => out.push(Fact::new("launcher.exit_code", code).at(h.lineno, h.text)),
-                }
+    for e in events {
+        let What::WorkerExit {
+            rank,
+            local_rank,
+            code,
+            signal,
+            ..
+        } = &e.what
+        else {
+            continue;
+        };
+        let Some(rank) = rank.or(*local_rank) else {
+            if let Some(code) = code {
+                out.push(Fact::new("launcher.exit_code", *code).at(e.line, &e.text));
             }
-            1 => {
-                let Some(c) = r[1].captures(h.text) else {
-                    continue;
-                };
-                let code: i64 = c[1].parse().unwrap_or(0);
-                if let Ok(lr) = c[2].parse() {
-                    exit_facts(&mut out, lr, code, h.lineno, h.text);
-                }
+            continue;
+        };
+        if let Some(code) = *code {
+            out.push(Fact::new(format!("rank.{rank}.exit_code"), code).at(e.line, &e.text));
+            let implied = if code < 0 {
+                signal_name(-code)
+            } else if code > 128 {
+                signal_name(code - 128)
+            } else {
+                None
+            };
+            if let Some(sig) = implied {
+                out.push(Fact::new(format!("rank.{rank}.exit_signal"), sig).at(e.line, &e.text));
             }
-            2 => {
-                if let Some(c) = r[2].captures(h.text) {
-                    block_rank = c[1].parse().ok().map(|rank| (rank, h.lineno));
-                }
-            }
-            3 => {
-                let (Some(c), Some((rank, _))) = (r[3].captures(h.text), near_block(h.lineno))
-                else {
-                    continue;
-                };
-                let code: i64 = c[1].parse().unwrap_or(0);
-                exit_facts(&mut out, rank, code, h.lineno, h.text);
-            }
-            4 => {
-                let (Some(c), Some((rank, _))) = (r[4].captures(h.text), near_block(h.lineno))
-                else {
-                    continue;
-                };
-                out.push(Fact::new(format!("rank.{rank}.exit_signal"), &c[2]).at(h.lineno, h.text));
-            }
-            5 => {
-                let Some(c) = r[5].captures(h.text) else {
-                    continue;
-                };
-                let Ok(rank) = c[1].parse::<u32>() else {
-                    continue;
-                };
-                if let Some(code) = c.get(2).and_then(|m| m.as_str().parse::<i64>().ok()) {
-                    exit_facts(&mut out, rank, code, h.lineno, h.text);
-                } else if let Some(sig) = c.get(3) {
-                    out.push(
-                        Fact::new(format!("rank.{rank}.exit_signal"), sig.as_str())
-                            .at(h.lineno, h.text),
-                    );
-                }
-            }
-            _ => {}
+        }
+        if let Some(sig) = signal {
+            out.push(
+                Fact::new(format!("rank.{rank}.exit_signal"), sig.as_str()).at(e.line, &e.text),
+            );
         }
     }
     out
@@ -142,35 +422,39 @@ mod tests {
     use super::*;
     use crate::scan::compile_pattern;
 
-    fn run(lines: &[&str]) -> Vec<(String, String)> {
+    fn events(lines: &[&str]) -> Vec<LaunchEvent> {
         let mut hits = Vec::new();
         for (i, l) in lines.iter().enumerate() {
-            for (p, src) in PATTERNS.iter().enumerate() {
+            for (line, src) in LINES {
                 if Regex::new(src).unwrap().is_match(l) {
-                    hits.push(LauncherHit {
-                        pattern: p,
+                    hits.push(LineHit {
+                        line: *line,
                         lineno: i as u64 + 1,
                         text: l,
                     });
                 }
             }
         }
-        facts_from_hits(&hits)
+        read(&hits, &Attribution::default())
+    }
+
+    fn facts(lines: &[&str]) -> Vec<(String, String)> {
+        exit_facts(&events(lines))
             .into_iter()
             .map(|f| (f.name, f.value.to_string()))
             .collect()
     }
 
     #[test]
-    fn patterns_are_scannable() {
-        for p in PATTERNS {
+    fn lines_are_scannable() {
+        for (_, p) in LINES {
             compile_pattern(p).unwrap();
         }
     }
 
     #[test]
     fn deepspeed_exit() {
-        let f = run(&[
+        let f = facts(&[
             "[2026-11-29 18:57:00,219] [ERROR] [launch.py:259:sigkill_handler] ['python', '-u', 'train.py', '--local_rank=1'] exits with return code = -7",
         ]);
         assert_eq!(
@@ -180,11 +464,17 @@ mod tests {
                 ("rank.1.exit_signal".into(), "SIGBUS".into())
             ]
         );
+        assert_eq!(
+            facts(&[
+                "[launch.py:319:sigkill_handler] ['python', 'train.py'] exits with return code = 1"
+            ]),
+            vec![("launcher.exit_code".into(), "1".into())]
+        );
     }
 
     #[test]
-    fn torchrun_root_cause_block() {
-        let f = run(&[
+    fn torchrun_root_cause_block_names_rank_host_and_pid() {
+        let lines = [
             "Root Cause (first observed failure):",
             "[0]:",
             "  time      : 2026-11-29_19:01:05",
@@ -193,7 +483,8 @@ mod tests {
             "  exitcode  : -6 (pid: 10646)",
             "  error_file: <N/A>",
             "  traceback : Signal 6 (SIGABRT) received by PID 10646",
-        ]);
+        ];
+        let f = facts(&lines);
         assert!(
             f.contains(&("rank.1.exit_code".into(), "-6".into())),
             "{f:?}"
@@ -202,10 +493,79 @@ mod tests {
             f.contains(&("rank.1.exit_signal".into(), "SIGABRT".into())),
             "{f:?}"
         );
+        let ev = events(&lines);
+        let exit = ev
+            .iter()
+            .find(|e| matches!(e.what, What::WorkerExit { code: Some(-6), .. }))
+            .unwrap();
+        assert_eq!(exit.who.rank, Some(1));
+        assert_eq!(exit.who.pid, Some(10646));
+        assert_eq!(exit.who.host.as_deref(), Some("vm"));
     }
 
     #[test]
     fn exitcode_without_rank_block_is_ignored() {
-        assert!(run(&["  exitcode  : -6 (pid: 10646)"]).is_empty());
+        assert!(facts(&["  exitcode  : -6 (pid: 10646)"]).is_empty());
+    }
+
+    #[test]
+    fn elastic_header_is_a_local_rank_not_a_rank() {
+        let ev = events(&[
+            "torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: -7) local_rank: 2 (pid: 4242) of binary: /usr/bin/python3",
+        ]);
+        assert_eq!(
+            ev[0].what,
+            What::WorkerExit {
+                via: ExitVia::ElasticHeader,
+                rank: None,
+                local_rank: Some(2),
+                pid: Some(4242),
+                code: Some(-7),
+                signal: None
+            }
+        );
+        assert_eq!(ev[0].who.pid, Some(4242));
+    }
+
+    #[test]
+    fn fingerprint_mismatch_line_gives_both_ranks() {
+        let ev = events(&[
+            "[rank1]: RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running collective: CollectiveFingerPrint(SequenceNumber=153, OpType=BROADCAST, TensorShape=[2]), but Rank 0 is running collective: CollectiveFingerPrint(SequenceNumber=153, OpType=ALLREDUCE, TensorShape=[2])",
+        ]);
+        let k: Vec<_> = ev.into_iter().map(|e| e.what).collect();
+        assert_eq!(
+            k,
+            vec![
+                What::Fingerprint {
+                    of: 1,
+                    seq: 153,
+                    op: "BROADCAST".into()
+                },
+                What::Fingerprint {
+                    of: 0,
+                    seq: 153,
+                    op: "ALLREDUCE".into()
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn only_the_watchdog_line_is_a_timeout() {
+        let ev = events(&[
+            "[rank0]:[E1129 19:00:04.0205 ProcessGroupNCCL.cpp:689] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=100, OpType=ALLREDUCE, NumelIn=84618, NumelOut=84618, Timeout(ms)=30000) ran for 30049 milliseconds before timing out.",
+            "[rank0]: Exception raised from run at WorkNCCL(SeqNum=100, OpType=ALLREDUCE, NumelIn=84618",
+        ]);
+        assert_eq!(ev.len(), 1);
+        assert_eq!(
+            ev[0].what,
+            What::Watchdog {
+                seq: 100,
+                op: "ALLREDUCE".into(),
+                numel: Some(84618),
+                ran_ms: Some(30049)
+            }
+        );
+        assert_eq!(ev[0].who.rank, Some(0));
     }
 }

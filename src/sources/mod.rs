@@ -12,6 +12,7 @@ pub mod elfcore;
 pub mod envdump;
 pub mod flight_recorder;
 pub mod k8s;
+pub mod last_lines;
 pub mod launcher;
 pub mod meminfo;
 pub mod nvidia_smi;

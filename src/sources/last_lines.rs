@@ -1,0 +1,107 @@
+//! Each log's last sign of life: the last timed line of each rank in the file's last
+//! `TAIL_BYTES` (interleaved consoles give one per rank; per-rank files one), skipping the
+//! lines a rank prints *because* of the failure. The analysis reads them in its per-file work;
+//! the timeline orders them. Reads only the file's end, never the whole file; decides nothing.
+
+use crate::model::{Attribution, SourceKind};
+use crate::sources::{detect, prefix};
+use std::io::{Read, Seek, SeekFrom};
+
+/// How much of each log's end is read for its last sign of life.
+pub const TAIL_BYTES: u64 = 64 * 1024;
+
+/// At most this many ranks' last lines are kept per file.
+const MAX_RANKS: usize = 4096;
+
+/// One rank's last timed line in one file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LastLine {
+    /// The time as read (normalised by `prefix`).
+    pub time: Option<String>,
+    pub who: Attribution,
+    pub path: String,
+    pub text: String,
+}
+
+/// Kinds whose last timed lines count as signs of life.
+pub fn is_log(kind: SourceKind) -> bool {
+    matches!(
+        kind,
+        SourceKind::TorchLog
+            | SourceKind::DeepspeedLog
+            | SourceKind::HfTrainerLog
+            | SourceKind::NcclLog
+            | SourceKind::UcxMpiLog
+            | SourceKind::SlurmLog
+            | SourceKind::Text
+    )
+}
+
+/// Lines a rank prints because of the failure (NCCL/watchdog/dump messages, tracebacks), not
+/// as a sign that it was still working.
+fn is_chatter(line: &str) -> bool {
+    [
+        "ProcessGroupNCCL",
+        "NCCL",
+        "Watchdog",
+        "Traceback",
+        "Error",
+        "flight recorder",
+        "Signal",
+        "SIG",
+    ]
+    .iter()
+    .any(|w| line.contains(w))
+}
+
+/// The last timed line of each rank in the end of the plain-text file at `path` (`display`
+/// is its report path). A compressed file gives none (its end is not text).
+pub fn read(path: &std::path::Path, display: &str, out: &mut Vec<LastLine>) {
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return;
+    };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let start = len.saturating_sub(TAIL_BYTES);
+    if f.seek(SeekFrom::Start(start)).is_err() {
+        return;
+    }
+    let mut buf = Vec::new();
+    if f.take(TAIL_BYTES).read_to_end(&mut buf).is_err() || detect::is_gzip(&buf) {
+        return;
+    }
+    let text = String::from_utf8_lossy(&buf);
+    let base = prefix::from_path(display);
+    let mut seen: Vec<(Option<u32>, Option<u32>)> = Vec::new();
+    // Skip a partial first line when the read began mid-file.
+    let body = if start > 0 {
+        text.split_once('\n').map_or("", |x| x.1)
+    } else {
+        &text
+    };
+    for line in body.lines().rev() {
+        if is_chatter(line) {
+            continue;
+        }
+        let (mut a, _) = prefix::peel(line);
+        if a.time.is_none() {
+            continue;
+        }
+        a.rank = a.rank.or(base.rank);
+        a.local_rank = a.local_rank.or(base.local_rank);
+        a.host = a.host.or_else(|| base.host.clone());
+        let key = (a.rank, a.local_rank);
+        if seen.contains(&key) {
+            continue;
+        }
+        seen.push(key);
+        out.push(LastLine {
+            time: a.time.clone(),
+            who: a,
+            path: display.to_string(),
+            text: line.trim().chars().take(300).collect(),
+        });
+        if seen.len() > MAX_RANKS {
+            break;
+        }
+    }
+}
