@@ -328,6 +328,30 @@ impl<'kb> Engine<'kb> {
         out
     }
 
+    /// The (rule, signature) pairs the production scan finds in `text`, read as a file
+    /// named `name` would be (kind detected from the name and text, ANSI escapes and `\r`
+    /// redraws handled, `kinds` and `preceded_by` honoured): what `rules test` checks rule
+    /// examples with, so an example passes only if `analyze` would see the same line.
+    pub fn signature_hits(&self, name: &str, text: &str) -> Vec<(usize, usize)> {
+        let bytes = text.as_bytes();
+        let kind = detect::detect(name, &bytes[..bytes.len().min(detect::SNIFF_BYTES)]);
+        let mut res = FileResult::default();
+        let mut scratch = ScanScratch::default();
+        self.scan_stream(
+            bytes,
+            kind,
+            name,
+            None,
+            &mut res,
+            &mut scratch,
+            &Progress::default(),
+        );
+        let mut out: Vec<(usize, usize)> = res.hits.iter().map(|h| (h.rule, h.signature)).collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
     /// One byte range of a big plain-text file: hits carry range-relative line numbers
     /// (fixed up in `merge_segments`).
     fn range(

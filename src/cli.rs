@@ -475,7 +475,7 @@ fn rules_cmd(cmd: RulesCommand) -> i32 {
                 Ok(kb) => kb,
                 Err(c) => return c,
             };
-            let fails = rules::test_examples(&kb);
+            let fails = crate::kbtest::test_examples(&kb);
             let n_ex: usize = kb
                 .rules
                 .iter()

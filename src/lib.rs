@@ -13,6 +13,7 @@ pub mod errtail;
 pub mod facts;
 pub mod fingerprint;
 pub mod inputs;
+pub mod kbtest;
 pub mod model;
 pub mod redact;
 pub mod report;

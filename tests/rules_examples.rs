@@ -19,7 +19,7 @@ fn builtin_rules_load() {
 #[test]
 fn every_rule_example_behaves() {
     let kb = KnowledgeBase::load(&[]).unwrap();
-    let fails = rules::test_examples(&kb);
+    let fails = trainwreck::kbtest::test_examples(&kb);
     assert!(fails.is_empty(), "{}", fails.join("\n"));
 }
 
@@ -58,4 +58,62 @@ fn every_rule_has_fire_and_silent_examples() {
             r.name
         );
     }
+}
+
+/// `rules test` reads examples the way `analyze` reads a file: a signature limited to dmesg
+/// does not fire on a line that `analyze` would read as a plain log, so its example fails here
+/// too (the old line-by-line regex check passed it). Glued `\r` progress bars and colour codes,
+/// which `analyze` handles, pass.
+#[test]
+fn rules_test_reads_examples_as_analyze_reads_files() {
+    let d = tempfile::tempdir().unwrap();
+    let rule = |kinds: &str, fire: &str| {
+        format!(
+            r#"[[rule]]
+code = "TW7101"
+name = "my-loader-bus-error"
+category = "shm_exhausted"
+role = "root"
+title = "t"
+[rule.doc]
+what = "w"
+why = "y"
+[[rule.signature]]
+regex = 'Bus error in my loader'
+weight = 0.5
+{kinds}
+[[rule.fix]]
+text = "raise shm"
+[rule.examples]
+fire = [{fire}]
+silent = ["fine"]
+"#
+        )
+    };
+    let test = |text: String| {
+        std::fs::write(d.path().join("mine.toml"), text).unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_trainwreck"))
+            .args(["rules", "test", "--rules"])
+            .arg(d.path())
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, err) = test(rule(
+        r#"kinds = ["dmesg"]"#,
+        r#""[rank0]: Bus error in my loader""#,
+    ));
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("TW7101") && err.contains("as `analyze` reads it"),
+        "{err}"
+    );
+    let (code, err) = test(rule(
+        "",
+        r#""Epoch 1:  40%|####      | 4/10\r\u001b[31mBus error in my loader\u001b[0m""#,
+    ));
+    assert_eq!(code, Some(0), "{err}");
 }

@@ -110,6 +110,16 @@ impl<R: Read> ChunkReader<R> {
                 }
             }
             let data = &self.buf[self.start..self.end];
+            if self.eof && !data.is_empty() && data.last() != Some(&b'\n') {
+                // The input ends without a newline (a paste, `echo -n`): its last line goes out
+                // in the same chunk as the lines before it, so a look-back (`preceded_by`)
+                // from it still sees them.
+                let lineno = self.next_lineno;
+                self.next_lineno += memchr::memchr_iter(b'\n', data).count() as u64 + 1;
+                let (s, e) = (self.start, self.end);
+                self.start = self.end;
+                return Ok(Some((&self.buf[s..e], lineno)));
+            }
             if let Some(last_nl) = memchr::memrchr(b'\n', data) {
                 let lineno = self.next_lineno;
                 let chunk_start = self.start;
@@ -304,6 +314,14 @@ mod tests {
     fn last_line_without_newline_is_kept() {
         let (ls, _) = all_lines(b"a\nb", 64);
         assert_eq!(ls, vec![(1, b"a".to_vec()), (2, b"b".to_vec())]);
+    }
+
+    #[test]
+    fn last_line_without_newline_shares_the_chunk_of_the_lines_before_it() {
+        let mut r = ChunkReader::with_capacity(&b"a\nb\nc"[..], 64);
+        assert_eq!(r.next_chunk().unwrap(), Some((&b"a\nb\nc"[..], 1)));
+        assert_eq!(r.next_chunk().unwrap(), None);
+        assert_eq!(r.lines_seen(), 3);
     }
 
     #[test]

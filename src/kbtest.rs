@@ -1,0 +1,103 @@
+//! The knowledge base's own test: every rule's examples run through the production scanner
+//! (`analyze::Engine::signature_hits`, the path `analyze` takes: literal prefilter, ANSI and
+//! `\r` handling, `kinds`, `preceded_by`), so a literal-extraction or prefilter bug that would
+//! drop real lines fails here too. One scan per example serves every rule at once, which also
+//! makes the cross-rule overlap check linear in the number of examples. Returns messages; the
+//! CLI and `cargo test` decide what to do with them. Retired rules are not scanned by
+//! `analyze`, so their examples are not checked.
+
+use crate::analyze::Engine;
+use crate::rules::{KnowledgeBase, Role, Rule};
+use std::collections::BTreeSet;
+
+/// The name an example is read under: a plain log, so its kind comes from its text.
+const EXAMPLE_NAME: &str = "example.log";
+
+/// Check every rule's examples: fire examples must fire, silent ones must not, every
+/// signature must be exercised by some fire example, and no rule of another category may fire
+/// on a rule's fire example unless one of the two declares the overlap. One message per failure.
+pub fn test_examples(kb: &KnowledgeBase) -> Vec<String> {
+    let engine = Engine::new(kb);
+    let mut fails = Vec::new();
+    for (ri, r) in kb.rules.iter().enumerate() {
+        if r.signatures.is_empty() || r.status == "retired" {
+            continue;
+        }
+        let mut used: BTreeSet<usize> = BTreeSet::new();
+        for ex in &r.examples_fire {
+            let hits = engine.signature_hits(EXAMPLE_NAME, ex);
+            let own: Vec<usize> = hits
+                .iter()
+                .filter(|(hr, _)| *hr == ri)
+                .map(|(_, s)| *s)
+                .collect();
+            if own.is_empty() {
+                fails.push(format!(
+                    "{} {} ({}): fire example is not matched by any signature as `analyze` reads it: {ex:?}",
+                    r.code, r.name, r.origin
+                ));
+            }
+            used.extend(own);
+            overlaps(kb, r, ex, &hits, &mut fails);
+        }
+        for ex in &r.examples_silent {
+            if engine
+                .signature_hits(EXAMPLE_NAME, ex)
+                .iter()
+                .any(|(hr, _)| *hr == ri)
+            {
+                fails.push(format!(
+                    "{} {} ({}): silent example matches: {ex:?}",
+                    r.code, r.name, r.origin
+                ));
+            }
+        }
+        for (i, s) in r.signatures.iter().enumerate() {
+            if !used.contains(&i) {
+                fails.push(format!(
+                    "{} {} ({}): signature[{i}] `{}` is not exercised by any fire example",
+                    r.code, r.name, r.origin, s.source
+                ));
+            }
+        }
+    }
+    fails
+}
+
+/// An overlap between rules of different categories fails unless one of the two declares it
+/// in `overlaps`: otherwise two hypotheses would silently compete for the same line. Advice
+/// rules are exempt (they suppress evidence rather than compete).
+fn overlaps(
+    kb: &KnowledgeBase,
+    owner: &Rule,
+    ex: &str,
+    hits: &[(usize, usize)],
+    fails: &mut Vec<String>,
+) {
+    if owner.role == Role::Advice {
+        return;
+    }
+    let mut seen = BTreeSet::new();
+    for &(oi, _) in hits {
+        let other = &kb.rules[oi];
+        if !seen.insert(oi)
+            || other.role == Role::Advice
+            || other.name == owner.name
+            || other.category.name == owner.category.name
+            || owner.overlaps.contains(&other.name)
+            || other.overlaps.contains(&owner.name)
+        {
+            continue;
+        }
+        fails.push(format!(
+            "{} {} ({}) also fires on a fire example of {} ({}): {ex:?}; narrow one \
+             of them or declare `overlaps = [\"{}\"]`",
+            other.code,
+            other.name,
+            other.category.name,
+            owner.name,
+            owner.category.name,
+            owner.name
+        ));
+    }
+}
