@@ -11,6 +11,7 @@ use crate::scan::watch::{Registry, Routes};
 use crate::scan::{Hit, ScanScratch, Scanner};
 use crate::sources::last_lines::{self, LastLine};
 use crate::sources::launcher::{self, LaunchEvent};
+use crate::sources::open::How;
 use crate::sources::reader::{ChunkReader, LongLine, SegmentRead};
 use crate::sources::{self, Event, FactOut, detect, elfcore, prefix};
 use std::io::{self, Read};
@@ -163,7 +164,7 @@ impl<'kb> Engine<'kb> {
         for (i, input) in inputs.iter().enumerate() {
             if let (true, Some(kind)) = (
                 threads > 1 && input.size >= 2 * SEGMENT_BYTES,
-                splittable_kind(input),
+                sources::open::splittable(input),
             ) {
                 // A multiple of the thread count: equal ranges then end together.
                 let n = input
@@ -195,8 +196,7 @@ impl<'kb> Engine<'kb> {
             Some((a, b, _)) => b - a,
             None => {
                 let input = &inputs[t.input];
-                let name = input.display.rsplit('/').next().unwrap_or(&input.display);
-                let parsed = sources::fact_parser(detect::detect(name, b""), name).is_some();
+                let parsed = sources::open::parsed_by_name(&input.display);
                 input.size * if parsed { PARSED_COST } else { 1 }
             }
         };
@@ -418,115 +418,53 @@ impl<'kb> Engine<'kb> {
             ..FileResult::default()
         };
         let path = input.display.as_str();
-        let opened: io::Result<Box<dyn Read + Send>> = match &input.source {
-            Source::Stdin => Ok(Box::new(io::stdin())),
-            Source::File(p) => std::fs::File::open(p).map(|f| Box::new(f) as Box<dyn Read + Send>),
-        };
-        let mut raw = match opened {
-            Ok(r) => r,
-            Err(e) => {
-                res.warnings
-                    .push(Warning::new(Some(path), format!("cannot open: {e}")));
+        let opened = match sources::open::open(input) {
+            Ok(o) => o,
+            Err(w) => {
+                res.warnings.push(Warning::new(Some(path), w));
                 return res;
             }
         };
-        let mut head = vec![0u8; detect::SNIFF_BYTES];
-        let n = match read_full(&mut raw, &mut head) {
-            Ok(n) => n,
-            Err(e) => {
+        res.info.kind = opened.kind;
+        let mut stream = opened.stream;
+        match opened.how {
+            How::Skip(why) => {
                 res.warnings
-                    .push(Warning::new(Some(path), format!("cannot read: {e}")));
-                return res;
+                    .extend(why.map(|w| Warning::new(Some(path), w)));
             }
-        };
-        head.truncate(n);
-        let file_name = path.rsplit('/').next().unwrap_or(path);
-        // Decompress .gz transparently, then sniff the inner text.
-        let (mut stream, head, name): (Box<dyn Read + Send>, Vec<u8>, &str) =
-            if detect::is_gzip(&head) {
-                let gz = flate2::read::MultiGzDecoder::new(io::Cursor::new(head).chain(raw));
-                let mut gz: Box<dyn Read + Send> = Box::new(gz);
-                let mut inner = vec![0u8; detect::SNIFF_BYTES];
-                let n = match read_full(&mut gz, &mut inner) {
-                    Ok(n) => n,
-                    Err(e) => {
-                        res.warnings.push(Warning::new(
-                            Some(path),
-                            format!("gzip data is corrupt or truncated before any text: {e}"),
-                        ));
-                        return res;
-                    }
-                };
-                inner.truncate(n);
-                (gz, inner, file_name.trim_end_matches(".gz"))
-            } else {
-                (raw, head, file_name)
-            };
-        if detect::is_zstd(&head) || detect::is_xz(&head) {
-            res.info.kind = SourceKind::Binary;
-            res.warnings.push(Warning::new(
-                Some(path),
-                "zstd/xz-compressed file: decompress it first (e.g. `zstd -d` / `xz -d`); not read",
-            ));
-            return res;
-        }
-        let kind = detect::detect(name, &head);
-        res.info.kind = kind;
-        if input.source == Source::Stdin && head.is_empty() {
-            res.warnings
-                .push(Warning::new(Some(path), "stdin was empty"));
-            return res;
-        }
-        if head.is_empty() {
-            res.warnings.push(Warning::new(Some(path), "empty file"));
-            return res;
-        }
-        match kind {
-            SourceKind::ElfCore => {
-                match &input.source {
-                    // The core reader does positioned reads (or streams a .gz) on its own.
-                    Source::File(p) => {
-                        let c = elfcore::analyze_core(p, &self.core_options);
-                        for mut f in c.facts {
-                            f.path = path.to_string();
-                            f.phase = input.phase;
-                            res.facts.push(f);
-                        }
-                        for w in c.warnings {
-                            res.warnings.push(Warning::new(Some(path), w));
-                        }
-                        res.core = Some(CoreReport {
-                            path: path.to_string(),
-                            summary: c.summary,
-                        });
-                    }
-                    Source::Stdin => res.warnings.push(Warning::new(
-                        Some(path),
-                        "an ELF core on stdin is not read: save it to a file and pass its path",
-                    )),
+            How::Core(p) => {
+                // The core reader does positioned reads (or streams a .gz) on its own.
+                let c = elfcore::analyze_core(&p, &self.core_options);
+                for mut f in c.facts {
+                    f.path = path.to_string();
+                    f.phase = input.phase;
+                    res.facts.push(f);
                 }
-                return res;
+                for w in c.warnings {
+                    res.warnings.push(Warning::new(Some(path), w));
+                }
+                res.core = Some(CoreReport {
+                    path: path.to_string(),
+                    summary: c.summary,
+                });
             }
-            SourceKind::FlightRecorder => {
-                read_flight_recorder(path, file_name, head, stream.as_mut(), &mut res);
-                return res;
+            How::FlightRecorder => {
+                read_flight_recorder(path, &opened.name, stream.as_mut(), &mut res);
             }
-            SourceKind::Binary => {
-                res.warnings.push(Warning::new(
-                    Some(path),
-                    format!("{} file: not scanned", kind.as_str()),
-                ));
-                return res;
+            How::Lines(parser) => {
+                self.scan_stream(
+                    stream.as_mut(),
+                    opened.kind,
+                    path,
+                    parser,
+                    &mut res,
+                    scratch,
+                    progress,
+                );
+                if let Source::File(p) = &input.source {
+                    read_last_lines(p, path, opened.kind, input.phase, &mut res);
+                }
             }
-            // What a capture recorded about itself, listed in the inputs but not evidence.
-            SourceKind::CaptureManifest | SourceKind::CaptureSamples => return res,
-            _ => {}
-        }
-        let parser = sources::fact_parser(kind, name);
-        let reader = io::Cursor::new(head).chain(stream.as_mut());
-        self.scan_stream(reader, kind, path, parser, &mut res, scratch, progress);
-        if let Source::File(p) = &input.source {
-            read_last_lines(p, path, kind, input.phase, &mut res);
         }
         res
     }
@@ -655,28 +593,6 @@ impl<'kb> Engine<'kb> {
     }
 }
 
-/// The kind of a plain file that can be split into ranges (no fact parser needs its lines
-/// in order, not compressed, not binary), from its name and first bytes; `None` otherwise.
-fn splittable_kind(input: &Input) -> Option<SourceKind> {
-    let Source::File(p) = &input.source else {
-        return None;
-    };
-    let mut head = vec![0u8; detect::SNIFF_BYTES];
-    let n = read_full(&mut std::fs::File::open(p).ok()?, &mut head).ok()?;
-    head.truncate(n);
-    if head.is_empty() || detect::is_gzip(&head) || detect::is_zstd(&head) || detect::is_xz(&head) {
-        return None;
-    }
-    let path = input.display.as_str();
-    let name = path.rsplit('/').next().unwrap_or(path);
-    let kind = detect::detect(name, &head);
-    match kind {
-        SourceKind::ElfCore | SourceKind::Binary | SourceKind::FlightRecorder => None,
-        _ if sources::fact_parser(kind, name).is_some() => None,
-        _ => Some(kind),
-    }
-}
-
 /// The timeline's last timed lines of a log file (not of a snapshot taken before the run).
 fn read_last_lines(
     p: &std::path::Path,
@@ -793,20 +709,10 @@ struct FileResult {
 }
 
 /// Read a Flight Recorder dump (bounded) into its summary; any failure is a warning.
-fn read_flight_recorder(
-    path: &str,
-    name: &str,
-    head: Vec<u8>,
-    rest: &mut dyn Read,
-    res: &mut FileResult,
-) {
+fn read_flight_recorder(path: &str, name: &str, stream: &mut dyn Read, res: &mut FileResult) {
     use sources::flight_recorder as fr;
-    let mut data = head;
-    let limit = fr::MAX_BYTES as u64 + 1;
-    if let Err(e) = rest
-        .take(limit.saturating_sub(data.len() as u64))
-        .read_to_end(&mut data)
-    {
+    let mut data = Vec::new();
+    if let Err(e) = stream.take(fr::MAX_BYTES as u64 + 1).read_to_end(&mut data) {
         res.warnings
             .push(Warning::new(Some(path), format!("cannot read: {e}")));
         return;
@@ -829,19 +735,6 @@ impl Default for InputInfo {
             phase: Phase::During,
         }
     }
-}
-
-fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
 }
 
 /// Is there a line matching `pre` among the `within` lines before the line at `start`?

@@ -1,48 +1,41 @@
-//! Runs every snapshot fixture (real outputs, see fixtures/snapshots/README.md) through detection
-//! and its fact parser the way the analyzer does: line by line from the file. Pins the facts
+//! Runs every snapshot fixture (real outputs, see fixtures/snapshots/README.md) through the
+//! analyzer's own path (`sources::open`, then its fact parser line by line). Pins the facts
 //! rules rely on, and that damaged inputs warn instead of guessing.
 
-use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use trainwreck::analyze::Engine;
 use trainwreck::facts::spec_for;
 use trainwreck::model::{FactValue, SourceKind};
-use trainwreck::sources::{FactOut, detect, fact_parser};
+use trainwreck::rules::KnowledgeBase;
+use trainwreck::sources::{FactOut, fact_parser};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/snapshots")
 }
 
-/// Detect the kind from name and head, then feed the file line by line (lossy UTF-8).
+fn engine() -> &'static Engine<'static> {
+    static KB: OnceLock<KnowledgeBase> = OnceLock::new();
+    static E: OnceLock<Engine<'static>> = OnceLock::new();
+    E.get_or_init(|| {
+        Engine::new(KB.get_or_init(|| KnowledgeBase::load(&[]).expect("built-in rules")))
+    })
+}
+
+/// The production path on one fixture: collect it as `analyze` does, open and detect it
+/// (`sources::open`), stream its lines through its fact parser and the scanner; then the
+/// facts, events and warnings the analysis kept, as a parser's output.
 fn run(rel: &str) -> (SourceKind, FactOut) {
-    let path = root().join(rel);
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    let mut head = Vec::new();
-    std::fs::File::open(&path)
-        .unwrap_or_else(|e| panic!("{rel}: {e}"))
-        .take(detect::SNIFF_BYTES as u64)
-        .read_to_end(&mut head)
-        .unwrap_or_else(|e| panic!("{rel}: {e}"));
-    let kind = detect::detect(name, &head);
-    let mut out = FactOut::default();
-    if let Some(mut p) = fact_parser(kind, name) {
-        let mut r = BufReader::new(std::fs::File::open(&path).expect("open"));
-        let mut buf = Vec::new();
-        let mut lineno = 0;
-        loop {
-            buf.clear();
-            let n = r.read_until(b'\n', &mut buf).expect("read");
-            if n == 0 {
-                break;
-            }
-            lineno += 1;
-            while buf.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
-                buf.pop();
-            }
-            p.line(lineno, &String::from_utf8_lossy(&buf), &mut out);
-        }
-        p.finish(&mut out);
-    }
-    (kind, out)
+    let path = root().join(rel).display().to_string();
+    let (inputs, warnings) = trainwreck::inputs::collect(std::slice::from_ref(&path));
+    assert!(warnings.is_empty(), "{rel}: {warnings:?}");
+    let a = engine().run(&inputs, 1);
+    let out = FactOut {
+        facts: a.facts.all().to_vec(),
+        events: a.events.into_iter().map(|(_, e)| e).collect(),
+        warnings: a.warnings.into_iter().map(|w| w.message).collect(),
+    };
+    (a.inputs[0].kind, out)
 }
 
 fn val(out: &FactOut, name: &str) -> Option<FactValue> {

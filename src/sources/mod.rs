@@ -16,6 +16,7 @@ pub mod last_lines;
 pub mod launcher;
 pub mod meminfo;
 pub mod nvidia_smi;
+pub mod open;
 pub mod prefix;
 pub mod reader;
 pub mod slurm;
