@@ -3,10 +3,23 @@
 //! (before / during / after the run), decided here once from the layout's names. Skips loops
 //! and special files with a warning; never opens file contents (that is `sources`' job).
 
-use crate::capture::layout;
 use crate::model::{Phase, Warning};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+/// Names of what a run directory holds, so the CLI and the analyzer agree on them.
+pub mod layout {
+    pub const SNAPSHOT_BEFORE: &str = "snapshot_before";
+    pub const SNAPSHOT_AFTER: &str = "snapshot_after";
+    pub const STDOUT_LOG: &str = "stdout.log";
+    pub const STDERR_LOG: &str = "stderr.log";
+    /// stdout and stderr interleaved in the order the wrapper read them.
+    pub const CONSOLE_LOG: &str = "console.log";
+    pub const SAMPLES_CSV: &str = "samples.csv";
+    pub const PEAKS_TXT: &str = "peaks.txt";
+    pub const EXIT_STATUS_TXT: &str = "exit_status.txt";
+    pub const MANIFEST_JSON: &str = "manifest.json";
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Source {
@@ -236,12 +249,12 @@ fn drop_capture_duplicates(out: &mut Vec<Input>, from: usize, warnings: &mut Vec
     let dirs: Vec<PathBuf> = out[from..]
         .iter()
         .filter_map(|i| match &i.source {
-            Source::File(p) if p.file_name().is_some_and(|n| n == "manifest.json") => {
+            Source::File(p) if p.file_name().is_some_and(|n| n == layout::MANIFEST_JSON) => {
                 let dir = p.parent()?.to_path_buf();
                 let head = std::fs::read(p).ok()?;
                 let is_capture = String::from_utf8_lossy(&head[..head.len().min(4096)])
                     .contains("\"trainwreck.capture/");
-                (is_capture && dir.join("console.log").is_file()).then_some(dir)
+                (is_capture && dir.join(layout::CONSOLE_LOG).is_file()).then_some(dir)
             }
             _ => None,
         })

@@ -38,16 +38,6 @@ pub mod fact_names {
     }
 }
 
-/// Names of what a run directory holds, so the CLI and the analyzer agree on them.
-pub mod layout {
-    pub const SNAPSHOT_BEFORE: &str = "snapshot_before";
-    pub const SNAPSHOT_AFTER: &str = "snapshot_after";
-    pub const STDOUT_LOG: &str = "stdout.log";
-    pub const STDERR_LOG: &str = "stderr.log";
-    /// stdout and stderr interleaved in the order the wrapper read them.
-    pub const CONSOLE_LOG: &str = "console.log";
-    pub const SAMPLES_CSV: &str = "samples.csv";
-    pub const PEAKS_TXT: &str = "peaks.txt";
-    pub const EXIT_STATUS_TXT: &str = "exit_status.txt";
-    pub const MANIFEST_JSON: &str = "manifest.json";
-}
+/// Names of what a run directory holds (kept in `inputs`, which reads them without
+/// depending on the capture code).
+pub use crate::inputs::layout;

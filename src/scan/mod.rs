@@ -5,6 +5,7 @@
 //! full regexes of the patterns whose literals they hold. Knows nothing of rules, facts or
 //! files: patterns in, `(pattern, line)` hits out.
 
+pub mod ansi;
 pub mod shiftor;
 pub mod watch;
 
@@ -274,7 +275,7 @@ impl Scanner {
             let end = memchr::memchr(b'\n', &chunk[start..]).map_or(chunk.len(), |i| start + i);
             let raw = &chunk[start..end];
             let line = if memchr::memchr(ESC, raw).is_some() {
-                crate::sources::reader::strip_ansi(raw, &mut clean);
+                ansi::strip_ansi(raw, &mut clean);
                 &clean[..]
             } else {
                 raw
