@@ -10,7 +10,7 @@
 //! the median per-host difference as that host's offset.
 
 use crate::analyze::Analysis;
-use crate::model::Attribution;
+use crate::model::{Attribution, Phase};
 use crate::sources::launcher::{LaunchEvent, What};
 
 /// What an event is, as far as the cascade logic cares.
@@ -38,6 +38,12 @@ pub enum Kind {
     Fingerprint { of: u32, seq: u64, op: String },
     /// The launcher sending a signal to a worker (`Sending process 10645 closing signal SIGTERM`).
     Teardown { pid: u32, signal: String },
+    /// A record from a machine-level source (dmesg OOM kill, Xid, segfault, Slurm task end):
+    /// its kind, and the pid it names.
+    Machine {
+        kind: crate::sources::EventKind,
+        pid: Option<u32>,
+    },
     /// A launcher's view of a worker: rank / local rank / pid / exit code.
     Exit {
         rank: Option<u32>,
@@ -205,7 +211,8 @@ fn launch_event(e: &LaunchEvent, path: &str) -> Option<Event> {
     })
 }
 
-/// Build the timeline from the analysis (hits, launcher/NCCL events, last lines).
+/// Build the timeline from the analysis (hits, launcher/NCCL events, machine events, last
+/// lines).
 pub fn build(a: &Analysis, kb: &crate::rules::KnowledgeBase) -> Timeline {
     let mut events = Vec::new();
     for h in &a.hits {
@@ -228,6 +235,41 @@ pub fn build(a: &Analysis, kb: &crate::rules::KnowledgeBase) -> Timeline {
     }
     for (input, e) in &a.launch {
         events.extend(launch_event(e, &a.inputs[*input].path));
+    }
+    // Machine events of the run: not from a snapshot taken before it, nor the same kernel
+    // line again in a later snapshot (dmesg keeps history).
+    let before = |i: usize| a.inputs[i].phase == Phase::Before;
+    let history: std::collections::HashSet<&str> = a
+        .events
+        .iter()
+        .filter(|(i, _)| before(*i))
+        .map(|(_, e)| e.text.as_str())
+        .collect();
+    for (input, e) in &a.events {
+        // nvidia-smi's process table is a state, not something that happened.
+        if e.kind == crate::sources::EventKind::GpuProcess
+            || before(*input)
+            || history.contains(e.text.as_str())
+        {
+            continue;
+        }
+        events.push(Event {
+            t: None,
+            time: e.time.clone(),
+            who: Attribution {
+                host: e.host.clone(),
+                pid: e.pid,
+                time: e.time.clone(),
+                ..Attribution::default()
+            },
+            path: a.inputs[*input].path.clone(),
+            line: Some(e.line),
+            kind: Kind::Machine {
+                kind: e.kind,
+                pid: e.pid,
+            },
+            text: e.text.clone(),
+        });
     }
     events.extend(a.last_lines.iter().map(|l| Event {
         t: None,

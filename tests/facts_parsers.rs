@@ -8,7 +8,7 @@ use trainwreck::analyze::Engine;
 use trainwreck::facts::spec_for;
 use trainwreck::model::{FactValue, SourceKind};
 use trainwreck::rules::KnowledgeBase;
-use trainwreck::sources::{FactOut, fact_parser};
+use trainwreck::sources::{EventKind, FactOut, fact_parser};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/snapshots")
@@ -218,7 +218,11 @@ fn dmesg_oom_kill_in_every_stamp_form() {
         "dmesg/local-oom-H.txt",
     ] {
         let (_, out) = run(rel);
-        let kills: Vec<_> = out.events.iter().filter(|e| e.kind == "oom_kill").collect();
+        let kills: Vec<_> = out
+            .events
+            .iter()
+            .filter(|e| e.kind == EventKind::OomKill)
+            .collect();
         assert_eq!(kills.len(), 1, "{rel}");
         let k = kills[0];
         assert_eq!(k.pid, Some(7365), "{rel}");
@@ -244,7 +248,11 @@ fn dmesg_oom_kill_in_every_stamp_form() {
         }
     }
     let (_, out) = run("dmesg/corpus-06b-dmesg-oom-T.txt");
-    let kills: Vec<_> = out.events.iter().filter(|e| e.kind == "oom_kill").collect();
+    let kills: Vec<_> = out
+        .events
+        .iter()
+        .filter(|e| e.kind == EventKind::OomKill)
+        .collect();
     assert!(!kills.is_empty());
     assert_eq!(
         kills[0].fields.get("memcg").map(String::as_str),
@@ -268,7 +276,7 @@ fn gpu_host_cgroup_v2_oom_provoked_with_device_tool() {
         let k = out
             .events
             .iter()
-            .find(|e| e.kind == "oom_kill")
+            .find(|e| e.kind == EventKind::OomKill)
             .expect("kill");
         assert_eq!(k.pid, Some(488));
         assert_eq!(
@@ -280,7 +288,7 @@ fn gpu_host_cgroup_v2_oom_provoked_with_device_tool() {
     let raw_time = raw
         .events
         .iter()
-        .find(|e| e.kind == "oom_kill")
+        .find(|e| e.kind == EventKind::OomKill)
         .and_then(|e| e.time.clone());
     assert_eq!(raw_time.as_deref(), Some("2026-11-29T20:31:33.416956"));
 }

@@ -40,6 +40,14 @@ fn label(e: &Event) -> (&'static str, String) {
         Kind::Teardown { pid, signal } => {
             ("teardown", format!("launcher sends {signal} to pid {pid}"))
         }
+        Kind::Machine { kind, pid } => (
+            kind.as_str(),
+            format!(
+                "{}{}",
+                bare(&e.text),
+                pid.map(|p| format!(" [pid {p}]")).unwrap_or_default()
+            ),
+        ),
         Kind::Exit { code, pid, .. } => (
             "exit",
             format!(

@@ -3,7 +3,7 @@
 //! NVLink records plus counts. It reads only what a line states: no record is inferred from silence.
 
 use super::units::{epoch_from_iso, is_hms, iso_from_ctime, iso_from_epoch, month_number};
-use super::{Event, FactOut, FactParser};
+use super::{Event, EventKind, FactOut, FactParser};
 use crate::model::Fact;
 use regex::Regex;
 use std::collections::BTreeMap;
@@ -184,14 +184,14 @@ impl DmesgParser {
     }
 
     fn event(
-        kind: &str,
+        kind: EventKind,
         lineno: u64,
         line: &str,
         time: &Option<String>,
         host: Option<&str>,
     ) -> Event {
         Event {
-            kind: kind.to_string(),
+            kind,
             line: lineno,
             text: line.trim_end().to_string(),
             time: time.clone(),
@@ -213,7 +213,7 @@ impl DmesgParser {
         let Some(c) = p.killed.captures(msg) else {
             return;
         };
-        let mut ev = Self::event("oom_kill", lineno, line, time, host);
+        let mut ev = Self::event(EventKind::OomKill, lineno, line, time, host);
         let pid = c.get(1).map_or("", |m| m.as_str());
         ev.pid = pid.parse().ok();
         ev.fields.insert("pid".into(), pid.into());
@@ -280,7 +280,7 @@ impl DmesgParser {
     /// An `oom-kill:` line with no `Killed process` line after it (a cut log) is still a kill.
     fn flush_pending_oom(&mut self, out: &mut FactOut) {
         if let Some((lineno, text, fields)) = self.pending_oom.take() {
-            let mut ev = Self::event("oom_kill", lineno, &text, &None, None);
+            let mut ev = Self::event(EventKind::OomKill, lineno, &text, &None, None);
             ev.pid = fields.get("pid").and_then(|p| p.parse().ok());
             ev.fields = fields;
             if let Some(task) = ev.fields.get("task").cloned() {
@@ -314,7 +314,7 @@ impl FactParser for DmesgParser {
             if let Some(i) = self.open_record
                 && self.cont_lines < MAX_CONT_LINES
                 && let Some(ev) = out.events.get_mut(i)
-                && ev.kind == "xid"
+                && ev.kind == EventKind::Xid
             {
                 self.cont_lines += 1;
                 if ev.text.len() < MAX_TEXT {
@@ -365,7 +365,7 @@ impl FactParser for DmesgParser {
         if let Some(c) = p.xid.captures(msg) {
             let code = c.get(2).map_or("", |m| m.as_str()).to_string();
             let rest = c.get(3).map_or("", |m| m.as_str());
-            let mut ev = Self::event("xid", lineno, line, &time, host);
+            let mut ev = Self::event(EventKind::Xid, lineno, line, &time, host);
             ev.fields
                 .insert("pci".into(), c.get(1).map_or("", |m| m.as_str()).into());
             ev.fields.insert("code".into(), code.clone());
@@ -386,7 +386,7 @@ impl FactParser for DmesgParser {
             return;
         }
         if let Some(c) = p.segfault.captures(msg).or_else(|| p.trap.captures(msg)) {
-            let mut ev = Self::event("segfault", lineno, line, &time, host);
+            let mut ev = Self::event(EventKind::Segfault, lineno, line, &time, host);
             let g = |i: usize| c.get(i).map_or("", |m| m.as_str()).to_string();
             ev.pid = g(2).parse().ok();
             ev.fields.insert("comm".into(), g(1));
@@ -409,7 +409,7 @@ impl FactParser for DmesgParser {
         if msg.contains("AER:")
             && (msg.contains("error received") || msg.contains("PCIe Bus Error"))
         {
-            let mut ev = Self::event("aer", lineno, line, &time, host);
+            let mut ev = Self::event(EventKind::Aer, lineno, line, &time, host);
             if let Some(m) = p.pci.find(msg) {
                 ev.fields.insert("device".into(), m.as_str().into());
             }
@@ -438,7 +438,7 @@ impl FactParser for DmesgParser {
             return;
         }
         if let Some(c) = p.edac.captures(msg) {
-            let mut ev = Self::event("mce", lineno, line, &time, host);
+            let mut ev = Self::event(EventKind::Mce, lineno, line, &time, host);
             let kind = c.get(2).map_or("", |m| m.as_str());
             ev.fields.insert("source".into(), "edac".into());
             ev.fields.insert("type".into(), kind.to_lowercase());
@@ -452,14 +452,14 @@ impl FactParser for DmesgParser {
             || msg.contains("Machine Check Exception")
             || (msg.contains("[Hardware Error]:") && msg.contains("Machine Check:"))
         {
-            let mut ev = Self::event("mce", lineno, line, &time, host);
+            let mut ev = Self::event(EventKind::Mce, lineno, line, &time, host);
             ev.fields.insert("source".into(), "mce".into());
             self.count("kernel.mce".into(), lineno, line);
             self.push(out, ev);
             return;
         }
         if let Some(c) = p.oomd.captures(msg) {
-            let mut ev = Self::event("oomd_kill", lineno, line, &time, host);
+            let mut ev = Self::event(EventKind::OomdKill, lineno, line, &time, host);
             ev.fields
                 .insert("unit".into(), c.get(2).map_or("", |m| m.as_str()).into());
             self.count("systemd.oomd_kill".into(), lineno, line);
@@ -468,7 +468,7 @@ impl FactParser for DmesgParser {
         }
         let lower = msg.to_ascii_lowercase();
         if lower.contains("nvlink") && (lower.contains("error") || lower.contains("fatal")) {
-            let mut ev = Self::event("nvlink", lineno, line, &time, host);
+            let mut ev = Self::event(EventKind::Nvlink, lineno, line, &time, host);
             if let Some(m) = p.pci.find(msg) {
                 ev.fields.insert("device".into(), m.as_str().into());
             }

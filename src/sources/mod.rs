@@ -27,12 +27,58 @@ pub mod units;
 use crate::model::{Fact, SourceKind};
 use std::collections::BTreeMap;
 
-/// A structured record read from a source: an OOM kill, an Xid, a segfault line, a
-/// launcher's exit report. Events feed the timeline and cross-rank correlation.
+/// What a source event is. Closed: a parser that reads something new adds a kind here.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    /// The kernel (or a cgroup) OOM killer killed a process.
+    #[default]
+    OomKill,
+    /// systemd-oomd killed a unit under memory pressure.
+    OomdKill,
+    /// An NVIDIA Xid error.
+    Xid,
+    /// A user process faulted (`segfault at`, `general protection fault`).
+    Segfault,
+    /// A PCIe Advanced Error Reporting line.
+    Aer,
+    /// A machine-check / EDAC memory error.
+    Mce,
+    /// An NVLink error.
+    Nvlink,
+    /// Slurm cancelled the job or step (time limit, preemption, by user).
+    SlurmCancel,
+    /// A Slurm task ended badly (`srun: error: node: task N: …`).
+    SlurmTask,
+    /// nvidia-smi reported an error for a GPU (`ERR!`, `Unknown Error`).
+    SmiError,
+    /// A process holding GPU memory, from nvidia-smi's process table.
+    GpuProcess,
+}
+
+impl EventKind {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            EventKind::OomKill => "oom_kill",
+            EventKind::OomdKill => "oomd_kill",
+            EventKind::Xid => "xid",
+            EventKind::Segfault => "segfault",
+            EventKind::Aer => "aer",
+            EventKind::Mce => "mce",
+            EventKind::Nvlink => "nvlink",
+            EventKind::SlurmCancel => "slurm_cancel",
+            EventKind::SlurmTask => "slurm_task",
+            EventKind::SmiError => "smi_error",
+            EventKind::GpuProcess => "gpu_process",
+        }
+    }
+}
+
+/// A structured record read from a source: an OOM kill, an Xid, a segfault line, a Slurm
+/// task's end. Events feed the timeline and cross-rank correlation.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct Event {
-    /// `oom_kill`, `xid`, `segfault`, `aer`, `mce`, `nvlink`, `exit`, …
-    pub kind: String,
+    pub kind: EventKind,
     /// 1-based line in the file it came from.
     pub line: u64,
     pub text: String,

@@ -3,7 +3,7 @@
 //! Layouts differ between driver versions: cells that cannot be read are warned about, never filled in.
 
 use super::units::size_1024;
-use super::{Event, FactOut, FactParser};
+use super::{Event, EventKind, FactOut, FactParser};
 use crate::model::{Fact, FactValue};
 use regex::Regex;
 use std::collections::BTreeMap;
@@ -53,7 +53,7 @@ fn failure_line(
             handle_errors.2 = t.to_string();
         }
         let mut ev = Event {
-            kind: "smi_error".into(),
+            kind: EventKind::SmiError,
             line: lineno,
             text: t.to_string(),
             ..Event::default()
@@ -97,7 +97,7 @@ impl Procs {
         (lineno, line): (u64, &str),
     ) {
         let mut ev = Event {
-            kind: "gpu_process".into(),
+            kind: EventKind::GpuProcess,
             line: lineno,
             text: line.trim().to_string(),
             pid: pid.parse().ok(),

@@ -245,7 +245,6 @@ pub fn lines(chunk: &[u8], first_lineno: u64) -> impl Iterator<Item = (u64, &[u8
     })
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -324,5 +323,4 @@ mod tests {
             assert_eq!(all, text, "{parts} parts");
         }
     }
-
 }

@@ -3,7 +3,7 @@
 //! a cancellation without a stated reason stays without one.
 
 use super::units::{size_1024, slurm_duration};
-use super::{Event, FactOut, FactParser};
+use super::{Event, EventKind, FactOut, FactParser};
 use crate::model::Fact;
 use regex::Regex;
 use std::sync::OnceLock;
@@ -157,7 +157,7 @@ impl FactParser for SlurmParser {
             out.facts
                 .push(Fact::new("slurm.cancelled", reason).at(lineno, line));
             let mut ev = Event {
-                kind: "slurm_cancel".into(),
+                kind: EventKind::SlurmCancel,
                 line: lineno,
                 text: t.to_string(),
                 time: Some(g(4).to_string()),
@@ -178,7 +178,7 @@ impl FactParser for SlurmParser {
         }
         if let Some(c) = r.srun.captures(t) {
             let mut ev = Event {
-                kind: "slurm_task".into(),
+                kind: EventKind::SlurmTask,
                 line: lineno,
                 text: t.to_string(),
                 host: c.get(1).map(|m| m.as_str().to_string()),
