@@ -8,7 +8,7 @@ pub mod cascade;
 use crate::analyze::{Analysis, RuleHit};
 use crate::derive::{self, DeriveCtx};
 use crate::facts::{self, FactSet, Unit};
-use crate::model::{Attribution, Fact, FactValue};
+use crate::model::{Action, Attribution, Category, Fact, FactValue, RuleStatus};
 use crate::rules::{Condition, KnowledgeBase, Op, Role, Rule};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -61,8 +61,8 @@ pub struct Origin {
 pub struct Finding {
     pub rule: String,
     pub code: String,
-    pub category: String,
-    pub action: String,
+    pub category: Category,
+    pub action: Action,
     pub title: String,
     pub confidence: f64,
     pub symptom_of: Option<String>,
@@ -161,7 +161,7 @@ pub fn correlate(kb: &KnowledgeBase, a: &Analysis) -> Vec<Finding> {
     }
     let mut drafts: Vec<Draft> = Vec::new();
     for (ri, rule) in kb.rules.iter().enumerate() {
-        if rule.role == Role::Advice || rule.status == "retired" {
+        if rule.role == Role::Advice || rule.status == RuleStatus::Retired {
             continue;
         }
         let hits = by_rule.remove(&ri).unwrap_or_default();
@@ -252,9 +252,7 @@ pub fn correlate(kb: &KnowledgeBase, a: &Analysis) -> Vec<Finding> {
     for d in drafts {
         let mergeable = d.lead.role != Role::Symptom;
         let target = merged.iter_mut().find(|m| {
-            mergeable
-                && m.lead.role != Role::Symptom
-                && m.lead.category.name == d.lead.category.name
+            mergeable && m.lead.role != Role::Symptom && m.lead.category == d.lead.category
         });
         match target {
             Some(m) => {
@@ -309,7 +307,7 @@ pub fn correlate(kb: &KnowledgeBase, a: &Analysis) -> Vec<Finding> {
     let root = findings
         .iter()
         .find(|f| f.role != Role::Symptom && f.confidence >= RULED_OUT_BELOW)
-        .map(|f| (f.rule.clone(), f.category.clone()));
+        .map(|f| (f.rule.clone(), f.category));
     if let Some((root_rule, root_cat)) = root {
         for f in findings.iter_mut().filter(|f| f.role == Role::Symptom) {
             let rule = kb.find(&f.rule);
@@ -426,8 +424,8 @@ fn finish(kb: &KnowledgeBase, d: Draft, a: &Analysis) -> Finding {
         alternatives,
         rule: d.lead.name.clone(),
         code: d.lead.code.clone(),
-        category: d.lead.category.name.to_string(),
-        action: d.lead.category.action.to_string(),
+        category: d.lead.category,
+        action: d.lead.category.action(),
         title: d.lead.title.clone(),
         confidence: conf,
         symptom_of: None,

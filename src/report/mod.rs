@@ -10,7 +10,7 @@ pub mod timeline;
 
 use crate::analyze::{Analysis, CoreReport, InputInfo};
 use crate::correlate::{Finding, RULED_OUT_BELOW};
-use crate::model::{Fact, Warning};
+use crate::model::{Fact, Verdict, Warning};
 use crate::rules::Role;
 use serde::Serialize;
 
@@ -26,7 +26,7 @@ pub struct ErrorLine {
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub schema: &'static str,
-    pub verdict: &'static str,
+    pub verdict: Verdict,
     pub findings: Vec<Finding>,
     pub facts: Vec<Fact>,
     pub fingerprint: Option<String>,
@@ -102,14 +102,14 @@ pub fn build(a: Analysis, findings: Vec<Finding>) -> Report {
         .iter()
         .any(|f| f.symptom_of.is_none() && f.confidence >= RULED_OUT_BELOW);
     let verdict = if has_cause {
-        "diagnosed"
+        Verdict::Diagnosed
     } else if !findings.is_empty() || failure_signs(&a) {
-        "unknown_failure"
+        Verdict::UnknownFailure
     } else {
-        "no_failure"
+        Verdict::NoFailure
     };
     let fingerprint = crate::fingerprint::compute(&findings, &a, verdict);
-    let last_errors = if verdict == "unknown_failure" {
+    let last_errors = if verdict == Verdict::UnknownFailure {
         last_errors(&a)
     } else {
         Vec::new()
