@@ -673,13 +673,13 @@ fn toml_to_fact(v: &toml::Value) -> Result<model::FactValue, String> {
         toml::Value::Integer(i) => model::FactValue::Int(*i),
         toml::Value::Float(f) => model::FactValue::Float(*f),
         toml::Value::Boolean(b) => model::FactValue::Bool(*b),
-        toml::Value::String(s) => match crate::derive::parse_size(s) {
+        toml::Value::String(s) => match crate::sources::units::size_1024(s, 1) {
             // Sizes may be written for people: "256MiB".
             Some(n)
                 if s.chars().any(|c| c.is_ascii_alphabetic())
                     && s.chars().next().is_some_and(|c| c.is_ascii_digit()) =>
             {
-                model::FactValue::Float(n)
+                model::FactValue::Float(n as f64)
             }
             _ => model::FactValue::Text(s.clone()),
         },
