@@ -3,6 +3,7 @@
 //! how far a batch must shrink from a CUDA OOM message). Pure functions of their inputs;
 //! the rule loader checks template variables against `DERIVED`.
 
+use crate::fact_names as names;
 use crate::facts::{FactSet, Unit};
 
 /// A derived variable: its name, unit and meaning, and the function that computes it.
@@ -141,13 +142,13 @@ pub struct ShmRecommendation {
 ///   size if that is larger;
 /// - never more than half the host's memory when that is known (tmpfs pages are host RAM).
 pub fn shm_recommendation(facts: &FactSet) -> ShmRecommendation {
-    let size = facts.num("shm.size_bytes");
+    let size = facts.num(names::SHM_SIZE_BYTES);
     let peak = facts
-        .num("shm.peak_bytes")
+        .num(names::SHM_PEAK_BYTES)
         .into_iter()
-        .chain(facts.num("shm.used_bytes"))
+        .chain(facts.num(names::SHM_USED_BYTES))
         .reduce(f64::max);
-    let host = facts.num("host.mem_total_bytes");
+    let host = facts.num(names::HOST_MEM_TOTAL_BYTES);
     let h = crate::rules::template::human_bytes;
     let (mut want, mut basis) = match (peak, size) {
         (Some(p), Some(s)) if p > 0.0 && p < 0.9 * s => (
@@ -163,7 +164,7 @@ pub fn shm_recommendation(facts: &FactSet) -> ShmRecommendation {
             format!(
                 "{}the {} /dev/shm was the ceiling, so the real need is unknown: {} is a safe start",
                 match p {
-                    Some(p) if facts.num("shm.peak_bytes").is_some() => {
+                    Some(p) if facts.num(names::SHM_PEAK_BYTES).is_some() => {
                         format!("the recorded peak ({}) reached the mount's size: ", h(p))
                     }
                     _ => String::new(),

@@ -10,6 +10,7 @@ pub mod cli;
 pub mod correlate;
 pub mod derive;
 pub mod errtail;
+pub mod fact_names;
 pub mod facts;
 pub mod fingerprint;
 pub mod inputs;

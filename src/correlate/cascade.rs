@@ -588,7 +588,7 @@ pub fn apply(kb: &KnowledgeBase, a: &Analysis, tl: &Timeline, findings: &mut Vec
 /// the SIGTERM/-15 the launcher sends survivors during teardown), if exactly one.
 fn lone_failed_rank(a: &Analysis) -> Option<u32> {
     let mut failed = BTreeSet::new();
-    for f in a.facts.matching("rank.*.exit_code") {
+    for f in a.facts.matching(crate::fact_names::ANY_RANK_EXIT_CODE) {
         let code = f.value.as_i64().unwrap_or(0);
         if code != 0
             && code != -15

@@ -3,6 +3,7 @@
 //! torch.multiprocessing's `terminated with signal SIGBUS`. The patterns run inside the same
 //! scanner pass as the rules (no second read); this module only interprets their hits.
 
+use crate::fact_names;
 use crate::model::Fact;
 use regex::Regex;
 use std::sync::OnceLock;
@@ -52,15 +53,15 @@ fn local_rank_arg() -> &'static Regex {
 }
 
 fn exit_facts(out: &mut Vec<Fact>, rank: u32, code: i64, lineno: u64, text: &str) {
-    out.push(Fact::new(format!("rank.{rank}.exit_code"), code).at(lineno, text));
+    out.push(Fact::new(fact_names::rank_exit_code(rank), code).at(lineno, text));
     if code < 0
         && let Some(sig) = signal_name(-code)
     {
-        out.push(Fact::new(format!("rank.{rank}.exit_signal"), sig).at(lineno, text));
+        out.push(Fact::new(fact_names::rank_exit_signal(rank), sig).at(lineno, text));
     } else if code > 128
         && let Some(sig) = signal_name(code - 128)
     {
-        out.push(Fact::new(format!("rank.{rank}.exit_signal"), sig).at(lineno, text));
+        out.push(Fact::new(fact_names::rank_exit_signal(rank), sig).at(lineno, text));
     }
 }
 
@@ -113,7 +114,7 @@ pub fn facts_from_hits(hits: &[LauncherHit]) -> Vec<Fact> {
                 else {
                     continue;
                 };
-                out.push(Fact::new(format!("rank.{rank}.exit_signal"), &c[2]).at(h.lineno, h.text));
+                out.push(Fact::new(fact_names::rank_exit_signal(rank), &c[2]).at(h.lineno, h.text));
             }
             5 => {
                 let Some(c) = r[5].captures(h.text) else {
@@ -126,7 +127,7 @@ pub fn facts_from_hits(hits: &[LauncherHit]) -> Vec<Fact> {
                     exit_facts(&mut out, rank, code, h.lineno, h.text);
                 } else if let Some(sig) = c.get(3) {
                     out.push(
-                        Fact::new(format!("rank.{rank}.exit_signal"), sig.as_str())
+                        Fact::new(fact_names::rank_exit_signal(rank), sig.as_str())
                             .at(h.lineno, h.text),
                     );
                 }
