@@ -12,7 +12,6 @@ pub mod derive;
 pub mod errtail;
 pub mod fact_names;
 pub mod facts;
-pub mod fingerprint;
 pub mod inputs;
 pub mod model;
 pub mod redact;
@@ -45,10 +44,6 @@ pub fn diagnose_with_progress(
     let mut a = engine.run_with_progress(&inputs, threads, progress);
     warnings.append(&mut a.warnings);
     a.warnings = warnings;
-    let mut findings = correlate::correlate(kb, &a);
-    let tl = timeline::build(&a, kb);
-    correlate::cascade::apply(kb, &a, &tl, &mut findings);
-    let mut r = report::build(a, findings);
-    r.timeline = tl;
-    r
+    let d = correlate::correlate(kb, &a);
+    report::build(a, d)
 }

@@ -24,8 +24,8 @@
 //! addresses, long mixed ids, sizes and numbers with placeholders, and collapses runs of
 //! placeholders (`[0, 1, 2, 3]` and `[0, 1]` both become `[#]`).
 
+use super::{Finding, RULED_OUT_BELOW};
 use crate::analyze::Analysis;
-use crate::correlate::{Finding, RULED_OUT_BELOW};
 use crate::errtail::TailLine;
 use crate::model::{Category, Verdict};
 use regex::Regex;
