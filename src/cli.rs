@@ -437,7 +437,7 @@ fn rules_cmd(cmd: RulesCommand) -> i32 {
                 t.add_row(vec![
                     r.code.clone(),
                     r.name.clone(),
-                    r.category.name.to_string(),
+                    r.category.to_string(),
                     format!("{:?}", r.role).to_lowercase(),
                     r.title.clone(),
                 ]);
@@ -531,8 +531,8 @@ fn explain(r: &rules::Rule) -> String {
         r.code,
         r.name,
         r.title,
-        r.category.name,
-        r.category.action,
+        r.category,
+        r.category.action(),
         r.role,
         r.status,
         r.origin,

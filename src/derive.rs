@@ -3,74 +3,97 @@
 //! how far a batch must shrink from a CUDA OOM message). Pure functions of their inputs;
 //! the rule loader checks template variables against `DERIVED`.
 
+use crate::fact_names as names;
 use crate::facts::{FactSet, Unit};
 
-/// Every derived variable: name, unit, what it means. Sorted; a test keeps it so.
-pub static DERIVED: &[(&str, Unit, &str)] = &[
-    (
-        "derive.assert_hint",
-        Unit::Text,
-        "what a device-side assertion's condition means (embedding index, class label, gather index)",
-    ),
-    (
-        "derive.batch_plan",
-        Unit::Text,
-        "consistent DeepSpeed batch settings from the assertion's train/micro/accumulation/world figures",
-    ),
-    (
-        "derive.disk_full_plan",
-        Unit::Text,
-        "which path or mount filled up and how big it is, from the error and a df row",
-    ),
-    (
-        "derive.gpu_oom_foreign",
-        Unit::Text,
-        "only when PyTorch holds under half the card: how much another process holds",
-    ),
-    (
-        "derive.gpu_oom_plan",
-        Unit::Text,
-        "what to change after a CUDA OOM, from the message's tried/free/total/allocated figures",
-    ),
-    (
-        "derive.memlock_plan",
-        Unit::Text,
-        "the locked-memory limit seen (ulimit -l) and what to set",
-    ),
-    (
-        "derive.nofile_plan",
-        Unit::Text,
-        "the open-files limit seen (ulimit -n, /proc limits) and the limit to set",
-    ),
-    (
-        "derive.port_plan",
-        Unit::Text,
-        "the busy port, how to find its holder and how to pick a free one",
-    ),
-    (
-        "derive.shm_basis",
-        Unit::Text,
-        "why derive.shm_size_bytes has that value (observed peak, current size, host memory)",
-    ),
-    (
-        "derive.shm_size_bytes",
-        Unit::Bytes,
-        "recommended /dev/shm size: observed peak plus margin, else a safe default, capped by host memory",
-    ),
-    (
-        "derive.time_limit_plan",
-        Unit::Text,
-        "how long the job ran against its time limit (scontrol RunTime/TimeLimit) and what to request",
-    ),
-    (
-        "derive.xid_explain",
-        Unit::Text,
-        "the NVIDIA Xid catalog entry for the code in the hit (meaning, usual cause, action)",
-    ),
+/// A derived variable: its name, unit and meaning, and the function that computes it.
+pub struct Derived {
+    pub name: &'static str,
+    pub unit: Unit,
+    pub doc: &'static str,
+    /// `None` when the finding lacks what the value needs (the template falls back).
+    pub compute: fn(&DeriveCtx) -> Option<String>,
+}
+
+/// Every derived variable, with its function: one table, so a name cannot lack a function.
+/// Sorted; a test keeps it so.
+pub static DERIVED: &[Derived] = &[
+    Derived {
+        name: "derive.assert_hint",
+        unit: Unit::Text,
+        doc: "what a device-side assertion's condition means (embedding index, class label, gather index)",
+        compute: assert_hint,
+    },
+    Derived {
+        name: "derive.batch_plan",
+        unit: Unit::Text,
+        doc: "consistent DeepSpeed batch settings from the assertion's train/micro/accumulation/world figures",
+        compute: batch_plan,
+    },
+    Derived {
+        name: "derive.disk_full_plan",
+        unit: Unit::Text,
+        doc: "which path or mount filled up and how big it is, from the error and a df row",
+        compute: disk_full_plan,
+    },
+    Derived {
+        name: "derive.gpu_oom_foreign",
+        unit: Unit::Text,
+        doc: "only when PyTorch holds under half the card: how much another process holds",
+        compute: gpu_oom_foreign,
+    },
+    Derived {
+        name: "derive.gpu_oom_plan",
+        unit: Unit::Text,
+        doc: "what to change after a CUDA OOM, from the message's tried/free/total/allocated figures",
+        compute: gpu_oom_plan,
+    },
+    Derived {
+        name: "derive.memlock_plan",
+        unit: Unit::Text,
+        doc: "the locked-memory limit seen (ulimit -l) and what to set",
+        compute: memlock_plan,
+    },
+    Derived {
+        name: "derive.nofile_plan",
+        unit: Unit::Text,
+        doc: "the open-files limit seen (ulimit -n, /proc limits) and the limit to set",
+        compute: nofile_plan,
+    },
+    Derived {
+        name: "derive.port_plan",
+        unit: Unit::Text,
+        doc: "the busy port, how to find its holder and how to pick a free one",
+        compute: port_plan,
+    },
+    Derived {
+        name: "derive.shm_basis",
+        unit: Unit::Text,
+        doc: "why derive.shm_size_bytes has that value (observed peak, current size, host memory)",
+        compute: shm_basis,
+    },
+    Derived {
+        name: "derive.shm_size_bytes",
+        unit: Unit::Bytes,
+        doc: "recommended /dev/shm size: observed peak plus margin, else a safe default, capped by host memory",
+        compute: shm_size_bytes,
+    },
+    Derived {
+        name: "derive.time_limit_plan",
+        unit: Unit::Text,
+        doc: "how long the job ran against its time limit (scontrol RunTime/TimeLimit) and what to request",
+        compute: time_limit_plan,
+    },
+    Derived {
+        name: "derive.xid_explain",
+        unit: Unit::Text,
+        doc: "the NVIDIA Xid catalog entry for the code in the hit (meaning, usual cause, action)",
+        compute: xid_explain,
+    },
 ];
 
 pub fn is_derived(name: &str) -> bool {
-    DERIVED.iter().any(|(n, _, _)| *n == name)
+    DERIVED.iter().any(|d| d.name == name)
 }
 
 /// Inputs a derivation may use.
@@ -89,24 +112,19 @@ impl DeriveCtx<'_> {
     }
 }
 
+/// The value of derived variable `name` with its unit; `None` for an unknown name or when
+/// the finding lacks what the value needs.
 pub fn derive(name: &str, ctx: &DeriveCtx) -> Option<(String, Unit)> {
-    match name {
-        "derive.shm_size_bytes" => {
-            Some((shm_recommendation(ctx.facts).bytes.to_string(), Unit::Bytes))
-        }
-        "derive.shm_basis" => Some((shm_recommendation(ctx.facts).basis, Unit::Text)),
-        "derive.gpu_oom_plan" => gpu_oom_plan(ctx).map(|s| (s, Unit::Text)),
-        "derive.gpu_oom_foreign" => gpu_oom_foreign(ctx).map(|s| (s, Unit::Text)),
-        "derive.assert_hint" => assert_hint(ctx).map(|s| (s, Unit::Text)),
-        "derive.batch_plan" => batch_plan(ctx).map(|s| (s, Unit::Text)),
-        "derive.disk_full_plan" => disk_full_plan(ctx).map(|s| (s, Unit::Text)),
-        "derive.memlock_plan" => memlock_plan(ctx).map(|s| (s, Unit::Text)),
-        "derive.nofile_plan" => nofile_plan(ctx).map(|s| (s, Unit::Text)),
-        "derive.port_plan" => port_plan(ctx).map(|s| (s, Unit::Text)),
-        "derive.time_limit_plan" => time_limit_plan(ctx).map(|s| (s, Unit::Text)),
-        "derive.xid_explain" => xid_explain(ctx).map(|s| (s, Unit::Text)),
-        _ => None,
-    }
+    let d = DERIVED.iter().find(|d| d.name == name)?;
+    (d.compute)(ctx).map(|v| (v, d.unit))
+}
+
+fn shm_size_bytes(ctx: &DeriveCtx) -> Option<String> {
+    Some(shm_recommendation(ctx.facts).bytes.to_string())
+}
+
+fn shm_basis(ctx: &DeriveCtx) -> Option<String> {
+    Some(shm_recommendation(ctx.facts).basis)
 }
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
@@ -124,13 +142,13 @@ pub struct ShmRecommendation {
 ///   size if that is larger;
 /// - never more than half the host's memory when that is known (tmpfs pages are host RAM).
 pub fn shm_recommendation(facts: &FactSet) -> ShmRecommendation {
-    let size = facts.num("shm.size_bytes");
+    let size = facts.num(names::SHM_SIZE_BYTES);
     let peak = facts
-        .num("shm.peak_bytes")
+        .num(names::SHM_PEAK_BYTES)
         .into_iter()
-        .chain(facts.num("shm.used_bytes"))
+        .chain(facts.num(names::SHM_USED_BYTES))
         .reduce(f64::max);
-    let host = facts.num("host.mem_total_bytes");
+    let host = facts.num(names::HOST_MEM_TOTAL_BYTES);
     let h = crate::rules::template::human_bytes;
     let (mut want, mut basis) = match (peak, size) {
         (Some(p), Some(s)) if p > 0.0 && p < 0.9 * s => (
@@ -146,7 +164,7 @@ pub fn shm_recommendation(facts: &FactSet) -> ShmRecommendation {
             format!(
                 "{}the {} /dev/shm was the ceiling, so the real need is unknown: {} is a safe start",
                 match p {
-                    Some(p) if facts.num("shm.peak_bytes").is_some() => {
+                    Some(p) if facts.num(names::SHM_PEAK_BYTES).is_some() => {
                         format!("the recorded peak ({}) reached the mount's size: ", h(p))
                     }
                     _ => String::new(),
@@ -179,23 +197,10 @@ pub fn shm_recommendation(facts: &FactSet) -> ShmRecommendation {
     }
 }
 
-/// Parse `2.00 GiB` / `289.12 MiB` / `512 KiB` / `12 bytes` as bytes.
-pub fn parse_size(s: &str) -> Option<f64> {
-    let s = s.trim();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let n: f64 = s[..split].parse().ok()?;
-    let unit = s[split..].trim().to_ascii_lowercase();
-    let mult = match unit.as_str() {
-        "" | "b" | "bytes" => 1.0,
-        "k" | "kb" | "kib" => 1024.0,
-        "m" | "mb" | "mib" => MIB,
-        "g" | "gb" | "gib" => GIB,
-        "t" | "tb" | "tib" => GIB * 1024.0,
-        _ => return None,
-    };
-    Some(n * mult)
+/// A size in a CUDA message (`2.00 GiB`, `289.12 MiB`) as bytes: the one size grammar,
+/// `units::size_1024`.
+fn parse_size(s: &str) -> Option<f64> {
+    crate::sources::units::size_1024(s, 1).map(|b| b as f64)
 }
 
 /// From a CUDA OOM message's figures: is it this process's own usage (shrink the batch), or
@@ -416,8 +421,25 @@ mod tests {
     #[test]
     fn derived_table_is_sorted() {
         for w in DERIVED.windows(2) {
-            assert!(w[0].0 < w[1].0);
+            assert!(w[0].name < w[1].name);
         }
+    }
+
+    #[test]
+    fn every_derived_name_computes_through_the_table() {
+        let s = facts(&[("shm.size_bytes", 64 << 20)]);
+        let ctx = DeriveCtx {
+            facts: &s,
+            captures: &[],
+        };
+        for d in DERIVED {
+            assert!(d.name.starts_with("derive."), "{}", d.name);
+            assert!(is_derived(d.name));
+            // Without captures only the fact-based values exist; none may panic.
+            let v = derive(d.name, &ctx);
+            assert_eq!(v.is_some(), d.name.starts_with("derive.shm_"), "{}", d.name);
+        }
+        assert_eq!(derive("derive.no_such_value", &ctx), None);
     }
 
     #[test]

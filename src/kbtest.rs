@@ -7,6 +7,7 @@
 //! `analyze`, so their examples are not checked.
 
 use crate::analyze::Engine;
+use crate::model::RuleStatus;
 use crate::rules::{KnowledgeBase, Role, Rule};
 use std::collections::BTreeSet;
 
@@ -20,7 +21,7 @@ pub fn test_examples(kb: &KnowledgeBase) -> Vec<String> {
     let engine = Engine::new(kb);
     let mut fails = Vec::new();
     for (ri, r) in kb.rules.iter().enumerate() {
-        if r.signatures.is_empty() || r.status == "retired" {
+        if r.signatures.is_empty() || r.status == RuleStatus::Retired {
             continue;
         }
         let mut used: BTreeSet<usize> = BTreeSet::new();
@@ -83,7 +84,7 @@ fn overlaps(
         if !seen.insert(oi)
             || other.role == Role::Advice
             || other.name == owner.name
-            || other.category.name == owner.category.name
+            || other.category == owner.category
             || owner.overlaps.contains(&other.name)
             || other.overlaps.contains(&owner.name)
         {
@@ -92,12 +93,7 @@ fn overlaps(
         fails.push(format!(
             "{} {} ({}) also fires on a fire example of {} ({}): {ex:?}; narrow one \
              of them or declare `overlaps = [\"{}\"]`",
-            other.code,
-            other.name,
-            other.category.name,
-            owner.name,
-            owner.category.name,
-            owner.name
+            other.code, other.name, other.category, owner.name, owner.category, owner.name
         ));
     }
 }

@@ -10,8 +10,8 @@ pub mod cli;
 pub mod correlate;
 pub mod derive;
 pub mod errtail;
+pub mod fact_names;
 pub mod facts;
-pub mod fingerprint;
 pub mod inputs;
 pub mod kbtest;
 pub mod model;
@@ -45,10 +45,6 @@ pub fn diagnose_with_progress(
     let mut a = engine.run_with_progress(&inputs, threads, progress);
     warnings.append(&mut a.warnings);
     a.warnings = warnings;
-    let mut findings = correlate::correlate(kb, &a);
-    let tl = timeline::build(&a, kb);
-    correlate::cascade::apply(kb, &a, &tl, &mut findings);
-    let mut r = report::build(a, findings);
-    r.timeline = tl;
-    r
+    let d = correlate::correlate(kb, &a);
+    report::build(a, d)
 }

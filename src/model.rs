@@ -1,5 +1,6 @@
-//! The shared vocabulary every stage speaks: source kinds, facts with provenance, warnings.
-//! Plain data only: nothing here reads files, runs regexes or prints.
+//! The shared vocabulary every stage speaks: source kinds, facts with provenance, warnings,
+//! and the closed vocabularies (category, action, verdict, rule status) as enums with one
+//! spelling each. Plain data only: nothing here reads files, runs regexes or prints.
 
 use serde::Serialize;
 use std::fmt;
@@ -308,151 +309,328 @@ pub struct Attribution {
     pub time: Option<String>,
 }
 
-/// The fixed category vocabulary of DESIGN.md with each category's action class.
-/// New categories are added to DESIGN.md first, then here.
-#[derive(Debug)]
-pub struct Category {
-    pub name: &'static str,
-    pub action: &'static str,
-    pub meaning: &'static str,
-}
+/// A closed vocabulary: an enum whose every value has one fixed spelling, used in rule files,
+/// in the JSON report and for people. `ALL`, `as_str`, `parse`, `Display` and `Serialize`
+/// come from the one table, so a spelling is written once. Values are ordered as their
+/// spellings are (the order the strings they replaced had).
+macro_rules! vocabulary {
+    ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $v:ident = $s:literal,)+ }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $($(#[$vm])* $v,)+
+        }
 
-macro_rules! cat {
-    ($n:expr, $a:expr, $m:expr) => {
-        Category {
-            name: $n,
-            action: $a,
-            meaning: $m,
+        impl $name {
+            /// Every value, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$v,)+];
+
+            /// The spelling used in rule files, the JSON report and for people.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$v => $s,)+
+                }
+            }
+
+            /// The value spelled `s`, if any.
+            pub fn parse(s: &str) -> Option<$name> {
+                $name::ALL.iter().copied().find(|v| v.as_str() == s)
+            }
+
+            /// Every spelling, comma-separated (for load errors that say what is valid).
+            pub fn valid_values() -> String {
+                $name::ALL
+                    .iter()
+                    .map(|v| v.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            // `pad`, not `write_str`: widths and alignment apply as they did to the strings.
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.pad(self.as_str())
+            }
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+
+        impl PartialOrd for $name {
+            fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+                Some(self.cmp(other))
+            }
+        }
+
+        impl Ord for $name {
+            fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+                self.as_str().cmp(other.as_str())
+            }
         }
     };
 }
+pub(crate) use vocabulary;
 
-pub static CATEGORIES: &[Category] = &[
-    cat!(
-        "shm_exhausted",
-        "fix-config",
-        "/dev/shm (or the IPC namespace's shared memory) too small or full"
-    ),
-    cat!(
-        "host_oom",
-        "fix-config",
-        "host or cgroup/container memory limit hit"
-    ),
-    cat!("gpu_oom", "fix-config", "CUDA / accelerator out of memory"),
-    cat!(
-        "nccl_timeout",
-        "retry-or-investigate",
-        "a collective did not finish in time (watchdog); usually a symptom"
-    ),
-    cat!(
-        "collective_mismatch",
-        "fix-code",
-        "ranks called different collectives, or the same one with different sizes or order"
-    ),
-    cat!(
-        "nccl_network",
-        "retry-elsewhere",
-        "NCCL/IB/RoCE/socket transport errors"
-    ),
-    cat!(
-        "gpu_hardware_xid",
-        "replace-hardware",
-        "NVIDIA Xid events: GPU fell off the bus, NVLink errors, GSP errors"
-    ),
-    cat!(
-        "ecc_error",
-        "replace-hardware",
-        "uncorrectable ECC / HBM errors, row-remap failures"
-    ),
-    cat!(
-        "cuda_illegal_access",
-        "fix-code",
-        "illegal memory access, misaligned address, unspecified launch failure"
-    ),
-    cat!(
-        "device_side_assert",
-        "fix-code",
-        "device-side assertion (index out of range in embedding/loss, …)"
-    ),
-    cat!(
-        "cuda_driver_mismatch",
-        "fix-environment",
-        "driver too old for the CUDA runtime, no kernel image, library not found"
-    ),
-    cat!(
-        "disk_full",
-        "fix-config",
-        "no space left on the disk (checkpoint/cache writes); not /dev/shm"
-    ),
-    cat!(
-        "too_many_open_files",
-        "fix-config",
-        "EMFILE / file-descriptor limit"
-    ),
-    cat!(
-        "memlock_limit",
-        "fix-config",
-        "locked-memory ulimit too low for RDMA registration"
-    ),
-    cat!(
-        "port_in_use",
-        "fix-config",
-        "rendezvous / master port already in use"
-    ),
-    cat!(
-        "rendezvous_failure",
-        "fix-config",
-        "workers could not rendezvous: master unreachable, timeout, wrong address"
-    ),
-    cat!(
-        "dataloader_worker_crash",
-        "investigate",
-        "a DataLoader worker died and nothing explains why"
-    ),
-    cat!(
-        "segfault_native",
-        "fix-code",
-        "SIGSEGV/SIGABRT in native code (extension, driver library)"
-    ),
-    cat!(
-        "loss_scale_overflow",
-        "fix-config",
-        "fp16 loss scale collapsed"
-    ),
-    cat!(
-        "nan_loss",
-        "fix-config",
-        "loss became NaN/inf and the run stopped on it"
-    ),
-    cat!(
-        "config_error",
-        "fix-config",
-        "invalid launch/training configuration"
-    ),
-    cat!(
-        "preempted_or_time_limit",
-        "retry",
-        "killed by the scheduler: time limit, preemption, eviction, SIGTERM"
-    ),
-    cat!(
-        "checkpoint_error",
-        "fix-config",
-        "checkpoint missing, corrupt, or incompatible at load or save"
-    ),
-    cat!(
-        "python_exception",
-        "fix-code",
-        "an ordinary Python exception in user code"
-    ),
-    cat!(
-        "other",
-        "investigate",
-        "a failure that matches none of the above"
-    ),
-];
+vocabulary! {
+    /// The fixed category vocabulary of DESIGN.md. New categories are added to DESIGN.md
+    /// first, then here (with their action class and meaning below).
+    Category {
+        ShmExhausted = "shm_exhausted",
+        HostOom = "host_oom",
+        GpuOom = "gpu_oom",
+        NcclTimeout = "nccl_timeout",
+        CollectiveMismatch = "collective_mismatch",
+        NcclNetwork = "nccl_network",
+        GpuHardwareXid = "gpu_hardware_xid",
+        EccError = "ecc_error",
+        CudaIllegalAccess = "cuda_illegal_access",
+        DeviceSideAssert = "device_side_assert",
+        CudaDriverMismatch = "cuda_driver_mismatch",
+        DiskFull = "disk_full",
+        TooManyOpenFiles = "too_many_open_files",
+        MemlockLimit = "memlock_limit",
+        PortInUse = "port_in_use",
+        RendezvousFailure = "rendezvous_failure",
+        DataloaderWorkerCrash = "dataloader_worker_crash",
+        SegfaultNative = "segfault_native",
+        LossScaleOverflow = "loss_scale_overflow",
+        NanLoss = "nan_loss",
+        ConfigError = "config_error",
+        PreemptedOrTimeLimit = "preempted_or_time_limit",
+        CheckpointError = "checkpoint_error",
+        PythonException = "python_exception",
+        Other = "other",
+    }
+}
 
-pub fn category(name: &str) -> Option<&'static Category> {
-    CATEGORIES.iter().find(|c| c.name == name)
+impl Category {
+    /// The category's action class (DESIGN.md's table).
+    pub fn action(self) -> Action {
+        match self {
+            Category::ShmExhausted => Action::FixConfig,
+            Category::HostOom => Action::FixConfig,
+            Category::GpuOom => Action::FixConfig,
+            Category::NcclTimeout => Action::RetryOrInvestigate,
+            Category::CollectiveMismatch => Action::FixCode,
+            Category::NcclNetwork => Action::RetryElsewhere,
+            Category::GpuHardwareXid => Action::ReplaceHardware,
+            Category::EccError => Action::ReplaceHardware,
+            Category::CudaIllegalAccess => Action::FixCode,
+            Category::DeviceSideAssert => Action::FixCode,
+            Category::CudaDriverMismatch => Action::FixEnvironment,
+            Category::DiskFull => Action::FixConfig,
+            Category::TooManyOpenFiles => Action::FixConfig,
+            Category::MemlockLimit => Action::FixConfig,
+            Category::PortInUse => Action::FixConfig,
+            Category::RendezvousFailure => Action::FixConfig,
+            Category::DataloaderWorkerCrash => Action::Investigate,
+            Category::SegfaultNative => Action::FixCode,
+            Category::LossScaleOverflow => Action::FixConfig,
+            Category::NanLoss => Action::FixConfig,
+            Category::ConfigError => Action::FixConfig,
+            Category::PreemptedOrTimeLimit => Action::Retry,
+            Category::CheckpointError => Action::FixConfig,
+            Category::PythonException => Action::FixCode,
+            Category::Other => Action::Investigate,
+        }
+    }
+
+    /// What the category means, in one line.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Category::ShmExhausted => {
+                "/dev/shm (or the IPC namespace's shared memory) too small or full"
+            }
+            Category::HostOom => "host or cgroup/container memory limit hit",
+            Category::GpuOom => "CUDA / accelerator out of memory",
+            Category::NcclTimeout => {
+                "a collective did not finish in time (watchdog); usually a symptom"
+            }
+            Category::CollectiveMismatch => {
+                "ranks called different collectives, or the same one with different sizes or order"
+            }
+            Category::NcclNetwork => "NCCL/IB/RoCE/socket transport errors",
+            Category::GpuHardwareXid => {
+                "NVIDIA Xid events: GPU fell off the bus, NVLink errors, GSP errors"
+            }
+            Category::EccError => "uncorrectable ECC / HBM errors, row-remap failures",
+            Category::CudaIllegalAccess => {
+                "illegal memory access, misaligned address, unspecified launch failure"
+            }
+            Category::DeviceSideAssert => {
+                "device-side assertion (index out of range in embedding/loss, …)"
+            }
+            Category::CudaDriverMismatch => {
+                "driver too old for the CUDA runtime, no kernel image, library not found"
+            }
+            Category::DiskFull => {
+                "no space left on the disk (checkpoint/cache writes); not /dev/shm"
+            }
+            Category::TooManyOpenFiles => "EMFILE / file-descriptor limit",
+            Category::MemlockLimit => "locked-memory ulimit too low for RDMA registration",
+            Category::PortInUse => "rendezvous / master port already in use",
+            Category::RendezvousFailure => {
+                "workers could not rendezvous: master unreachable, timeout, wrong address"
+            }
+            Category::DataloaderWorkerCrash => "a DataLoader worker died and nothing explains why",
+            Category::SegfaultNative => {
+                "SIGSEGV/SIGABRT in native code (extension, driver library)"
+            }
+            Category::LossScaleOverflow => "fp16 loss scale collapsed",
+            Category::NanLoss => "loss became NaN/inf and the run stopped on it",
+            Category::ConfigError => "invalid launch/training configuration",
+            Category::PreemptedOrTimeLimit => {
+                "killed by the scheduler: time limit, preemption, eviction, SIGTERM"
+            }
+            Category::CheckpointError => {
+                "checkpoint missing, corrupt, or incompatible at load or save"
+            }
+            Category::PythonException => "an ordinary Python exception in user code",
+            Category::Other => "a failure that matches none of the above",
+        }
+    }
+}
+
+vocabulary! {
+    /// What to do about a failure: a category's action class (DESIGN.md), or `none` for a
+    /// run that did not fail. Each maps to one documented exit status.
+    Action {
+        /// Infrastructure: rerunning may succeed.
+        Retry = "retry",
+        /// Rerun on other nodes (a network or node problem).
+        RetryElsewhere = "retry-elsewhere",
+        /// Usually a symptom: look for the rank that failed first, or rerun.
+        RetryOrInvestigate = "retry-or-investigate",
+        /// Rerunning unchanged fails again: change the configuration.
+        FixConfig = "fix-config",
+        /// Rerunning unchanged fails again: fix the environment (driver, libraries).
+        FixEnvironment = "fix-environment",
+        /// A bug in the training code.
+        FixCode = "fix-code",
+        /// Rerun elsewhere and take the node/GPU out of service.
+        ReplaceHardware = "replace-hardware",
+        /// Nothing says what to do: read the evidence.
+        Investigate = "investigate",
+        /// The run did not fail (never a category's action).
+        None = "none",
+    }
+}
+
+/// Exit statuses of `--exit-code action` (README.md "Exit statuses for automation").
+pub mod action_exit {
+    /// The run did not fail.
+    pub const NO_FAILURE: i32 = 0;
+    /// retry, retry-elsewhere, retry-or-investigate: infrastructure; rerunning may succeed.
+    pub const RETRY: i32 = 10;
+    /// replace-hardware: rerun elsewhere and take the node/GPU out of service.
+    pub const REPLACE_HARDWARE: i32 = 11;
+    /// fix-config, fix-environment: rerunning unchanged will fail again.
+    pub const FIX_CONFIG: i32 = 12;
+    /// fix-code: a bug in the training code.
+    pub const FIX_CODE: i32 = 13;
+    /// investigate, or a failure no rule explains.
+    pub const INVESTIGATE: i32 = 14;
+}
+
+impl Action {
+    /// The documented exit status of `--exit-code action` for this action.
+    pub fn exit_status(self) -> i32 {
+        match self {
+            Action::Retry | Action::RetryElsewhere | Action::RetryOrInvestigate => {
+                action_exit::RETRY
+            }
+            Action::ReplaceHardware => action_exit::REPLACE_HARDWARE,
+            Action::FixConfig | Action::FixEnvironment => action_exit::FIX_CONFIG,
+            Action::FixCode => action_exit::FIX_CODE,
+            Action::Investigate => action_exit::INVESTIGATE,
+            Action::None => action_exit::NO_FAILURE,
+        }
+    }
+
+    /// A config, environment or code fix: the failure is not the hardware's.
+    pub fn is_fix(self) -> bool {
+        matches!(
+            self,
+            Action::FixConfig | Action::FixEnvironment | Action::FixCode
+        )
+    }
+}
+
+vocabulary! {
+    /// What a report concludes about a run.
+    Verdict {
+        /// A root cause was found with enough confidence.
+        Diagnosed = "diagnosed",
+        /// Something failed and no rule explains it confidently.
+        UnknownFailure = "unknown_failure",
+        /// Nothing shows that the run failed.
+        NoFailure = "no_failure",
+    }
+}
+
+vocabulary! {
+    /// A rule's life cycle (`status` in a rule file; `stable` when absent).
+    RuleStatus {
+        Stable = "stable",
+        Preview = "preview",
+        /// Kept so the code is never reused; never runs.
+        Retired = "retired",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vocabularies_spell_and_parse_back_one_way() {
+        for c in Category::ALL {
+            assert_eq!(Category::parse(c.as_str()), Some(*c));
+            assert_eq!(serde_json::to_string(c).unwrap(), format!("\"{c}\""));
+            assert_ne!(c.action(), Action::None, "{c}: none is not an action class");
+        }
+        for a in Action::ALL {
+            assert_eq!(Action::parse(a.as_str()), Some(*a));
+        }
+        assert_eq!(Category::parse("shm-exhausted"), None);
+        assert_eq!(format!("{:<8}|", Verdict::Diagnosed), "diagnosed|");
+        assert_eq!(format!("{:<8}|", RuleStatus::Retired), "retired |");
+    }
+
+    #[test]
+    fn values_order_as_their_spellings() {
+        let mut by_enum = Verdict::ALL.to_vec();
+        by_enum.sort();
+        let mut by_str: Vec<&str> = Verdict::ALL.iter().map(|v| v.as_str()).collect();
+        by_str.sort();
+        assert_eq!(
+            by_enum.iter().map(|v| v.as_str()).collect::<Vec<_>>(),
+            by_str
+        );
+    }
+
+    #[test]
+    fn every_action_has_its_documented_exit_status() {
+        let want = [
+            (Action::Retry, 10),
+            (Action::RetryElsewhere, 10),
+            (Action::RetryOrInvestigate, 10),
+            (Action::ReplaceHardware, 11),
+            (Action::FixConfig, 12),
+            (Action::FixEnvironment, 12),
+            (Action::FixCode, 13),
+            (Action::Investigate, 14),
+            (Action::None, 0),
+        ];
+        assert_eq!(want.len(), Action::ALL.len());
+        for (a, code) in want {
+            assert_eq!(a.exit_status(), code, "{a}");
+        }
+    }
 }
 
 /// When an input was taken relative to the run: a snapshot from before it started describes

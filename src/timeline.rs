@@ -21,7 +21,7 @@ pub enum Kind {
     /// A rule hit: the rule's name and category, and whether the rule is a symptom.
     Hit {
         rule: String,
-        category: String,
+        category: crate::model::Category,
         symptom: bool,
     },
     /// `Watchdog caught collective operation timeout: WorkNCCL(SeqNum=26, OpType=ALLREDUCE …)`.
@@ -227,7 +227,7 @@ pub fn build(a: &Analysis, kb: &crate::rules::KnowledgeBase) -> Timeline {
             line: Some(h.line),
             kind: Kind::Hit {
                 rule: rule.name.clone(),
-                category: rule.category.name.to_string(),
+                category: rule.category,
                 symptom: rule.role == crate::rules::Role::Symptom,
             },
             text: h.text.clone(),

@@ -4,7 +4,7 @@
 //! `diagnose`; this module never reads log contents itself.
 
 use crate::analyze::Engine;
-use crate::model::Warning;
+use crate::model::{Action, Category, Verdict, Warning};
 use crate::report::Report;
 use crate::rules::KnowledgeBase;
 use regex::Regex;
@@ -16,48 +16,17 @@ use std::sync::{LazyLock, Mutex};
 
 pub const SCHEMA: &str = "trainwreck.triage/1";
 
-/// Exit statuses of `--exit-code action` (README.md "Exit statuses for automation").
-pub mod action_exit {
-    /// The run did not fail.
-    pub const NO_FAILURE: i32 = 0;
-    /// retry, retry-elsewhere, retry-or-investigate: infrastructure; rerunning may succeed.
-    pub const RETRY: i32 = 10;
-    /// replace-hardware: rerun elsewhere and take the node/GPU out of service.
-    pub const REPLACE_HARDWARE: i32 = 11;
-    /// fix-config, fix-environment: rerunning unchanged will fail again.
-    pub const FIX_CONFIG: i32 = 12;
-    /// fix-code: a bug in the training code.
-    pub const FIX_CODE: i32 = 13;
-    /// investigate, or a failure no rule explains.
-    pub const INVESTIGATE: i32 = 14;
-}
-
-/// The exit status for an action class (unknown classes: investigate).
-pub fn exit_for_action(action: &str) -> i32 {
-    match action {
-        "retry" | "retry-elsewhere" | "retry-or-investigate" => action_exit::RETRY,
-        "replace-hardware" => action_exit::REPLACE_HARDWARE,
-        "fix-config" | "fix-environment" => action_exit::FIX_CONFIG,
-        "fix-code" => action_exit::FIX_CODE,
-        _ => action_exit::INVESTIGATE,
-    }
-}
-
 /// The verdict and the top finding's action class as one exit status.
 pub fn exit_for(r: &Report) -> i32 {
-    match r.top() {
-        Some(top) => exit_for_action(&top.action),
-        None if r.verdict == "no_failure" => action_exit::NO_FAILURE,
-        None => action_exit::INVESTIGATE,
-    }
+    action_of(r).exit_status()
 }
 
 /// The action a report asks for: the top finding's, `none` or `investigate`.
-pub fn action_of(r: &Report) -> String {
+pub fn action_of(r: &Report) -> Action {
     match r.top() {
-        Some(t) => t.action.clone(),
-        None if r.verdict == "no_failure" => "none".into(),
-        None => "investigate".into(),
+        Some(t) => t.action,
+        None if r.verdict == Verdict::NoFailure => Action::None,
+        None => Action::Investigate,
     }
 }
 
@@ -147,10 +116,10 @@ fn walk(dir: &Path, depth: usize, runs: &mut Vec<PathBuf>, warnings: &mut Vec<Wa
 #[derive(Debug, Clone, Serialize)]
 pub struct RunOutcome {
     pub path: String,
-    pub verdict: String,
+    pub verdict: Verdict,
     pub fingerprint: Option<String>,
-    pub category: Option<String>,
-    pub action: String,
+    pub category: Option<Category>,
+    pub action: Action,
     pub title: Option<String>,
     pub confidence: Option<f64>,
     pub hosts: Vec<String>,
@@ -201,9 +170,9 @@ fn outcome(path: &Path, r: &Report) -> RunOutcome {
     }
     RunOutcome {
         path: path.display().to_string(),
-        verdict: r.verdict.to_string(),
+        verdict: r.verdict,
         fingerprint: r.fingerprint.clone(),
-        category: lead.map(|f| f.category.clone()),
+        category: lead.map(|f| f.category),
         action: action_of(r),
         title: lead.map(|f| f.title.clone()),
         confidence: lead.map(|f| f.confidence),
@@ -258,11 +227,18 @@ pub fn analyse(kb: &KnowledgeBase, runs: &[PathBuf], threads: usize) -> Vec<RunO
         .collect()
 }
 
+crate::model::vocabulary! {
+    /// What a recurrence names.
+    Suspect {
+        Host = "host",
+        Gpu = "gpu",
+    }
+}
+
 /// A host or GPU seen in more than one failed run of one group: a hardware suspect.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Recurrence {
-    /// `host` or `gpu`.
-    pub kind: &'static str,
+    pub kind: Suspect,
     pub name: String,
     pub runs: usize,
 }
@@ -272,9 +248,9 @@ pub struct Group {
     /// `null` for runs with no sign of failure.
     pub fingerprint: Option<String>,
     pub count: usize,
-    pub verdict: String,
-    pub category: Option<String>,
-    pub action: String,
+    pub verdict: Verdict,
+    pub category: Option<Category>,
+    pub action: Action,
     pub title: Option<String>,
     pub first_seen: Option<String>,
     pub last_seen: Option<String>,
@@ -299,9 +275,9 @@ pub struct Triage {
 
 /// Group outcomes by fingerprint; biggest groups first, then by fingerprint for stability.
 pub fn group(outcomes: &[RunOutcome], warnings: Vec<Warning>) -> Triage {
-    let mut by: BTreeMap<(Option<String>, String), Vec<&RunOutcome>> = BTreeMap::new();
+    let mut by: BTreeMap<(Option<String>, Verdict), Vec<&RunOutcome>> = BTreeMap::new();
     for o in outcomes {
-        by.entry((o.fingerprint.clone(), o.verdict.clone()))
+        by.entry((o.fingerprint.clone(), o.verdict))
             .or_default()
             .push(o);
     }
@@ -318,7 +294,7 @@ pub fn group(outcomes: &[RunOutcome], warnings: Vec<Warning>) -> Triage {
                     *gpus.entry(g.clone()).or_default() += 1;
                 }
             }
-            let failed = verdict != "no_failure";
+            let failed = verdict != Verdict::NoFailure;
             let recurring = if failed {
                 recurrences(&hosts, &gpus)
             } else {
@@ -330,8 +306,8 @@ pub fn group(outcomes: &[RunOutcome], warnings: Vec<Warning>) -> Triage {
                 fingerprint: fp,
                 count: runs.len(),
                 verdict,
-                category: lead.category.clone(),
-                action: lead.action.clone(),
+                category: lead.category,
+                action: lead.action,
                 title: lead.title.clone(),
                 first_seen: seen.iter().min().map(|s| s.to_string()),
                 last_seen: seen.iter().max().map(|s| s.to_string()),
@@ -344,8 +320,8 @@ pub fn group(outcomes: &[RunOutcome], warnings: Vec<Warning>) -> Triage {
         })
         .collect();
     groups.sort_by(|a, b| {
-        (a.verdict == "no_failure")
-            .cmp(&(b.verdict == "no_failure"))
+        (a.verdict == Verdict::NoFailure)
+            .cmp(&(b.verdict == Verdict::NoFailure))
             .then(b.count.cmp(&a.count))
             .then(a.fingerprint.cmp(&b.fingerprint))
     });
@@ -354,7 +330,7 @@ pub fn group(outcomes: &[RunOutcome], warnings: Vec<Warning>) -> Triage {
     // A node that keeps failing for config or code reasons is not suspect hardware.
     for o in outcomes
         .iter()
-        .filter(|o| o.verdict != "no_failure" && !o.action.starts_with("fix-"))
+        .filter(|o| o.verdict != Verdict::NoFailure && !o.action.is_fix())
     {
         for h in &o.hosts {
             *all_hosts.entry(h.clone()).or_default() += 1;
@@ -377,7 +353,7 @@ fn recurrences(hosts: &BTreeMap<String, usize>, gpus: &BTreeMap<String, usize>) 
         .iter()
         .filter(|(_, n)| **n > 1)
         .map(|(h, n)| Recurrence {
-            kind: "host",
+            kind: Suspect::Host,
             name: h.clone(),
             runs: *n,
         })
@@ -385,7 +361,7 @@ fn recurrences(hosts: &BTreeMap<String, usize>, gpus: &BTreeMap<String, usize>) 
             gpus.iter()
                 .filter(|(_, n)| **n > 1)
                 .map(|(g, n)| Recurrence {
-                    kind: "gpu",
+                    kind: Suspect::Gpu,
                     name: g.clone(),
                     runs: *n,
                 }),
@@ -461,8 +437,9 @@ pub fn render_table(t: &Triage) -> String {
         tb.add_row(vec![
             g.count.to_string(),
             g.fingerprint.clone().unwrap_or_else(|| "-".into()),
-            g.category.clone().unwrap_or_else(|| g.verdict.clone()),
-            g.action.clone(),
+            g.category
+                .map_or_else(|| g.verdict.to_string(), |c| c.to_string()),
+            g.action.to_string(),
             g.first_seen.clone().unwrap_or_default(),
             g.last_seen.clone().unwrap_or_default(),
             hosts_text(&g.hosts, 3),
@@ -498,7 +475,10 @@ pub fn render_markdown(t: &Triage) -> String {
             "| {} | `{}` | {} | `{}` | {} | {} | {} | `{}` |\n",
             g.count,
             g.fingerprint.as_deref().unwrap_or("-"),
-            inline(&g.category.clone().unwrap_or_else(|| g.verdict.clone())),
+            inline(
+                &g.category
+                    .map_or_else(|| g.verdict.to_string(), |c| c.to_string())
+            ),
             g.action,
             g.first_seen.as_deref().unwrap_or(""),
             g.last_seen.as_deref().unwrap_or(""),
@@ -512,11 +492,11 @@ pub fn render_markdown(t: &Triage) -> String {
             s.push_str(&format!("- {}\n", inline(&suspect_line(r))));
         }
     }
-    for g in t.groups.iter().filter(|g| g.verdict != "no_failure") {
+    for g in t.groups.iter().filter(|g| g.verdict != Verdict::NoFailure) {
         s.push_str(&format!(
             "\n<details><summary><code>{}</code> · {} · {} run{}</summary>\n\n{}\n\nRuns:\n\n{}\n</details>\n",
             g.fingerprint.as_deref().unwrap_or("-"),
-            inline(&g.category.clone().unwrap_or_else(|| g.verdict.clone())),
+            inline(&g.category.map_or_else(|| g.verdict.to_string(), |c| c.to_string())),
             g.count,
             if g.count == 1 { "" } else { "s" },
             inline(g.title.as_deref().unwrap_or("no rule explains it: investigate")),
@@ -539,11 +519,12 @@ mod tests {
 
     #[test]
     fn action_classes_map_to_documented_statuses() {
-        assert_eq!(exit_for_action("retry-elsewhere"), 10);
-        assert_eq!(exit_for_action("replace-hardware"), 11);
-        assert_eq!(exit_for_action("fix-environment"), 12);
-        assert_eq!(exit_for_action("fix-code"), 13);
-        assert_eq!(exit_for_action("investigate"), 14);
+        assert_eq!(Action::RetryElsewhere.exit_status(), 10);
+        assert_eq!(Action::ReplaceHardware.exit_status(), 11);
+        assert_eq!(Action::FixEnvironment.exit_status(), 12);
+        assert_eq!(Action::FixCode.exit_status(), 13);
+        assert_eq!(Action::Investigate.exit_status(), 14);
+        assert_eq!(Action::None.exit_status(), 0);
     }
 
     #[test]
@@ -556,10 +537,10 @@ mod tests {
     fn recurring_hosts_are_hardware_suspects() {
         let o = |p: &str, h: &str| RunOutcome {
             path: p.into(),
-            verdict: "diagnosed".into(),
+            verdict: Verdict::Diagnosed,
             fingerprint: Some("fp1:x".into()),
-            category: Some("gpu_hardware_xid".into()),
-            action: "replace-hardware".into(),
+            category: Some(Category::GpuHardwareXid),
+            action: Action::ReplaceHardware,
             title: None,
             confidence: Some(0.9),
             hosts: vec![h.into()],
@@ -573,7 +554,7 @@ mod tests {
         assert_eq!(
             t.groups[0].recurring,
             vec![Recurrence {
-                kind: "host",
+                kind: Suspect::Host,
                 name: "n1".into(),
                 runs: 2
             }]

@@ -5,6 +5,7 @@
 
 use std::io::Write;
 use std::process::Command;
+use trainwreck::model::{Category, Verdict};
 use trainwreck::rules::KnowledgeBase;
 
 const BUS: &str = "RuntimeError: DataLoader worker (pid 4232) is killed by signal: Bus error.\n";
@@ -56,7 +57,7 @@ fn junk_of_every_kind_is_warned_about_and_the_real_log_still_counts() {
     );
 
     let r = diagnose(&[p.display().to_string()]);
-    assert_eq!(r.top().unwrap().category, "shm_exhausted");
+    assert_eq!(r.top().unwrap().category, Category::ShmExhausted);
     // The bus-error line is found through invalid UTF-8 too.
     assert!(
         r.top()
@@ -109,7 +110,7 @@ fn a_100_mb_line_is_cut_reported_and_the_lines_after_it_still_count() {
 fn unreadable_and_missing_paths_are_warnings() {
     let r = diagnose(&["/definitely/not/here.log".to_string()]);
     assert!(warned(&r, "here.log", "cannot read"), "{:?}", r.warnings);
-    assert_eq!(r.verdict, "no_failure");
+    assert_eq!(r.verdict, Verdict::NoFailure);
 }
 
 #[test]
@@ -205,7 +206,7 @@ fn an_unknown_exception_is_an_unknown_failure_with_its_last_error_lines() {
     )
     .unwrap();
     let r = diagnose(&[p.display().to_string()]);
-    assert_eq!(r.verdict, "unknown_failure");
+    assert_eq!(r.verdict, Verdict::UnknownFailure);
     assert!(r.fingerprint.is_some());
     assert!(
         r.last_errors

@@ -1,6 +1,7 @@
 //! Behaviour pinned on the cases captured for this project (fixtures/captured), beyond the
 //! top category that tests/fixtures.rs checks.
 
+use trainwreck::model::Category;
 use trainwreck::rules::KnowledgeBase;
 
 fn diagnose(case: &str) -> trainwreck::report::Report {
@@ -32,7 +33,7 @@ fn bare_sigkill_of_a_worker_is_not_a_confirmed_oom() {
 fn gpu_oom_with_another_process_holding_the_card_points_at_that_process() {
     let r = diagnose("24_cuda_oom_other_process");
     let top = r.top().unwrap();
-    assert_eq!(top.category, "gpu_oom");
+    assert_eq!(top.category, Category::GpuOom);
     assert!(top.fix.contains("outside this process"), "{}", top.fix);
     assert!(!top.fix.contains("micro-batch (or sequence"), "{}", top.fix);
 }

@@ -9,6 +9,7 @@
 mod core_helpers;
 
 use std::path::Path;
+use trainwreck::model::Category;
 use trainwreck::rules::KnowledgeBase;
 
 fn only(core: &str) -> trainwreck::report::Report {
@@ -27,7 +28,7 @@ fn diagnose_dir(dir: &Path) -> trainwreck::report::Report {
 fn sigbus_core_in_dev_shm_alone_names_shared_memory() {
     let r = only("bus-dyn.core.gz");
     let top = r.top().expect("diagnosed from the core alone");
-    assert_eq!(top.category, "shm_exhausted");
+    assert_eq!(top.category, Category::ShmExhausted);
     let core = &r.cores[0].summary;
     let addr = core.fault_addr.clone().unwrap();
     let mapping = core.fault_mapping.clone().unwrap();
@@ -63,7 +64,7 @@ fn sigbus_core_made_now_is_diagnosed_with_its_symbols() {
     let _ = std::fs::remove_file(&shm);
     let r = diagnose_dir(core.parent().unwrap());
     let top = r.top().expect("diagnosed from the core alone");
-    assert_eq!(top.category, "shm_exhausted");
+    assert_eq!(top.category, Category::ShmExhausted);
     let summary = &r.cores[0].summary;
     assert_eq!(summary.fault_mapping.as_deref(), Some(shm.as_str()));
     let helper = core_helpers::helper().display().to_string();
@@ -90,7 +91,7 @@ fn sigbus_core_made_now_is_diagnosed_with_its_symbols() {
 #[test]
 fn sigsegv_core_is_a_native_crash() {
     let r = only("segv-static.core.gz");
-    assert_eq!(r.top().unwrap().category, "segfault_native");
+    assert_eq!(r.top().unwrap().category, Category::SegfaultNative);
     assert_eq!(r.cores[0].summary.code.as_deref(), Some("SEGV_MAPERR"));
 }
 
@@ -98,7 +99,7 @@ fn sigsegv_core_is_a_native_crash() {
 fn abort_core_is_named_but_not_overclaimed() {
     let r = only("abort-static.core.gz");
     let top = r.top().unwrap();
-    assert_eq!(top.category, "segfault_native");
+    assert_eq!(top.category, Category::SegfaultNative);
     assert!(
         top.confidence < 0.6,
         "an abort alone is a weak story: {}",

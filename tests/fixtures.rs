@@ -2,6 +2,7 @@
 //! finding's category must be one the label accepts (no_failure: verdict no_failure).
 
 use std::path::{Path, PathBuf};
+use trainwreck::model::Verdict;
 use trainwreck::rules::KnowledgeBase;
 
 /// Labelled cases whose category has no rules yet. Each entry is a known gap, printed on
@@ -67,12 +68,12 @@ fn every_labelled_fixture_ranks_its_category_first() {
             })
             .unwrap_or_else(|| vec![label["category"].as_str().unwrap().to_string()]);
         let r = trainwreck::diagnose(&kb, &inputs(case), 2);
-        let got = if r.verdict == "no_failure" {
+        let got = if r.verdict == Verdict::NoFailure {
             "no_failure".to_string()
         } else {
             r.top()
                 .or(r.findings.first())
-                .map(|f| f.category.clone())
+                .map(|f| f.category.to_string())
                 .unwrap_or_else(|| r.verdict.to_string())
         };
         let ok = accept.contains(&got);
@@ -80,9 +81,9 @@ fn every_labelled_fixture_ranks_its_category_first() {
             .findings
             .iter()
             .filter(|f| f.symptom_of.is_none())
-            .map(|f| f.category.clone())
+            .map(|f| f.category.to_string())
             .collect();
-        if r.verdict == "no_failure" {
+        if r.verdict == Verdict::NoFailure {
             top3.insert(0, "no_failure".into());
         }
         top3.dedup();

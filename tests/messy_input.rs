@@ -4,6 +4,7 @@
 //! log shaped that way to a temp file and runs the whole pipeline on it.
 
 use std::io::Write;
+use trainwreck::model::{Category, Verdict};
 use trainwreck::rules::KnowledgeBase;
 
 fn diagnose_text(name: &str, text: &str) -> trainwreck::report::Report {
@@ -19,7 +20,7 @@ fn diagnose_text(name: &str, text: &str) -> trainwreck::report::Report {
 
 fn top_category(r: &trainwreck::report::Report) -> String {
     r.top()
-        .map(|f| f.category.clone())
+        .map(|f| f.category.to_string())
         .unwrap_or_else(|| r.verdict.to_string())
 }
 
@@ -71,13 +72,13 @@ fn localized_months_and_cjk_text_around_messages() {
                 에러 발생 [rank0]: torch.distributed.DistBackendError: Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE)\n";
     let r = diagnose_text("paste.txt", text);
     let top = r.top().unwrap();
-    assert_eq!(top.category, "gpu_hardware_xid");
+    assert_eq!(top.category, Category::GpuHardwareXid);
     assert!(top.fix.contains("Xid 79"), "{}", top.fix);
     // The timeouts on other ranks are consequences of the hardware fault.
     assert!(
         r.findings
             .iter()
-            .filter(|f| f.category == "nccl_timeout")
+            .filter(|f| f.category == Category::NcclTimeout)
             .all(|f| f.symptom_of.as_deref() == Some(top.rule.as_str()))
     );
 }
@@ -99,7 +100,7 @@ fn advice_lines_alone_are_not_a_diagnosis() {
                 Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n";
     let r = diagnose_text("console.log", text);
     assert!(r.findings.is_empty(), "{:?}", r.findings);
-    assert_eq!(r.verdict, "no_failure");
+    assert_eq!(r.verdict, Verdict::NoFailure);
 }
 
 #[test]
@@ -108,14 +109,14 @@ fn bare_killed_is_not_proof_of_oom() {
     let f = r
         .findings
         .iter()
-        .find(|f| f.category == "host_oom")
+        .find(|f| f.category == Category::HostOom)
         .unwrap();
     assert!(f.confidence < 0.3, "a bare Killed must stay a hypothesis");
     assert!(
         f.next_time.is_some(),
         "thin evidence must say what to collect"
     );
-    assert_ne!(r.verdict, "diagnosed");
+    assert_ne!(r.verdict, Verdict::Diagnosed);
 }
 
 #[test]
@@ -130,7 +131,7 @@ fn watchdog_timeout_alone_says_what_to_collect() {
     let text = "[rank1]:[E1129 19:00:04.020587669 ProcessGroupNCCL.cpp:689] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=26, OpType=ALLREDUCE, NumelIn=84618, NumelOut=84618, Timeout(ms)=30000) ran for 30049 milliseconds before timing out.\n";
     let r = diagnose_text("rank1.log", text);
     let top = r.top().unwrap();
-    assert_eq!(top.category, "nccl_timeout");
+    assert_eq!(top.category, Category::NcclTimeout);
     assert!(
         top.next_time
             .as_deref()
@@ -144,6 +145,6 @@ fn nan_loss_in_a_run_that_exited_zero_is_a_failure() {
     let text = "{'loss': 'nan', 'grad_norm': 'nan', 'learning_rate': '333.3', 'epoch': '0.0048'}\n\
                 {'train_runtime': '2.192', 'train_loss': 'nan', 'epoch': '0.0048'}\n";
     let r = diagnose_text("console.log", text);
-    assert_eq!(r.verdict, "diagnosed");
+    assert_eq!(r.verdict, Verdict::Diagnosed);
     assert_eq!(top_category(&r), "nan_loss");
 }

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 use trainwreck::inputs::phase_of;
-use trainwreck::model::Phase;
+use trainwreck::model::{Category, Phase};
 use trainwreck::rules::KnowledgeBase;
 
 fn seed_log() -> std::path::PathBuf {
@@ -30,7 +30,7 @@ fn a_folder_named_before_something_is_not_a_snapshot() {
         let top = r
             .top()
             .unwrap_or_else(|| panic!("{}: diagnosed", arg.display()));
-        assert_eq!(top.category, "shm_exhausted", "{}", arg.display());
+        assert_eq!(top.category, Category::ShmExhausted, "{}", arg.display());
         assert!(
             r.warnings
                 .iter()

@@ -4,6 +4,7 @@
 
 use std::path::Path;
 use trainwreck::correlate::cascade::{LAGGING_RULE, MISMATCH_RULE};
+use trainwreck::model::Category;
 use trainwreck::report::Report;
 use trainwreck::rules::KnowledgeBase;
 
@@ -24,7 +25,7 @@ fn corpus(case: &str) -> std::path::PathBuf {
 fn timeouts_are_symptoms(case: &str, r: &Report) {
     let top = r.top().unwrap_or_else(|| panic!("{case}: no cause found"));
     for f in &r.findings {
-        if f.rule != top.rule && f.category == "nccl_timeout" {
+        if f.rule != top.rule && f.category == Category::NcclTimeout {
             assert_eq!(
                 f.symptom_of.as_deref(),
                 Some(top.rule.as_str()),
@@ -60,8 +61,8 @@ fn case17a_mismatch_from_fingerprints() {
     let r = run(&[&corpus("17a_collective_mismatch_debug_detail")]);
     let top = r.top().expect("a cause");
     // The knowledge base's own mismatch rule or the synthetic one: either way one finding.
-    assert!(top.rule == MISMATCH_RULE || top.category == "collective_mismatch");
-    assert_eq!(top.category, "collective_mismatch");
+    assert!(top.rule == MISMATCH_RULE || top.category == Category::CollectiveMismatch);
+    assert_eq!(top.category, Category::CollectiveMismatch);
     assert!(top.title.contains("rank 0 ran ALLREDUCE"), "{}", top.title);
     assert!(top.title.contains("rank 1 ran BROADCAST"), "{}", top.title);
 }
@@ -135,7 +136,7 @@ fn mismatch_from_watchdog_lines_alone() {
     let r = run(&[d.path()]);
     let top = r.top().expect("a cause");
     // The knowledge base's own mismatch rule or the synthetic one: either way one finding.
-    assert!(top.rule == MISMATCH_RULE || top.category == "collective_mismatch");
+    assert!(top.rule == MISMATCH_RULE || top.category == Category::CollectiveMismatch);
     assert_eq!(top.origin.rank, Some(3));
     assert!(
         top.title.contains("ranks 0,1,2 ran ALLREDUCE"),

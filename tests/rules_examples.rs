@@ -60,6 +60,54 @@ fn every_rule_has_fire_and_silent_examples() {
     }
 }
 
+/// A misspelt value of a closed vocabulary (category, status, symptom_of) is a load error that
+/// names the file, the key and every valid value, never a silent default.
+#[test]
+fn misspelt_vocabulary_is_a_load_error_naming_file_key_and_valid_values() {
+    let text = r#"[[rule]]
+code = "TW7002"
+name = "my-typo-rule"
+category = "shm_exhaustd"
+role = "root"
+title = "t"
+status = "stabel"
+symptom_of = ["host-oom"]
+[rule.doc]
+what = "w"
+why = "y"
+[[rule.signature]]
+regex = 'Bus error in my loader'
+weight = 0.5
+[[rule.fix]]
+text = "raise it"
+[rule.examples]
+fire = ["Bus error in my loader"]
+silent = ["fine"]
+"#;
+    let mut rules = Vec::new();
+    let mut errors = Vec::new();
+    rules::load_text("mine.toml", text, &mut rules, &mut errors);
+    assert!(rules.is_empty());
+    let find = |key: &str| {
+        errors
+            .iter()
+            .find(|e| e.key == format!("rule my-typo-rule {key}"))
+            .unwrap_or_else(|| panic!("no error for {key}: {errors:?}"))
+    };
+    for (key, bad, valid) in [
+        ("category", "shm_exhaustd", "shm_exhausted"),
+        ("status", "stabel", "stable, preview, retired"),
+        ("symptom_of", "host-oom", "host_oom"),
+    ] {
+        let e = find(key);
+        assert_eq!(e.file, "mine.toml");
+        assert!(e.message.contains(bad) && e.message.contains(valid), "{e}");
+    }
+    for c in trainwreck::model::Category::ALL {
+        assert!(find("category").message.contains(c.as_str()));
+    }
+}
+
 /// `rules test` reads examples the way `analyze` reads a file: a signature limited to dmesg
 /// does not fire on a line that `analyze` would read as a plain log, so its example fails here
 /// too (the old line-by-line regex check passed it). Glued `\r` progress bars and colour codes,

@@ -2,6 +2,7 @@
 //! a launcher's -7, and a 64 MB /dev/shm must add up to one named cause with a sized fix —
 //! and the same logs with a large, empty /dev/shm must not.
 
+use trainwreck::model::Category;
 use trainwreck::rules::KnowledgeBase;
 
 fn diagnose(dir: &str) -> trainwreck::report::Report {
@@ -14,7 +15,7 @@ fn diagnose(dir: &str) -> trainwreck::report::Report {
 fn seed_story_names_dev_shm_with_its_evidence_and_a_sized_fix() {
     let r = diagnose("seed-bus-error");
     let top = r.top().expect("a diagnosis");
-    assert_eq!(top.category, "shm_exhausted");
+    assert_eq!(top.category, Category::ShmExhausted);
     assert!(top.confidence >= 0.85, "confidence {}", top.confidence);
     let cites = |needle: &str| top.evidence.iter().any(|e| e.text.contains(needle));
     assert!(cites("Caught signal 7 (Bus error"), "bus-error line cited");
@@ -47,7 +48,7 @@ fn large_empty_dev_shm_argues_against_and_changes_the_fix() {
     let f = r
         .findings
         .iter()
-        .find(|f| f.category == "shm_exhausted")
+        .find(|f| f.category == Category::ShmExhausted)
         .expect("still considered");
     assert!(
         f.confidence < 0.6,

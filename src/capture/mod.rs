@@ -24,18 +24,13 @@ pub use signals::signal_name;
 pub use snapshot::{SnapshotOptions, snapshot};
 pub use ulimit::ulimit_a;
 
-/// Fact names written to `peaks.txt` (all listed in `facts::CATALOG`).
+/// Fact names written to `peaks.txt` (defined, with every other fact name, in
+/// `crate::fact_names`).
 pub mod fact_names {
-    /// Highest /dev/shm usage seen while the run was watched.
-    pub const SHM_PEAK_BYTES: &str = "shm.peak_bytes";
-    /// Highest memory usage of the run's cgroup seen while watched.
-    pub const CGROUP_MEMORY_PEAK_BYTES: &str = "cgroup.memory_peak_bytes";
-    /// Lowest MemAvailable of the host seen while watched.
-    pub const HOST_MEM_AVAILABLE_MIN_BYTES: &str = "host.mem_available_min_bytes";
-    /// `gpu.<index>.memory_peak_bytes`: highest memory used on GPU `<index>` seen while watched.
-    pub fn gpu_memory_peak_bytes(index: u32) -> String {
-        format!("gpu.{index}.memory_peak_bytes")
-    }
+    pub use crate::fact_names::{
+        CGROUP_MEMORY_PEAK_BYTES, HOST_MEM_AVAILABLE_MIN_BYTES, SHM_PEAK_BYTES,
+        gpu_memory_peak_bytes,
+    };
 }
 
 /// Names of what a run directory holds (kept in `inputs`, which reads them without

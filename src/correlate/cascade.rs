@@ -11,6 +11,7 @@
 
 use super::{Evidence, Finding, Origin, RULED_OUT_BELOW};
 use crate::analyze::Analysis;
+use crate::model::Category;
 use crate::rules::{KnowledgeBase, Role};
 use crate::sources::flight_recorder;
 use crate::timeline::{Event, Kind, Timeline, format_epoch};
@@ -21,11 +22,11 @@ pub const LAGGING_RULE: &str = "watchdog-lagging-rank";
 
 /// The findings this module makes itself (no rule file behind them), for `rules explain`:
 /// (code, name, category, what it detects and why).
-pub static ENGINE_FINDINGS: &[(&str, &str, &str, &str)] = &[
+pub static ENGINE_FINDINGS: &[(&str, &str, Category, &str)] = &[
     (
         "TW9901",
         MISMATCH_RULE,
-        "collective_mismatch",
+        Category::CollectiveMismatch,
         "Ranks ran different collectives at the same sequence number (from `CollectiveFingerPrint` \
          lines of TORCH_DISTRIBUTED_DEBUG=DETAIL, or watchdog `WorkNCCL(SeqNum=…, OpType=…)` lines \
          that disagree). A collective called conditionally or in a different order on some ranks: \
@@ -34,7 +35,7 @@ pub static ENGINE_FINDINGS: &[(&str, &str, &str, &str)] = &[
     (
         "TW9902",
         LAGGING_RULE,
-        "nccl_timeout",
+        Category::NcclTimeout,
         "One rank never reached the collective the others timed out in: its last enqueued work is \
          below the timed-out sequence number, the Flight Recorder shows it missing, or its log \
          stopped before the others' watchdogs fired. That rank is the origin; the timeouts are \
@@ -313,7 +314,7 @@ fn is_teardown(text: &str) -> bool {
 
 /// What a synthetic finding says: (rule, code, category), title, confidence, evidence, fix, why.
 struct Synth<'a> {
-    id: (&'a str, &'a str, &'a str),
+    id: (&'a str, &'a str, Category),
     title: String,
     conf: f64,
     evidence: Vec<Evidence>,
@@ -330,12 +331,11 @@ fn synthetic(x: Synth) -> Finding {
         fix,
         why,
     } = x;
-    let cat = crate::model::category(category);
     Finding {
         rule: rule.into(),
         code: code.into(),
-        category: category.into(),
-        action: cat.map_or("investigate", |c| c.action).into(),
+        category,
+        action: category.action(),
         title,
         confidence: conf,
         symptom_of: None,
@@ -363,7 +363,7 @@ pub fn apply(kb: &KnowledgeBase, a: &Analysis, tl: &Timeline, findings: &mut Vec
     let map = rank_map(tl);
     let is_symptom = |f: &Finding| {
         f.role == Role::Symptom
-            || f.category == "nccl_timeout"
+            || f.category == Category::NcclTimeout
             || (!f.evidence.is_empty() && f.evidence.iter().all(|e| is_teardown(&e.text)))
     };
     let live = |f: &Finding| f.confidence >= RULED_OUT_BELOW && f.role != Role::Advice;
@@ -395,7 +395,7 @@ pub fn apply(kb: &KnowledgeBase, a: &Analysis, tl: &Timeline, findings: &mut Vec
             .collect::<Vec<_>>()
             .join(", ");
         let f = synthetic(Synth {
-            id: (MISMATCH_RULE, "TW9901", "collective_mismatch"),
+            id: (MISMATCH_RULE, "TW9901", Category::CollectiveMismatch),
             title: format!(
                 "Ranks ran different collectives at sequence number {}: {desc}",
                 m.seq
@@ -412,7 +412,7 @@ pub fn apply(kb: &KnowledgeBase, a: &Analysis, tl: &Timeline, findings: &mut Vec
         origin_time = m.evidence.first().and_then(|e| e.time.clone());
         match findings
             .iter()
-            .position(|f| f.category == "collective_mismatch" && live(f))
+            .position(|f| f.category == Category::CollectiveMismatch && live(f))
         {
             Some(i) => {
                 findings[i].title = f.title.clone();
@@ -455,7 +455,7 @@ pub fn apply(kb: &KnowledgeBase, a: &Analysis, tl: &Timeline, findings: &mut Vec
                 }
                 let conf = if c.strong { 0.9 } else { 0.75 };
                 findings.push(synthetic(Synth {
-                    id: (LAGGING_RULE, "TW9902", "nccl_timeout"),
+                    id: (LAGGING_RULE, "TW9902", Category::NcclTimeout),
                     title,
                     conf,
                     evidence,
@@ -474,7 +474,7 @@ pub fn apply(kb: &KnowledgeBase, a: &Analysis, tl: &Timeline, findings: &mut Vec
         return;
     };
     let root_rule = findings[ri].rule.clone();
-    let root_cat = findings[ri].category.clone();
+    let root_cat = findings[ri].category;
 
     // Origin: the culprit when there is one; fill host/pid from what other lines say.
     {
@@ -559,7 +559,7 @@ pub fn apply(kb: &KnowledgeBase, a: &Analysis, tl: &Timeline, findings: &mut Vec
             let allowed = kb
                 .find(&f.rule)
                 .is_none_or(|r| r.symptom_of.is_empty() || r.symptom_of.contains(&root_cat))
-                || f.category == "nccl_timeout"
+                || f.category == Category::NcclTimeout
                 || root_rule == LAGGING_RULE
                 || root_rule == MISMATCH_RULE;
             if allowed {
@@ -588,7 +588,7 @@ pub fn apply(kb: &KnowledgeBase, a: &Analysis, tl: &Timeline, findings: &mut Vec
 /// the SIGTERM/-15 the launcher sends survivors during teardown), if exactly one.
 fn lone_failed_rank(a: &Analysis) -> Option<u32> {
     let mut failed = BTreeSet::new();
-    for f in a.facts.matching("rank.*.exit_code") {
+    for f in a.facts.matching(crate::fact_names::ANY_RANK_EXIT_CODE) {
         let code = f.value.as_i64().unwrap_or(0);
         if code != 0
             && code != -15

@@ -1,14 +1,20 @@
 //! Correlation: rule hits and facts become findings. Each finding's confidence is built from
 //! named contributions (which signature or fact added what, which contradicted it), causes of
 //! one category are merged into one hypothesis, symptoms point at their root, and findings
-//! are ranked. Returns data; it never formats for a terminal.
+//! are ranked; then the cascade across ranks, the verdict and the fingerprint make one
+//! [`Diagnosis`]. Every decision about a run is made here; it returns data and never
+//! formats output (that is `report`).
 
 pub mod cascade;
+pub mod fingerprint;
+pub mod verdict;
+
+pub use verdict::ErrorLine;
 
 use crate::analyze::{Analysis, RuleHit};
 use crate::derive::{self, DeriveCtx};
 use crate::facts::{self, FactSet, Unit};
-use crate::model::{Attribution, Fact, FactValue};
+use crate::model::{Action, Attribution, Category, Fact, FactValue, RuleStatus, Verdict};
 use crate::rules::{Condition, KnowledgeBase, Op, Role, Rule};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -61,8 +67,8 @@ pub struct Origin {
 pub struct Finding {
     pub rule: String,
     pub code: String,
-    pub category: String,
-    pub action: String,
+    pub category: Category,
+    pub action: Action,
     pub title: String,
     pub confidence: f64,
     pub symptom_of: Option<String>,
@@ -154,14 +160,50 @@ struct Draft<'a> {
     dropped: u64,
 }
 
-pub fn correlate(kb: &KnowledgeBase, a: &Analysis) -> Vec<Finding> {
+/// Everything decided about one run, for `report` to render.
+#[derive(Debug, Clone)]
+pub struct Diagnosis {
+    pub verdict: Verdict,
+    /// Most likely root cause first; symptoms name their root.
+    pub findings: Vec<Finding>,
+    /// `fp1:…` (see [`fingerprint`]); none for a run that did not fail.
+    pub fingerprint: Option<String>,
+    /// The merged per-rank timeline the cascade was read from.
+    pub timeline: crate::timeline::Timeline,
+    /// For an unknown failure: the last error lines of the run's logs.
+    pub last_errors: Vec<ErrorLine>,
+}
+
+/// Findings, cascade across ranks, verdict and fingerprint of one analysis.
+pub fn correlate(kb: &KnowledgeBase, a: &Analysis) -> Diagnosis {
+    let mut findings = findings(kb, a);
+    let timeline = crate::timeline::build(a, kb);
+    cascade::apply(kb, a, &timeline, &mut findings);
+    let verdict = verdict::verdict(&findings, a);
+    let fingerprint = fingerprint::compute(&findings, a, verdict);
+    let last_errors = if verdict == Verdict::UnknownFailure {
+        verdict::last_errors(a)
+    } else {
+        Vec::new()
+    };
+    Diagnosis {
+        verdict,
+        findings,
+        fingerprint,
+        timeline,
+        last_errors,
+    }
+}
+
+/// The findings of one analysis, merged and ranked (before the cascade across ranks).
+pub fn findings(kb: &KnowledgeBase, a: &Analysis) -> Vec<Finding> {
     let mut by_rule: BTreeMap<usize, Vec<&RuleHit>> = BTreeMap::new();
     for h in &a.hits {
         by_rule.entry(h.rule).or_default().push(h);
     }
     let mut drafts: Vec<Draft> = Vec::new();
     for (ri, rule) in kb.rules.iter().enumerate() {
-        if rule.role == Role::Advice || rule.status == "retired" {
+        if rule.role == Role::Advice || rule.status == RuleStatus::Retired {
             continue;
         }
         let hits = by_rule.remove(&ri).unwrap_or_default();
@@ -252,9 +294,7 @@ pub fn correlate(kb: &KnowledgeBase, a: &Analysis) -> Vec<Finding> {
     for d in drafts {
         let mergeable = d.lead.role != Role::Symptom;
         let target = merged.iter_mut().find(|m| {
-            mergeable
-                && m.lead.role != Role::Symptom
-                && m.lead.category.name == d.lead.category.name
+            mergeable && m.lead.role != Role::Symptom && m.lead.category == d.lead.category
         });
         match target {
             Some(m) => {
@@ -309,7 +349,7 @@ pub fn correlate(kb: &KnowledgeBase, a: &Analysis) -> Vec<Finding> {
     let root = findings
         .iter()
         .find(|f| f.role != Role::Symptom && f.confidence >= RULED_OUT_BELOW)
-        .map(|f| (f.rule.clone(), f.category.clone()));
+        .map(|f| (f.rule.clone(), f.category));
     if let Some((root_rule, root_cat)) = root {
         for f in findings.iter_mut().filter(|f| f.role == Role::Symptom) {
             let rule = kb.find(&f.rule);
@@ -426,8 +466,8 @@ fn finish(kb: &KnowledgeBase, d: Draft, a: &Analysis) -> Finding {
         alternatives,
         rule: d.lead.name.clone(),
         code: d.lead.code.clone(),
-        category: d.lead.category.name.to_string(),
-        action: d.lead.category.action.to_string(),
+        category: d.lead.category,
+        action: d.lead.category.action(),
         title: d.lead.title.clone(),
         confidence: conf,
         symptom_of: None,

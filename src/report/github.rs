@@ -3,6 +3,7 @@
 //! runner requires; it prints, it never decides the exit status.
 
 use super::Report;
+use crate::model::Verdict;
 
 /// Escape a command's message (`%`, CR, LF).
 fn data(s: &str) -> String {
@@ -64,7 +65,7 @@ pub fn render(r: &Report, root: &str) -> String {
                 ));
             }
         }
-        None if r.verdict == "no_failure" => {
+        None if r.verdict == Verdict::NoFailure => {
             out.push_str("::notice title=trainwreck::no failure found\n");
         }
         None => {

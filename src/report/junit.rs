@@ -3,6 +3,7 @@
 //! body. Escaping only; no decisions.
 
 use super::Report;
+use crate::model::Verdict;
 
 fn xml(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
@@ -36,7 +37,7 @@ pub fn render(r: &Report) -> String {
                 1,
                 format!(
                     "    <failure type=\"{}\" message=\"{}\">{}</failure>\n",
-                    xml(&top.category),
+                    xml(top.category.as_str()),
                     xml(&format!(
                         "{} — {} (confidence {:.2}, action {})",
                         top.category, top.title, top.confidence, top.action
@@ -45,7 +46,7 @@ pub fn render(r: &Report) -> String {
                 ),
             )
         }
-        None if r.verdict == "no_failure" => (0, String::new()),
+        None if r.verdict == Verdict::NoFailure => (0, String::new()),
         None => (
             1,
             "    <failure type=\"unknown_failure\" message=\"The run failed, but no known signature explains it\"/>\n"
@@ -54,7 +55,7 @@ pub fn render(r: &Report) -> String {
     };
     format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"trainwreck\" tests=\"1\" failures=\"{failures}\">\n  <testsuite name=\"trainwreck\" tests=\"1\" failures=\"{failures}\">\n  <testcase classname=\"trainwreck\" name=\"training run ({})\">\n{body}    <system-out>{}</system-out>\n  </testcase>\n  </testsuite>\n</testsuites>\n",
-        xml(r.verdict),
+        xml(r.verdict.as_str()),
         xml(&format!(
             "verdict {}; fingerprint {}",
             r.verdict,

@@ -4,6 +4,7 @@
 
 use super::Report;
 use crate::correlate::{Finding, RULED_OUT_BELOW};
+use crate::model::Verdict;
 use std::fmt::Write;
 
 const MAX_EVIDENCE: usize = 12;
@@ -130,7 +131,7 @@ pub fn render(r: &Report) -> String {
                 out.push('\n');
             }
         }
-        None if r.verdict == "no_failure" => {
+        None if r.verdict == Verdict::NoFailure => {
             let _ = writeln!(
                 out,
                 "## trainwreck: no failure found\n\nNo sign of a failure in {} input{}.\n",

@@ -9,24 +9,18 @@ pub mod terminal;
 pub mod timeline;
 
 use crate::analyze::{Analysis, CoreReport, InputInfo};
-use crate::correlate::{Finding, RULED_OUT_BELOW};
-use crate::model::{Fact, Warning};
+pub use crate::correlate::ErrorLine;
+use crate::correlate::{Diagnosis, Finding, RULED_OUT_BELOW};
+use crate::model::{Fact, Verdict, Warning};
 use crate::rules::Role;
 use serde::Serialize;
 
 pub const SCHEMA: &str = "trainwreck.report/1";
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct ErrorLine {
-    pub path: String,
-    pub line: u64,
-    pub text: String,
-}
-
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub schema: &'static str,
-    pub verdict: &'static str,
+    pub verdict: Verdict,
     pub findings: Vec<Finding>,
     pub facts: Vec<Fact>,
     pub fingerprint: Option<String>,
@@ -44,87 +38,20 @@ pub struct Report {
     pub timeline: crate::timeline::Timeline,
 }
 
-/// A line that ends a program: an uncaught Python exception, a fatal interpreter error, a C++
-/// terminate. (Lines only reach here from the error tail, already prefix-peeled below.)
-fn is_fatal_line(text: &str) -> bool {
-    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    let re = RE.get_or_init(|| {
-        regex::Regex::new(
-            r"^(?:[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit)(?::\s.*)?|Fatal Python error: .*|terminate called .*)$",
-        )
-        .expect("fatal-line regex")
-    });
-    let (_, at) = crate::sources::prefix::peel(text);
-    re.is_match(text[at..].trim())
-}
-
-/// The last error-ish lines of the run's logs (not of before-run snapshots), newest last:
-/// what an unknown failure shows instead of a diagnosis.
-fn last_errors(a: &Analysis) -> Vec<ErrorLine> {
-    let mut out: Vec<ErrorLine> = Vec::new();
-    for t in &a.error_tail {
-        let Some(input) = a.inputs.get(t.input) else {
-            continue;
-        };
-        if input.phase == crate::model::Phase::Before || !input.kind.is_scanned() {
-            continue;
-        }
-        if out.iter().any(|e| e.text == t.text) {
-            continue;
-        }
-        out.push(ErrorLine {
-            path: input.path.clone(),
-            line: t.line,
-            text: t.text.clone(),
-        });
-    }
-    let keep = out.len().saturating_sub(8);
-    out.drain(..keep);
-    out
-}
-
-/// Did the inputs show that something failed, even if no rule explains it?
-fn failure_signs(a: &Analysis) -> bool {
-    a.error_tail.iter().any(|t| {
-        a.inputs
-            .get(t.input)
-            .is_some_and(|i| i.phase != crate::model::Phase::Before && i.kind.is_scanned())
-            && is_fatal_line(&t.text)
-    }) || !a.cores.is_empty()
-        || a.facts.all().iter().any(|f| {
-            (f.name.ends_with(".exit_code") && f.value.as_i64().is_some_and(|c| c != 0))
-                || f.name.ends_with(".exit_signal")
-        })
-}
-
-pub fn build(a: Analysis, findings: Vec<Finding>) -> Report {
-    let has_cause = findings
-        .iter()
-        .any(|f| f.symptom_of.is_none() && f.confidence >= RULED_OUT_BELOW);
-    let verdict = if has_cause {
-        "diagnosed"
-    } else if !findings.is_empty() || failure_signs(&a) {
-        "unknown_failure"
-    } else {
-        "no_failure"
-    };
-    let fingerprint = crate::fingerprint::compute(&findings, &a, verdict);
-    let last_errors = if verdict == "unknown_failure" {
-        last_errors(&a)
-    } else {
-        Vec::new()
-    };
+/// The report of one run: the analysis's inputs, facts and warnings with the diagnosis's
+/// decisions, as they are. Decides nothing.
+pub fn build(a: Analysis, d: Diagnosis) -> Report {
     Report {
         schema: SCHEMA,
-        verdict,
-        findings,
+        verdict: d.verdict,
+        findings: d.findings,
         facts: a.facts.all().to_vec(),
-        fingerprint,
+        fingerprint: d.fingerprint,
         inputs: a.inputs,
         warnings: a.warnings,
         cores: a.cores,
-        last_errors,
-        timeline: Default::default(),
+        last_errors: d.last_errors,
+        timeline: d.timeline,
     }
 }
 

@@ -4,6 +4,7 @@
 
 use super::Report;
 use crate::correlate::{Finding, RULED_OUT_BELOW};
+use crate::model::Verdict;
 use comfy_table::{Table, presets::UTF8_BORDERS_ONLY};
 use std::fmt::Write;
 
@@ -50,7 +51,7 @@ pub fn render(r: &Report, st: &Style) -> String {
     match r.top() {
         Some(top) => render_top(&mut out, r, top, st),
         None => match r.verdict {
-            "no_failure" => {
+            Verdict::NoFailure => {
                 let _ = writeln!(
                     out,
                     "{} no failure found in {} input{}.",
@@ -106,7 +107,7 @@ pub fn render(r: &Report, st: &Style) -> String {
                 "less evidence than the top cause".to_string()
             };
             t.add_row(vec![
-                f.category.clone(),
+                f.category.to_string(),
                 format!("{:.2}", f.confidence),
                 super::cut(&f.title, 60),
                 super::cut(&why, 70),
@@ -158,7 +159,7 @@ fn render_top(out: &mut String, r: &Report, top: &Finding, st: &Style) {
         out,
         "{} {} — {}",
         st.red("Cause:"),
-        st.bold(&top.category),
+        st.bold(top.category.as_str()),
         top.title
     );
     let _ = writeln!(

@@ -7,7 +7,7 @@ pub mod template;
 pub mod xid;
 
 use crate::facts;
-use crate::model::{self, SourceKind};
+use crate::model::{self, Category, RuleStatus, SourceKind};
 use regex::bytes::Regex;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -171,11 +171,11 @@ pub struct Fix {
 pub struct Rule {
     pub code: String,
     pub name: String,
-    pub category: &'static model::Category,
+    pub category: Category,
     pub role: Role,
     pub title: String,
-    pub status: String,
-    pub symptom_of: Vec<String>,
+    pub status: RuleStatus,
+    pub symptom_of: Vec<Category>,
     pub signatures: Vec<Signature>,
     pub conditions: Vec<Condition>,
     pub fixes: Vec<Fix>,
@@ -264,7 +264,7 @@ impl KnowledgeBase {
     pub fn from_rules(rules: Vec<Rule>) -> Result<KnowledgeBase, Vec<LoadError>> {
         let mut sig_of = Vec::new();
         for (ri, r) in rules.iter().enumerate() {
-            if r.status == "retired" {
+            if r.status == RuleStatus::Retired {
                 continue;
             }
             for si in 0..r.signatures.len() {
@@ -379,18 +379,14 @@ fn compile(origin: &str, raw: schema::RawRule) -> Result<Rule, Vec<LoadError>> {
             "must be kebab-case (lower-case letters, digits, '-')".into(),
         );
     }
-    let category = model::category(&raw.category);
+    let category = Category::parse(&raw.category);
     if category.is_none() {
         err(
             "category",
             format!(
                 "{:?} is not in DESIGN.md's vocabulary; use one of: {}",
                 raw.category,
-                model::CATEGORIES
-                    .iter()
-                    .map(|c| c.name)
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                Category::valid_values()
             ),
         );
     }
@@ -407,16 +403,27 @@ fn compile(origin: &str, raw: schema::RawRule) -> Result<Rule, Vec<LoadError>> {
             None
         }
     };
-    let status = raw.status.clone().unwrap_or_else(|| "stable".into());
-    if !["stable", "preview", "retired"].contains(&status.as_str()) {
-        err(
-            "status",
-            format!("{status:?}: use stable, preview or retired"),
-        );
-    }
+    let status = match raw.status.as_deref() {
+        None => RuleStatus::Stable,
+        Some(s) => RuleStatus::parse(s).unwrap_or_else(|| {
+            err(
+                "status",
+                format!("{s:?}: use one of: {}", RuleStatus::valid_values()),
+            );
+            RuleStatus::Stable
+        }),
+    };
+    let mut symptom_of = Vec::new();
     for c in &raw.symptom_of {
-        if model::category(c).is_none() {
-            err("symptom_of", format!("{c:?} is not a category"));
+        match Category::parse(c) {
+            Some(c) => symptom_of.push(c),
+            None => err(
+                "symptom_of",
+                format!(
+                    "{c:?} is not a category; use one of: {}",
+                    Category::valid_values()
+                ),
+            ),
         }
     }
     let mut signatures = Vec::new();
@@ -627,7 +634,7 @@ fn compile(origin: &str, raw: schema::RawRule) -> Result<Rule, Vec<LoadError>> {
         role: role.expect("checked"),
         title: raw.title,
         status,
-        symptom_of: raw.symptom_of,
+        symptom_of,
         signatures,
         conditions,
         fixes,
@@ -666,13 +673,13 @@ fn toml_to_fact(v: &toml::Value) -> Result<model::FactValue, String> {
         toml::Value::Integer(i) => model::FactValue::Int(*i),
         toml::Value::Float(f) => model::FactValue::Float(*f),
         toml::Value::Boolean(b) => model::FactValue::Bool(*b),
-        toml::Value::String(s) => match crate::derive::parse_size(s) {
+        toml::Value::String(s) => match crate::sources::units::size_1024(s, 1) {
             // Sizes may be written for people: "256MiB".
             Some(n)
                 if s.chars().any(|c| c.is_ascii_alphabetic())
                     && s.chars().next().is_some_and(|c| c.is_ascii_digit()) =>
             {
-                model::FactValue::Float(n)
+                model::FactValue::Float(n as f64)
             }
             _ => model::FactValue::Text(s.clone()),
         },

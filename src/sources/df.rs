@@ -4,6 +4,7 @@
 
 use super::units::size_1024;
 use super::{FactOut, FactParser};
+use crate::fact_names;
 use crate::model::Fact;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -137,22 +138,22 @@ impl DfParser {
                 "df: line {lineno}: unreadable values {bad:?}; kept the rest"
             ));
         }
-        let prefix = if mount == "/dev/shm" {
-            "shm".to_string()
+        let disk = if mount == "/dev/shm" {
+            None
         } else {
-            let p = format!("disk.{}", self.disks);
+            let n = self.disks;
             self.disks += 1;
             out.facts
-                .push(Fact::new(format!("{p}.mount"), mount.as_str()).at(lineno, line));
+                .push(Fact::new(fact_names::disk(n, "mount"), mount.as_str()).at(lineno, line));
             if !fs.is_empty() {
                 out.facts
-                    .push(Fact::new(format!("{p}.filesystem"), fs).at(lineno, line));
+                    .push(Fact::new(fact_names::disk(n, "filesystem"), fs).at(lineno, line));
             }
             if let Some(t) = fstype {
                 out.facts
-                    .push(Fact::new(format!("{p}.fstype"), t).at(lineno, line));
+                    .push(Fact::new(fact_names::disk(n, "fstype"), t).at(lineno, line));
             }
-            p
+            Some(n)
         };
         for (suffix, v) in [
             ("size_bytes", size),
@@ -161,8 +162,11 @@ impl DfParser {
             ("use_percent", pct),
         ] {
             if let Some(v) = v {
-                out.facts
-                    .push(Fact::new(format!("{prefix}.{suffix}"), v).at(lineno, line));
+                let name = match disk {
+                    Some(n) => fact_names::disk(n, suffix),
+                    None => fact_names::shm(suffix),
+                };
+                out.facts.push(Fact::new(name, v).at(lineno, line));
             }
         }
     }

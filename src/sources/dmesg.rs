@@ -4,6 +4,7 @@
 
 use super::units::{epoch_from_iso, is_hms, iso_from_ctime, iso_from_epoch, month_number};
 use super::{Event, EventKind, FactOut, FactParser};
+use crate::fact_names;
 use crate::model::Fact;
 use regex::Regex;
 use std::collections::BTreeMap;
@@ -381,7 +382,7 @@ impl FactParser for DmesgParser {
                 }
             }
             ev.fields.insert("message".into(), text.join(", "));
-            self.count(format!("xid.{code}"), lineno, line);
+            self.count(fact_names::xid(&code), lineno, line);
             self.push(out, ev);
             return;
         }
@@ -444,7 +445,7 @@ impl FactParser for DmesgParser {
             ev.fields.insert("type".into(), kind.to_lowercase());
             ev.fields
                 .insert("count".into(), c.get(1).map_or("", |m| m.as_str()).into());
-            self.count(format!("kernel.edac_{}", kind.to_lowercase()), lineno, line);
+            self.count(fact_names::kernel_edac(kind == "UE"), lineno, line);
             self.push(out, ev);
             return;
         }

@@ -3,6 +3,7 @@
 //! Memory 0 means "no limit" and yields no limit fact; one container is read, others are warned about.
 
 use super::{FactOut, FactParser};
+use crate::fact_names;
 use crate::model::{Fact, FactValue};
 use serde_json::Value;
 
@@ -92,7 +93,7 @@ impl FactParser for InspectParser {
             }
             for (k, suffix) in [("Soft", "soft"), ("Hard", "hard")] {
                 if let Some(v) = u.get(k).and_then(Value::as_i64) {
-                    push(format!("docker.ulimit.{n}.{suffix}"), v.into());
+                    push(fact_names::docker_ulimit(n, suffix), v.into());
                 }
             }
         }

@@ -3,6 +3,7 @@
 //! distributed training (`env.<NAME>`). Only allow-listed variables are kept: never secrets.
 
 use super::{FactOut, FactParser};
+use crate::fact_names;
 use crate::model::Fact;
 
 /// Variables recorded as `env.<NAME>`: by prefix, or exactly.
@@ -109,7 +110,7 @@ impl FactParser for EnvDumpParser {
                 && !SECRET_WORDS.iter().any(|w| name.contains(w));
             if keep {
                 out.facts
-                    .push(Fact::new(format!("env.{name}"), value).at(lineno, line));
+                    .push(Fact::new(fact_names::env(name), value).at(lineno, line));
             }
             return;
         }

@@ -4,6 +4,7 @@
 
 use super::units::k8s_quantity;
 use super::{FactOut, FactParser};
+use crate::fact_names;
 use crate::model::Fact;
 use serde_json::{Map, Value};
 
@@ -73,7 +74,6 @@ impl Describe {
                 let Some(c) = self.container.clone() else {
                     return;
                 };
-                let p = format!("k8s.container.{c}");
                 match key {
                     "State" => self.state = Some("state"),
                     "Last State" => self.state = Some("last"),
@@ -91,7 +91,7 @@ impl Describe {
                         } else {
                             "reason"
                         };
-                        push(out, format!("{p}.{n}"), val, lineno, line);
+                        push(out, fact_names::k8s_container(&c, n), val, lineno, line);
                         if val == "OOMKilled" {
                             self.oom += 1;
                             self.oom_line
@@ -105,16 +105,28 @@ impl Describe {
                             "exit_code"
                         };
                         if let Ok(v) = val.parse::<i64>() {
-                            push(out, format!("{p}.{n}"), v, lineno, line);
+                            push(out, fact_names::k8s_container(&c, n), v, lineno, line);
                         }
                     }
                     "Restart Count" => {
                         if let Ok(v) = val.parse::<i64>() {
-                            push(out, format!("{p}.restarts"), v, lineno, line);
+                            push(
+                                out,
+                                fact_names::k8s_container(&c, "restarts"),
+                                v,
+                                lineno,
+                                line,
+                            );
                         }
                     }
                     "memory" if self.in_limits => match k8s_quantity(val) {
-                        Some(b) => push(out, format!("{p}.memory_limit_bytes"), b, lineno, line),
+                        Some(b) => push(
+                            out,
+                            fact_names::k8s_container(&c, "memory_limit_bytes"),
+                            b,
+                            lineno,
+                            line,
+                        ),
                         None => out
                             .warnings
                             .push(format!("k8s: line {lineno}: memory `{val}` unreadable")),
@@ -323,7 +335,7 @@ fn from_value(v: &Value, out: &mut FactOut) {
                 .unwrap_or_else(|| m.to_string());
             match k8s_quantity(&q) {
                 Some(b) => out.facts.push(
-                    Fact::new(format!("k8s.container.{name}.memory_limit_bytes"), b)
+                    Fact::new(fact_names::k8s_container(name, "memory_limit_bytes"), b)
                         .with_text(cite(name)),
                 ),
                 None => out
@@ -354,28 +366,30 @@ fn from_value(v: &Value, out: &mut FactOut) {
         let Some(name) = s.get("name").and_then(Value::as_str) else {
             continue;
         };
-        let p = format!("k8s.container.{name}");
         for (key, reason, code) in [
             ("state", "reason", "exit_code"),
             ("lastState", "last_reason", "last_exit_code"),
         ] {
             if let Some(term) = s.get(key).and_then(|st| st.get("terminated")) {
                 if let Some(r) = term.get("reason").and_then(Value::as_str) {
-                    out.facts
-                        .push(Fact::new(format!("{p}.{reason}"), r).with_text(cite(name)));
+                    out.facts.push(
+                        Fact::new(fact_names::k8s_container(name, reason), r).with_text(cite(name)),
+                    );
                     if r == "OOMKilled" {
                         oom += 1;
                     }
                 }
                 if let Some(c) = term.get("exitCode").and_then(Value::as_i64) {
-                    out.facts
-                        .push(Fact::new(format!("{p}.{code}"), c).with_text(cite(name)));
+                    out.facts.push(
+                        Fact::new(fact_names::k8s_container(name, code), c).with_text(cite(name)),
+                    );
                 }
             }
         }
         if let Some(n) = s.get("restartCount").and_then(Value::as_i64) {
-            out.facts
-                .push(Fact::new(format!("{p}.restarts"), n).with_text(cite(name)));
+            out.facts.push(
+                Fact::new(fact_names::k8s_container(name, "restarts"), n).with_text(cite(name)),
+            );
         }
     }
     if let Some(shm) = shm_volume {

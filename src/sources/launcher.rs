@@ -9,6 +9,7 @@
 //! from the events here, so one line never has two meanings. It reads no files and decides
 //! nothing about causes.
 
+use crate::fact_names;
 use crate::model::{Attribution, Fact};
 use crate::sources::prefix;
 use regex::Regex;
@@ -396,7 +397,7 @@ pub fn exit_facts(events: &[LaunchEvent]) -> Vec<Fact> {
             continue;
         };
         if let Some(code) = *code {
-            out.push(Fact::new(format!("rank.{rank}.exit_code"), code).at(e.line, &e.text));
+            out.push(Fact::new(fact_names::rank_exit_code(rank), code).at(e.line, &e.text));
             let implied = if code < 0 {
                 signal_name(-code)
             } else if code > 128 {
@@ -405,12 +406,12 @@ pub fn exit_facts(events: &[LaunchEvent]) -> Vec<Fact> {
                 None
             };
             if let Some(sig) = implied {
-                out.push(Fact::new(format!("rank.{rank}.exit_signal"), sig).at(e.line, &e.text));
+                out.push(Fact::new(fact_names::rank_exit_signal(rank), sig).at(e.line, &e.text));
             }
         }
         if let Some(sig) = signal {
             out.push(
-                Fact::new(format!("rank.{rank}.exit_signal"), sig.as_str()).at(e.line, &e.text),
+                Fact::new(fact_names::rank_exit_signal(rank), sig.as_str()).at(e.line, &e.text),
             );
         }
     }

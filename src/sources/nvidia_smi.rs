@@ -4,6 +4,7 @@
 
 use super::units::size_1024;
 use super::{Event, EventKind, FactOut, FactParser};
+use crate::fact_names;
 use crate::model::{Fact, FactValue};
 use regex::Regex;
 use std::collections::BTreeMap;
@@ -19,13 +20,13 @@ fn bus_id_re() -> &'static Regex {
 fn gpu(
     out: &mut FactOut,
     idx: u32,
-    suffix: &str,
+    suffix: &'static str,
     v: impl Into<FactValue>,
     lineno: u64,
     line: &str,
 ) {
     out.facts
-        .push(Fact::new(format!("gpu.{idx}.{suffix}"), v).at(lineno, line));
+        .push(Fact::new(fact_names::gpu(idx, suffix), v).at(lineno, line));
 }
 
 /// `21711MiB`, `21711 MiB`, or a bare number in `unit` → bytes.

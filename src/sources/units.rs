@@ -2,8 +2,11 @@
 //! `1-02:03:04`, `Sun Nov 29 19:10:17 2026`) turned into plain numbers and ISO text.
 //! Shared by the fact parsers; it must not decide what a value means, only what it is.
 
-/// `64M`, `1.5G`, `256G`, `0`, `8.7Mi`, `143771MiB`, `4.0K`, `1.2T`: powers of 1024, as `df -h`,
-/// `free -h` and nvidia-smi print them. A bare number is taken as `bare_unit` bytes.
+/// The one size grammar (snapshots, CUDA messages, rule-file values): `64M`, `1.5G`, `256G`,
+/// `0`, `8.7Mi`, `143771MiB`, `4.0K`, `1.2T`, `2.00 GiB`, `512 kb`, `12 bytes`, `1,5G`.
+/// Powers of 1024 whatever the spelling, as `df -h`, `free -h`, nvidia-smi and PyTorch mean
+/// them; the unit's case does not matter. A bare number is taken as `bare_unit` bytes; an
+/// explicit `B`/`bytes` means bytes.
 pub fn size_1024(s: &str, bare_unit: u64) -> Option<u64> {
     let s = s.trim();
     let split = s
@@ -15,20 +18,22 @@ pub fn size_1024(s: &str, bare_unit: u64) -> Option<u64> {
         return None;
     }
     let x: f64 = num.parse().ok()?;
-    let suffix = suffix.trim();
-    let suffix = suffix
-        .strip_suffix("iB")
+    let suffix = suffix.trim().to_ascii_lowercase();
+    let letter = suffix
+        .strip_suffix("ib")
         .or_else(|| suffix.strip_suffix('i'))
-        .or_else(|| suffix.strip_suffix('B'))
-        .unwrap_or(suffix);
-    let mult: u64 = match suffix {
-        "" => bare_unit,
-        "K" | "k" => 1 << 10,
-        "M" => 1 << 20,
-        "G" => 1 << 30,
-        "T" => 1 << 40,
-        "P" => 1 << 50,
-        "E" => 1 << 60,
+        .or_else(|| suffix.strip_suffix("bytes"))
+        .or_else(|| suffix.strip_suffix('b'))
+        .unwrap_or(&suffix);
+    let mult: u64 = match letter {
+        "" if suffix.is_empty() => bare_unit,
+        "" => 1,
+        "k" => 1 << 10,
+        "m" => 1 << 20,
+        "g" => 1 << 30,
+        "t" => 1 << 40,
+        "p" => 1 << 50,
+        "e" => 1 << 60,
         _ => return None,
     };
     let v = x * mult as f64;
@@ -234,6 +239,13 @@ mod tests {
         assert_eq!(size_1024("1,5G", 1), Some(1_610_612_736));
         assert_eq!(size_1024("-", 1), None);
         assert_eq!(size_1024("12X", 1), None);
+        // What CUDA messages and rule files write, in any case.
+        assert_eq!(size_1024("2.00 GiB", 1), Some(2 << 30));
+        assert_eq!(size_1024("512 kb", 1), Some(512 << 10));
+        assert_eq!(size_1024("8gib", 1), Some(8 << 30));
+        assert_eq!(size_1024("12 bytes", 1024), Some(12));
+        assert_eq!(size_1024("12B", 1024), Some(12));
+        assert_eq!(size_1024("1K-blocks", 1), None);
     }
 
     #[test]

@@ -24,9 +24,10 @@
 //! addresses, long mixed ids, sizes and numbers with placeholders, and collapses runs of
 //! placeholders (`[0, 1, 2, 3]` and `[0, 1]` both become `[#]`).
 
+use super::{Finding, RULED_OUT_BELOW};
 use crate::analyze::Analysis;
-use crate::correlate::{Finding, RULED_OUT_BELOW};
 use crate::errtail::TailLine;
+use crate::model::{Category, Verdict};
 use regex::Regex;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::LazyLock;
@@ -190,8 +191,8 @@ fn known_hosts(findings: &[Finding], a: &Analysis) -> Vec<String> {
 }
 
 /// The fingerprint of a report: see the module documentation for the algorithm.
-pub fn compute(findings: &[Finding], a: &Analysis, verdict: &str) -> Option<String> {
-    if verdict == "no_failure" {
+pub fn compute(findings: &[Finding], a: &Analysis, verdict: Verdict) -> Option<String> {
+    if verdict == Verdict::NoFailure {
         return None;
     }
     let hosts = known_hosts(findings, a);
@@ -208,11 +209,11 @@ pub fn compute(findings: &[Finding], a: &Analysis, verdict: &str) -> Option<Stri
         .iter()
         .find(|f| f.symptom_of.is_none())
         .or(findings.first())
-        .map(|f| hash("rule", &[f.rule.clone(), f.category.clone()]))
+        .map(|f| hash("rule", &[f.rule.clone(), f.category.to_string()]))
 }
 
 /// Categories whose rules catch many different failures: the exception tells them apart.
-const GENERIC: &[&str] = &["python_exception", "other"];
+const GENERIC: &[Category] = &[Category::PythonException, Category::Other];
 
 /// Does a normalised value still say something (a word, not only placeholders)?
 fn informative(v: &str) -> bool {
@@ -237,9 +238,9 @@ fn of_finding(root: &Finding, a: &Analysis, hosts: &[String]) -> String {
             informative(&v).then(|| format!("{name}={v}"))
         })
         .collect();
-    let mut parts = vec![root.rule.clone(), root.category.clone()];
+    let mut parts = vec![root.rule.clone(), root.category.to_string()];
     parts.extend(captures.into_iter().take(MAX_KEY_LINES));
-    if GENERIC.contains(&root.category.as_str())
+    if GENERIC.contains(&root.category)
         && let Some((kind, more)) = tail_parts(&a.error_tail, hosts)
     {
         parts.push(kind.to_string());
