@@ -1,14 +1,17 @@
 //! trainwreck: reads what a failed ML training run left behind and says why it died.
 //!
-//! Data flows one way: `inputs` (collect files) → `sources` (detect kind, read lines, parse
-//! facts) → `rules` (compiled knowledge base, scanner) → `correlate` (findings, ranking,
-//! cascades) → `report` (the only module that formats output).
+//! Data flows one way: `inputs` (collect files, decide each one's phase) → `sources` (open,
+//! decompress, detect the kind, read lines, parse facts and typed events) → `analyze` (one
+//! pass per file: the `scan` scanner serving its watchers — rule signatures, launcher/NCCL
+//! lines, the error tail) → `correlate` (findings, ranking, cascades over the `timeline`, the
+//! verdict and fingerprint: a `Diagnosis`) → `report` (the only module that formats output).
+//! `rules` is the knowledge base as data (loading, templates, derived values); `kbtest`
+//! checks its examples through the production scanner. The `use` graph has no cycles.
 
 pub mod analyze;
 pub mod capture;
 pub mod cli;
 pub mod correlate;
-pub mod derive;
 pub mod errtail;
 pub mod fact_names;
 pub mod facts;

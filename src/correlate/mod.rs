@@ -12,9 +12,9 @@ pub mod verdict;
 pub use verdict::ErrorLine;
 
 use crate::analyze::{Analysis, RuleHit};
-use crate::derive::{self, DeriveCtx};
 use crate::facts::{self, FactSet, Unit};
 use crate::model::{Action, Attribution, Category, Fact, FactValue, RuleStatus, Verdict};
+use crate::rules::derive::{self, DeriveCtx};
 use crate::rules::{Condition, KnowledgeBase, Op, Role, Rule};
 use serde::Serialize;
 use std::collections::BTreeMap;

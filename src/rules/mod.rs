@@ -2,6 +2,7 @@
 //! compiled into the rules that run and one scanner over all their signatures. A malformed
 //! rule is a load error naming the file, the key and the fix. It never reads logs itself.
 
+pub mod derive;
 pub mod schema;
 pub mod template;
 pub mod xid;
@@ -653,7 +654,7 @@ fn compile(origin: &str, raw: schema::RawRule) -> Result<Rule, Vec<LoadError>> {
 
 fn is_known_var(v: &str, captures: &BTreeSet<String>) -> bool {
     captures.contains(v)
-        || crate::derive::is_derived(v)
+        || crate::rules::derive::is_derived(v)
         || (facts::spec_for(v).is_some() && !v.contains('*'))
 }
 

@@ -149,7 +149,7 @@ pub fn shm_recommendation(facts: &FactSet) -> ShmRecommendation {
         .chain(facts.num(names::SHM_USED_BYTES))
         .reduce(f64::max);
     let host = facts.num(names::HOST_MEM_TOTAL_BYTES);
-    let h = crate::rules::template::human_bytes;
+    let h = super::template::human_bytes;
     let (mut want, mut basis) = match (peak, size) {
         (Some(p), Some(s)) if p > 0.0 && p < 0.9 * s => (
             p * 1.5 + 512.0 * MIB,
@@ -210,7 +210,7 @@ fn gpu_oom_plan(ctx: &DeriveCtx) -> Option<String> {
     let total = ctx.capture("total").and_then(parse_size);
     let free = ctx.capture("free").and_then(parse_size);
     let by_torch = ctx.capture("allocated").and_then(parse_size);
-    let h = crate::rules::template::human_bytes;
+    let h = super::template::human_bytes;
     if let (Some(total), Some(torch)) = (total, by_torch)
         && torch < 0.5 * total
     {
@@ -401,8 +401,8 @@ fn time_limit_plan(ctx: &DeriveCtx) -> Option<String> {
 
 fn xid_explain(ctx: &DeriveCtx) -> Option<String> {
     let code: u32 = ctx.capture("xid")?.parse().ok()?;
-    let e = crate::rules::xid::lookup(code)?;
-    Some(crate::rules::xid::sentence(e))
+    let e = super::xid::lookup(code)?;
+    Some(super::xid::sentence(e))
 }
 
 #[cfg(test)]
