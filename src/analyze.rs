@@ -98,6 +98,47 @@ pub struct Analysis {
     pub error_tail: Vec<crate::errtail::TailLine>,
 }
 
+impl Analysis {
+    /// Add one input's results as the next input (its index is the number already added).
+    fn absorb(&mut self, r: FileResult) {
+        let i = self.inputs.len();
+        for l in &r.long_lines {
+            self.warnings.push(Warning::new(
+                Some(&r.info.path),
+                format!(
+                    "line {} is {} bytes long: only its first {} bytes were scanned",
+                    l.lineno,
+                    l.bytes,
+                    sources::reader::DEFAULT_BUF
+                ),
+            ));
+        }
+        self.inputs.push(r.info);
+        for mut h in r.hits {
+            h.input = i;
+            self.hits.push(h);
+        }
+        for (rule, n) in r.dropped {
+            match self.dropped_hits.iter_mut().find(|(x, _)| *x == rule) {
+                Some(e) => e.1 += n,
+                None => self.dropped_hits.push((rule, n)),
+            }
+        }
+        for f in r.facts {
+            self.facts.push(f);
+        }
+        self.events.extend(r.events.into_iter().map(|e| (i, e)));
+        self.error_tail.extend(r.tail.into_lines(i));
+        self.last_lines.extend(r.last_lines);
+        self.warnings.extend(r.warnings);
+        self.cores.extend(r.core);
+        self.launch.extend(r.launch.into_iter().map(|e| (i, e)));
+        if let Some(d) = r.flight {
+            self.flight.push((i, d));
+        }
+    }
+}
+
 /// A core dump's summary (signal, fault, mapping, stack) for the report.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct CoreReport {
@@ -249,48 +290,9 @@ impl<'kb> Engine<'kb> {
             }
         });
         let mut a = Analysis::default();
-        for (i, parts) in results
-            .into_inner()
-            .unwrap_or_else(|e| e.into_inner())
-            .into_iter()
-            .enumerate()
-        {
-            let Some(r) = merge_segments(parts) else {
-                continue;
-            };
-            a.inputs.push(r.info);
-            for mut h in r.hits {
-                h.input = i;
-                a.hits.push(h);
-            }
-            for (rule, n) in r.dropped {
-                match a.dropped_hits.iter_mut().find(|(x, _)| *x == rule) {
-                    Some(e) => e.1 += n,
-                    None => a.dropped_hits.push((rule, n)),
-                }
-            }
-            for f in r.facts {
-                a.facts.push(f);
-            }
-            a.events.extend(r.events.into_iter().map(|e| (i, e)));
-            a.error_tail.extend(r.tail.into_lines(i));
-            a.last_lines.extend(r.last_lines);
-            a.warnings.extend(r.warnings);
-            a.cores.extend(r.core);
-            a.launch.extend(r.launch.into_iter().map(|e| (i, e)));
-            if let Some(d) = r.flight {
-                a.flight.push((i, d));
-            }
-            for l in &r.long_lines {
-                a.warnings.push(Warning::new(
-                    Some(&inputs[i].display),
-                    format!(
-                        "line {} is {} bytes long: only its first {} bytes were scanned",
-                        l.lineno,
-                        l.bytes,
-                        sources::reader::DEFAULT_BUF
-                    ),
-                ));
+        for parts in results.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            if let Some(r) = merge_segments(parts) {
+                a.absorb(r);
             }
         }
         self.suppress_advice(&mut a);
@@ -328,25 +330,47 @@ impl<'kb> Engine<'kb> {
         out
     }
 
-    /// The (rule, signature) pairs the production scan finds in `text`, read as a file
-    /// named `name` would be (kind detected from the name and text, ANSI escapes and `\r`
-    /// redraws handled, `kinds` and `preceded_by` honoured): what `rules test` checks rule
-    /// examples with, so an example passes only if `analyze` would see the same line.
-    pub fn signature_hits(&self, name: &str, text: &str) -> Vec<(usize, usize)> {
+    /// The analysis of `text` read as a file named `name` would be, through the same scan as
+    /// a file's (kind detected from the name and text, ANSI escapes and `\r` redraws handled,
+    /// `kinds` and `preceded_by` honoured, advice lines suppressed): what `rules test` checks
+    /// rule examples with, so an example passes only if `analyze` would see the same line.
+    pub fn analyze_text(&self, name: &str, text: &str) -> Analysis {
         let bytes = text.as_bytes();
         let kind = detect::detect(name, &bytes[..bytes.len().min(detect::SNIFF_BYTES)]);
-        let mut res = FileResult::default();
+        let mut res = FileResult {
+            info: InputInfo {
+                path: name.to_string(),
+                kind,
+                bytes: bytes.len() as u64,
+                phase: Phase::During,
+            },
+            ..FileResult::default()
+        };
         let mut scratch = ScanScratch::default();
+        let parser = sources::fact_parser(kind, name);
         self.scan_stream(
             bytes,
             kind,
             name,
-            None,
+            parser,
             &mut res,
             &mut scratch,
             &Progress::default(),
         );
-        let mut out: Vec<(usize, usize)> = res.hits.iter().map(|h| (h.rule, h.signature)).collect();
+        let mut a = Analysis::default();
+        a.absorb(res);
+        self.suppress_advice(&mut a);
+        a
+    }
+
+    /// The (rule, signature) pairs of `analyze_text`'s hits.
+    pub fn signature_hits(&self, name: &str, text: &str) -> Vec<(usize, usize)> {
+        let mut out: Vec<(usize, usize)> = self
+            .analyze_text(name, text)
+            .hits
+            .iter()
+            .map(|h| (h.rule, h.signature))
+            .collect();
         out.sort_unstable();
         out.dedup();
         out

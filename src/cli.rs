@@ -479,7 +479,7 @@ fn rules_cmd(cmd: RulesCommand) -> i32 {
             let n_ex: usize = kb
                 .rules
                 .iter()
-                .map(|r| r.examples_fire.len() + r.examples_silent.len())
+                .map(|r| r.examples_fire.len() + r.examples_silent.len() + r.examples_cases.len())
                 .sum();
             for f in &fails {
                 eprintln!("FAIL {f}");

@@ -7,8 +7,8 @@
 //! `analyze`, so their examples are not checked.
 
 use crate::analyze::Engine;
-use crate::model::RuleStatus;
-use crate::rules::{KnowledgeBase, Role, Rule};
+use crate::model::{Fact, RuleStatus};
+use crate::rules::{ExampleCase, KnowledgeBase, Role, Rule};
 use std::collections::BTreeSet;
 
 /// The name an example is read under: a plain log, so its kind comes from its text.
@@ -49,6 +49,16 @@ pub fn test_examples(kb: &KnowledgeBase) -> Vec<String> {
             {
                 fails.push(format!(
                     "{} {} ({}): silent example matches: {ex:?}",
+                    r.code, r.name, r.origin
+                ));
+            }
+        }
+        for (i, c) in r.examples_cases.iter().enumerate() {
+            let (hit, found) = run_case(&engine, kb, r, c);
+            used.extend(hit);
+            if let Err(why) = found {
+                fails.push(format!(
+                    "{} {} ({}): examples.case[{i}]: {why}",
                     r.code, r.name, r.origin
                 ));
             }
@@ -96,4 +106,58 @@ fn overlaps(
             other.code, other.name, other.category, owner.name, owner.category, owner.name
         ));
     }
+}
+
+/// Run one scenario through the production scan and the real correlation (the case's facts
+/// added as if a snapshot had given them): the signatures of `r` it hit, and whether `r`'s
+/// finding (its own or merged into another of its category) says what the case expects.
+fn run_case(
+    engine: &Engine,
+    kb: &KnowledgeBase,
+    r: &Rule,
+    c: &ExampleCase,
+) -> (Vec<usize>, Result<(), String>) {
+    let mut a = engine.analyze_text(EXAMPLE_NAME, &c.text);
+    let ri = kb.rules.iter().position(|x| x.name == r.name);
+    let hit: Vec<usize> = a
+        .hits
+        .iter()
+        .filter(|h| Some(h.rule) == ri)
+        .map(|h| h.signature)
+        .collect();
+    for (name, v) in &c.facts {
+        let mut f = Fact::new(name.clone(), v.clone());
+        f.path = "case-facts".into();
+        f.text = format!("{name} = {v}");
+        a.facts.push(f);
+    }
+    let d = crate::correlate::correlate(kb, &a);
+    let Some(f) = d
+        .findings
+        .iter()
+        .find(|f| f.rule == r.name || f.merged_rules.contains(&r.name))
+    else {
+        let got: Vec<&str> = d.findings.iter().map(|f| f.rule.as_str()).collect();
+        return (hit, Err(format!("no finding of this rule (found {got:?})")));
+    };
+    if let Some([lo, hi]) = c.confidence
+        && !(lo..=hi).contains(&f.confidence)
+    {
+        return (
+            hit,
+            Err(format!(
+                "confidence {} is outside [{lo}, {hi}] (score: {:?})",
+                f.confidence, f.score
+            )),
+        );
+    }
+    if let Some(want) = &c.fix
+        && !f.fix.contains(want.as_str())
+    {
+        return (
+            hit,
+            Err(format!("the fix does not contain {want:?}: {:?}", f.fix)),
+        );
+    }
+    (hit, Ok(()))
 }

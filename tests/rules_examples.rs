@@ -165,3 +165,88 @@ silent = ["fine"]
     ));
     assert_eq!(code, Some(0), "{err}");
 }
+
+/// A scenario example (`[[rule.examples.case]]`) runs the fact conditions and the fix template
+/// for real: a band the rule's confidence misses, or a fix text it does not give, fails
+/// `rules test`; a fact name that is not in the catalog is a load error naming the key.
+#[test]
+fn scenario_examples_check_conditions_and_fixes_where_they_are_written() {
+    let d = tempfile::tempdir().unwrap();
+    let rule = |case: &str| {
+        format!(
+            r#"[[rule]]
+code = "TW7102"
+name = "my-loader-shm"
+category = "shm_exhausted"
+role = "root"
+title = "t"
+[rule.doc]
+what = "w"
+why = "y"
+[[rule.signature]]
+regex = 'Bus error in my loader'
+weight = 0.5
+[[rule.condition]]
+fact = "shm.size_bytes"
+op = "<="
+value = "1GiB"
+weight = 0.5
+why = "/dev/shm is only {{shm.size_bytes}}"
+[[rule.fix]]
+text = "docker run --shm-size={{derive.shm_size_bytes|docker}}"
+[rule.examples]
+fire = ["Bus error in my loader"]
+silent = ["fine"]
+[[rule.examples.case]]
+text = "Bus error in my loader"
+{case}
+"#
+        )
+    };
+    let test = |text: String| {
+        std::fs::write(d.path().join("mine.toml"), text).unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_trainwreck"))
+            .args(["rules", "test", "--rules"])
+            .arg(d.path())
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // 0.5 and 0.5 by noisy-OR: 0.75.
+    let ok = r#"facts = { "shm.size_bytes" = "64MiB" }
+confidence = [0.7, 0.8]
+fix = "--shm-size=8g""#;
+    assert_eq!(test(rule(ok)), (Some(0), String::new()));
+    let (code, err) = test(rule(
+        r#"confidence = [0.7, 0.8]
+fix = "--shm-size=8g""#,
+    ));
+    assert_eq!(
+        code,
+        Some(1),
+        "without the fact the condition does not hold"
+    );
+    assert!(
+        err.contains("TW7102")
+            && err.contains("examples.case[0]")
+            && err.contains("confidence 0.5"),
+        "{err}"
+    );
+    let (code, err) = test(rule(
+        r#"facts = { "shm.size_bytes" = "64MiB" }
+fix = "--ipc=host""#,
+    ));
+    assert_eq!(code, Some(1));
+    assert!(err.contains("does not contain \"--ipc=host\""), "{err}");
+    let (code, err) = test(rule(r#"facts = { "shm.sise_bytes" = "64MiB" }"#));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("mine.toml")
+            && err.contains("examples.case[0].facts")
+            && err.contains("shm.sise_bytes"),
+        "{err}"
+    );
+}

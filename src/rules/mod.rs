@@ -149,6 +149,15 @@ impl Signature {
     }
 }
 
+/// A rule's scenario example (`[[rule.examples.case]]`).
+#[derive(Debug, Clone)]
+pub struct ExampleCase {
+    pub text: String,
+    pub facts: Vec<(String, model::FactValue)>,
+    pub confidence: Option<[f64; 2]>,
+    pub fix: Option<String>,
+}
+
 #[derive(Debug, Clone)]
 pub struct Condition {
     pub fact: String,
@@ -187,6 +196,8 @@ pub struct Rule {
     pub doc_lookalikes: Option<String>,
     pub examples_fire: Vec<String>,
     pub examples_silent: Vec<String>,
+    /// Scenarios with facts and the confidence band and fix text they must give.
+    pub examples_cases: Vec<ExampleCase>,
     /// Which file it came from (`builtin:shm_exhausted.toml` or a path).
     pub origin: String,
     /// Named capture groups across the rule's signatures.
@@ -625,6 +636,40 @@ fn compile(origin: &str, raw: schema::RawRule) -> Result<Rule, Vec<LoadError>> {
             "give at least one look-alike line that must stay silent".into(),
         );
     }
+    let mut cases = Vec::new();
+    for (i, c) in raw.examples.case.iter().enumerate() {
+        let key = format!("examples.case[{i}]");
+        let mut facts = Vec::new();
+        for (name, v) in &c.facts {
+            if facts::spec_for(name).is_none() || name.contains('*') {
+                err(
+                    &format!("{key}.facts"),
+                    format!(
+                        "{name:?} is not a fact name in the catalog (`trainwreck facts --catalog`)"
+                    ),
+                );
+                continue;
+            }
+            match toml_to_fact(v) {
+                Ok(v) => facts.push((name.clone(), v)),
+                Err(m) => err(&format!("{key}.facts.{name}"), m),
+            }
+        }
+        if let Some([lo, hi]) = c.confidence
+            && !(0.0 <= lo && lo <= hi && hi <= 1.0)
+        {
+            err(
+                &format!("{key}.confidence"),
+                format!("[{lo}, {hi}] is not a band [low, high] with 0 <= low <= high <= 1"),
+            );
+        }
+        cases.push(ExampleCase {
+            text: c.text.clone(),
+            facts,
+            confidence: c.confidence,
+            fix: c.fix.clone(),
+        });
+    }
     if !errs.is_empty() {
         return Err(errs);
     }
@@ -646,6 +691,7 @@ fn compile(origin: &str, raw: schema::RawRule) -> Result<Rule, Vec<LoadError>> {
         doc_lookalikes: raw.doc.lookalikes,
         examples_fire: raw.examples.fire,
         examples_silent: raw.examples.silent,
+        examples_cases: cases,
         origin: origin.to_string(),
         captures,
         overlaps: raw.overlaps,

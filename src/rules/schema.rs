@@ -116,4 +116,25 @@ pub struct RawExamples {
     /// Lines that must not make any signature of this rule fire.
     #[serde(default)]
     pub silent: Vec<String>,
+    /// Whole scenarios: lines plus facts of the run, and what the finding must then say.
+    #[serde(default)]
+    pub case: Vec<RawCase>,
+}
+
+/// One scenario: `text` read as a log, with `facts` of the run; the rule's finding must exist
+/// and, where given, have a confidence inside `confidence` and a fix containing `fix`. It
+/// tests a fact condition or a fix template where it is written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawCase {
+    pub text: String,
+    /// Fact name (from the catalog) → value, as in a condition (`"64MiB"` is a size).
+    #[serde(default)]
+    pub facts: toml::Table,
+    /// `[low, high]`, inclusive, within [0, 1].
+    #[serde(default)]
+    pub confidence: Option<[f64; 2]>,
+    /// Text the fix chosen for this case must contain.
+    #[serde(default)]
+    pub fix: Option<String>,
 }
