@@ -60,6 +60,9 @@ pub struct InputInfo {
     /// Shown only for snapshots taken before or after the run.
     #[serde(skip_serializing_if = "Phase::is_during")]
     pub phase: Phase,
+    /// Lines read (0 for what is not read as lines).
+    #[serde(skip)]
+    pub lines: u64,
 }
 
 /// One line that matched one signature of one rule.
@@ -96,6 +99,8 @@ pub struct Analysis {
     /// The last error-ish lines of each file (bounded, `errtail`), for fingerprinting
     /// failures no rule explains.
     pub error_tail: Vec<crate::errtail::TailLine>,
+    /// Per input with one: the last line saying the run ended well (`errtail::CLEAN_END`).
+    pub clean_end: Vec<(usize, u64)>,
 }
 
 impl Analysis {
@@ -128,6 +133,9 @@ impl Analysis {
             self.facts.push(f);
         }
         self.events.extend(r.events.into_iter().map(|e| (i, e)));
+        if let Some(l) = r.tail.last_clean() {
+            self.clean_end.push((i, l));
+        }
         self.error_tail.extend(r.tail.into_lines(i));
         self.last_lines.extend(r.last_lines);
         self.warnings.extend(r.warnings);
@@ -156,6 +164,8 @@ enum Watcher {
     Launcher,
     /// An error-tail word (`errtail::LITERALS`).
     ErrorTail,
+    /// A clean-end word (`errtail::CLEAN_END`).
+    CleanEnd,
 }
 
 /// The one scanner over rule signatures, launcher/NCCL line shapes and error-tail words.
@@ -179,6 +189,9 @@ impl<'kb> Engine<'kb> {
         }
         for (k, lit) in crate::errtail::LITERALS.iter().enumerate() {
             reg.mark(Watcher::ErrorTail, k, lit);
+        }
+        for (k, lit) in crate::errtail::CLEAN_END.iter().enumerate() {
+            reg.mark(Watcher::CleanEnd, k, lit);
         }
         let (scanner, routes) = reg.build().unwrap_or_else(|e| {
             // Rule patterns were validated at load; launcher lines by a unit test.
@@ -343,6 +356,7 @@ impl<'kb> Engine<'kb> {
                 kind,
                 bytes: bytes.len() as u64,
                 phase: Phase::During,
+                lines: 0,
             },
             ..FileResult::default()
         };
@@ -357,6 +371,7 @@ impl<'kb> Engine<'kb> {
             &mut scratch,
             &Progress::default(),
         );
+        res.info.lines = res.lines;
         let mut a = Analysis::default();
         a.absorb(res);
         self.suppress_advice(&mut a);
@@ -394,6 +409,7 @@ impl<'kb> Engine<'kb> {
                 kind,
                 bytes: input.size,
                 phase: input.phase,
+                lines: 0,
             },
             ..FileResult::default()
         };
@@ -438,6 +454,7 @@ impl<'kb> Engine<'kb> {
                 kind: SourceKind::Text,
                 bytes: input.size,
                 phase: input.phase,
+                lines: 0,
             },
             ..FileResult::default()
         };
@@ -547,6 +564,10 @@ impl<'kb> Engine<'kb> {
                             if keep_tail {
                                 res.tail.push(hit.lineno, line);
                             }
+                            return;
+                        }
+                        (Watcher::CleanEnd, _) => {
+                            res.tail.clean_end(hit.lineno);
                             return;
                         }
                         (Watcher::Launcher, k) => {
@@ -678,6 +699,7 @@ fn merge_segments(parts: Vec<Option<FileResult>>) -> Option<FileResult> {
         }
         offset += p.lines;
     }
+    out.info.lines = offset;
     Some(out)
 }
 
@@ -757,6 +779,7 @@ impl Default for InputInfo {
             kind: SourceKind::Text,
             bytes: 0,
             phase: Phase::During,
+            lines: 0,
         }
     }
 }

@@ -230,7 +230,27 @@ pub fn run(cli: Cli) -> i32 {
     }
 }
 
+/// A path that does not exist is a usage error (a typo, a job's logs not where the script
+/// thought), never "0 inputs, no failure": say which, and exit 2. A path that exists but cannot
+/// be read is the analysis's business (a warning in the report).
+fn missing_paths(paths: &[String]) -> Option<i32> {
+    let missing: Vec<&String> = paths
+        .iter()
+        .filter(|p| p.as_str() != "-")
+        .filter(|p| {
+            std::fs::symlink_metadata(p).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+        })
+        .collect();
+    for p in &missing {
+        eprintln!("trainwreck: {p}: no such file or directory");
+    }
+    (!missing.is_empty()).then_some(exit::USAGE)
+}
+
 fn analyze(args: AnalyzeArgs) -> i32 {
+    if let Some(code) = missing_paths(&args.paths) {
+        return code;
+    }
     // Detection tables compile beside the rules (start-up is sequential otherwise).
     std::thread::spawn(crate::sources::detect::warm_up);
     let kb = match load(&args.rules) {
@@ -334,6 +354,9 @@ fn report_hosts(r: &crate::report::Report) -> Vec<String> {
 }
 
 fn triage_cmd(args: TriageArgs) -> i32 {
+    if let Some(code) = missing_paths(&args.paths) {
+        return code;
+    }
     let kb = match load(&args.rules) {
         Ok(kb) => kb,
         Err(code) => return code,
@@ -383,6 +406,9 @@ fn facts(args: FactsArgs) -> i32 {
     if args.paths.is_empty() {
         eprintln!("trainwreck: facts needs at least one PATH (or --catalog)");
         return exit::USAGE;
+    }
+    if let Some(code) = missing_paths(&args.paths) {
+        return code;
     }
     let kb = match load(&[]) {
         Ok(kb) => kb,

@@ -1,6 +1,7 @@
 //! The tail of error-ish lines of one file: the last few lines holding a traceback, an
 //! exception or an error word, kept so an unknown failure (no rule matched) can still be
-//! fingerprinted. The analysis finds those lines in its one scanning pass (`LITERALS` are
+//! fingerprinted and a dead run is never called healthy; and the file's last clean-end line
+//! (`CLEAN_END`), which says an earlier error was survived. The analysis finds those lines in its one scanning pass (`LITERALS` are
 //! scanner marks) and pushes them here; a bounded ring of lines per file. It must never
 //! grow with the file or read the file again.
 
@@ -27,6 +28,28 @@ pub const LITERALS: &[&str] = &[
     "Aborted",
     "core dumped",
     "Assertion",
+    "Bus error",
+    "Illegal instruction",
+    "Floating point exception",
+    "terminate called",
+    "ERR!",
+    "MPI_ABORT",
+    "exited on signal",
+];
+
+/// A line holding any of these says the run ended well or went on working (HF Trainer's
+/// final metrics, a script's own "training finished", NCCL tearing a communicator down in
+/// order): an error-ish line before it in the same file was survived.
+pub const CLEAN_END: &[&str] = &[
+    "train_runtime",
+    "Training completed",
+    "training completed",
+    "Training complete",
+    "training complete",
+    "Training finished",
+    "training finished",
+    "Destroy COMPLETE",
+    "`Trainer.fit` stopped",
 ];
 
 /// One kept line.
@@ -38,10 +61,11 @@ pub struct TailLine {
     pub text: String,
 }
 
-/// The ring of one file's last error-ish lines.
+/// The ring of one file's last error-ish lines, and its last clean-end line.
 #[derive(Debug, Default)]
 pub struct ErrorTail {
     lines: VecDeque<TailLine>,
+    last_clean: Option<u64>,
 }
 
 impl ErrorTail {
@@ -67,9 +91,22 @@ impl ErrorTail {
         });
     }
 
+    /// Line `line` holds a `CLEAN_END` word.
+    pub fn clean_end(&mut self, line: u64) {
+        self.last_clean = Some(self.last_clean.map_or(line, |l| l.max(line)));
+    }
+
+    /// The last line holding a `CLEAN_END` word.
+    pub fn last_clean(&self) -> Option<u64> {
+        self.last_clean
+    }
+
     /// Join the tail of the next byte range of the same file (a huge file scanned in
     /// ranges): its lines come after ours, numbered from `line_offset`.
     pub fn append_after(&mut self, other: ErrorTail, line_offset: u64) {
+        if let Some(l) = other.last_clean {
+            self.clean_end(l + line_offset);
+        }
         for mut l in other.lines {
             l.line += line_offset;
             if self.lines.len() == KEEP {

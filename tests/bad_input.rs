@@ -107,10 +107,37 @@ fn a_100_mb_line_is_cut_reported_and_the_lines_after_it_still_count() {
 }
 
 #[test]
-fn unreadable_and_missing_paths_are_warnings() {
+fn a_missing_path_is_a_usage_error_not_a_healthy_run() {
+    // The library still accounts for it in the warnings (triage of many runs goes on) …
     let r = diagnose(&["/definitely/not/here.log".to_string()]);
     assert!(warned(&r, "here.log", "cannot read"), "{:?}", r.warnings);
-    assert_eq!(r.verdict, Verdict::NoFailure);
+    // … but the command line refuses it: exit 2 with the path named, for every command that
+    // takes paths, even beside a path that exists.
+    let seed = format!("{}/fixtures/seed-bus-error", env!("CARGO_MANIFEST_DIR"));
+    for args in [
+        vec!["analyze", "/definitely/not/here.log"],
+        vec![
+            "analyze",
+            "--format",
+            "json",
+            seed.as_str(),
+            "/definitely/not/here.log",
+        ],
+        vec!["facts", "/definitely/not/here.log"],
+        vec!["triage", "/definitely/not/here"],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_trainwreck"))
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("/definitely/not/here") && err.contains("no such file"),
+            "{err}"
+        );
+        assert!(out.stdout.is_empty(), "{args:?}: no report for a typo");
+    }
 }
 
 #[test]

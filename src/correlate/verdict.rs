@@ -15,18 +15,98 @@ pub struct ErrorLine {
     pub text: String,
 }
 
-/// A line that ends a program: an uncaught Python exception, a fatal interpreter error, a C++
-/// terminate. (Lines only reach here from the error tail, already prefix-peeled below.)
-fn is_fatal_line(text: &str) -> bool {
-    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    let re = RE.get_or_init(|| {
-        regex::Regex::new(
-            r"^(?:[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit)(?::\s.*)?|Fatal Python error: .*|terminate called .*)$",
-        )
-        .expect("fatal-line regex")
+/// An error-word line counts as a fatal sign only this close to the end of its file: earlier
+/// ones (a retried download, a caught exception) were evidently survived.
+const LAST_LINES: u64 = 20;
+
+/// Why a line (from the error tail) is a sign that the run died, if it is one. Strong signs
+/// count anywhere in a file unless a clean end follows them; an error word only among the
+/// file's last lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sign {
+    /// An uncaught exception, a fatal interpreter error, a terminate, a death by signal.
+    Fatal,
+    /// A line that is about an error (`error:`, `ERROR`, `FATAL`).
+    ErrorWord,
+}
+
+fn sign_of(text: &str) -> Option<Sign> {
+    static FATAL: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    static WORD: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let fatal = FATAL.get_or_init(|| {
+        regex::Regex::new(concat!(
+            // Python: the exception line that ends a traceback.
+            r"^(?:[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit)(?::\s.*)?$",
+            r"|Fatal Python error: .*$|terminate called .*$",
+            // The shell, a launcher or a scheduler reporting a death by signal.
+            r"|(?:.*:\s*)?(?:Aborted|Segmentation fault|Bus error|Illegal instruction|Floating point exception|Killed)(?:\s*\(core dumped\))?\s*$",
+            r"|.*\bcore dumped\b.*$",
+            r"|srun: error: .*\btasks? [\d,\-\[\]]+: .*$",
+            r"|.*(?:MPI_ABORT|exited on signal \d+).*$",
+            // nvidia-smi cannot read a GPU.
+            r"|.*\bERR!.*$",
+            r")"
+        ))
+        .expect("fatal-sign regex")
+    });
+    let word = WORD.get_or_init(|| {
+        regex::Regex::new(r"^(?:\[?(?:error|fatal|critical)\]?\b|.*\b(?:ERROR|FATAL|CRITICAL)\b|.*\b(?:[Ee]rror|[Ff]atal):)")
+            .expect("error-word regex")
     });
     let (_, at) = crate::sources::prefix::peel(text);
-    re.is_match(text[at..].trim())
+    let t = text[at..].trim();
+    if t.contains("Warning") && !t.contains("Error") {
+        return None;
+    }
+    if fatal.is_match(t) {
+        Some(Sign::Fatal)
+    } else if word.is_match(&t.to_ascii_lowercase()) || word.is_match(t) {
+        Some(Sign::ErrorWord)
+    } else {
+        None
+    }
+}
+
+/// The lines that say the run died: every strong sign not followed by a clean end in the same
+/// file, and error words among a file's last lines, from the run's own inputs (not a snapshot
+/// taken before it). A clean process exit (an exit status 0 and none other) outweighs them all.
+pub fn death_signs(a: &Analysis) -> Vec<ErrorLine> {
+    let exits: Vec<i64> = a
+        .facts
+        .all()
+        .iter()
+        .filter(|f| f.name.ends_with(".exit_code"))
+        .filter_map(|f| f.value.as_i64())
+        .collect();
+    if !exits.is_empty() && exits.iter().all(|c| *c == 0) {
+        return Vec::new();
+    }
+    let mut out: Vec<ErrorLine> = Vec::new();
+    for t in &a.error_tail {
+        let Some(input) = a.inputs.get(t.input) else {
+            continue;
+        };
+        if input.phase == crate::model::Phase::Before || !input.kind.is_scanned() {
+            continue;
+        }
+        let survived = a
+            .clean_end
+            .iter()
+            .any(|(i, l)| *i == t.input && *l > t.line);
+        let counts = match sign_of(&t.text) {
+            Some(Sign::Fatal) => !survived,
+            Some(Sign::ErrorWord) => !survived && t.line + LAST_LINES > input.lines,
+            None => false,
+        };
+        if counts && !out.iter().any(|e| e.text == t.text) {
+            out.push(ErrorLine {
+                path: input.path.clone(),
+                line: t.line,
+                text: t.text.clone(),
+            });
+        }
+    }
+    out
 }
 
 /// The last error-ish lines of the run's logs (not of before-run snapshots), newest last:
@@ -51,17 +131,24 @@ pub fn last_errors(a: &Analysis) -> Vec<ErrorLine> {
     }
     let keep = out.len().saturating_sub(8);
     out.drain(..keep);
+    // Every line that made the run count as dead is shown, even when older than the last 8.
+    for d in death_signs(a) {
+        if !out.iter().any(|e| e.text == d.text) {
+            out.push(d);
+        }
+    }
+    let pos = |e: &ErrorLine| {
+        let input = a.inputs.iter().position(|i| i.path == e.path);
+        (input, e.line)
+    };
+    out.sort_by_key(pos);
     out
 }
 
 /// Did the inputs show that something failed, even if no rule explains it?
 fn failure_signs(a: &Analysis) -> bool {
-    a.error_tail.iter().any(|t| {
-        a.inputs
-            .get(t.input)
-            .is_some_and(|i| i.phase != crate::model::Phase::Before && i.kind.is_scanned())
-            && is_fatal_line(&t.text)
-    }) || !a.cores.is_empty()
+    !death_signs(a).is_empty()
+        || !a.cores.is_empty()
         || a.facts.all().iter().any(|f| {
             (f.name.ends_with(".exit_code") && f.value.as_i64().is_some_and(|c| c != 0))
                 || f.name.ends_with(".exit_signal")

@@ -1,0 +1,121 @@
+//! A dead run is never called healthy: every one-line paste of a fatal shape (a shell's or a
+//! scheduler's death by signal, an uncaught exception, a C++ terminate, MPI's abort, an
+//! unreadable GPU, an error line at the very end) gets at least `unknown_failure`, with the line
+//! shown; harmless lines stay `no_failure`; and order matters: a clean end after an error
+//! outweighs it, an error after the last progress does not.
+
+use trainwreck::model::Verdict;
+use trainwreck::rules::KnowledgeBase;
+
+fn diagnose_text(name: &str, text: &str) -> trainwreck::report::Report {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(name), text).unwrap();
+    let kb = KnowledgeBase::load(&[]).unwrap();
+    trainwreck::diagnose(&kb, &[dir.path().display().to_string()], 1)
+}
+
+#[test]
+fn every_fatal_one_liner_is_a_failure_and_is_shown() {
+    for line in [
+        "Aborted (core dumped)",
+        "Aborted",
+        "Bus error (core dumped)",
+        "Illegal instruction (core dumped)",
+        "Floating point exception",
+        "./run.sh: line 12: 48213 Killed                  python train.py",
+        "srun: error: node3: task 0: Killed",
+        "srun: error: gpu-a17: tasks 0-3: Exited with exit code 1",
+        "terminate called after throwing an instance of 'std::runtime_error'",
+        "Fatal Python error: Segmentation fault",
+        "mpirun noticed that process rank 3 with PID 4242 on node n7 exited on signal 9 (Killed).",
+        "MPI_ABORT was invoked on rank 1 in communicator MPI_COMM_WORLD with errorcode 1",
+        "|   1  NVIDIA A100-SXM4-80GB    On  | 00000000:07:00.0 Off |                  ERR! |",
+        "ValueError: too many values to unpack (expected 2)",
+        "ERROR: the job step was cancelled",
+        "[2026-11-29 18:57:00] [ERROR] worker group failed",
+        "error: could not open shard 17",
+    ] {
+        let r = diagnose_text("paste.txt", &format!("{line}\n"));
+        assert_ne!(r.verdict, Verdict::NoFailure, "{line:?}");
+        if r.verdict == Verdict::UnknownFailure && r.findings.is_empty() {
+            assert!(
+                r.last_errors.iter().any(|e| e.text == line),
+                "{line:?} is shown: {:?}",
+                r.last_errors
+            );
+        }
+    }
+}
+
+#[test]
+fn harmless_lines_stay_healthy() {
+    for text in [
+        "step 100/1000 loss 1.23 lr 2e-5\n",
+        "UserWarning: torch.cuda.amp.GradScaler(args...) is deprecated. Please use torch.amp.GradScaler('cuda', args...) instead.\n",
+        "Epoch 3: 100%|██████████| 50/50 [00:10<00:00, 4.9it/s, loss=0.12]\n",
+        "NCCL INFO comm 0x55d0 rank 0 nranks 2 cudaDev 0 busId 60 - Destroy COMPLETE\n",
+        "error_rate: 0.02 after epoch 3\n",
+    ] {
+        let r = diagnose_text("train.log", text);
+        assert_eq!(
+            r.verdict,
+            Verdict::NoFailure,
+            "{text:?}: {:?}",
+            r.last_errors
+        );
+    }
+}
+
+#[test]
+fn a_clean_end_after_an_error_outweighs_it_but_not_the_other_way_round() {
+    let survived = "\
+2026-11-29 10:00:01 WARNING retrying download (attempt 1)
+ERROR: connection reset by peer while fetching tokenizer.json
+2026-11-29 10:00:09 step 10 loss 2.1
+{'train_runtime': '812.4', 'train_samples_per_second': '41.2', 'train_loss': '1.83', 'epoch': '3.0'}
+";
+    assert_eq!(
+        diagnose_text("train.log", survived).verdict,
+        Verdict::NoFailure
+    );
+    let died = "\
+2026-11-29 10:00:09 step 10 loss 2.1
+2026-11-29 10:00:10 step 11 loss 2.0
+Aborted (core dumped)
+";
+    let r = diagnose_text("train.log", died);
+    assert_eq!(r.verdict, Verdict::UnknownFailure);
+    assert!(
+        r.last_errors
+            .iter()
+            .any(|e| e.text == "Aborted (core dumped)")
+    );
+    // An error word deep inside a long healthy log is history, not the end of the run.
+    let mut long = String::from("ERROR: could not reach wandb, continuing offline\n");
+    for i in 0..200 {
+        long.push_str(&format!("step {i} loss 1.0\n"));
+    }
+    assert_eq!(
+        diagnose_text("train.log", &long).verdict,
+        Verdict::NoFailure
+    );
+}
+
+#[test]
+fn an_exit_status_of_zero_outweighs_caught_errors_and_a_nonzero_one_is_a_failure() {
+    let caught = "\
+Traceback (most recent call last):
+  File \"train.py\", line 40, in fetch
+ConnectionError: timed out
+[launch.py:351:main] Process 4242 exits successfully.
+";
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("console.log"), caught).unwrap();
+    std::fs::write(d.path().join("exit_status.txt"), "exit_code: 0\n").unwrap();
+    let kb = KnowledgeBase::load(&[]).unwrap();
+    let r = trainwreck::diagnose(&kb, &[d.path().display().to_string()], 1);
+    assert_eq!(r.verdict, Verdict::NoFailure, "{:?}", r.facts);
+    std::fs::write(d.path().join("exit_status.txt"), "exit_code: 3\n").unwrap();
+    let r = trainwreck::diagnose(&kb, &[d.path().display().to_string()], 1);
+    assert_ne!(r.verdict, Verdict::NoFailure);
+}
