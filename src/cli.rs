@@ -355,8 +355,8 @@ fn triage_cmd(args: TriageArgs) -> i32 {
             }
             return print_out(&(serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"));
         }
-        TriageFormat::Table => crate::triage::render_table(&t),
-        TriageFormat::Markdown => crate::triage::render_markdown(&t),
+        TriageFormat::Table => crate::report::triage::render_table(&t),
+        TriageFormat::Markdown => crate::report::triage::render_markdown(&t),
     };
     match redactor.as_mut() {
         Some(red) => print_out(&red.text(&text)),
