@@ -2,10 +2,12 @@
 //! (terminal, markdown, github, junit) and machines (json), and the triage view. The only
 //! module that formats output; it decides nothing (that is `correlate`) and never sees a regex.
 
+pub mod facts;
 pub mod github;
 pub mod junit;
 pub mod markdown;
 pub mod progress;
+pub mod rules;
 pub mod terminal;
 pub mod timeline;
 pub mod triage;
