@@ -408,7 +408,7 @@ fn rules_cmd(cmd: RulesCommand) -> i32 {
                 Err(c) => return c,
             };
             if let Some(e) = rules::xid::parse_id(&id).and_then(rules::xid::lookup) {
-                return print_out(&rules::xid::explain(e));
+                return print_out(&crate::report::rules::explain_xid(e));
             }
             let engine_made = crate::correlate::cascade::ENGINE_FINDINGS
                 .iter()

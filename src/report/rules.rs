@@ -1,8 +1,10 @@
 //! Renderings of the knowledge base: `rules list`, `rules explain` (an [`Explain`] built from
-//! a rule or an engine-made finding, serializable, then rendered) and `rules patterns` (every
-//! signature as a line `rg -f` accepts). Formats only; it reads rules, never logs.
+//! a rule or an engine-made finding, serializable, then rendered; or an Xid catalog entry)
+//! and `rules patterns` (every signature as a line `rg -f` accepts). Formats only; it reads
+//! rules, never logs.
 
 use crate::model::{Action, Category, RuleStatus};
+use crate::rules::xid::XidEntry;
 use crate::rules::{KnowledgeBase, Role, Rule, template::Piece};
 use serde::Serialize;
 
@@ -207,6 +209,22 @@ pub fn explain(e: &Explain) -> String {
         }
     }
     s
+}
+
+/// The multi-line entry `rules explain xid-N` prints.
+pub fn explain_xid(e: &XidEntry) -> String {
+    format!(
+        "Xid {}: {}\n\ncause: {}{}\naction: {}\nreference: https://docs.nvidia.com/deploy/xid-errors/index.html\n",
+        e.code,
+        e.name,
+        e.cause,
+        if e.follows_other {
+            " (follows another event; not a cause by itself)"
+        } else {
+            ""
+        },
+        e.action
+    )
 }
 
 /// `rules patterns`: every signature regex, one per line, named groups unnamed (`rg -f`
