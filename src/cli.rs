@@ -378,8 +378,8 @@ fn triage_cmd(args: TriageArgs) -> i32 {
             }
             return print_out(&(serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"));
         }
-        TriageFormat::Table => crate::triage::render_table(&t),
-        TriageFormat::Markdown => crate::triage::render_markdown(&t),
+        TriageFormat::Table => crate::report::triage::render_table(&t),
+        TriageFormat::Markdown => crate::report::triage::render_markdown(&t),
     };
     match redactor.as_mut() {
         Some(red) => print_out(&red.text(&text)),
@@ -397,11 +397,7 @@ fn print_out(text: &str) -> i32 {
 
 fn facts(args: FactsArgs) -> i32 {
     if args.catalog {
-        let mut s = String::new();
-        for spec in crate::facts::CATALOG {
-            s.push_str(&format!("{:40} {:?}  {}\n", spec.name, spec.unit, spec.doc));
-        }
-        return print_out(&s);
+        return print_out(&crate::report::facts::catalog(crate::facts::CATALOG));
     }
     if args.paths.is_empty() {
         eprintln!("trainwreck: facts needs at least one PATH (or --catalog)");
@@ -418,34 +414,8 @@ fn facts(args: FactsArgs) -> i32 {
     let a = Engine::new(&kb).run(&inputs, threads(None));
     warnings.extend(a.warnings.iter().cloned());
     match args.format {
-        Format::Json => {
-            let v = serde_json::json!({ "facts": a.facts.all(), "warnings": warnings });
-            print_out(&(serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"))
-        }
-        _ => {
-            let mut t = comfy_table::Table::new();
-            t.load_style(comfy_table::presets::UTF8_BORDERS_ONLY);
-            t.set_header(vec!["fact", "value", "source"]);
-            for f in a.facts.all() {
-                let loc = match f.line {
-                    Some(l) => format!("{}:{l}", f.path),
-                    None => f.path.clone(),
-                };
-                t.add_row(vec![f.name.clone(), f.value.to_string(), loc]);
-            }
-            let mut s = format!("{t}\n");
-            for w in &warnings {
-                s.push_str(&format!(
-                    "warning: {}{}\n",
-                    w.path
-                        .as_ref()
-                        .map(|p| format!("{p}: "))
-                        .unwrap_or_default(),
-                    w.message
-                ));
-            }
-            print_out(&s)
-        }
+        Format::Json => print_out(&crate::report::facts::json(a.facts.all(), &warnings)),
+        _ => print_out(&crate::report::facts::table(a.facts.all(), &warnings)),
     }
 }
 
@@ -456,19 +426,7 @@ fn rules_cmd(cmd: RulesCommand) -> i32 {
                 Ok(kb) => kb,
                 Err(c) => return c,
             };
-            let mut t = comfy_table::Table::new();
-            t.load_style(comfy_table::presets::UTF8_BORDERS_ONLY);
-            t.set_header(vec!["code", "name", "category", "role", "title"]);
-            for r in &kb.rules {
-                t.add_row(vec![
-                    r.code.clone(),
-                    r.name.clone(),
-                    r.category.to_string(),
-                    format!("{:?}", r.role).to_lowercase(),
-                    r.title.clone(),
-                ]);
-            }
-            print_out(&format!("{t}\n{} rules\n", kb.rules.len()))
+            print_out(&crate::report::rules::list(&kb))
         }
         RulesCommand::Explain { id, rules } => {
             let kb = match load(&rules) {
@@ -476,18 +434,19 @@ fn rules_cmd(cmd: RulesCommand) -> i32 {
                 Err(c) => return c,
             };
             if let Some(e) = rules::xid::parse_id(&id).and_then(rules::xid::lookup) {
-                return print_out(&rules::xid::explain(e));
+                return print_out(&crate::report::rules::explain_xid(e));
             }
             let engine_made = crate::correlate::cascade::ENGINE_FINDINGS
                 .iter()
                 .find(|(code, name, _, _)| code.eq_ignore_ascii_case(&id) || *name == id);
             if let (None, Some((code, name, cat, what))) = (kb.find(&id), engine_made) {
-                return print_out(&format!(
-                    "{code} {name}\ncategory: {cat}\nmade by the engine (src/correlate/cascade.rs), not a rule file\n\n## What it detects\n{what}\n"
-                ));
+                let e = crate::report::rules::Explain::of_engine(code, name, *cat, what);
+                return print_out(&crate::report::rules::explain(&e));
             }
             match kb.find(&id) {
-                Some(r) => print_out(&explain(r)),
+                Some(r) => print_out(&crate::report::rules::explain(
+                    &crate::report::rules::Explain::of_rule(r),
+                )),
                 None => {
                     eprintln!(
                         "trainwreck: no rule with code or name {id:?} (see `trainwreck rules list`)"
@@ -526,15 +485,7 @@ fn rules_cmd(cmd: RulesCommand) -> i32 {
                 Ok(kb) => kb,
                 Err(c) => return c,
             };
-            let mut s = String::new();
-            for r in &kb.rules {
-                for sig in &r.signatures {
-                    // Capture names repeat across signatures, which one `rg -f` set refuses.
-                    s.push_str(&unname_groups(&sig.source));
-                    s.push('\n');
-                }
-            }
-            print_out(&s)
+            print_out(&crate::report::rules::patterns(&kb))
         }
         RulesCommand::Scan { paths, rules } => {
             let kb = match load(&rules) {
@@ -549,71 +500,6 @@ fn rules_cmd(cmd: RulesCommand) -> i32 {
             print_out(&s)
         }
     }
-}
-
-fn explain(r: &rules::Rule) -> String {
-    let mut s = format!(
-        "{} {} — {}\ncategory: {} (action: {})\nrole: {:?}\nstatus: {}\nsource: {}\n\n## What it detects\n{}\n\n## Why it happens\n{}\n",
-        r.code,
-        r.name,
-        r.title,
-        r.category,
-        r.category.action(),
-        r.role,
-        r.status,
-        r.origin,
-        r.doc_what,
-        r.doc_why
-    );
-    if let Some(l) = &r.doc_lookalikes {
-        s.push_str(&format!("\n## Known look-alikes\n{l}\n"));
-    }
-    if !r.signatures.is_empty() {
-        s.push_str("\n## Signatures\n");
-        for sig in &r.signatures {
-            s.push_str(&format!("  [{:.2}] {}\n", sig.weight, sig.source));
-        }
-    }
-    if !r.conditions.is_empty() {
-        s.push_str("\n## Conditions on facts\n");
-        for c in &r.conditions {
-            s.push_str(&format!(
-                "  [{:+.2}] {} {:?} {}{}\n",
-                c.weight,
-                c.fact,
-                c.op,
-                c.value.as_ref().map(|v| v.to_string()).unwrap_or_default(),
-                if c.trigger {
-                    " (raises the finding alone)"
-                } else {
-                    ""
-                }
-            ));
-        }
-    }
-    s.push_str("\n## Fix\n");
-    for f in &r.fixes {
-        let text: String = f
-            .text
-            .pieces
-            .iter()
-            .map(|p| match p {
-                rules::template::Piece::Text(t) => t.clone(),
-                rules::template::Piece::Var { name, .. } => format!("{{{name}}}"),
-            })
-            .collect();
-        s.push_str(&format!("  - {text}\n"));
-    }
-    if let Some(n) = &r.next_time {
-        s.push_str(&format!("\n## What to collect next time\n{n}\n"));
-    }
-    if !r.references.is_empty() {
-        s.push_str("\n## References\n");
-        for x in &r.references {
-            s.push_str(&format!("  {x}\n"));
-        }
-    }
-    s
 }
 
 fn capture_cmd(args: CaptureArgs) -> i32 {
@@ -680,46 +566,4 @@ fn run_cmd(args: RunArgs) -> i32 {
         }
     }
     outcome.exit_status
-}
-
-/// `(?P<name>…)` and `(?<name>…)` become `(?:…)`; escaped parentheses are left alone.
-fn unname_groups(re: &str) -> String {
-    let b = re.as_bytes();
-    let mut out = String::with_capacity(re.len());
-    let mut i = 0;
-    while i < b.len() {
-        let escaped = out.bytes().rev().take_while(|&c| c == b'\\').count() % 2 == 1;
-        let rest = &re[i..];
-        let head = if rest.starts_with("(?P<") {
-            4
-        } else if rest.starts_with("(?<") && !rest.starts_with("(?<=") && !rest.starts_with("(?<!")
-        {
-            3
-        } else {
-            0
-        };
-        if head > 0
-            && !escaped
-            && let Some(close) = rest[head..].find('>')
-        {
-            out.push_str("(?:");
-            i += head + close + 1;
-            continue;
-        }
-        let c = rest.chars().next().unwrap_or(' ');
-        out.push(c);
-        i += c.len_utf8();
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn group_names_are_removed_for_rg() {
-        assert_eq!(
-            super::unname_groups(r"a (?P<x>\d+) \(?P<y> (?<z>b)"),
-            r"a (?:\d+) \(?P<y> (?:b)"
-        );
-    }
 }

@@ -310,8 +310,8 @@ pub struct Attribution {
 }
 
 /// A closed vocabulary: an enum whose every value has one fixed spelling, used in rule files,
-/// in the JSON report and for people. `ALL`, `as_str`, `parse`, `Display` and `Serialize`
-/// come from the one table, so a spelling is written once. Values are ordered as their
+/// in the JSON report and for people. `ALL`, `as_str`, `parse`, `Display`, `Serialize` and
+/// `Deserialize` come from the one table, so a spelling is written once. Values are ordered as their
 /// spellings are (the order the strings they replaced had).
 macro_rules! vocabulary {
     ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $v:ident = $s:literal,)+ }) => {
@@ -357,6 +357,19 @@ macro_rules! vocabulary {
         impl serde::Serialize for $name {
             fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
                 s.serialize_str(self.as_str())
+            }
+        }
+
+        // A misspelt value in a data file fails to load with every valid spelling named.
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let s = String::deserialize(d)?;
+                $name::parse(&s).ok_or_else(|| {
+                    serde::de::Error::custom(format!(
+                        "{s:?} is not one of: {}",
+                        $name::valid_values()
+                    ))
+                })
             }
         }
 
@@ -599,6 +612,20 @@ mod tests {
         assert_eq!(Category::parse("shm-exhausted"), None);
         assert_eq!(format!("{:<8}|", Verdict::Diagnosed), "diagnosed|");
         assert_eq!(format!("{:<8}|", RuleStatus::Retired), "retired |");
+    }
+
+    #[test]
+    fn a_misspelt_value_does_not_deserialize_and_says_what_is_valid() {
+        let e = serde_json::from_str::<Verdict>("\"diagnosd\"").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("\"diagnosd\" is not one of: diagnosed, unknown_failure, no_failure"),
+            "{e}"
+        );
+        assert_eq!(
+            serde_json::from_str::<Category>("\"gpu_oom\"").unwrap(),
+            Category::GpuOom
+        );
     }
 
     #[test]

@@ -270,7 +270,8 @@ fn triage_of_hundreds_of_varied_runs_groups_them_by_case_in_parallel() {
         assert!(g.first_seen.is_some() && g.last_seen.is_some());
         assert!(g.example.contains(&jobs.display().to_string()));
     }
-    let json: serde_json::Value = serde_json::from_str(&t.to_json()).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&trainwreck::report::triage::json(&t)).unwrap();
     assert_eq!(json["groups"][0]["count"], per_case);
     eprintln!("triage of {} runs took {elapsed:?}", t.runs_total);
 }

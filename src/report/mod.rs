@@ -1,12 +1,16 @@
 //! Reports: the JSON contract of DESIGN.md (`Report`) and its renderings for people
-//! (terminal) and machines (json). The only module that writes output; it never sees a regex.
+//! (terminal, markdown, github, junit) and machines (json), and the triage view. The only
+//! module that formats output; it decides nothing (that is `correlate`) and never sees a regex.
 
+pub mod facts;
 pub mod github;
 pub mod junit;
 pub mod markdown;
 pub mod progress;
+pub mod rules;
 pub mod terminal;
 pub mod timeline;
+pub mod triage;
 
 use crate::analyze::{Analysis, CoreReport, InputInfo};
 pub use crate::correlate::ErrorLine;

@@ -1,6 +1,7 @@
 //! NVIDIA's Xid catalog as data (`data/xid_catalog.toml`, embedded): what a code means, whether
 //! it is usually hardware, the driver or the application, and whether it only follows another
-//! event. Rules cite it through `derive.xid_explain`; `rules explain xid-79` prints an entry.
+//! event. Rules cite it through `derive.xid_explain`; `rules explain xid-79` prints an entry
+//! (rendered by `report::rules`).
 
 use serde::Deserialize;
 use std::sync::OnceLock;
@@ -12,12 +13,22 @@ static CATALOG_TOML: &str = include_str!("../../data/xid_catalog.toml");
 pub struct XidEntry {
     pub code: u32,
     pub name: String,
-    /// `hardware`, `application`, `driver` or `mixed`.
-    pub cause: String,
+    pub cause: XidCause,
     /// Only ever follows another Xid or event (45, 154): never a cause by itself.
     #[serde(default)]
     pub follows_other: bool,
     pub action: String,
+}
+
+crate::model::vocabulary! {
+    /// What usually causes an Xid.
+    XidCause {
+        Hardware = "hardware",
+        Application = "application",
+        Driver = "driver",
+        /// Hardware, driver or application.
+        Mixed = "mixed",
+    }
 }
 
 #[derive(Deserialize)]
@@ -50,11 +61,11 @@ pub fn parse_id(s: &str) -> Option<u32> {
 
 /// One sentence for a report: meaning, usual cause, action.
 pub fn sentence(e: &XidEntry) -> String {
-    let cause = match e.cause.as_str() {
-        "hardware" => "usually hardware",
-        "application" => "usually the application",
-        "driver" => "usually the driver",
-        _ => "hardware, driver or application",
+    let cause = match e.cause {
+        XidCause::Hardware => "usually hardware",
+        XidCause::Application => "usually the application",
+        XidCause::Driver => "usually the driver",
+        XidCause::Mixed => "hardware, driver or application",
     };
     let follows = if e.follows_other {
         " It only follows another event: look for the Xid before it."
@@ -64,22 +75,6 @@ pub fn sentence(e: &XidEntry) -> String {
     format!(
         "Xid {} ({}): {cause}.{follows} {}",
         e.code, e.name, e.action
-    )
-}
-
-/// The multi-line entry `rules explain xid-N` prints.
-pub fn explain(e: &XidEntry) -> String {
-    format!(
-        "Xid {}: {}\n\ncause: {}{}\naction: {}\nreference: https://docs.nvidia.com/deploy/xid-errors/index.html\n",
-        e.code,
-        e.name,
-        e.cause,
-        if e.follows_other {
-            " (follows another event; not a cause by itself)"
-        } else {
-            ""
-        },
-        e.action
     )
 }
 
@@ -94,19 +89,12 @@ mod tests {
         for w in c.windows(2) {
             assert!(w[0].code < w[1].code, "duplicate or unsorted {}", w[1].code);
         }
-        for e in c {
-            assert!(
-                ["hardware", "application", "driver", "mixed"].contains(&e.cause.as_str()),
-                "{}",
-                e.code
-            );
-        }
     }
 
     #[test]
     fn well_known_codes() {
-        assert_eq!(lookup(79).unwrap().cause, "hardware");
-        assert_eq!(lookup(31).unwrap().cause, "application");
+        assert_eq!(lookup(79).unwrap().cause, XidCause::Hardware);
+        assert_eq!(lookup(31).unwrap().cause, XidCause::Application);
         assert!(lookup(45).unwrap().follows_other);
         assert!(lookup(154).unwrap().follows_other);
         assert_eq!(parse_id("xid-79"), Some(79));

@@ -1,0 +1,46 @@
+//! Renderings of facts: the catalog (`facts --catalog`) and the facts one analysis read, with
+//! where each was read (`facts PATH`, as a table or JSON). Formats only.
+
+use crate::facts::FactSpec;
+use crate::model::{Fact, Warning};
+
+/// One line per catalog entry: name, unit, meaning.
+pub fn catalog(specs: &[FactSpec]) -> String {
+    let mut s = String::new();
+    for spec in specs {
+        s.push_str(&format!("{:40} {:?}  {}\n", spec.name, spec.unit, spec.doc));
+    }
+    s
+}
+
+/// The facts as a table (fact, value, `path:line`), then the warnings.
+pub fn table(facts: &[Fact], warnings: &[Warning]) -> String {
+    let mut t = comfy_table::Table::new();
+    t.load_style(comfy_table::presets::UTF8_BORDERS_ONLY);
+    t.set_header(vec!["fact", "value", "source"]);
+    for f in facts {
+        let loc = match f.line {
+            Some(l) => format!("{}:{l}", f.path),
+            None => f.path.clone(),
+        };
+        t.add_row(vec![f.name.clone(), f.value.to_string(), loc]);
+    }
+    let mut s = format!("{t}\n");
+    for w in warnings {
+        s.push_str(&format!(
+            "warning: {}{}\n",
+            w.path
+                .as_ref()
+                .map(|p| format!("{p}: "))
+                .unwrap_or_default(),
+            w.message
+        ));
+    }
+    s
+}
+
+/// `{"facts": […], "warnings": […]}`, pretty, with a final newline.
+pub fn json(facts: &[Fact], warnings: &[Warning]) -> String {
+    let v = serde_json::json!({ "facts": facts, "warnings": warnings });
+    serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
+}

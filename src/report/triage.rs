@@ -1,0 +1,124 @@
+//! Renderings of a `Triage` (the grouped outcomes of many runs): JSON, a table for people,
+//! Markdown for a job summary. Formats only; the grouping is `triage::group`'s.
+
+use crate::model::Verdict;
+use crate::triage::{Recurrence, Triage};
+use std::collections::BTreeMap;
+
+/// The triage as pretty JSON (`trainwreck.triage/1`).
+pub fn json(t: &Triage) -> String {
+    serde_json::to_string_pretty(t).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+}
+
+fn hosts_text(m: &BTreeMap<String, usize>, max: usize) -> String {
+    let mut v: Vec<(&String, &usize)> = m.iter().collect();
+    v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let mut s: Vec<String> = v
+        .iter()
+        .take(max)
+        .map(|(h, n)| {
+            if **n > 1 {
+                format!("{h}×{n}")
+            } else {
+                h.to_string()
+            }
+        })
+        .collect();
+    if v.len() > max {
+        s.push(format!("+{}", v.len() - max));
+    }
+    s.join(", ")
+}
+
+fn suspect_line(r: &Recurrence) -> String {
+    format!(
+        "{} {} failed in {} runs: hardware suspect",
+        r.kind, r.name, r.runs
+    )
+}
+
+pub fn render_table(t: &Triage) -> String {
+    let mut tb = comfy_table::Table::new();
+    tb.load_style(comfy_table::presets::UTF8_BORDERS_ONLY);
+    tb.set_header(vec![
+        "runs",
+        "fingerprint",
+        "category",
+        "action",
+        "first seen",
+        "last seen",
+        "hosts",
+        "example",
+    ]);
+    for g in &t.groups {
+        tb.add_row(vec![
+            g.count.to_string(),
+            g.fingerprint.clone().unwrap_or_else(|| "-".into()),
+            g.category
+                .map_or_else(|| g.verdict.to_string(), |c| c.to_string()),
+            g.action.to_string(),
+            g.first_seen.clone().unwrap_or_default(),
+            g.last_seen.clone().unwrap_or_default(),
+            hosts_text(&g.hosts, 3),
+            g.example.clone(),
+        ]);
+    }
+    let mut s = format!("{tb}\n{} runs, {} groups\n", t.runs_total, t.groups.len());
+    for r in &t.suspects {
+        s.push_str(&format!("suspect: {}\n", suspect_line(r)));
+    }
+    for w in &t.warnings {
+        s.push_str(&format!(
+            "warning: {}{}\n",
+            w.path
+                .as_ref()
+                .map(|p| format!("{p}: "))
+                .unwrap_or_default(),
+            w.message
+        ));
+    }
+    s
+}
+
+pub fn render_markdown(t: &Triage) -> String {
+    use crate::report::markdown::inline;
+    let mut s = format!(
+        "## trainwreck triage: {} runs, {} groups\n\n| runs | fingerprint | category | action | first seen | last seen | hosts | example |\n|---:|---|---|---|---|---|---|---|\n",
+        t.runs_total,
+        t.groups.len()
+    );
+    for g in &t.groups {
+        s.push_str(&format!(
+            "| {} | `{}` | {} | `{}` | {} | {} | {} | `{}` |\n",
+            g.count,
+            g.fingerprint.as_deref().unwrap_or("-"),
+            inline(
+                &g.category
+                    .map_or_else(|| g.verdict.to_string(), |c| c.to_string())
+            ),
+            g.action,
+            g.first_seen.as_deref().unwrap_or(""),
+            g.last_seen.as_deref().unwrap_or(""),
+            inline(&hosts_text(&g.hosts, 3)),
+            g.example.replace('`', "'")
+        ));
+    }
+    if !t.suspects.is_empty() {
+        s.push_str("\n**Hardware suspects** (failed in more than one run):\n\n");
+        for r in &t.suspects {
+            s.push_str(&format!("- {}\n", inline(&suspect_line(r))));
+        }
+    }
+    for g in t.groups.iter().filter(|g| g.verdict != Verdict::NoFailure) {
+        s.push_str(&format!(
+            "\n<details><summary><code>{}</code> · {} · {} run{}</summary>\n\n{}\n\nRuns:\n\n{}\n</details>\n",
+            g.fingerprint.as_deref().unwrap_or("-"),
+            inline(&g.category.map_or_else(|| g.verdict.to_string(), |c| c.to_string())),
+            g.count,
+            if g.count == 1 { "" } else { "s" },
+            inline(g.title.as_deref().unwrap_or("no rule explains it: investigate")),
+            crate::report::markdown::fenced(&g.runs.join("\n"))
+        ));
+    }
+    s
+}
