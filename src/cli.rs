@@ -436,7 +436,7 @@ fn rules_cmd(cmd: RulesCommand) -> i32 {
             if let Some(e) = rules::xid::parse_id(&id).and_then(rules::xid::lookup) {
                 return print_out(&crate::report::rules::explain_xid(e));
             }
-            let engine_made = crate::correlate::cascade::ENGINE_FINDINGS
+            let engine_made = crate::correlate::ENGINE_FINDINGS
                 .iter()
                 .find(|(code, name, _, _)| code.eq_ignore_ascii_case(&id) || *name == id);
             if let (None, Some((code, name, cat, what))) = (kb.find(&id), engine_made) {

@@ -224,7 +224,7 @@ silent = ["fine"]
 }
 
 #[test]
-fn an_unknown_exception_is_an_unknown_failure_with_its_last_error_lines() {
+fn an_unknown_exception_is_read_from_its_traceback() {
     let d = tempfile::tempdir().unwrap();
     let p = d.path().join("train.log");
     std::fs::write(
@@ -233,13 +233,18 @@ fn an_unknown_exception_is_an_unknown_failure_with_its_last_error_lines() {
     )
     .unwrap();
     let r = diagnose(&[p.display().to_string()]);
-    assert_eq!(r.verdict, Verdict::UnknownFailure);
-    assert!(r.fingerprint.is_some());
+    // No rule knows this exception; its traceback says it was raised in the user's own code.
+    assert_eq!(r.verdict, Verdict::Diagnosed);
+    let top = r.top().unwrap();
+    assert_eq!(top.rule, "traceback-classified");
+    assert_eq!(top.category, Category::PythonException);
+    assert!(top.confidence < 0.5, "weaker than a specific rule");
     assert!(
-        r.last_errors
-            .iter()
-            .any(|e| e.text.contains("ShardCorruptError")),
+        top.evidence[0].text.contains("ShardCorruptError")
+            && top.score[0].what.contains("train.py:9 in <module>"),
         "{:?}",
-        r.last_errors
+        top
     );
+    assert!(top.fix.contains("train.py:9"), "{}", top.fix);
+    assert!(r.fingerprint.is_some());
 }

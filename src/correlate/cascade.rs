@@ -20,28 +20,17 @@ use std::collections::{BTreeMap, BTreeSet};
 pub const MISMATCH_RULE: &str = "watchdog-collective-mismatch";
 pub const LAGGING_RULE: &str = "watchdog-lagging-rank";
 
-/// The findings this module makes itself (no rule file behind them), for `rules explain`:
-/// (code, name, category, what it detects and why).
-pub static ENGINE_FINDINGS: &[(&str, &str, Category, &str)] = &[
-    (
-        "TW9901",
-        MISMATCH_RULE,
-        Category::CollectiveMismatch,
-        "Ranks ran different collectives at the same sequence number (from `CollectiveFingerPrint` \
-         lines of TORCH_DISTRIBUTED_DEBUG=DETAIL, or watchdog `WorkNCCL(SeqNum=…, OpType=…)` lines \
-         that disagree). A collective called conditionally or in a different order on some ranks: \
-         a code bug. The odd rank out, when there is one, is the origin.",
-    ),
-    (
-        "TW9902",
-        LAGGING_RULE,
-        Category::NcclTimeout,
-        "One rank never reached the collective the others timed out in: its last enqueued work is \
-         below the timed-out sequence number, the Flight Recorder shows it missing, or its log \
-         stopped before the others' watchdogs fired. That rank is the origin; the timeouts are \
-         its symptoms.",
-    ),
-];
+/// What `rules explain` says about TW9901.
+pub const MISMATCH_WHAT: &str = "Ranks ran different collectives at the same sequence number (from `CollectiveFingerPrint` \
+     lines of TORCH_DISTRIBUTED_DEBUG=DETAIL, or watchdog `WorkNCCL(SeqNum=…, OpType=…)` lines \
+     that disagree). A collective called conditionally or in a different order on some ranks: \
+     a code bug. The odd rank out, when there is one, is the origin.";
+
+/// What `rules explain` says about TW9902.
+pub const LAGGING_WHAT: &str = "One rank never reached the collective the others timed out in: its last enqueued work is \
+     below the timed-out sequence number, the Flight Recorder shows it missing, or its log \
+     stopped before the others' watchdogs fired. That rank is the origin; the timeouts are \
+     its symptoms.";
 
 /// A rank the evidence names as the one that started it.
 #[derive(Debug, Clone, PartialEq)]

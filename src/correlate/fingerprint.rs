@@ -24,6 +24,7 @@
 //! addresses, long mixed ids, sizes and numbers with placeholders, and collapses runs of
 //! placeholders (`[0, 1, 2, 3]` and `[0, 1]` both become `[#]`).
 
+use super::traceback::{EXCEPTION, FRAME, WRAPPERS, bare, internal_frame};
 use super::{Finding, RULED_OUT_BELOW};
 use crate::analyze::Analysis;
 use crate::errtail::TailLine;
@@ -240,49 +241,13 @@ fn of_finding(root: &Finding, a: &Analysis, hosts: &[String]) -> String {
         .collect();
     let mut parts = vec![root.rule.clone(), root.category.to_string()];
     parts.extend(captures.into_iter().take(MAX_KEY_LINES));
-    if GENERIC.contains(&root.category)
+    if (GENERIC.contains(&root.category) || root.rule == super::traceback::RULE)
         && let Some((kind, more)) = tail_parts(&a.error_tail, hosts)
     {
         parts.push(kind.to_string());
         parts.extend(more);
     }
     hash("rule", &parts)
-}
-
-static EXCEPTION: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(
-        r"^(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure|Fault))(?::\s*(.*))?$",
-    )
-    .ok()
-});
-
-static FRAME: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r#"^File "([^"]+)", line \d+, in (\S+)"#).ok());
-
-/// Launcher exceptions that only say "a child failed": never the failure itself.
-const WRAPPERS: &[&str] = &["ChildFailedError", "CalledProcessError"];
-
-/// Frames inside libraries (PyTorch, CUDA/NCCL bindings, DeepSpeed, HF, the standard
-/// library) say where the failure surfaced, not which code caused it.
-fn internal_frame(path: &str) -> bool {
-    let p = path.to_ascii_lowercase();
-    [
-        "site-packages/",
-        "dist-packages/",
-        "/torch/",
-        "/lib/python",
-        "<frozen",
-        "/deepspeed/",
-        "nccl",
-        "cuda",
-    ]
-    .iter()
-    .any(|x| p.contains(x))
-}
-
-fn bare(text: &str) -> &str {
-    let (_, pos) = crate::sources::prefix::peel(text);
-    text.get(pos..).unwrap_or(text).trim()
 }
 
 /// Unknown failures: the last exception of each file, else the last error lines.
@@ -314,7 +279,7 @@ fn tail_parts(tail: &[TailLine], hosts: &[String]) -> Option<(&'static str, Vec<
                 let path = c.get(1).map_or("", |m| m.as_str());
                 if !internal_frame(path) {
                     let file = path.rsplit('/').next().unwrap_or(path);
-                    let func = c.get(2).map_or("", |m| m.as_str());
+                    let func = c.get(3).map_or("", |m| m.as_str());
                     frames.push(format!("{file}:{func}"));
                 }
                 continue;

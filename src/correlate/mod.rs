@@ -7,6 +7,7 @@
 
 pub mod cascade;
 pub mod fingerprint;
+pub mod traceback;
 pub mod verdict;
 
 pub use verdict::ErrorLine;
@@ -174,11 +175,37 @@ pub struct Diagnosis {
     pub last_errors: Vec<ErrorLine>,
 }
 
-/// Findings, cascade across ranks, verdict and fingerprint of one analysis.
+/// The findings the engine makes itself (no rule file behind them; codes TW99xx, reserved),
+/// for `rules list` and `rules explain`: (code, name, category, what it detects and why).
+/// The category shown is the one each usually takes (the traceback's depends on the run).
+pub static ENGINE_FINDINGS: &[(&str, &str, Category, &str)] = &[
+    (
+        "TW9901",
+        cascade::MISMATCH_RULE,
+        Category::CollectiveMismatch,
+        cascade::MISMATCH_WHAT,
+    ),
+    (
+        "TW9902",
+        cascade::LAGGING_RULE,
+        Category::NcclTimeout,
+        cascade::LAGGING_WHAT,
+    ),
+    (
+        traceback::CODE,
+        traceback::RULE,
+        Category::PythonException,
+        traceback::WHAT,
+    ),
+];
+
+/// Findings, cascade across ranks, verdict and fingerprint of one analysis. When no specific
+/// rule explains the failure, the run's tracebacks may (`traceback`).
 pub fn correlate(kb: &KnowledgeBase, a: &Analysis) -> Diagnosis {
     let mut findings = findings(kb, a);
     let timeline = crate::timeline::build(a, kb);
     cascade::apply(kb, a, &timeline, &mut findings);
+    traceback::apply(a, &mut findings);
     let verdict = verdict::verdict(&findings, a);
     let fingerprint = fingerprint::compute(&findings, a, verdict);
     let last_errors = if verdict == Verdict::UnknownFailure {

@@ -35,9 +35,7 @@ fn sign_of(text: &str) -> Option<Sign> {
     static WORD: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let fatal = FATAL.get_or_init(|| {
         regex::Regex::new(concat!(
-            // Python: the exception line that ends a traceback.
-            r"^(?:[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit)(?::\s.*)?$",
-            r"|Fatal Python error: .*$|terminate called .*$",
+            r"^(?:Fatal Python error: .*$|terminate called .*$",
             // The shell, a launcher or a scheduler reporting a death by signal.
             r"|(?:.*:\s*)?(?:Aborted|Segmentation fault|Bus error|Illegal instruction|Floating point exception|Killed)(?:\s*\(core dumped\))?\s*$",
             r"|.*\bcore dumped\b.*$",
@@ -58,7 +56,11 @@ fn sign_of(text: &str) -> Option<Sign> {
     if t.contains("Warning") && !t.contains("Error") {
         return None;
     }
-    if fatal.is_match(t) {
+    // Python: the exception line that ends a traceback (the shape `traceback` reads).
+    let exception = super::traceback::EXCEPTION
+        .as_ref()
+        .is_some_and(|re| re.is_match(t));
+    if exception || fatal.is_match(t) {
         Some(Sign::Fatal)
     } else if word.is_match(&t.to_ascii_lowercase()) || word.is_match(t) {
         Some(Sign::ErrorWord)

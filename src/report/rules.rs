@@ -284,7 +284,7 @@ mod tests {
         assert_eq!(v["category"], r.category.as_str());
         assert_eq!(v["action"], r.category.action().as_str());
         assert!(explain(&e).starts_with(&format!("{} {} — ", r.code, r.name)));
-        let (code, name, cat, what) = crate::correlate::cascade::ENGINE_FINDINGS[0];
+        let (code, name, cat, what) = crate::correlate::ENGINE_FINDINGS[0];
         let e = Explain::of_engine(code, name, cat, what);
         assert!(e.engine && explain(&e).contains("made by the engine"));
     }

@@ -1,0 +1,133 @@
+//! Tracebacks understood: when no specific rule explains a failure, the exception and the
+//! innermost frames of its traceback pick the category, weaker than a rule and saying why.
+//! Each case is a traceback in the shape Python prints it (frames of the user's code, then of
+//! the libraries), with messages no rule matches.
+
+use trainwreck::model::{Category, Verdict};
+use trainwreck::rules::KnowledgeBase;
+
+fn top_of(text: &str) -> trainwreck::correlate::Finding {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("train.log"), text).unwrap();
+    let kb = KnowledgeBase::load(&[]).unwrap();
+    let r = trainwreck::diagnose(&kb, &[d.path().display().to_string()], 1);
+    assert_eq!(r.verdict, Verdict::Diagnosed, "{text}");
+    r.findings.into_iter().next().unwrap()
+}
+
+fn tb(frames: &[(&str, u32, &str)], exc: &str) -> String {
+    let mut s = String::from("step 41 loss 1.9\nTraceback (most recent call last):\n");
+    for (path, line, func) in frames {
+        s.push_str(&format!(
+            "  File \"{path}\", line {line}, in {func}\n    pass\n"
+        ));
+    }
+    s.push_str(exc);
+    s.push('\n');
+    s
+}
+
+const SITE: &str = "/opt/conda/envs/ft/lib/python3.10/site-packages";
+
+#[test]
+fn a_missing_dataset_file_is_config() {
+    let f = top_of(&tb(
+        &[
+            ("/work/ft/train.py", 88, "main"),
+            (&format!("{SITE}/datasets/load.py"), 1785, "load_dataset"),
+            (
+                &format!("{SITE}/datasets/data_files.py"),
+                410,
+                "resolve_pattern",
+            ),
+        ],
+        "datasets.exceptions.DataFilesNotFoundError: No (supported) data files found in /data/sft_zh",
+    ));
+    assert_eq!(f.category, Category::ConfigError, "{f:?}");
+    assert!(f.score[0].what.contains("while loading"), "{:?}", f.score);
+}
+
+#[test]
+fn an_error_inside_checkpoint_loading_is_checkpoint_error() {
+    let f = top_of(&tb(
+        &[
+            ("/work/ft/train.py", 120, "resume"),
+            (
+                &format!("{SITE}/torch/nn/modules/module.py"),
+                2153,
+                "load_state_dict",
+            ),
+            (&format!("{SITE}/torch/nn/modules/module.py"), 2141, "load"),
+            ("/work/ft/model.py", 61, "_load_from_state_dict"),
+        ],
+        "KeyError: 'model.layers.31.mlp.up_proj.weight'",
+    ));
+    assert_eq!(f.category, Category::CheckpointError, "{f:?}");
+    assert!(f.fix.contains("torch.load"), "{}", f.fix);
+}
+
+#[test]
+fn errno_28_is_the_disk_unless_shared_memory_is_named() {
+    let disk = top_of(&tb(
+        &[
+            ("/work/ft/export.py", 30, "dump"),
+            ("/work/ft/export.py", 12, "write_rows"),
+        ],
+        "OSError: [Errno 28] writing rows to /scratch/out/rows.parquet",
+    ));
+    assert_eq!(disk.category, Category::DiskFull, "{disk:?}");
+    let shm = top_of(&tb(
+        &[
+            ("/work/ft/cache.py", 51, "put"),
+            (
+                "/usr/lib/python3.10/multiprocessing/shared_memory.py",
+                104,
+                "__init__",
+            ),
+        ],
+        "OSError: [Errno 28] while growing the segment at /dev/shm/psm_3f2a",
+    ));
+    assert_eq!(shm.category, Category::ShmExhausted, "{shm:?}");
+}
+
+#[test]
+fn an_exception_in_user_code_or_in_a_library_says_where() {
+    let user = top_of(&tb(
+        &[
+            ("/work/ft/train.py", 88, "main"),
+            ("/work/ft/collate.py", 17, "pad"),
+        ],
+        "mypkg.PaddingMismatchError: sequence 3 is longer than max_len",
+    ));
+    assert_eq!(user.category, Category::PythonException, "{user:?}");
+    assert!(
+        user.score[0].what.contains("ft/collate.py:17 in pad"),
+        "{:?}",
+        user.score
+    );
+    assert!(user.confidence < 0.5);
+    let lib = top_of(&tb(
+        &[
+            (
+                &format!("{SITE}/accelerate/accelerator.py"),
+                2100,
+                "prepare",
+            ),
+            (&format!("{SITE}/accelerate/utils/other.py"), 300, "check"),
+        ],
+        "accelerate.utils.SomeInternalError: unexpected state 7",
+    ));
+    assert_eq!(lib.category, Category::Other, "{lib:?}");
+    assert!(lib.score[0].what.contains("inside a library"));
+}
+
+#[test]
+fn a_specific_rule_wins_over_the_traceback() {
+    // CUDA OOM has its own rule; the traceback reading must not replace it.
+    let f = top_of(&tb(
+        &[("/work/ft/train.py", 88, "main")],
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.11 GiB of which 1.02 GiB is free.",
+    ));
+    assert_eq!(f.category, Category::GpuOom);
+    assert_ne!(f.rule, "traceback-classified");
+}
