@@ -280,7 +280,7 @@ fn analyze(args: AnalyzeArgs) -> i32 {
         r
     });
     if let Some(red) = redactor.as_mut() {
-        red.add_hosts(report_hosts(&r).iter().map(String::as_str));
+        red.add_hosts(r.hosts().iter().map(String::as_str));
     }
     let text = match args.format {
         Format::Json => match redactor.as_mut() {
@@ -335,22 +335,6 @@ fn redactor(flag: Option<&str>, pasted: bool) -> Result<Option<crate::redact::Re
             Err(exit::USAGE)
         }
     }
-}
-
-/// Hosts named in a report, sorted (stable masks).
-fn report_hosts(r: &crate::report::Report) -> Vec<String> {
-    let mut set = std::collections::BTreeSet::new();
-    for f in &r.findings {
-        if let Some(h) = &f.origin.host {
-            set.insert(h.clone());
-        }
-        for e in &f.evidence {
-            if let Some(h) = &e.host {
-                set.insert(h.clone());
-            }
-        }
-    }
-    set.into_iter().collect()
 }
 
 fn triage_cmd(args: TriageArgs) -> i32 {

@@ -83,6 +83,22 @@ impl Report {
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
     }
+
+    /// Hosts named by the findings, sorted (for consistent redaction masks).
+    pub fn hosts(&self) -> Vec<String> {
+        let mut set = std::collections::BTreeSet::new();
+        for f in &self.findings {
+            if let Some(h) = &f.origin.host {
+                set.insert(h.clone());
+            }
+            for e in &f.evidence {
+                if let Some(h) = &e.host {
+                    set.insert(h.clone());
+                }
+            }
+        }
+        set.into_iter().collect()
+    }
 }
 
 /// Where a finding started, for people: `rank 1, host node7, pid 5151, at …`.

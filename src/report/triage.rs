@@ -1,9 +1,76 @@
-//! Renderings of a `Triage` (the grouped outcomes of many runs): JSON, a table for people,
-//! Markdown for a job summary. Formats only; the grouping is `triage::group`'s.
+//! The triage contract (`trainwreck.triage/1`: the grouped outcomes of many runs) and its
+//! renderings: JSON, a table for people, Markdown for a job summary. Formats only; the
+//! grouping is `triage::group`'s.
 
-use crate::model::Verdict;
-use crate::triage::{Recurrence, Triage};
-use std::collections::BTreeMap;
+use crate::model::{Action, Category, Verdict, Warning};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+pub const SCHEMA: &str = "trainwreck.triage/1";
+
+crate::model::vocabulary! {
+    /// What a recurrence names.
+    Suspect {
+        Host = "host",
+        Gpu = "gpu",
+    }
+}
+
+/// A host or GPU seen in more than one failed run of one group: a hardware suspect.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Recurrence {
+    pub kind: Suspect,
+    pub name: String,
+    pub runs: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Group {
+    /// `null` for runs with no sign of failure.
+    pub fingerprint: Option<String>,
+    pub count: usize,
+    pub verdict: Verdict,
+    pub category: Option<Category>,
+    pub action: Action,
+    pub title: Option<String>,
+    pub first_seen: Option<String>,
+    pub last_seen: Option<String>,
+    /// Host → number of runs of this group that involved it.
+    pub hosts: BTreeMap<String, usize>,
+    pub gpus: BTreeMap<String, usize>,
+    pub recurring: Vec<Recurrence>,
+    pub example: String,
+    pub runs: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Triage {
+    pub schema: &'static str,
+    pub runs_total: usize,
+    pub groups: Vec<Group>,
+    /// Hosts/GPUs in more than one failed run across all groups whose action is not a
+    /// config or code fix: hardware suspects.
+    pub suspects: Vec<Recurrence>,
+    pub warnings: Vec<Warning>,
+}
+
+impl Triage {
+    /// Every host named anywhere, in a stable order (for consistent redaction masks).
+    pub fn hosts(&self) -> Vec<String> {
+        let set: BTreeSet<String> = self
+            .groups
+            .iter()
+            .flat_map(|g| {
+                g.hosts.keys().cloned().chain(
+                    g.gpus
+                        .keys()
+                        .filter_map(|x| x.split('/').next().map(String::from)),
+                )
+            })
+            .collect();
+        set.into_iter().collect()
+    }
+}
 
 /// The triage as pretty JSON (`trainwreck.triage/1`).
 pub fn json(t: &Triage) -> String {

@@ -1,57 +1,12 @@
 //! Grouping run outcomes by fingerprint, and the hosts and GPUs that recur across failed
-//! runs (hardware suspects). Pure data in, data out: it never reads files or formats output
-//! (`report::triage` renders a `Triage`).
+//! runs (hardware suspects), into a `report::triage::Triage`. Pure data in, data out: it
+//! never reads files or formats output.
 
-use super::{RunOutcome, SCHEMA};
-use crate::model::{Action, Category, Verdict, Warning};
-use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet};
-
-crate::model::vocabulary! {
-    /// What a recurrence names.
-    Suspect {
-        Host = "host",
-        Gpu = "gpu",
-    }
-}
-
-/// A host or GPU seen in more than one failed run of one group: a hardware suspect.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Recurrence {
-    pub kind: Suspect,
-    pub name: String,
-    pub runs: usize,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Group {
-    /// `null` for runs with no sign of failure.
-    pub fingerprint: Option<String>,
-    pub count: usize,
-    pub verdict: Verdict,
-    pub category: Option<Category>,
-    pub action: Action,
-    pub title: Option<String>,
-    pub first_seen: Option<String>,
-    pub last_seen: Option<String>,
-    /// Host → number of runs of this group that involved it.
-    pub hosts: BTreeMap<String, usize>,
-    pub gpus: BTreeMap<String, usize>,
-    pub recurring: Vec<Recurrence>,
-    pub example: String,
-    pub runs: Vec<String>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Triage {
-    pub schema: &'static str,
-    pub runs_total: usize,
-    pub groups: Vec<Group>,
-    /// Hosts/GPUs in more than one failed run across all groups whose action is not a
-    /// config or code fix: hardware suspects.
-    pub suspects: Vec<Recurrence>,
-    pub warnings: Vec<Warning>,
-}
+use super::RunOutcome;
+use crate::model::Verdict;
+use crate::model::Warning;
+use crate::report::triage::{Group, Recurrence, SCHEMA, Suspect, Triage};
+use std::collections::BTreeMap;
 
 /// Group outcomes by fingerprint; biggest groups first, then by fingerprint for stability.
 pub fn group(outcomes: &[RunOutcome], warnings: Vec<Warning>) -> Triage {
@@ -151,27 +106,10 @@ fn recurrences(hosts: &BTreeMap<String, usize>, gpus: &BTreeMap<String, usize>) 
     v
 }
 
-impl Triage {
-    /// Every host named anywhere, in a stable order (for consistent redaction masks).
-    pub fn hosts(&self) -> Vec<String> {
-        let set: BTreeSet<String> = self
-            .groups
-            .iter()
-            .flat_map(|g| {
-                g.hosts.keys().cloned().chain(
-                    g.gpus
-                        .keys()
-                        .filter_map(|x| x.split('/').next().map(String::from)),
-                )
-            })
-            .collect();
-        set.into_iter().collect()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{Action, Category};
 
     #[test]
     fn recurring_hosts_are_hardware_suspects() {

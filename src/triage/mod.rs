@@ -1,15 +1,17 @@
 //! `trainwreck triage`: analyse many failed runs in parallel and group them by fingerprint,
 //! calling out hosts and GPUs that keep failing; and the action exit status of one report.
 //! `discover` finds the runs, this module diagnoses them on a pool of threads (one compiled
-//! engine per worker) and keeps each one's outcome, `group` groups the outcomes. Diagnosis
-//! itself stays in `diagnose`; this module never reads log contents itself and never
-//! formats output (that is `report::triage`).
+//! engine per worker) and keeps each one's outcome, `group` groups the outcomes into a
+//! `report::triage::Triage` (the contract lives beside its renderings). Diagnosis itself
+//! stays in `diagnose`; this module never reads log contents itself and never formats
+//! output.
 
 pub mod discover;
 pub mod group;
 
+pub use crate::report::triage::{Group, Recurrence, SCHEMA, Suspect, Triage};
 pub use discover::discover;
-pub use group::{Group, Recurrence, Suspect, Triage, group};
+pub use group::group;
 
 use crate::analyze::Engine;
 use crate::model::{Action, Category, Verdict};
@@ -21,8 +23,6 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{LazyLock, Mutex};
-
-pub const SCHEMA: &str = "trainwreck.triage/1";
 
 /// The verdict and the top finding's action class as one exit status.
 pub fn exit_for(r: &Report) -> i32 {
