@@ -1,0 +1,161 @@
+//! Fixtures written from the shapes in REAL-PASTES.md (`fixtures/pastes/<ID>_<name>/`): one
+//! folder per real user failure, holding a paste as a user would give it and a `label.json`.
+//! The top root cause's category must be one the label accepts; the harmless ones (scary
+//! output at a clean end) must come out `no_failure`. Prints a per-category top-1/top-3 table.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use trainwreck::rules::KnowledgeBase;
+
+/// Cases that need reasoning the rules cannot express (issue 16, the engine). Each is printed
+/// on every run with its reason; a case listed here that starts passing fails the test, so
+/// the list cannot go stale.
+const PENDING: &[(&str, &str)] = &[
+    ("P04_host_oom_ray_memory_monitor", "no rule yet"),
+    ("P09_store_get_socket_timeout", "no rule yet"),
+    ("P16_nvls_cuda_failure_999", "no rule yet"),
+    ("P19_cublas_kernel_execution_error13", "no rule yet"),
+    ("P24_torch_save_write_eio", "no rule yet"),
+    ("P30_own_hostname_unresolvable", "no rule yet"),
+    ("P31_c10d_store_host_not_found_k8s", "no rule yet"),
+    ("P32_gloo_connect_loopback_refused", "no rule yet"),
+    ("P33_paddle_dataloader_segfault", "no rule yet"),
+    ("P36_fp16_overflow_scale_collapsing", "no rule yet"),
+    ("P37_zero2_overflow_scale_zero_shipper", "no rule yet"),
+    ("P38_nan_from_step0_user_print", "no rule yet"),
+    ("P39_megatron_nan_grad_norm_interleaved", "no rule yet"),
+    ("P40_bf16_on_pre_ampere", "no rule yet"),
+    ("P42_undefined_dataset_info", "no rule yet"),
+    ("P43_load_best_model_strategies", "no rule yet"),
+    ("P44_torchrun_sighup_nohup", "no rule yet"),
+    ("P50_mat1_mat2_shapes", "no rule yet"),
+    ("P51_ddp_unused_parameters", "no rule yet"),
+    ("P52_save_contacts_hub_offline", "no rule yet"),
+    ("P53_wandb_init_timeout", "no rule yet"),
+];
+
+fn cases() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/pastes");
+    let mut out: Vec<PathBuf> = std::fs::read_dir(&root)
+        .expect("fixtures/pastes exists")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("label.json").is_file())
+        .collect();
+    out.sort();
+    out
+}
+
+/// The case's files, minus its label.
+fn inputs(case: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(case)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.file_name().is_some_and(|n| n != "label.json"))
+        .map(|p| p.display().to_string())
+        .collect();
+    v.sort();
+    v
+}
+
+fn accepted(label: &serde_json::Value) -> Vec<String> {
+    label["accept"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_else(|| vec![label["category"].as_str().unwrap().to_string()])
+}
+
+#[test]
+fn every_real_paste_fixture_ranks_an_accepted_category_first() {
+    let kb = KnowledgeBase::load(&[]).expect("built-in rules load");
+    let cases = cases();
+    assert!(
+        cases.len() >= 59,
+        "one fixture per REAL-PASTES.md entry: found {}",
+        cases.len()
+    );
+    for (p, _) in PENDING {
+        assert!(
+            cases.iter().any(|c| c.ends_with(p)),
+            "PENDING names a fixture that does not exist: {p}"
+        );
+    }
+    let mut failures = Vec::new();
+    let mut pending_passing = Vec::new();
+    // category → (cases, top-1 right, right within the top three causes)
+    let mut table: BTreeMap<String, (u32, u32, u32)> = BTreeMap::new();
+    for case in &cases {
+        let name = case.file_name().unwrap().to_string_lossy().to_string();
+        let label: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(case.join("label.json")).unwrap())
+                .unwrap();
+        let accept = accepted(&label);
+        let r = trainwreck::diagnose(&kb, &inputs(case), 1);
+        let got = if r.verdict == "no_failure" {
+            "no_failure".to_string()
+        } else {
+            r.top()
+                .or(r.findings.first())
+                .map(|f| f.category.clone())
+                .unwrap_or_else(|| r.verdict.to_string())
+        };
+        let ok = accept.contains(&got);
+        let mut top3: Vec<String> = r
+            .findings
+            .iter()
+            .filter(|f| f.symptom_of.is_none())
+            .map(|f| f.category.clone())
+            .collect();
+        if r.verdict == "no_failure" {
+            top3.insert(0, "no_failure".into());
+        }
+        top3.dedup();
+        let row = table
+            .entry(label["category"].as_str().unwrap_or("?").to_string())
+            .or_default();
+        row.0 += 1;
+        row.1 += u32::from(ok);
+        row.2 += u32::from(top3.iter().take(3).any(|c| accept.contains(c)));
+        let pending = PENDING.iter().find(|(p, _)| *p == name);
+        match (ok, pending) {
+            (true, Some(_)) => pending_passing.push(name),
+            (false, None) => failures.push(format!(
+                "{name}: want {accept:?}, got {got} (verdict {}, causes {top3:?})",
+                r.verdict
+            )),
+            (false, Some((_, why))) => {
+                eprintln!("pending: {name}: want {accept:?}, got {got}: {why}")
+            }
+            (true, None) => {}
+        }
+    }
+    let (n, t1, t3) = table
+        .values()
+        .fold((0, 0, 0), |a, r| (a.0 + r.0, a.1 + r.1, a.2 + r.2));
+    eprintln!(
+        "{:26} {:>5} {:>5} {:>5}",
+        "category", "cases", "top1", "top3"
+    );
+    for (c, (k, a, b)) in &table {
+        eprintln!("{c:26} {k:5} {a:5} {b:5}");
+    }
+    eprintln!(
+        "real pastes {n}, top-1 {:.1}%, top-3 {:.1}%",
+        100.0 * f64::from(t1) / f64::from(n),
+        100.0 * f64::from(t3) / f64::from(n)
+    );
+    assert!(
+        failures.is_empty(),
+        "wrong top category:\n{}",
+        failures.join("\n")
+    );
+    assert!(
+        pending_passing.is_empty(),
+        "now passing, remove from PENDING: {pending_passing:?}"
+    );
+}
