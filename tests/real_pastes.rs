@@ -11,22 +11,11 @@ use trainwreck::rules::KnowledgeBase;
 /// on every run with its reason; a case listed here that starts passing fails the test, so
 /// the list cannot go stale.
 const PENDING: &[(&str, &str)] = &[
-    ("P04_host_oom_ray_memory_monitor", "no rule yet"),
-    ("P09_store_get_socket_timeout", "no rule yet"),
-    ("P16_nvls_cuda_failure_999", "no rule yet"),
-    ("P19_cublas_kernel_execution_error13", "no rule yet"),
     ("P24_torch_save_write_eio", "no rule yet"),
-    ("P30_own_hostname_unresolvable", "no rule yet"),
-    ("P31_c10d_store_host_not_found_k8s", "no rule yet"),
-    ("P32_gloo_connect_loopback_refused", "no rule yet"),
-    ("P33_paddle_dataloader_segfault", "no rule yet"),
     ("P36_fp16_overflow_scale_collapsing", "no rule yet"),
     ("P37_zero2_overflow_scale_zero_shipper", "no rule yet"),
     ("P38_nan_from_step0_user_print", "no rule yet"),
     ("P39_megatron_nan_grad_norm_interleaved", "no rule yet"),
-    ("P40_bf16_on_pre_ampere", "no rule yet"),
-    ("P42_undefined_dataset_info", "no rule yet"),
-    ("P43_load_best_model_strategies", "no rule yet"),
     ("P44_torchrun_sighup_nohup", "no rule yet"),
     ("P50_mat1_mat2_shapes", "no rule yet"),
     ("P51_ddp_unused_parameters", "no rule yet"),
