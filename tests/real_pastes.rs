@@ -10,18 +10,7 @@ use trainwreck::rules::KnowledgeBase;
 /// Cases that need reasoning the rules cannot express (issue 16, the engine). Each is printed
 /// on every run with its reason; a case listed here that starts passing fails the test, so
 /// the list cannot go stale.
-const PENDING: &[(&str, &str)] = &[
-    ("P24_torch_save_write_eio", "no rule yet"),
-    ("P36_fp16_overflow_scale_collapsing", "no rule yet"),
-    ("P37_zero2_overflow_scale_zero_shipper", "no rule yet"),
-    ("P38_nan_from_step0_user_print", "no rule yet"),
-    ("P39_megatron_nan_grad_norm_interleaved", "no rule yet"),
-    ("P44_torchrun_sighup_nohup", "no rule yet"),
-    ("P50_mat1_mat2_shapes", "no rule yet"),
-    ("P51_ddp_unused_parameters", "no rule yet"),
-    ("P52_save_contacts_hub_offline", "no rule yet"),
-    ("P53_wandb_init_timeout", "no rule yet"),
-];
+const PENDING: &[(&str, &str)] = &[];
 
 fn cases() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/pastes");
