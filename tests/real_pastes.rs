@@ -1,7 +1,8 @@
 //! Fixtures written from the shapes in REAL-PASTES.md (`fixtures/pastes/<ID>_<name>/`): one
 //! folder per real user failure (P01–P59, plus variants such as P59b), holding a paste as a
 //! user would give it and a `label.json`; and `H<n>_*`, harmless runs of the kinds issue 15
-//! names (fp16 overflow while the scale settles, transport fallbacks, exit-time warnings).
+//! names (fp16 overflow while the scale settles, transport fallbacks, exit-time warnings);
+//! `R<n>_real_*` are real captures from the GPU machine (their `label.json` says how).
 //! The top root cause's category must be one the label accepts; the harmless ones (scary
 //! output at a clean end) must come out `no_failure`. Prints a per-category top-1/top-3 table.
 
