@@ -59,11 +59,15 @@ fn accepted(label: &serde_json::Value) -> Vec<String> {
 fn every_real_paste_fixture_ranks_an_accepted_category_first() {
     let kb = KnowledgeBase::load(&[]).expect("built-in rules load");
     let cases = cases();
-    assert!(
-        cases.len() >= 59,
-        "one fixture per REAL-PASTES.md entry: found {}",
-        cases.len()
-    );
+    for n in 1..=59 {
+        let id = format!("P{n:02}_");
+        assert!(
+            cases.iter().any(|c| c
+                .file_name()
+                .is_some_and(|f| f.to_string_lossy().starts_with(&id))),
+            "REAL-PASTES.md entry P{n:02} has no fixture under fixtures/pastes/"
+        );
+    }
     for (p, _) in PENDING {
         assert!(
             cases.iter().any(|c| c.ends_with(p)),
