@@ -218,3 +218,45 @@ fn timeline_flag_reads_in_order() {
         .expect("teardown row");
     assert!(dog < term);
 }
+
+/// The kernel killed rank 1's process first; torchrun, polling its workers, lists rank 0 as
+/// the "first observed failure". The OOM kill's pid joined to the launcher's pid→rank table
+/// names rank 1.
+#[test]
+fn a_kernel_oom_kill_is_attributed_to_the_rank_it_killed_first_by_pid() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "dmesg.txt",
+        "[Sun Nov 29 19:10:16 2026] python invoked oom-killer: gfp_mask=0x140cca(GFP_HIGHUSER_MOVABLE|__GFP_COMP), order=0, oom_score_adj=0\n\
+         [Sun Nov 29 19:10:17 2026] Out of memory: Killed process 5001 (python) total-vm:92516044kB, anon-rss:61204400kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:121000kB oom_score_adj:0\n\
+         [Sun Nov 29 19:10:18 2026] Out of memory: Killed process 5000 (python) total-vm:90516044kB, anon-rss:60204400kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:120000kB oom_score_adj:0\n",
+    );
+    let block = |rank: u32, pid: u32| {
+        format!(
+            "[{rank}]:\n  time      : 2026-11-29_19:10:18\n  host      : node7\n  rank      : {rank} (local_rank: {rank})\n  exitcode  : -9 (pid: {pid})\n  error_file: <N/A>\n  traceback : Signal 9 (SIGKILL) received by PID {pid}\n"
+        )
+    };
+    write(
+        d.path(),
+        "console.log",
+        &format!(
+            "2026-11-29 19:10:15,100 [rank0] INFO train: step 40 loss 2.1\n\
+             E1129 19:10:18.200000 4999 torch/distributed/elastic/multiprocessing/api.py:874] failed (exitcode: -9) local_rank: 0 (pid: 5000) of binary: /usr/bin/python3\n\
+             Failures:\n{}------------------------------------------------------------\nRoot Cause (first observed failure):\n{}",
+            block(1, 5001),
+            block(0, 5000)
+        ),
+    );
+    let r = run(&[d.path()]);
+    let top = r.top().expect("a cause");
+    assert_eq!(
+        top.category,
+        trainwreck::model::Category::HostOom,
+        "{:?}",
+        r.findings
+    );
+    assert_eq!(top.origin.rank, Some(1), "{:?}", top.origin);
+    assert_eq!(top.origin.pid, Some(5001));
+    assert_eq!(top.origin.host.as_deref(), Some("node7"));
+}

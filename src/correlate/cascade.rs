@@ -482,6 +482,17 @@ pub fn apply(kb: &KnowledgeBase, a: &Analysis, tl: &Timeline, findings: &mut Vec
                     time: origin_time.clone(),
                 };
             }
+        } else if v.mismatch.is_none()
+            && let Some((r, pid, time)) = killed_first(a, f)
+        {
+            // The kernel's record of whom it killed first outranks the launcher's view of who
+            // failed first (it only saw exits in the order it polled them).
+            f.origin.rank = Some(r);
+            f.origin.pid = Some(pid);
+            f.origin.host = None;
+            if time.is_some() {
+                f.origin.time = time;
+            }
         } else if f.origin.rank.is_none() && v.mismatch.is_none() {
             let ranks: BTreeSet<u32> = f.evidence.iter().filter_map(|e| e.rank).collect();
             if ranks.len() == 1 {
@@ -575,6 +586,55 @@ pub fn apply(kb: &KnowledgeBase, a: &Analysis, tl: &Timeline, findings: &mut Vec
 
 /// The single rank whose launcher-reported exit was a failure of its own (non-zero, and not
 /// the SIGTERM/-15 the launcher sends survivors during teardown), if exactly one.
+/// The rank whose process the kernel (or a cgroup, or systemd-oomd) killed first, or that
+/// faulted first, joined by pid: a machine record names the pid, a launcher's report of its
+/// workers (torchelastic's header and failure blocks) names the pid with the rank. Only
+/// records the finding cites count, or any kill when the finding is a host OOM.
+fn killed_first(a: &Analysis, f: &Finding) -> Option<(u32, u32, Option<String>)> {
+    use crate::sources::EventKind;
+    use crate::sources::launcher::What;
+    let mut rank_of: BTreeMap<u32, u32> = BTreeMap::new();
+    for (_, e) in &a.launch {
+        if let What::WorkerExit {
+            rank,
+            local_rank,
+            pid: Some(pid),
+            ..
+        } = &e.what
+            && let Some(r) = rank.or(*local_rank)
+        {
+            // A failure block's global rank wins over a header's local rank.
+            if rank.is_some() || !rank_of.contains_key(pid) {
+                rank_of.insert(*pid, r);
+            }
+        }
+    }
+    if rank_of.is_empty() {
+        return None;
+    }
+    let cited: BTreeSet<&str> = f.evidence.iter().map(|e| e.text.as_str()).collect();
+    a.events
+        .iter()
+        .filter(|(i, _)| a.inputs[*i].phase != crate::model::Phase::Before)
+        .map(|(_, e)| e)
+        .filter(|e| {
+            matches!(
+                e.kind,
+                EventKind::OomKill | EventKind::OomdKill | EventKind::Segfault
+            )
+        })
+        .filter(|e| {
+            cited
+                .iter()
+                .any(|c| c.contains(e.text.trim()) || e.text.contains(c.trim()))
+                || (f.category == Category::HostOom && e.kind != EventKind::Segfault)
+        })
+        .find_map(|e| {
+            let pid = e.pid?;
+            rank_of.get(&pid).map(|r| (*r, pid, e.time.clone()))
+        })
+}
+
 fn lone_failed_rank(a: &Analysis) -> Option<u32> {
     let mut failed = BTreeSet::new();
     for f in a.facts.matching(crate::fact_names::ANY_RANK_EXIT_CODE) {
