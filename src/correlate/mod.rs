@@ -7,6 +7,7 @@
 
 pub mod cascade;
 pub mod fingerprint;
+pub mod outside;
 pub mod traceback;
 pub mod verdict;
 
@@ -197,6 +198,12 @@ pub static ENGINE_FINDINGS: &[(&str, &str, Category, &str)] = &[
         Category::PythonException,
         traceback::WHAT,
     ),
+    (
+        outside::CODE,
+        outside::RULE,
+        Category::PreemptedOrTimeLimit,
+        outside::WHAT,
+    ),
 ];
 
 /// Findings, cascade across ranks, verdict and fingerprint of one analysis. When no specific
@@ -206,6 +213,9 @@ pub fn correlate(kb: &KnowledgeBase, a: &Analysis) -> Diagnosis {
     let timeline = crate::timeline::build(a, kb);
     cascade::apply(kb, a, &timeline, &mut findings);
     traceback::apply(a, &mut findings);
+    if let Some(f) = outside::finding(a, &findings) {
+        findings.insert(0, f);
+    }
     let verdict = verdict::verdict(&findings, a);
     let fingerprint = fingerprint::compute(&findings, a, verdict);
     let last_errors = if verdict == Verdict::UnknownFailure {
@@ -480,7 +490,14 @@ fn finish(kb: &KnowledgeBase, d: Draft, a: &Analysis) -> Finding {
         .unwrap_or_else(|| "See `trainwreck rules explain` for this rule.".to_string());
     // A symptom is thin evidence however many lines show it: the cause is elsewhere.
     let next_time = if conf < 0.7 || d.lead.role == Role::Symptom {
-        d.rules.iter().find_map(|r| r.next_time.clone())
+        d.rules
+            .iter()
+            .filter(|r| {
+                !r.next_time_unless
+                    .iter()
+                    .any(|k| a.inputs.iter().any(|i| i.kind == *k))
+            })
+            .find_map(|r| r.next_time.clone())
     } else {
         None
     };

@@ -190,6 +190,8 @@ pub struct Rule {
     pub conditions: Vec<Condition>,
     pub fixes: Vec<Fix>,
     pub next_time: Option<String>,
+    /// The inputs already hold what `next_time` asks for when one is of these kinds.
+    pub next_time_unless: Vec<SourceKind>,
     pub references: Vec<String>,
     pub doc_what: String,
     pub doc_why: String,
@@ -636,6 +638,23 @@ fn compile(origin: &str, raw: schema::RawRule) -> Result<Rule, Vec<LoadError>> {
             "give at least one look-alike line that must stay silent".into(),
         );
     }
+    let mut next_time_unless = Vec::new();
+    for k in &raw.next_time_unless {
+        match SourceKind::parse(k) {
+            Some(k) => next_time_unless.push(k),
+            None => err(
+                "next_time_unless",
+                format!(
+                    "unknown source kind {k:?}; known: {}",
+                    SourceKind::ALL
+                        .iter()
+                        .map(|k| k.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ),
+        }
+    }
     let mut cases = Vec::new();
     for (i, c) in raw.examples.case.iter().enumerate() {
         let key = format!("examples.case[{i}]");
@@ -685,6 +704,7 @@ fn compile(origin: &str, raw: schema::RawRule) -> Result<Rule, Vec<LoadError>> {
         conditions,
         fixes,
         next_time: raw.next_time,
+        next_time_unless,
         references: raw.references,
         doc_what: raw.doc.what,
         doc_why: raw.doc.why,

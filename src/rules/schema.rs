@@ -38,6 +38,10 @@ pub struct RawRule {
     /// What to capture next time when the evidence is thin.
     #[serde(default)]
     pub next_time: Option<String>,
+    /// Source kinds whose presence among the inputs means `next_time` was already followed
+    /// (a Flight Recorder dump is there: do not advise turning it on).
+    #[serde(default)]
+    pub next_time_unless: Vec<String>,
     #[serde(default)]
     pub references: Vec<String>,
     /// Names of rules of other categories whose fire examples this rule also matches on

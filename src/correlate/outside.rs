@@ -1,0 +1,141 @@
+//! A failure that hides: a worker ended by SIGTERM that nothing in the run sent. Its launcher did
+//! not tear it down (no `Sending process <pid> closing signal`), no scheduler record cancelled or
+//! preempted the job, no OOM killer ran: something outside the job sent it (a `timeout`, a
+//! health check, a person, a scheduler whose log is not here). The finding it makes
+//! (`terminated-from-outside`, TW9904) says so and what to check. Works on the analysis and the
+//! findings as data; it never reads files or formats output.
+
+use super::{Contribution, Evidence, Finding, Origin, RULED_OUT_BELOW};
+use crate::analyze::Analysis;
+use crate::model::{Category, Phase};
+use crate::rules::Role;
+use crate::sources::EventKind;
+use crate::sources::launcher::What;
+use std::collections::BTreeSet;
+
+pub const RULE: &str = "terminated-from-outside";
+pub const CODE: &str = "TW9904";
+
+/// What `rules explain terminated-from-outside` says.
+pub const WHAT: &str = "A worker ended by SIGTERM that nothing in the inputs sent: its launcher did not tear it \
+     down, no scheduler record cancelled or preempted the job, no OOM killer ran. Something \
+     outside the job sent it (a `timeout` wrapper, a health check, a person, a scheduler whose \
+     record is not among the inputs). Made only when no rule explains the failure.";
+
+const FIX: &str = "Find who sent SIGTERM: the scheduler's record (`sacct -j <jobid> -o JobID,State,Reason,Elapsed,Timelimit`; `kubectl describe pod <pod>` for eviction or preemption), a `timeout` or watchdog wrapper around the command, the node's log around that time (`journalctl --since '<time>'`; to catch the sender next time, an audit rule `auditctl -a always,exit -F arch=b64 -S kill -S tgkill`). Then resume from the last checkpoint.";
+
+/// The finding, when a rank's process ended by SIGTERM and nothing in the run sent it.
+pub fn finding(a: &Analysis, findings: &[Finding]) -> Option<Finding> {
+    if findings
+        .iter()
+        .any(|f| f.symptom_of.is_none() && f.confidence >= RULED_OUT_BELOW)
+    {
+        return None;
+    }
+    let run_events = || {
+        a.events
+            .iter()
+            .filter(|(i, _)| a.inputs[*i].phase != Phase::Before)
+            .map(|(_, e)| e)
+    };
+    if run_events().any(|e| {
+        matches!(
+            e.kind,
+            EventKind::OomKill | EventKind::OomdKill | EventKind::SlurmCancel
+        )
+    }) {
+        return None;
+    }
+    let torn_down: BTreeSet<u32> = a
+        .launch
+        .iter()
+        .filter_map(|(_, e)| match &e.what {
+            What::Teardown { pid, .. } => Some(*pid),
+            _ => None,
+        })
+        .collect();
+    // Workers the launcher tore down are its victims, not this.
+    let victims: BTreeSet<u32> = a
+        .launch
+        .iter()
+        .filter_map(|(_, e)| match &e.what {
+            What::WorkerExit {
+                rank,
+                local_rank,
+                pid: Some(pid),
+                ..
+            } if torn_down.contains(pid) => rank.or(*local_rank),
+            _ => None,
+        })
+        .collect();
+    if !torn_down.is_empty() && victims.is_empty() {
+        // A teardown whose pids we cannot tie to ranks: do not guess.
+        return None;
+    }
+    let fact = a
+        .facts
+        .matching("rank.*.exit_signal")
+        .filter(|f| f.phase != Phase::Before)
+        .find(|f| {
+            f.value.to_string() == "SIGTERM"
+                && f.name
+                    .split('.')
+                    .nth(1)
+                    .and_then(|r| r.parse::<u32>().ok())
+                    .is_some_and(|r| !victims.contains(&r))
+        })?;
+    let rank: Option<u32> = fact.name.split('.').nth(1).and_then(|r| r.parse().ok());
+    let pid = a.launch.iter().find_map(|(_, e)| match &e.what {
+        What::WorkerExit {
+            rank: r,
+            local_rank,
+            pid,
+            ..
+        } if r.or(*local_rank) == rank => *pid,
+        _ => None,
+    });
+    let why =
+        "no launcher teardown, scheduler record or OOM kill in the inputs sent it".to_string();
+    Some(Finding {
+        rule: RULE.into(),
+        code: CODE.into(),
+        category: Category::PreemptedOrTimeLimit,
+        action: Category::PreemptedOrTimeLimit.action(),
+        title: format!(
+            "{} was terminated from outside (SIGTERM): {why}",
+            rank.map_or("A worker".to_string(), |r| format!("Rank {r}"))
+        ),
+        confidence: 0.4,
+        symptom_of: None,
+        origin: Origin {
+            rank,
+            host: None,
+            pid,
+            time: None,
+        },
+        evidence: vec![Evidence {
+            path: fact.path.clone(),
+            line: fact.line,
+            rank,
+            host: None,
+            time: None,
+            text: fact.text.clone(),
+            why: Some(format!("SIGTERM, and {why}")),
+        }],
+        against: Vec::new(),
+        fix: FIX.into(),
+        role: Role::Root,
+        merged_rules: Vec::new(),
+        score: vec![Contribution {
+            what: format!("a rank's process ended with SIGTERM; {why}"),
+            weight: 0.4,
+        }],
+        more_lines: 0,
+        next_time: Some(
+            "Keep the scheduler's record of the job (`sacct`, `kubectl describe pod`) and the node's journal beside the logs."
+                .into(),
+        ),
+        alternatives: None,
+        affected_ranks: Vec::new(),
+    })
+}
