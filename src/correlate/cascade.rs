@@ -350,12 +350,28 @@ pub fn apply(kb: &KnowledgeBase, a: &Analysis, tl: &Timeline, findings: &mut Vec
     let flight: Vec<_> = a.flight.iter().map(|(_, d)| d.clone()).collect();
     let v = verdict(tl, &flight);
     let map = rank_map(tl);
+    let live = |f: &Finding| f.confidence >= RULED_OUT_BELOW && f.role != Role::Advice;
+    // Consequences: a rule may say its finding follows from a cause of another category (a
+    // peer's "remote process exited" after a rank's CUDA OOM; a corrupt checkpoint read after
+    // the disk filled during the save). When such a cause is found too, it is the root and
+    // this finding its symptom, whatever their confidences.
+    let consequences: BTreeSet<String> = findings
+        .iter()
+        .filter(|f| {
+            kb.find(&f.rule).is_some_and(|r| {
+                findings
+                    .iter()
+                    .any(|g| g.rule != f.rule && live(g) && r.consequence_of.contains(&g.category))
+            })
+        })
+        .map(|f| f.rule.clone())
+        .collect();
     let is_symptom = |f: &Finding| {
         f.role == Role::Symptom
             || f.category == Category::NcclTimeout
+            || consequences.contains(&f.rule)
             || (!f.evidence.is_empty() && f.evidence.iter().all(|e| is_teardown(&e.text)))
     };
-    let live = |f: &Finding| f.confidence >= RULED_OUT_BELOW && f.role != Role::Advice;
 
     let mut root_idx: Option<usize> = None;
     let mut origin_rank: Option<u32> = None;
@@ -556,10 +572,13 @@ pub fn apply(kb: &KnowledgeBase, a: &Analysis, tl: &Timeline, findings: &mut Vec
             continue;
         }
         if i != ri && is_symptom(f) {
-            let allowed = kb
-                .find(&f.rule)
-                .is_none_or(|r| r.symptom_of.is_empty() || r.symptom_of.contains(&root_cat))
-                || f.category == Category::NcclTimeout
+            let allowed = kb.find(&f.rule).is_none_or(|r| {
+                if consequences.contains(&r.name) {
+                    r.consequence_of.contains(&root_cat)
+                } else {
+                    r.symptom_of.is_empty() || r.symptom_of.contains(&root_cat)
+                }
+            }) || f.category == Category::NcclTimeout
                 || root_rule == LAGGING_RULE
                 || root_rule == MISMATCH_RULE;
             if allowed {
@@ -584,8 +603,6 @@ pub fn apply(kb: &KnowledgeBase, a: &Analysis, tl: &Timeline, findings: &mut Vec
     findings.insert(0, root);
 }
 
-/// The single rank whose launcher-reported exit was a failure of its own (non-zero, and not
-/// the SIGTERM/-15 the launcher sends survivors during teardown), if exactly one.
 /// The rank whose process the kernel (or a cgroup, or systemd-oomd) killed first, or that
 /// faulted first, joined by pid: a machine record names the pid, a launcher's report of its
 /// workers (torchelastic's header and failure blocks) names the pid with the rank. Only
@@ -635,6 +652,8 @@ fn killed_first(a: &Analysis, f: &Finding) -> Option<(u32, u32, Option<String>)>
         })
 }
 
+/// The single rank whose launcher-reported exit was a failure of its own (non-zero, and not
+/// the SIGTERM/-15 the launcher sends survivors during teardown), if exactly one.
 fn lone_failed_rank(a: &Analysis) -> Option<u32> {
     let mut failed = BTreeSet::new();
     for f in a.facts.matching(crate::fact_names::ANY_RANK_EXIT_CODE) {

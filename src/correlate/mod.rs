@@ -511,7 +511,7 @@ fn finish(kb: &KnowledgeBase, d: Draft, a: &Analysis) -> Finding {
         rule: d.lead.name.clone(),
         code: d.lead.code.clone(),
         category: d.lead.category,
-        action: d.lead.category.action(),
+        action: d.lead.action.unwrap_or(d.lead.category.action()),
         title: d.lead.title.clone(),
         confidence: conf,
         symptom_of: None,

@@ -8,7 +8,7 @@ pub mod template;
 pub mod xid;
 
 use crate::facts;
-use crate::model::{self, Category, RuleStatus, SourceKind};
+use crate::model::{self, Action, Category, RuleStatus, SourceKind};
 use regex::bytes::Regex;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -186,6 +186,10 @@ pub struct Rule {
     pub title: String,
     pub status: RuleStatus,
     pub symptom_of: Vec<Category>,
+    /// Categories whose finding in the same run is this one's cause (`consequence_of`).
+    pub consequence_of: Vec<Category>,
+    /// The rule's own action class, when the category's default is wrong for it.
+    pub action: Option<Action>,
     pub signatures: Vec<Signature>,
     pub conditions: Vec<Condition>,
     pub fixes: Vec<Fix>,
@@ -427,19 +431,38 @@ fn compile(origin: &str, raw: schema::RawRule) -> Result<Rule, Vec<LoadError>> {
             RuleStatus::Stable
         }),
     };
-    let mut symptom_of = Vec::new();
-    for c in &raw.symptom_of {
-        match Category::parse(c) {
-            Some(c) => symptom_of.push(c),
-            None => err(
-                "symptom_of",
-                format!(
-                    "{c:?} is not a category; use one of: {}",
-                    Category::valid_values()
+    let mut categories = |key: &str, names: &[String]| {
+        let mut out = Vec::new();
+        for c in names {
+            match Category::parse(c) {
+                Some(c) => out.push(c),
+                None => err(
+                    key,
+                    format!(
+                        "{c:?} is not a category; use one of: {}",
+                        Category::valid_values()
+                    ),
                 ),
-            ),
+            }
         }
-    }
+        out
+    };
+    let symptom_of = categories("symptom_of", &raw.symptom_of);
+    let consequence_of = categories("consequence_of", &raw.consequence_of);
+    let action = raw.action.as_deref().and_then(|a| match Action::parse(a) {
+        Some(a) => Some(a),
+        None => {
+            err(
+                "action",
+                format!(
+                    "{a:?} is not an action class; use one of: {}",
+                    Action::valid_values()
+                ),
+            );
+            None
+        }
+    });
+
     let mut signatures = Vec::new();
     let mut captures = BTreeSet::new();
     for (i, s) in raw.signature.iter().enumerate() {
@@ -700,6 +723,8 @@ fn compile(origin: &str, raw: schema::RawRule) -> Result<Rule, Vec<LoadError>> {
         title: raw.title,
         status,
         symptom_of,
+        consequence_of,
+        action,
         signatures,
         conditions,
         fixes,

@@ -29,6 +29,15 @@ pub struct RawRule {
     /// Empty means any root cause.
     #[serde(default)]
     pub symptom_of: Vec<String>,
+    /// The action class when the category's default is wrong for this rule (a missing
+    /// interface named by NCCL_SOCKET_IFNAME is `fix-config`, not the category's
+    /// `retry-elsewhere`).
+    #[serde(default)]
+    pub action: Option<String>,
+    /// For a root or confirmation: categories whose finding, when found in the same run, is
+    /// this one's cause (then this one is ranked as its symptom). A cause on its own otherwise.
+    #[serde(default)]
+    pub consequence_of: Vec<String>,
     #[serde(default)]
     pub signature: Vec<RawSignature>,
     #[serde(default)]
