@@ -422,9 +422,9 @@ fn rules_cmd(cmd: RulesCommand) -> i32 {
             }
             let engine_made = crate::correlate::ENGINE_FINDINGS
                 .iter()
-                .find(|(code, name, _, _)| code.eq_ignore_ascii_case(&id) || *name == id);
-            if let (None, Some((code, name, cat, what))) = (kb.find(&id), engine_made) {
-                let e = crate::report::rules::Explain::of_engine(code, name, *cat, what);
+                .find(|e| e.code.eq_ignore_ascii_case(&id) || e.name == id);
+            if let (None, Some(f)) = (kb.find(&id), engine_made) {
+                let e = crate::report::rules::Explain::of_engine(f);
                 return print_out(&crate::report::rules::explain(&e));
             }
             match kb.find(&id) {

@@ -119,3 +119,31 @@ ConnectionError: timed out
     let r = trainwreck::diagnose(&kb, &[d.path().display().to_string()], 1);
     assert_ne!(r.verdict, Verdict::NoFailure);
 }
+
+/// A warning the run survived is history: the same c10d name-resolution warnings are the
+/// cause when nothing follows them, and ruled out when the training goes on and finishes.
+#[test]
+fn a_warning_followed_by_a_clean_end_is_survived_not_the_cause() {
+    let warn = "[W1204 10:02:11.118220532 socket.cpp:764] [c10d] The IPv4 network addresses of (master-0.trainer, 23456) cannot be retrieved (gai error: -2 - Name or service not known).\n";
+    let died = diagnose_text("worker-1.log", &warn.repeat(3));
+    assert_eq!(died.verdict, Verdict::Diagnosed);
+    assert_eq!(
+        died.top().unwrap().category,
+        trainwreck::model::Category::RendezvousFailure
+    );
+    let survived = diagnose_text(
+        "worker-1.log",
+        &format!(
+            "{}[rank1]: epoch 0 step 50 loss 2.4410\n[rank1]: training finished, saving final model to /ckpt/final\n",
+            warn.repeat(3)
+        ),
+    );
+    assert_eq!(
+        survived.verdict,
+        Verdict::NoFailure,
+        "{:?}",
+        survived.findings
+    );
+    let f = &survived.findings[0];
+    assert!(f.confidence < 0.3 && f.against.iter().any(|a| a.text.contains("ended cleanly")));
+}

@@ -14,11 +14,7 @@ use trainwreck::rules::KnowledgeBase;
 /// Cases that need reasoning the rules cannot express (issue 16, the engine). Each is printed
 /// on every run with its reason; a case listed here that starts passing fails the test, so
 /// the list cannot go stale.
-const PENDING: &[(&str, &str)] = &[(
-    "H09_gai_warnings_then_rendezvous_succeeds",
-    "a [W] line must be judged by what followed it: later progress and a clean end clear it \
-     (P30 is the same line with nothing after it); needs the engine (issue 16)",
-)];
+const PENDING: &[(&str, &str)] = &[];
 
 fn cases() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/pastes");

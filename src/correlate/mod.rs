@@ -176,40 +176,56 @@ pub struct Diagnosis {
     pub last_errors: Vec<ErrorLine>,
 }
 
-/// The findings the engine makes itself (no rule file behind them; codes TW99xx, reserved),
-/// for `rules list` and `rules explain`: (code, name, category, what it detects and why).
-/// The category shown is the one each usually takes (the traceback's depends on the run).
-pub static ENGINE_FINDINGS: &[(&str, &str, Category, &str)] = &[
-    (
-        "TW9901",
-        cascade::MISMATCH_RULE,
-        Category::CollectiveMismatch,
-        cascade::MISMATCH_WHAT,
-    ),
-    (
-        "TW9902",
-        cascade::LAGGING_RULE,
-        Category::NcclTimeout,
-        cascade::LAGGING_WHAT,
-    ),
-    (
-        traceback::CODE,
-        traceback::RULE,
-        Category::PythonException,
-        traceback::WHAT,
-    ),
-    (
-        outside::CODE,
-        outside::RULE,
-        Category::PreemptedOrTimeLimit,
-        outside::WHAT,
-    ),
+/// A finding the engine makes itself (no rule file behind it; codes TW99xx are reserved).
+#[derive(Debug, Clone, Copy)]
+pub struct EngineFinding {
+    pub code: &'static str,
+    pub name: &'static str,
+    /// The category it usually takes (the traceback reading's depends on the run).
+    pub category: Category,
+    /// The source file that makes it.
+    pub module: &'static str,
+    /// What it detects and why.
+    pub what: &'static str,
+}
+
+/// Every engine-made finding, for `rules list` and `rules explain`.
+pub static ENGINE_FINDINGS: &[EngineFinding] = &[
+    EngineFinding {
+        code: "TW9901",
+        name: cascade::MISMATCH_RULE,
+        category: Category::CollectiveMismatch,
+        module: "src/correlate/cascade.rs",
+        what: cascade::MISMATCH_WHAT,
+    },
+    EngineFinding {
+        code: "TW9902",
+        name: cascade::LAGGING_RULE,
+        category: Category::NcclTimeout,
+        module: "src/correlate/cascade.rs",
+        what: cascade::LAGGING_WHAT,
+    },
+    EngineFinding {
+        code: traceback::CODE,
+        name: traceback::RULE,
+        category: Category::PythonException,
+        module: "src/correlate/traceback.rs",
+        what: traceback::WHAT,
+    },
+    EngineFinding {
+        code: outside::CODE,
+        name: outside::RULE,
+        category: Category::PreemptedOrTimeLimit,
+        module: "src/correlate/outside.rs",
+        what: outside::WHAT,
+    },
 ];
 
 /// Findings, cascade across ranks, verdict and fingerprint of one analysis. When no specific
 /// rule explains the failure, the run's tracebacks may (`traceback`).
 pub fn correlate(kb: &KnowledgeBase, a: &Analysis) -> Diagnosis {
     let mut findings = findings(kb, a);
+    verdict::discount_survived(a, &mut findings);
     let timeline = crate::timeline::build(a, kb);
     cascade::apply(kb, a, &timeline, &mut findings);
     traceback::apply(a, &mut findings);

@@ -2,7 +2,7 @@
 //! for an unknown failure, the last error lines of its logs to show instead of a diagnosis.
 //! Decides from data; it never reads files or formats output.
 
-use super::{Finding, RULED_OUT_BELOW};
+use super::{Against, Finding, RULED_OUT_BELOW};
 use crate::analyze::Analysis;
 use crate::model::Verdict;
 use serde::Serialize;
@@ -165,9 +165,73 @@ pub fn verdict(findings: &[Finding], a: &Analysis) -> Verdict {
         .any(|f| f.symptom_of.is_none() && f.confidence >= RULED_OUT_BELOW);
     if has_cause {
         Verdict::Diagnosed
-    } else if !findings.is_empty() || failure_signs(a) {
+    } else if findings
+        .iter()
+        .any(|f| !f.score.iter().any(|c| c.what == SURVIVED))
+        || failure_signs(a)
+    {
         Verdict::UnknownFailure
     } else {
         Verdict::NoFailure
+    }
+}
+
+/// A line logged at warning level: glog's `W1204 …` / `[W1204 …]`, `WARNING`/`[WARN]`, Python's
+/// `…Warning:`. Such a line says something went wrong and was handled.
+fn is_warning(text: &str) -> bool {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        regex::Regex::new(
+            r"^\s*(?:\[?W\d{4} \d|\[?WARN(?:ING)?\b|.*\b[A-Z]\w*Warning:|.*\[(?:WARN(?:ING)?|W)\])",
+        )
+        .expect("warning-line regex")
+    })
+    .is_match(text)
+}
+
+/// The score term that marks a finding as survived (see `discount_survived`).
+pub const SURVIVED: &str = "survived: a clean end follows every warning cited";
+
+/// A finding whose every cited line is a warning the run survived — a clean end (the
+/// training's own "finished", HF Trainer's final metrics) comes after it in the same file — is
+/// history, not the cause: its confidence drops below the floor and `against` says why. A
+/// warning with nothing after it (the run died there) keeps its weight.
+pub fn discount_survived(a: &Analysis, findings: &mut [Finding]) {
+    let clean_after = |path: &str, line: u64| {
+        let i = a.inputs.iter().position(|x| x.path == path)?;
+        a.clean_end
+            .iter()
+            .find(|(ci, cl)| *ci == i && *cl > line)
+            .map(|(_, cl)| *cl)
+    };
+    for f in findings.iter_mut() {
+        if f.evidence.is_empty() || f.symptom_of.is_some() {
+            continue;
+        }
+        let mut last_clean = None;
+        let survived = f.evidence.iter().all(|e| {
+            let Some(line) = e.line else { return false };
+            if !is_warning(&e.text) {
+                return false;
+            }
+            let c = clean_after(&e.path, line);
+            last_clean = last_clean.max(c);
+            c.is_some()
+        });
+        if survived {
+            let path = f.evidence[0].path.clone();
+            f.confidence = f.confidence.min(RULED_OUT_BELOW * 0.5);
+            f.against.push(Against {
+                path,
+                line: last_clean,
+                text: "the run went on and ended cleanly after these warnings".into(),
+                why: "every line cited is a warning, and the log shows the run finishing after it"
+                    .into(),
+            });
+            f.score.push(super::Contribution {
+                what: SURVIVED.into(),
+                weight: -1.0,
+            });
+        }
     }
 }

@@ -22,7 +22,21 @@ pub fn list(kb: &KnowledgeBase) -> String {
             r.title.clone(),
         ]);
     }
-    format!("{t}\n{} rules\n", kb.rules.len())
+    let engine = crate::correlate::ENGINE_FINDINGS;
+    for e in engine {
+        t.add_row(vec![
+            e.code.to_string(),
+            e.name.to_string(),
+            e.category.to_string(),
+            "engine".to_string(),
+            format!("made by the engine ({})", e.module),
+        ]);
+    }
+    format!(
+        "{t}\n{} rules, {} findings made by the engine\n",
+        kb.rules.len(),
+        engine.len()
+    )
 }
 
 /// A signature as `rules explain` shows it.
@@ -123,19 +137,19 @@ impl Explain {
         }
     }
 
-    /// A finding the engine makes itself (`correlate::cascade::ENGINE_FINDINGS`).
-    pub fn of_engine(code: &str, name: &str, category: Category, what: &str) -> Explain {
+    /// A finding the engine makes itself (`correlate::ENGINE_FINDINGS`).
+    pub fn of_engine(e: &crate::correlate::EngineFinding) -> Explain {
         Explain {
-            code: code.to_string(),
-            name: name.to_string(),
+            code: e.code.to_string(),
+            name: e.name.to_string(),
             engine: true,
             title: None,
-            category,
-            action: category.action(),
+            category: e.category,
+            action: e.category.action(),
             role: None,
             status: None,
-            source: None,
-            what: what.to_string(),
+            source: Some(e.module.to_string()),
+            what: e.what.to_string(),
             why: None,
             lookalikes: None,
             signatures: Vec::new(),
@@ -151,8 +165,12 @@ impl Explain {
 pub fn explain(e: &Explain) -> String {
     if e.engine {
         return format!(
-            "{} {}\ncategory: {}\nmade by the engine (src/correlate/cascade.rs), not a rule file\n\n## What it detects\n{}\n",
-            e.code, e.name, e.category, e.what
+            "{} {}\ncategory: {}\nmade by the engine ({}), not a rule file\n\n## What it detects\n{}\n",
+            e.code,
+            e.name,
+            e.category,
+            e.source.as_deref().unwrap_or("src/correlate"),
+            e.what
         );
     }
     let opt = |o: &Option<String>| o.clone().unwrap_or_default();
@@ -284,9 +302,18 @@ mod tests {
         assert_eq!(v["category"], r.category.as_str());
         assert_eq!(v["action"], r.category.action().as_str());
         assert!(explain(&e).starts_with(&format!("{} {} — ", r.code, r.name)));
-        let (code, name, cat, what) = crate::correlate::ENGINE_FINDINGS[0];
-        let e = Explain::of_engine(code, name, cat, what);
-        assert!(e.engine && explain(&e).contains("made by the engine"));
+        for f in crate::correlate::ENGINE_FINDINGS {
+            let e = Explain::of_engine(f);
+            assert!(e.engine && explain(&e).contains("made by the engine"));
+            assert!(
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join(f.module)
+                    .is_file(),
+                "{} names its module {}",
+                f.code,
+                f.module
+            );
+        }
     }
 
     #[test]
