@@ -1,7 +1,9 @@
-//! One analysis: read every input once (detect its kind, stream its lines through the
-//! scanner and, for snapshots, its fact parser) and gather hits, facts, events and warnings.
-//! Files are processed in parallel; results are merged in input order so output is stable.
-//! Returns data only: ranking is `correlate`'s, printing is `report`'s.
+//! One analysis: read every input once (opened by `sources::open`, its lines streamed through
+//! the one scanner and, for snapshots, its fact parser) and gather what each watcher of the
+//! scanner wants: rule hits, launcher/NCCL events, the error tail and clean ends; plus facts,
+//! machine events, cores and warnings. Files are processed in parallel; results are merged in
+//! input order so output is stable. Returns data only: ranking is `correlate`'s, printing is
+//! `report`'s.
 
 use crate::facts::FactSet;
 use crate::inputs::{Input, Source};

@@ -1,9 +1,9 @@
 //! The tail of error-ish lines of one file: the last few lines holding a traceback, an
 //! exception or an error word, kept so an unknown failure (no rule matched) can still be
 //! fingerprinted and a dead run is never called healthy; and the file's last clean-end line
-//! (`CLEAN_END`), which says an earlier error was survived. The analysis finds those lines in its one scanning pass (`LITERALS` are
-//! scanner marks) and pushes them here; a bounded ring of lines per file. It must never
-//! grow with the file or read the file again.
+//! (`CLEAN_END`), which says an earlier error was survived. The analysis finds those lines in
+//! its one scanning pass (`LITERALS` and `CLEAN_END` are scanner marks) and pushes them here; a
+//! bounded ring of lines per file. It must never grow with the file or read the file again.
 
 use std::collections::VecDeque;
 

@@ -1,5 +1,6 @@
-//! The per-rank timeline: every rule hit, watchdog/teardown mark and each file's last timed
-//! line, with its time resolved to one clock (glog and syslog get their year from a dated
+//! The per-rank timeline: every rule hit, launcher/NCCL event (exits, teardown, watchdog,
+//! fingerprints), machine event (OOM kills with their pid, Xids, segfaults) and each file's
+//! last timed line, with its time resolved to one clock (glog and syslog get their year from a dated
 //! line in the same inputs; raw dmesg is aligned when one kernel line is seen both raw and
 //! with `-T`). Data only: it decides nothing about causes (that is `correlate::cascade`)
 //! and prints nothing (that is `report::terminal`).

@@ -1,6 +1,8 @@
-//! Sources: what each kind of input file is and what it says. Detection, the streaming line
-//! reader, prefix peeling (rank/host/time), and one fact parser per snapshot kind.
-//! Sources emit lines, facts and events; they never import the rule engine.
+//! Sources: what each kind of input file is and what it says. Opening an input (`open`: the one
+//! place that opens, decompresses and detects), the streaming line reader, prefix peeling
+//! (rank/host/time), one fact parser per snapshot kind, the launcher/NCCL line reader and each
+//! log's last lines. Sources emit lines, facts and typed events; they never import the rule
+//! engine.
 
 pub mod capture_files;
 pub mod cgroup;
