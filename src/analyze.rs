@@ -218,10 +218,12 @@ impl<'kb> Engine<'kb> {
         let mut tasks = Vec::new();
         let mut segs = vec![1; inputs.len()];
         for (i, input) in inputs.iter().enumerate() {
-            if let (true, Some(kind)) = (
-                threads > 1 && input.size >= 2 * SEGMENT_BYTES,
-                sources::open::splittable(input),
-            ) {
+            // Only a big file is sniffed here (a second open): the rest are opened once, by
+            // the worker that reads them.
+            let split = (threads > 1 && input.size >= 2 * SEGMENT_BYTES)
+                .then(|| sources::open::splittable(input))
+                .flatten();
+            if let Some(kind) = split {
                 // A multiple of the thread count: equal ranges then end together.
                 let n = input
                     .size
