@@ -193,10 +193,11 @@ impl<'kb> Engine<'kb> {
         for (k, lit) in crate::errtail::CLEAN_END.iter().enumerate() {
             reg.mark(Watcher::CleanEnd, k, lit);
         }
-        let (scanner, routes) = reg.build().unwrap_or_else(|e| {
+        let (mut scanner, routes) = reg.build().unwrap_or_else(|e| {
             // Rule patterns were validated at load; launcher lines by a unit test.
             panic!("scanner patterns must compile: {e:?}")
         });
+        scanner.set_rereader(sources::unmangle::readings);
         Engine {
             kb,
             scanner,
@@ -531,6 +532,7 @@ impl<'kb> Engine<'kb> {
         let phase = res.info.phase;
         let keep_tail = phase != Phase::Before;
         let mut reported = 0u64;
+        let (mut joined, mut joints): (Vec<u8>, Vec<usize>) = Default::default();
         loop {
             progress
                 .bytes_done
@@ -557,54 +559,88 @@ impl<'kb> Engine<'kb> {
                     p.line(lineno, &line_buf, &mut fout);
                 }
             }
-            self.scanner
-                .scan_chunk(chunk, first, scratch, |hit: Hit, line: &[u8]| {
-                    let sig_ix = match self.routes.route(hit.id) {
-                        (Watcher::ErrorTail, _) => {
-                            if keep_tail {
-                                res.tail.push(hit.lineno, line);
-                            }
-                            return;
-                        }
-                        (Watcher::CleanEnd, _) => {
-                            res.tail.clean_end(hit.lineno);
-                            return;
-                        }
-                        (Watcher::Launcher, k) => {
-                            launcher_hits.push((
-                                launcher::LINES[k].0,
-                                hit.lineno,
-                                String::from_utf8_lossy(line).into_owned(),
-                            ));
-                            return;
-                        }
-                        (Watcher::Rules, k) => k,
-                    };
-                    let (ri, si) = self.kb.sig_of[sig_ix];
-                    let sig = &self.kb.rules[ri].signatures[si];
-                    if !sig.applies_to(kind) {
-                        return;
-                    }
-                    if let Some((pre, within)) = &sig.preceded_by
-                        && !preceded(chunk, hit.start, *within, pre)
-                    {
-                        return;
-                    }
-                    let count = per_sig.entry(sig_ix).or_default();
-                    *count += 1;
-                    if *count > MAX_HITS_PER_SIG_FILE {
-                        match res.dropped.iter_mut().find(|(r, _)| *r == ri) {
-                            Some(e) => e.1 += 1,
-                            None => res.dropped.push((ri, 1)),
+            // One handler for the chunk's lines and for its wrapped lines joined (`joint`:
+            // where each physical line starts in the joined text; such a hit must hold more
+            // than one of them).
+            let mut on_hit = |text: &[u8], hit: Hit, line: &[u8], joint: Option<&[usize]>| {
+                let chunk = text;
+                let sig_ix = match self.routes.route(hit.id) {
+                    (Watcher::Rules, k) if joint.is_some() => k,
+                    _ if joint.is_some() => return,
+                    (Watcher::ErrorTail, _) => {
+                        if keep_tail {
+                            res.tail.push(hit.lineno, line);
                         }
                         return;
                     }
-                    // The scanner already compiled this signature's regex to confirm the hit.
-                    if let Some(re) = self.scanner.regex_for(hit.id) {
-                        res.hits
-                            .push(make_hit(ri, si, re, hit.lineno, line, &base_attr));
+                    (Watcher::CleanEnd, _) => {
+                        res.tail.clean_end(hit.lineno);
+                        return;
                     }
-                });
+                    (Watcher::Launcher, k) => {
+                        launcher_hits.push((
+                            launcher::LINES[k].0,
+                            hit.lineno,
+                            String::from_utf8_lossy(line).into_owned(),
+                        ));
+                        return;
+                    }
+                    (Watcher::Rules, k) => k,
+                };
+                let (ri, si) = self.kb.sig_of[sig_ix];
+                let sig = &self.kb.rules[ri].signatures[si];
+                if !sig.applies_to(kind) {
+                    return;
+                }
+                // A reading of a flattened line (a repr) may hold its context itself.
+                let raw = &chunk[hit.start..hit.end];
+                if let Some((pre, within)) = &sig.preceded_by
+                    && !preceded(chunk, hit.start, *within, pre)
+                    && !(line.len() != raw.len() && pre.is_match(raw))
+                {
+                    return;
+                }
+                let count = per_sig.entry(sig_ix).or_default();
+                *count += 1;
+                if *count > MAX_HITS_PER_SIG_FILE {
+                    match res.dropped.iter_mut().find(|(r, _)| *r == ri) {
+                        Some(e) => e.1 += 1,
+                        None => res.dropped.push((ri, 1)),
+                    }
+                    return;
+                }
+                // The scanner already compiled this signature's regex to confirm the hit.
+                let Some(re) = self.scanner.regex_for(hit.id) else {
+                    return;
+                };
+                // A joined pair counts only for what neither physical line holds alone.
+                if let Some(j) = joint
+                    && j.windows(2).any(|w| re.is_match(&chunk[w[0]..w[1]]))
+                {
+                    return;
+                }
+                {
+                    res.hits
+                        .push(make_hit(ri, si, re, hit.lineno, line, raw, &base_attr));
+                }
+            };
+            self.scanner.scan_chunk(chunk, first, scratch, |hit, line| {
+                on_hit(chunk, hit, line, None)
+            });
+            for (lineno, pieces) in wrapped_lines(chunk, first) {
+                joined.clear();
+                joints.clear();
+                for &(a, b) in &pieces {
+                    joints.push(joined.len());
+                    joined.extend_from_slice(&chunk[a..b]);
+                }
+                joints.push(joined.len());
+                let (joined, joints) = (&joined[..], &joints[..]);
+                self.scanner
+                    .scan_chunk(joined, lineno, scratch, |hit, line| {
+                        on_hit(joined, hit, line, Some(joints))
+                    });
+            }
         }
         progress
             .bytes_done
@@ -636,6 +672,54 @@ impl<'kb> Engine<'kb> {
             res.warnings.push(Warning::new(Some(path), w));
         }
     }
+}
+
+/// Lines shorter than this are never taken for a terminal's wrap.
+const MIN_WRAP: usize = 60;
+
+/// Lines a terminal probably hard-wrapped: as long as the longest line of the chunk (a
+/// terminal cuts every row at its width, so no line is longer) and at least `MIN_WRAP`
+/// bytes. Each run of them with the line that ends it is one logical line: its first line
+/// number and its pieces' byte ranges. A program's log rarely has more than a few lines of
+/// exactly its longest length, so joining costs little there.
+fn wrapped_lines(chunk: &[u8], first: u64) -> Vec<(u64, Vec<(usize, usize)>)> {
+    let mut longest = 0;
+    let mut at = 0;
+    for nl in memchr::memchr_iter(b'\n', chunk) {
+        longest = longest.max(nl - at);
+        at = nl + 1;
+    }
+    let mut out: Vec<(u64, Vec<(usize, usize)>)> = Vec::new();
+    if longest < MIN_WRAP {
+        return out;
+    }
+    let (mut at, mut lineno) = (0, first);
+    let mut run: Vec<(usize, usize)> = Vec::new();
+    let mut run_start = first;
+    while at < chunk.len() {
+        let end = memchr::memchr(b'\n', &chunk[at..]).map_or(chunk.len(), |i| at + i);
+        if !run.is_empty() {
+            // The line after a full row continues it (unless it is blank).
+            if end > at {
+                run.push((at, end));
+            }
+            if end - at != longest || end == at {
+                if run.len() > 1 {
+                    out.push((run_start, std::mem::take(&mut run)));
+                }
+                run.clear();
+            }
+        } else if end - at == longest {
+            run_start = lineno;
+            run.push((at, end));
+        }
+        at = end + 1;
+        lineno += 1;
+    }
+    if run.len() > 1 {
+        out.push((run_start, run));
+    }
+    out
 }
 
 /// The timeline's last timed lines of a log file (not of a snapshot taken before the run).
@@ -829,13 +913,15 @@ fn excerpt(full: &str, re: &regex::bytes::Regex) -> String {
 }
 
 /// Build a hit: the `\r`-segment holding the match as text (progress bars redraw with `\r`
-/// and glue the next message on), prefixes peeled into attribution, captures kept.
+/// and glue the next message on), prefixes peeled into attribution, captures kept. `bytes`
+/// is what matched: the line, or a reading of it (`raw`), whose prefixes then attribute it.
 fn make_hit(
     rule: usize,
     signature: usize,
     re: &regex::bytes::Regex,
     line: u64,
     bytes: &[u8],
+    raw: &[u8],
     base: &Attribution,
 ) -> RuleHit {
     let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
@@ -850,6 +936,20 @@ fn make_hit(
     };
     let full = String::from_utf8_lossy(seg).replace('\0', "");
     let (mut attr, _) = prefix::peel(&full);
+    if bytes.len() != raw.len() {
+        // A reading has lost the line's prefixes: attribute from the line's last segment.
+        let seg = memchr::memrchr(b'\r', raw).map_or(raw, |i| &raw[i + 1..]);
+        let text = String::from_utf8_lossy(seg);
+        let start = text
+            .find(|c: char| c.is_ascii() && c != '`' && !c.is_whitespace())
+            .unwrap_or(0);
+        let (a, _) = prefix::peel(&text[start..]);
+        attr.rank = attr.rank.or(a.rank);
+        attr.local_rank = attr.local_rank.or(a.local_rank);
+        attr.host = attr.host.take().or(a.host);
+        attr.pid = attr.pid.or(a.pid);
+        attr.time = attr.time.take().or(a.time);
+    }
     if attr.rank.is_none() {
         attr.rank = base.rank;
     }

@@ -102,6 +102,14 @@ fn forms() -> &'static [Form] {
             }),
             // python logging `[rank0]` inside the message: `[rank0] INFO name: `
             f(r"\[rank(\d+)\]\s+", |c, a| a.rank = c[1].parse().ok()),
+            // Ray: `(RayTrainWorker pid=4242) `, `(pid=4242, ip=10.0.0.6) `
+            f(
+                r"\((?:\w+ )?pid=(\d+)(?:, ip=[\d.]+)?\)\s*",
+                |c, a| a.pid = c[1].parse().ok(),
+            ),
+            // A log viewer's row number column, `123 | `, and its other columns' `| `.
+            f(r"\d+ +\| +", |_, _| {}),
+            f(r"\| +", |_, _| {}),
             // pdsh: `worker02: ` / `10.0.0.6: ` (host names with a digit, to avoid `Error: `)
             f(
                 r"((?:[a-z][\w-]*\d[\w-]*)|(?:\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})): ",
@@ -132,7 +140,7 @@ pub fn peel(line: &str) -> (Attribution, usize) {
     let mut a = Attribution::default();
     let mut pos = 0;
     // Each form may apply once; forms can come in any order (`[rank0]:[E1129 …]`).
-    let mut used = [false; 16];
+    let mut used = [false; 32];
     'outer: loop {
         let rest = &line[pos..];
         for (i, form) in forms().iter().enumerate() {
@@ -241,6 +249,16 @@ mod tests {
         assert_eq!(p("3: boom").0.rank, Some(3));
         assert_eq!(p("worker02: boom").0.host.as_deref(), Some("worker02"));
         assert_eq!(p("Error: boom").0.host, None);
+    }
+
+    #[test]
+    fn ray_and_log_viewer_columns() {
+        let (a, rest) = p("(RayTrainWorker pid=4242, ip=10.0.0.6) KeyError: 'x'");
+        assert_eq!(a.pid, Some(4242));
+        assert_eq!(rest, "KeyError: 'x'");
+        let (a, rest) = p("123 | 2026-11-29 18:57:00 | Killed");
+        assert_eq!(a.time.as_deref(), Some("2026-11-29T18:57:00"));
+        assert_eq!(rest, "Killed");
     }
 
     #[test]
