@@ -111,10 +111,15 @@ impl Analysis {
             self.warnings.push(Warning::new(
                 Some(&r.info.path),
                 format!(
-                    "line {} is {} bytes long: only its first {} bytes were scanned",
+                    "line {} is {} bytes long: only its first {} bytes{} were scanned",
                     l.lineno,
                     l.bytes,
-                    sources::reader::DEFAULT_BUF
+                    sources::reader::DEFAULT_BUF,
+                    if l.after_cr > 0 {
+                        format!(" and the {} after its last carriage return", l.after_cr)
+                    } else {
+                        String::new()
+                    }
                 ),
             ));
         }

@@ -401,3 +401,34 @@ fn manglings_do_what_they_say() {
         assert!(why.len() > 10, "say why {m} cannot be survived");
     }
 }
+
+#[test]
+fn a_progress_bar_line_longer_than_the_read_buffer_still_yields_its_last_message() {
+    // tqdm redrawing for hours without a newline: one line of several MB, cut at the reader's
+    // buffer; the error glued after its last `\r` is still read.
+    let mut text = String::from("epoch 0\n");
+    let mut i = 0;
+    while text.len() < 3 * trainwreck::sources::reader::DEFAULT_BUF {
+        text.push_str(&format!(
+            " {:2}%|███▌      | {i}/90000 [01:02<03:04, 41.2it/s]\r",
+            i % 100
+        ));
+        i += 1;
+    }
+    text.push_str("RuntimeError: CUDA error: an illegal memory access was encountered\n");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("console.log");
+    std::fs::write(&path, &text).unwrap();
+    let kb = KnowledgeBase::load(&[]).unwrap();
+    let r = trainwreck::diagnose(&kb, &[path.display().to_string()], 1);
+    let top = r.top().expect("a finding");
+    assert_eq!(top.category.to_string(), "cuda_illegal_access");
+    assert_eq!(top.evidence[0].line, Some(2));
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.message.contains("after its last carriage return")),
+        "{:?}",
+        r.warnings
+    );
+}
