@@ -538,6 +538,7 @@ impl<'kb> Engine<'kb> {
         let keep_tail = phase != Phase::Before;
         let mut reported = 0u64;
         let (mut joined, mut joints): (Vec<u8>, Vec<usize>) = Default::default();
+        let undoubled: std::cell::RefCell<Vec<(u64, Vec<u8>)>> = Default::default();
         loop {
             progress
                 .bytes_done
@@ -564,9 +565,10 @@ impl<'kb> Engine<'kb> {
                     p.line(lineno, &line_buf, &mut fout);
                 }
             }
-            // One handler for the chunk's lines and for its wrapped lines joined (`joint`:
-            // where each physical line starts in the joined text; such a hit must hold more
-            // than one of them).
+            // One handler for the chunk's lines, for its wrapped lines joined (`joint`: where
+            // each physical line starts in the joined text; such a hit must hold more than one
+            // of them) and for error-ish lines two ranks wrote at once, undoubled (`joint`
+            // empty). Rewritten lines feed the rules only.
             let mut on_hit = |text: &[u8], hit: Hit, line: &[u8], joint: Option<&[usize]>| {
                 let chunk = text;
                 let sig_ix = match self.routes.route(hit.id) {
@@ -575,6 +577,9 @@ impl<'kb> Engine<'kb> {
                     (Watcher::ErrorTail, _) => {
                         if keep_tail {
                             res.tail.push(hit.lineno, line);
+                        }
+                        if let Some(u) = sources::unmangle::undouble(line) {
+                            undoubled.borrow_mut().push((hit.lineno, u));
                         }
                         return;
                     }
@@ -620,6 +625,7 @@ impl<'kb> Engine<'kb> {
                 };
                 // A joined pair counts only for what neither physical line holds alone.
                 if let Some(j) = joint
+                    && j.len() > 1
                     && j.windows(2).any(|w| re.is_match(&chunk[w[0]..w[1]]))
                 {
                     return;
@@ -632,6 +638,13 @@ impl<'kb> Engine<'kb> {
             self.scanner.scan_chunk(chunk, first, scratch, |hit, line| {
                 on_hit(chunk, hit, line, None)
             });
+            let lines = std::mem::take(&mut *undoubled.borrow_mut());
+            for (lineno, text) in lines {
+                self.scanner
+                    .scan_chunk(&text, lineno, scratch, |hit, line| {
+                        on_hit(&text, hit, line, Some(&[]))
+                    });
+            }
             for (lineno, pieces) in wrapped_lines(chunk, first) {
                 joined.clear();
                 joints.clear();

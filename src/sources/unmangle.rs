@@ -1,7 +1,8 @@
 //! Other readings of one line a paste may have mangled: the text after its last `\r` (a
 //! progress bar redrawn in front), the message with launcher prefixes, markdown backticks
 //! and prose in another script peeled off both ends, and the lines of a Python string repr
-//! (`'…\n…'`) unescaped. The scanner tries them only for a line that already holds a
+//! (`'…\n…'`) unescaped; and the one line two ranks wrote at once, each write doubled
+//! (`undouble`). The scanner tries them only for a line that already holds a
 //! signature's literal but did not match it whole (anchored signatures), so healthy lines
 //! never pay for them. It must not invent text: every reading is a piece of the line, or the
 //! repr's own content.
@@ -125,6 +126,36 @@ fn unescape(s: &[u8]) -> Vec<u8> {
     out
 }
 
+/// Lines shorter than this are never taken for two ranks' writes interleaved.
+const MIN_DOUBLED: usize = 16;
+
+/// The line two writers printed at the same moment, when each run of word characters and
+/// each run of other characters came twice (`KeyErrorKeyError: ': 'xx''` is
+/// `KeyError: 'x'`); `None` when any run is not doubled. Runs of a class merge across the
+/// two copies, so a doubled run is exactly a square; a line that happens to hold one
+/// (`aa`) is not doubled everywhere.
+pub fn undouble(line: &[u8]) -> Option<Vec<u8>> {
+    if line.len() < MIN_DOUBLED {
+        return None;
+    }
+    let text = std::str::from_utf8(line).ok()?;
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(text.len() / 2);
+    let mut rest = text;
+    while let Some(first) = rest.chars().next() {
+        let class = word(first);
+        let end = rest.find(|c: char| word(c) != class).unwrap_or(rest.len());
+        let (run, tail) = rest.split_at(end);
+        let half = run.len() / 2;
+        if run.len() % 2 != 0 || !run.is_char_boundary(half) || run[..half] != run[half..] {
+            return None;
+        }
+        out.push_str(&run[..half]);
+        rest = tail;
+    }
+    Some(out.into_bytes())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,6 +188,17 @@ mod tests {
             r("[2026-11-29 18:57:00,219] [INFO] [launch.py:351:main] Killed"),
             vec!["Killed"]
         );
+    }
+
+    #[test]
+    fn two_ranks_writing_one_line_at_once_are_read_as_one() {
+        assert_eq!(
+            undouble(b"KeyErrorKeyError: ': 'label_idlabel_id''").as_deref(),
+            Some(&b"KeyError: 'label_id'"[..])
+        );
+        // Ordinary lines have runs that are not doubled.
+        assert_eq!(undouble(b"KeyError: 'label_id' in the batch"), None);
+        assert_eq!(undouble(b"abab  cdcd::efef"), Some(b"ab cd:ef".to_vec()));
     }
 
     #[test]
