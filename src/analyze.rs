@@ -645,7 +645,15 @@ impl<'kb> Engine<'kb> {
                         on_hit(&text, hit, line, Some(&[]))
                     });
             }
-            for (lineno, pieces) in wrapped_lines(chunk, first) {
+            // A terminal's copy is a paste, not a multi-GB log: only a file's first chunk
+            // (at most a buffer, 1 MiB) is looked at for wrapped rows, so big logs do not
+            // pay for it.
+            let wrapped = if reported < WRAP_SCAN_BYTES && first == 1 {
+                wrapped_lines(chunk, first)
+            } else {
+                Vec::new()
+            };
+            for (lineno, pieces) in wrapped {
                 joined.clear();
                 joints.clear();
                 for &(a, b) in &pieces {
@@ -691,6 +699,10 @@ impl<'kb> Engine<'kb> {
         }
     }
 }
+
+/// Files are looked at for a terminal's wrapped rows in a first chunk read before this
+/// many bytes.
+const WRAP_SCAN_BYTES: u64 = 1 << 20;
 
 /// Lines shorter than this are never taken for a terminal's wrap.
 const MIN_WRAP: usize = 60;

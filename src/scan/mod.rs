@@ -153,6 +153,9 @@ pub struct Scanner {
     regexes: Vec<OnceLock<Option<Regex>>>,
     ids: Vec<usize>,
     rereader: Option<Rereader>,
+    /// Per pattern: whether a piece of a line can match it when the whole line did not
+    /// (it has an anchor or a word boundary, which a reading's new edges can satisfy).
+    edge_sensitive: Vec<bool>,
 }
 
 /// Other readings of a line (never the line itself), most faithful first: tried for the
@@ -241,6 +244,14 @@ impl Scanner {
             ac,
             lit_owner,
             regexes: sources.iter().map(|_| OnceLock::new()).collect(),
+            edge_sensitive: sources
+                .iter()
+                .map(|s| {
+                    ["^", "$", r"\A", r"\z", r"\b"]
+                        .iter()
+                        .any(|e| s.contains(e))
+                })
+                .collect(),
             sources,
             ids,
             rereader: None,
@@ -300,6 +311,12 @@ impl Scanner {
             self.match_line(line, &mut scratch.cands, &mut scratch.missed, |id| {
                 ids.push((id, None))
             });
+            // A reading is a piece of the line (or a repr's unescaped text): it can only
+            // match a pattern the line missed through the pattern's edges, or escapes.
+            let escaped = memchr::memchr(b'\\', line).is_some();
+            scratch
+                .missed
+                .retain(|&ix| escaped || self.edge_sensitive[ix]);
             if !scratch.missed.is_empty()
                 && let Some(reread) = self.rereader
             {

@@ -47,8 +47,7 @@ fn bare(mut s: &[u8]) -> &[u8] {
         let before = s.len();
         s = trim_start_junk(s);
         if let Ok(t) = std::str::from_utf8(s) {
-            let (_, at) = prefix::peel(t);
-            s = &s[at..];
+            s = &s[prefix::message_start(t)..];
         }
         s = level_and_place(s);
         if s.len() == before {
