@@ -649,7 +649,9 @@ impl<'kb> Engine<'kb> {
             // (at most a buffer, 1 MiB) is looked at for wrapped rows, so big logs do not
             // pay for it.
             let wrapped = if reported < WRAP_SCAN_BYTES && first == 1 {
-                wrapped_lines(chunk, first)
+                let mut w = wrapped_lines(chunk, first);
+                w.extend(padded_rows(chunk, first));
+                w
             } else {
                 Vec::new()
             };
@@ -748,6 +750,67 @@ fn wrapped_lines(chunk: &[u8], first: u64) -> Vec<(u64, Vec<(usize, usize)>)> {
     }
     if run.len() > 1 {
         out.push((run_start, run));
+    }
+    out
+}
+
+/// A run of at least this many spaces inside a line, after at least `MIN_WRAP` bytes of it,
+/// is taken for a wrapped row's padding kept by a screen copy (P26 in REAL-PASTES.md).
+const MIN_PAD: usize = 16;
+
+/// Up to this many padding runs in one line, every way of closing them is read.
+const MAX_PAD_RUNS: usize = 3;
+
+/// Lines whose wrapped rows a copy glued back with the rows' padding kept inside
+/// (`…_worker_l                oop`): each such line's pieces around its padding runs,
+/// once per way of closing its runs (each closed, or one space of it kept).
+/// Runs at the end of a line (torchrun's padded table) are not padding of a wrap.
+fn padded_rows(chunk: &[u8], first: u64) -> Vec<(u64, Vec<(usize, usize)>)> {
+    let pad = [b' '; MIN_PAD];
+    let finder = memchr::memmem::Finder::new(&pad);
+    let mut out = Vec::new();
+    let (mut at, mut lineno) = (0, first);
+    while at < chunk.len() {
+        let end = memchr::memchr(b'\n', &chunk[at..]).map_or(chunk.len(), |i| at + i);
+        let line = &chunk[at..end];
+        let mut pieces = Vec::new();
+        let mut from = 0;
+        while let Some(i) = finder.find(&line[from..]).map(|i| from + i) {
+            let run_end = line[i..]
+                .iter()
+                .position(|&b| b != b' ')
+                .map_or(line.len(), |k| i + k);
+            if run_end == line.len() || line[run_end] == b'\r' {
+                break;
+            }
+            if i - from >= MIN_WRAP {
+                pieces.push((at + from, at + i));
+                from = run_end;
+            } else {
+                break;
+            }
+        }
+        if !pieces.is_empty() {
+            // Each break fell mid-word (close the run) or on a space (keep one of it): read
+            // every combination (a few runs at most), or all closed and all spaced.
+            let k = pieces.len();
+            let combos: Vec<u32> = if k <= MAX_PAD_RUNS {
+                (0..1u32 << k).collect()
+            } else {
+                vec![0, u32::MAX]
+            };
+            for spaced in combos {
+                let mut v: Vec<(usize, usize)> = pieces
+                    .iter()
+                    .enumerate()
+                    .map(|(n, &(a, b))| (a, b + usize::from(spaced >> n.min(31) & 1 == 1)))
+                    .collect();
+                v.push((at + from, end));
+                out.push((lineno, v));
+            }
+        }
+        at = end + 1;
+        lineno += 1;
     }
     out
 }
