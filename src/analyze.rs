@@ -113,10 +113,15 @@ impl Analysis {
             self.warnings.push(Warning::new(
                 Some(&r.info.path),
                 format!(
-                    "line {} is {} bytes long: only its first {} bytes were scanned",
+                    "line {} is {} bytes long: only its first {} bytes{} were scanned",
                     l.lineno,
                     l.bytes,
-                    sources::reader::DEFAULT_BUF
+                    sources::reader::DEFAULT_BUF,
+                    if l.after_cr > 0 {
+                        format!(" and the {} after its last carriage return", l.after_cr)
+                    } else {
+                        String::new()
+                    }
                 ),
             ));
         }
@@ -195,10 +200,11 @@ impl<'kb> Engine<'kb> {
         for (k, lit) in crate::errtail::CLEAN_END.iter().enumerate() {
             reg.mark(Watcher::CleanEnd, k, lit);
         }
-        let (scanner, routes) = reg.build().unwrap_or_else(|e| {
+        let (mut scanner, routes) = reg.build().unwrap_or_else(|e| {
             // Rule patterns were validated at load; launcher lines by a unit test.
             panic!("scanner patterns must compile: {e:?}")
         });
+        scanner.set_rereader(sources::unmangle::readings);
         Engine {
             kb,
             scanner,
@@ -535,6 +541,8 @@ impl<'kb> Engine<'kb> {
         let phase = res.info.phase;
         let keep_tail = phase != Phase::Before;
         let mut reported = 0u64;
+        let (mut joined, mut joints): (Vec<u8>, Vec<usize>) = Default::default();
+        let undoubled: std::cell::RefCell<Vec<(u64, Vec<u8>)>> = Default::default();
         loop {
             progress
                 .bytes_done
@@ -561,54 +569,110 @@ impl<'kb> Engine<'kb> {
                     p.line(lineno, &line_buf, &mut fout);
                 }
             }
-            self.scanner
-                .scan_chunk(chunk, first, scratch, |hit: Hit, line: &[u8]| {
-                    let sig_ix = match self.routes.route(hit.id) {
-                        (Watcher::ErrorTail, _) => {
-                            if keep_tail {
-                                res.tail.push(hit.lineno, line);
-                            }
-                            return;
+            // One handler for the chunk's lines, for its wrapped lines joined (`joint`: where
+            // each physical line starts in the joined text; such a hit must hold more than one
+            // of them) and for error-ish lines two ranks wrote at once, undoubled (`joint`
+            // empty). Rewritten lines feed the rules only.
+            let mut on_hit = |text: &[u8], hit: Hit, line: &[u8], joint: Option<&[usize]>| {
+                let chunk = text;
+                let sig_ix = match self.routes.route(hit.id) {
+                    (Watcher::Rules, k) if joint.is_some() => k,
+                    _ if joint.is_some() => return,
+                    (Watcher::ErrorTail, _) => {
+                        if keep_tail {
+                            res.tail.push(hit.lineno, line);
                         }
-                        (Watcher::CleanEnd, _) => {
-                            res.tail.clean_end(hit.lineno);
-                            return;
-                        }
-                        (Watcher::Launcher, k) => {
-                            launcher_hits.push((
-                                launcher::LINES[k].0,
-                                hit.lineno,
-                                String::from_utf8_lossy(line).into_owned(),
-                            ));
-                            return;
-                        }
-                        (Watcher::Rules, k) => k,
-                    };
-                    let (ri, si) = self.kb.sig_of[sig_ix];
-                    let sig = &self.kb.rules[ri].signatures[si];
-                    if !sig.applies_to(kind) {
-                        return;
-                    }
-                    if let Some((pre, within)) = &sig.preceded_by
-                        && !preceded(chunk, hit.start, *within, pre)
-                    {
-                        return;
-                    }
-                    let count = per_sig.entry(sig_ix).or_default();
-                    *count += 1;
-                    if *count > MAX_HITS_PER_SIG_FILE {
-                        match res.dropped.iter_mut().find(|(r, _)| *r == ri) {
-                            Some(e) => e.1 += 1,
-                            None => res.dropped.push((ri, 1)),
+                        if let Some(u) = sources::unmangle::undouble(line) {
+                            undoubled.borrow_mut().push((hit.lineno, u));
                         }
                         return;
                     }
-                    // The scanner already compiled this signature's regex to confirm the hit.
-                    if let Some(re) = self.scanner.regex_for(hit.id) {
-                        res.hits
-                            .push(make_hit(ri, si, re, hit.lineno, line, &base_attr));
+                    (Watcher::CleanEnd, _) => {
+                        res.tail.clean_end(hit.lineno);
+                        return;
                     }
-                });
+                    (Watcher::Launcher, k) => {
+                        launcher_hits.push((
+                            launcher::LINES[k].0,
+                            hit.lineno,
+                            String::from_utf8_lossy(line).into_owned(),
+                        ));
+                        return;
+                    }
+                    (Watcher::Rules, k) => k,
+                };
+                let (ri, si) = self.kb.sig_of[sig_ix];
+                let sig = &self.kb.rules[ri].signatures[si];
+                if !sig.applies_to(kind) {
+                    return;
+                }
+                // A reading of a flattened line (a repr) may hold its context itself.
+                let raw = &chunk[hit.start..hit.end];
+                if let Some((pre, within)) = &sig.preceded_by
+                    && !preceded(chunk, hit.start, *within, pre)
+                    && !(line.len() != raw.len() && pre.is_match(raw))
+                {
+                    return;
+                }
+                let count = per_sig.entry(sig_ix).or_default();
+                *count += 1;
+                if *count > MAX_HITS_PER_SIG_FILE {
+                    match res.dropped.iter_mut().find(|(r, _)| *r == ri) {
+                        Some(e) => e.1 += 1,
+                        None => res.dropped.push((ri, 1)),
+                    }
+                    return;
+                }
+                // The scanner already compiled this signature's regex to confirm the hit.
+                let Some(re) = self.scanner.regex_for(hit.id) else {
+                    return;
+                };
+                // A joined pair counts only for what neither physical line holds alone.
+                if let Some(j) = joint
+                    && j.len() > 1
+                    && j.windows(2).any(|w| re.is_match(&chunk[w[0]..w[1]]))
+                {
+                    return;
+                }
+                {
+                    res.hits
+                        .push(make_hit(ri, si, re, hit.lineno, line, raw, &base_attr));
+                }
+            };
+            self.scanner.scan_chunk(chunk, first, scratch, |hit, line| {
+                on_hit(chunk, hit, line, None)
+            });
+            let lines = std::mem::take(&mut *undoubled.borrow_mut());
+            for (lineno, text) in lines {
+                self.scanner
+                    .scan_chunk(&text, lineno, scratch, |hit, line| {
+                        on_hit(&text, hit, line, Some(&[]))
+                    });
+            }
+            // A terminal's copy is a paste, not a multi-GB log: only a file's first chunk
+            // (at most a buffer, 1 MiB) is looked at for wrapped rows, so big logs do not
+            // pay for it.
+            let wrapped = if reported < WRAP_SCAN_BYTES && first == 1 {
+                let mut w = wrapped_lines(chunk, first);
+                w.extend(padded_rows(chunk, first));
+                w
+            } else {
+                Vec::new()
+            };
+            for (lineno, pieces) in wrapped {
+                joined.clear();
+                joints.clear();
+                for &(a, b) in &pieces {
+                    joints.push(joined.len());
+                    joined.extend_from_slice(&chunk[a..b]);
+                }
+                joints.push(joined.len());
+                let (joined, joints) = (&joined[..], &joints[..]);
+                self.scanner
+                    .scan_chunk(joined, lineno, scratch, |hit, line| {
+                        on_hit(joined, hit, line, Some(joints))
+                    });
+            }
         }
         progress
             .bytes_done
@@ -640,6 +704,119 @@ impl<'kb> Engine<'kb> {
             res.warnings.push(Warning::new(Some(path), w));
         }
     }
+}
+
+/// Files are looked at for a terminal's wrapped rows in a first chunk read before this
+/// many bytes.
+const WRAP_SCAN_BYTES: u64 = 1 << 20;
+
+/// Lines shorter than this are never taken for a terminal's wrap.
+const MIN_WRAP: usize = 60;
+
+/// Lines a terminal probably hard-wrapped: as long as the longest line of the chunk (a
+/// terminal cuts every row at its width, so no line is longer) and at least `MIN_WRAP`
+/// bytes. Each run of them with the line that ends it is one logical line: its first line
+/// number and its pieces' byte ranges. A program's log rarely has more than a few lines of
+/// exactly its longest length, so joining costs little there.
+fn wrapped_lines(chunk: &[u8], first: u64) -> Vec<(u64, Vec<(usize, usize)>)> {
+    let mut longest = 0;
+    let mut at = 0;
+    for nl in memchr::memchr_iter(b'\n', chunk) {
+        longest = longest.max(nl - at);
+        at = nl + 1;
+    }
+    let mut out: Vec<(u64, Vec<(usize, usize)>)> = Vec::new();
+    if longest < MIN_WRAP {
+        return out;
+    }
+    let (mut at, mut lineno) = (0, first);
+    let mut run: Vec<(usize, usize)> = Vec::new();
+    let mut run_start = first;
+    while at < chunk.len() {
+        let end = memchr::memchr(b'\n', &chunk[at..]).map_or(chunk.len(), |i| at + i);
+        if !run.is_empty() {
+            // The line after a full row continues it (unless it is blank).
+            if end > at {
+                run.push((at, end));
+            }
+            if end - at != longest || end == at {
+                if run.len() > 1 {
+                    out.push((run_start, std::mem::take(&mut run)));
+                }
+                run.clear();
+            }
+        } else if end - at == longest {
+            run_start = lineno;
+            run.push((at, end));
+        }
+        at = end + 1;
+        lineno += 1;
+    }
+    if run.len() > 1 {
+        out.push((run_start, run));
+    }
+    out
+}
+
+/// A run of at least this many spaces inside a line, after at least `MIN_WRAP` bytes of it,
+/// is taken for a wrapped row's padding kept by a screen copy (P26 in REAL-PASTES.md).
+const MIN_PAD: usize = 16;
+
+/// Up to this many padding runs in one line, every way of closing them is read.
+const MAX_PAD_RUNS: usize = 3;
+
+/// Lines whose wrapped rows a copy glued back with the rows' padding kept inside
+/// (`…_worker_l                oop`): each such line's pieces around its padding runs,
+/// once per way of closing its runs (each closed, or one space of it kept).
+/// Runs at the end of a line (torchrun's padded table) are not padding of a wrap.
+fn padded_rows(chunk: &[u8], first: u64) -> Vec<(u64, Vec<(usize, usize)>)> {
+    let pad = [b' '; MIN_PAD];
+    let finder = memchr::memmem::Finder::new(&pad);
+    let mut out = Vec::new();
+    let (mut at, mut lineno) = (0, first);
+    while at < chunk.len() {
+        let end = memchr::memchr(b'\n', &chunk[at..]).map_or(chunk.len(), |i| at + i);
+        let line = &chunk[at..end];
+        let mut pieces = Vec::new();
+        let mut from = 0;
+        while let Some(i) = finder.find(&line[from..]).map(|i| from + i) {
+            let run_end = line[i..]
+                .iter()
+                .position(|&b| b != b' ')
+                .map_or(line.len(), |k| i + k);
+            if run_end == line.len() || line[run_end] == b'\r' {
+                break;
+            }
+            if i - from >= MIN_WRAP {
+                pieces.push((at + from, at + i));
+                from = run_end;
+            } else {
+                break;
+            }
+        }
+        if !pieces.is_empty() {
+            // Each break fell mid-word (close the run) or on a space (keep one of it): read
+            // every combination (a few runs at most), or all closed and all spaced.
+            let k = pieces.len();
+            let combos: Vec<u32> = if k <= MAX_PAD_RUNS {
+                (0..1u32 << k).collect()
+            } else {
+                vec![0, u32::MAX]
+            };
+            for spaced in combos {
+                let mut v: Vec<(usize, usize)> = pieces
+                    .iter()
+                    .enumerate()
+                    .map(|(n, &(a, b))| (a, b + usize::from(spaced >> n.min(31) & 1 == 1)))
+                    .collect();
+                v.push((at + from, end));
+                out.push((lineno, v));
+            }
+        }
+        at = end + 1;
+        lineno += 1;
+    }
+    out
 }
 
 /// The timeline's last timed lines of a log file (not of a snapshot taken before the run).
@@ -833,13 +1010,15 @@ fn excerpt(full: &str, re: &regex::bytes::Regex) -> String {
 }
 
 /// Build a hit: the `\r`-segment holding the match as text (progress bars redraw with `\r`
-/// and glue the next message on), prefixes peeled into attribution, captures kept.
+/// and glue the next message on), prefixes peeled into attribution, captures kept. `bytes`
+/// is what matched: the line, or a reading of it (`raw`), whose prefixes then attribute it.
 fn make_hit(
     rule: usize,
     signature: usize,
     re: &regex::bytes::Regex,
     line: u64,
     bytes: &[u8],
+    raw: &[u8],
     base: &Attribution,
 ) -> RuleHit {
     let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
@@ -854,6 +1033,20 @@ fn make_hit(
     };
     let full = String::from_utf8_lossy(seg).replace('\0', "");
     let (mut attr, _) = prefix::peel(&full);
+    if bytes.len() != raw.len() {
+        // A reading has lost the line's prefixes: attribute from the line's last segment.
+        let seg = memchr::memrchr(b'\r', raw).map_or(raw, |i| &raw[i + 1..]);
+        let text = String::from_utf8_lossy(seg);
+        let start = text
+            .find(|c: char| c.is_ascii() && c != '`' && !c.is_whitespace())
+            .unwrap_or(0);
+        let (a, _) = prefix::peel(&text[start..]);
+        attr.rank = attr.rank.or(a.rank);
+        attr.local_rank = attr.local_rank.or(a.local_rank);
+        attr.host = attr.host.take().or(a.host);
+        attr.pid = attr.pid.or(a.pid);
+        attr.time = attr.time.take().or(a.time);
+    }
     if attr.rank.is_none() {
         attr.rank = base.rank;
     }

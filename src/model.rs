@@ -62,6 +62,12 @@ pub enum SourceKind {
     CaptureManifest,
     /// `trainwreck run`'s `samples.csv` time series (its peaks are in `peaks.txt`).
     CaptureSamples,
+    /// trainwreck's own saved output (`--format json|markdown|junit|table`): what it concluded
+    /// once, never evidence of what happened.
+    OwnReport,
+    /// Notes kept beside a run (`*.md`, `label.json`, `GROUND_TRUTH.md`): someone's words
+    /// about the run, quoting its errors, never evidence.
+    Notes,
     /// Text we could not classify more precisely: still scanned.
     Text,
     /// Binary data that is not a format we read: not scanned.
@@ -96,6 +102,8 @@ impl SourceKind {
         SourceKind::CaptureExit,
         SourceKind::CaptureManifest,
         SourceKind::CaptureSamples,
+        SourceKind::OwnReport,
+        SourceKind::Notes,
         SourceKind::Text,
         SourceKind::Binary,
     ];
@@ -128,6 +136,8 @@ impl SourceKind {
             SourceKind::CaptureExit => "capture-exit-status",
             SourceKind::CaptureManifest => "capture-manifest",
             SourceKind::CaptureSamples => "capture-samples",
+            SourceKind::OwnReport => "trainwreck-report",
+            SourceKind::Notes => "notes",
             SourceKind::Text => "text",
             SourceKind::Binary => "binary",
         }
@@ -147,6 +157,8 @@ impl SourceKind {
                 | SourceKind::FlightRecorder
                 | SourceKind::CaptureManifest
                 | SourceKind::CaptureSamples
+                | SourceKind::OwnReport
+                | SourceKind::Notes
         )
     }
 }

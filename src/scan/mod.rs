@@ -2,8 +2,11 @@
 //! required literal; one pass of the literal prefilter (`shiftor`) over the whole chunk
 //! finds the few candidate lines, at a cost that does not grow with the number of
 //! patterns; only those lines meet an aho-corasick pass over the literals and then the
-//! full regexes of the patterns whose literals they hold. Knows nothing of rules, facts or
-//! files: patterns in, `(pattern, line)` hits out.
+//! full regexes of the patterns whose literals they hold. A candidate line that holds a
+//! pattern's literal but does not match it whole is tried again in its other readings (a
+//! `Rereader` the caller gives: a paste's prefixes, bars and quotes peeled), so only such
+//! rare lines pay for them. Knows nothing of rules, facts or files: patterns in,
+//! `(pattern, line)` hits out.
 
 pub mod ansi;
 pub mod shiftor;
@@ -149,7 +152,15 @@ pub struct Scanner {
     /// with a big knowledge base.
     regexes: Vec<OnceLock<Option<Regex>>>,
     ids: Vec<usize>,
+    rereader: Option<Rereader>,
+    /// Per pattern: whether a piece of a line can match it when the whole line did not
+    /// (it has an anchor or a word boundary, which a reading's new edges can satisfy).
+    edge_sensitive: Vec<bool>,
 }
+
+/// Other readings of a line (never the line itself), most faithful first: tried for the
+/// patterns whose literal a line holds but whose regex it did not match.
+pub type Rereader = fn(&[u8], &mut Vec<Vec<u8>>);
 
 /// Colour codes can split a literal (`\x1b[31mRuntimeError: CUDA\x1b[0m out of memory`):
 /// lines holding this byte are candidates and are matched with their escapes removed.
@@ -233,9 +244,23 @@ impl Scanner {
             ac,
             lit_owner,
             regexes: sources.iter().map(|_| OnceLock::new()).collect(),
+            edge_sensitive: sources
+                .iter()
+                .map(|s| {
+                    ["^", "$", r"\A", r"\z", r"\b"]
+                        .iter()
+                        .any(|e| s.contains(e))
+                })
+                .collect(),
             sources,
             ids,
+            rereader: None,
         })
+    }
+
+    /// Try `r`'s readings of a candidate line that holds a pattern's literal but missed it.
+    pub fn set_rereader(&mut self, r: Rereader) {
+        self.rereader = Some(r);
     }
 
     pub fn len(&self) -> usize {
@@ -255,7 +280,9 @@ impl Scanner {
     }
 
     /// Scan a chunk of whole lines whose first line is `first_lineno`. `on_hit` gets each
-    /// (pattern, line) pair once, in line order. `scratch` is reused across calls.
+    /// (pattern, line) pair once, in line order, with the text that matched: the line (ANSI
+    /// escapes removed) or the reading of it that matched (the line itself is at
+    /// `hit.start..hit.end` of the chunk). `scratch` is reused across calls.
     pub fn scan_chunk(
         &self,
         chunk: &[u8],
@@ -281,13 +308,27 @@ impl Scanner {
                 raw
             };
             ids.clear();
-            self.match_line(line, &mut scratch.cands, |id| ids.push(id));
+            self.match_line(line, &mut scratch.cands, &mut scratch.missed, |id| {
+                ids.push((id, None))
+            });
+            // A reading is a piece of the line (or a repr's unescaped text): it can only
+            // match a pattern the line missed through the pattern's edges, or escapes.
+            let escaped = memchr::memchr(b'\\', line).is_some();
+            scratch
+                .missed
+                .retain(|&ix| escaped || self.edge_sensitive[ix]);
+            if !scratch.missed.is_empty()
+                && let Some(reread) = self.rereader
+            {
+                self.reread(line, reread, scratch, &mut ids);
+            }
             if ids.is_empty() {
                 continue;
             }
             lineno += memchr::memchr_iter(b'\n', &chunk[counted_to..start]).count() as u64;
             counted_to = start;
-            for &id in &ids {
+            for &(id, view) in &ids {
+                let text = view.map_or(line, |v| &scratch.readings[v][..]);
                 on_hit(
                     Hit {
                         id,
@@ -295,7 +336,7 @@ impl Scanner {
                         start,
                         end,
                     },
-                    line,
+                    text,
                 );
             }
         }
@@ -304,9 +345,16 @@ impl Scanner {
         scratch.ids = ids;
     }
 
-    /// Run the full regexes whose literals occur in this line.
-    fn match_line(&self, line: &[u8], cands: &mut Vec<usize>, mut on_hit: impl FnMut(usize)) {
+    /// Run the full regexes whose literals occur in this line; those that miss go to `missed`.
+    fn match_line(
+        &self,
+        line: &[u8],
+        cands: &mut Vec<usize>,
+        missed: &mut Vec<usize>,
+        mut on_hit: impl FnMut(usize),
+    ) {
         cands.clear();
+        missed.clear();
         for m in self.ac.find_overlapping_iter(line) {
             cands.push(self.lit_owner[m.pattern().as_usize()]);
         }
@@ -315,6 +363,27 @@ impl Scanner {
         for &ix in cands.iter() {
             if self.regex(ix).is_some_and(|re| re.is_match(line)) {
                 on_hit(self.ids[ix]);
+            } else {
+                missed.push(ix);
+            }
+        }
+    }
+
+    /// The patterns a line missed, tried on its other readings: the first reading each
+    /// matches is the text its hit carries.
+    fn reread(
+        &self,
+        line: &[u8],
+        reread: Rereader,
+        scratch: &mut ScanScratch,
+        ids: &mut Vec<(usize, Option<usize>)>,
+    ) {
+        scratch.readings.clear();
+        reread(line, &mut scratch.readings);
+        for &ix in &scratch.missed {
+            let Some(re) = self.regex(ix) else { continue };
+            if let Some(v) = scratch.readings.iter().position(|r| re.is_match(r)) {
+                ids.push((self.ids[ix], Some(v)));
             }
         }
     }
@@ -373,7 +442,9 @@ fn rare_window(lit: &[u8]) -> &[u8] {
 #[derive(Default)]
 pub struct ScanScratch {
     cands: Vec<usize>,
-    ids: Vec<usize>,
+    missed: Vec<usize>,
+    readings: Vec<Vec<u8>>,
+    ids: Vec<(usize, Option<usize>)>,
     starts: Vec<usize>,
     clean: Vec<u8>,
 }

@@ -1,5 +1,7 @@
 //! Source-kind detection as a table: file-name patterns first, then sniffing the first few
-//! KiB. Adding a kind is adding a row, never another `if`. It must not parse anything.
+//! KiB. Adding a kind is adding a row, never another `if`, with one exception: trainwreck's
+//! own saved output is recognised by its content before any name (a report is never
+//! evidence, whatever it was saved as). It must not parse anything.
 
 use crate::model::SourceKind;
 use regex::bytes::RegexSet;
@@ -18,8 +20,38 @@ struct Row {
     min_points: usize,
 }
 
-/// The table. Order breaks ties: earlier rows win.
+/// The table. Order breaks ties: earlier rows win. `OWN_REPORT` must stay first.
 static TABLE: &[Row] = &[
+    Row {
+        kind: SourceKind::OwnReport,
+        names: &[r"^trainwreck[\w.-]*\.(json|md|xml|txt|log)$"],
+        sniff: &[
+            // --format json (analyze) and triage's JSON
+            r#""schema"\s*:\s*"trainwreck\.(report|triage)/"#,
+            // --format markdown
+            r"\A\s*## trainwreck: ",
+            // --format junit
+            r#"<testsuites name="trainwreck""#,
+            // the terminal table, saved with `> report.txt`
+            r"\Atrainwreck: (no failure|\S+ (—|-) |.{0,80} in \d+ inputs?\.)",
+        ],
+        min_points: 1,
+    },
+    Row {
+        kind: SourceKind::Notes,
+        names: &[
+            r"\.(md|markdown)$",
+            r"^label\.json$",
+            r"^GROUND_TRUTH",
+            r"^(README|NOTES)(\.txt)?$",
+        ],
+        // A label file by content: the fixture format (`category` and `accept`).
+        sniff: &[
+            r#"\A\s*\{\s*"category"\s*:\s*"\w+""#,
+            r#""accept"\s*:\s*\["#,
+        ],
+        min_points: 2,
+    },
     Row {
         kind: SourceKind::CaptureManifest,
         names: &[r"^manifest\.json$"],
@@ -256,6 +288,9 @@ static TABLE: &[Row] = &[
     },
 ];
 
+/// `TABLE`'s row of trainwreck's own output.
+const OWN_REPORT: usize = 0;
+
 /// The table compiled as two regex sets (one automaton each instead of a hundred regexes:
 /// start-up cost), with each pattern's row.
 struct Compiled {
@@ -364,6 +399,9 @@ pub fn detect(file_name: &str, head: &[u8]) -> SourceKind {
     for i in c.sniffs.matches(head).iter() {
         points[c.sniff_row[i]] += 1;
     }
+    if points[OWN_REPORT] > 0 {
+        return SourceKind::OwnReport;
+    }
     let name_kind = |generic: bool| {
         TABLE.iter().enumerate().find_map(|(row, r)| {
             let is_generic = matches!(r.kind, SourceKind::TorchLog | SourceKind::NcclLog);
@@ -399,6 +437,8 @@ fn sniff_agrees(row: &Row, points: usize, head: &[u8]) -> bool {
     match row.kind {
         // A generically named log (`console.log`) is only a hint, used when content says nothing.
         SourceKind::TorchLog | SourceKind::NcclLog => true,
+        // Notes are notes by name whatever they quote.
+        SourceKind::Notes => true,
         // Structured snapshots: the name is strong evidence, but an empty or foreign file is
         // not that snapshot (a `df.txt` holding an error message is plain text).
         kind => {
@@ -469,6 +509,42 @@ mod tests {
         assert_eq!(detect("apps.csv", apps), SourceKind::NvidiaSmiCsv);
         let noheader = b"0, NVIDIA H200, 00000000:00:06.0, 21711, 143771, 100, 53, 0, 0, 0\n";
         assert_eq!(detect("q.txt", noheader), SourceKind::NvidiaSmiCsv);
+    }
+
+    #[test]
+    fn own_reports_by_content_whatever_their_name_and_notes_by_name() {
+        let json = br#"{
+  "schema": "trainwreck.report/1",
+  "verdict": "diagnosed","#;
+        assert_eq!(detect("out.json", json), SourceKind::OwnReport);
+        assert_eq!(
+            detect(
+                "console.log",
+                b"## trainwreck: `gpu_oom` -- CUDA out of memory\n"
+            ),
+            SourceKind::OwnReport
+        );
+        let junit = b"<?xml version=\"1.0\"?>\n<testsuites name=\"trainwreck\" tests=\"1\">";
+        assert_eq!(detect("results.xml", junit), SourceKind::OwnReport);
+        assert_eq!(
+            detect("report.txt", b"trainwreck: no failure found in 3 inputs.\n"),
+            SourceKind::OwnReport
+        );
+        let quote = b"We saw RuntimeError: CUDA out of memory on rank 3\n";
+        assert_eq!(detect("README.md", quote), SourceKind::Notes);
+        assert_eq!(detect("GROUND_TRUTH.md", quote), SourceKind::Notes);
+        assert_eq!(
+            detect(
+                "case.json",
+                br#"{"category": "gpu_oom", "accept": ["gpu_oom"]}"#
+            ),
+            SourceKind::Notes
+        );
+        // A log that mentions trainwreck later is still a log.
+        assert_eq!(
+            detect("console.log", b"step 1\ntrainwreck: no failure found\n"),
+            SourceKind::TorchLog
+        );
     }
 
     #[test]

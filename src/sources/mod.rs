@@ -25,6 +25,7 @@ pub mod slurm;
 pub mod torchelastic;
 pub mod ulimit;
 pub mod units;
+pub mod unmangle;
 
 use crate::model::{Fact, SourceKind};
 use std::collections::BTreeMap;

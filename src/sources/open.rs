@@ -93,7 +93,11 @@ fn classify(input: &Input, name: &str, head: &[u8]) -> (SourceKind, How) {
         SourceKind::FlightRecorder => How::FlightRecorder,
         SourceKind::Binary => How::Skip(Some(format!("{} file: not scanned", kind.as_str()))),
         // What a capture recorded about itself, listed in the inputs but not evidence.
-        SourceKind::CaptureManifest | SourceKind::CaptureSamples => How::Skip(None),
+        // trainwreck's own saved reports and people's notes: listed, never evidence.
+        SourceKind::CaptureManifest
+        | SourceKind::CaptureSamples
+        | SourceKind::OwnReport
+        | SourceKind::Notes => How::Skip(None),
         _ => How::Lines(fact_parser(kind, name)),
     };
     (kind, how)
@@ -114,6 +118,7 @@ pub fn splittable(input: &Input) -> Option<SourceKind> {
     let kind = detect::detect(name, &head);
     match kind {
         SourceKind::ElfCore | SourceKind::Binary | SourceKind::FlightRecorder => None,
+        k if !k.is_scanned() => None,
         _ if fact_parser(kind, name).is_some() => None,
         _ => Some(kind),
     }

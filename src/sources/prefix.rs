@@ -1,6 +1,7 @@
 //! Prefix peeling: the launchers and loggers in FIELD-GUIDE.md put rank, host and time in
 //! front of a message. Peeling them off gives a line's attribution and its bare message.
-//! Runs only on lines that matter (hits), so clarity beats speed here. Never guesses a rank
+//! Runs only on lines that matter (hits, and candidate lines the scanner rereads, which use
+//! the capture-free `message_start`), so clarity beats speed here. Never guesses a rank
 //! from a bare number unless the form is unambiguous.
 
 use crate::model::Attribution;
@@ -102,6 +103,14 @@ fn forms() -> &'static [Form] {
             }),
             // python logging `[rank0]` inside the message: `[rank0] INFO name: `
             f(r"\[rank(\d+)\]\s+", |c, a| a.rank = c[1].parse().ok()),
+            // Ray: `(RayTrainWorker pid=4242) `, `(pid=4242, ip=10.0.0.6) `
+            f(
+                r"\((?:\w+ )?pid=(\d+)(?:, ip=[\d.]+)?\)\s*",
+                |c, a| a.pid = c[1].parse().ok(),
+            ),
+            // A log viewer's row number column, `123 | `, and its other columns' `| `.
+            f(r"\d+ +\| +", |_, _| {}),
+            f(r"\| +", |_, _| {}),
             // pdsh: `worker02: ` / `10.0.0.6: ` (host names with a digit, to avoid `Error: `)
             f(
                 r"((?:[a-z][\w-]*\d[\w-]*)|(?:\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})): ",
@@ -129,30 +138,42 @@ fn set_time(a: &mut Attribution, t: String) {
 /// Peel every recognised prefix off `line`. Returns the attribution and the byte offset
 /// where the bare message starts.
 pub fn peel(line: &str) -> (Attribution, usize) {
+    peel_with(line, true)
+}
+
+/// Where the bare message of `line` starts, as `peel` says, without reading the prefixes'
+/// fields (no capture groups: several times cheaper, for the scanner's rereads).
+pub fn message_start(line: &str) -> usize {
+    peel_with(line, false).1
+}
+
+fn peel_with(line: &str, attribute: bool) -> (Attribution, usize) {
     let mut a = Attribution::default();
     let mut pos = 0;
     // Each form may apply once; forms can come in any order (`[rank0]:[E1129 …]`).
-    let mut used = [false; 16];
+    let mut used = [false; 32];
     'outer: loop {
         let rest = &line[pos..];
         for (i, form) in forms().iter().enumerate() {
             if used[i] {
                 continue;
             }
-            if let Some(c) = form.re.captures(rest) {
-                let m = c.get(0).unwrap();
-                if m.end() == 0 {
-                    continue;
-                }
-                // The srun form is ambiguous after other prefixes (`exitcode: 1`): only at 0.
-                if i == forms().len() - 1 && pos != 0 {
-                    continue;
-                }
-                (form.apply)(&c, &mut a);
-                used[i] = true;
-                pos += m.end();
-                continue 'outer;
+            let Some(m) = form.re.find(rest) else {
+                continue;
+            };
+            if m.end() == 0 {
+                continue;
             }
+            // The srun form is ambiguous after other prefixes (`exitcode: 1`): only at 0.
+            if i == forms().len() - 1 && pos != 0 {
+                continue;
+            }
+            if attribute && let Some(c) = form.re.captures(rest) {
+                (form.apply)(&c, &mut a);
+            }
+            used[i] = true;
+            pos += m.end();
+            continue 'outer;
         }
         break;
     }
@@ -241,6 +262,16 @@ mod tests {
         assert_eq!(p("3: boom").0.rank, Some(3));
         assert_eq!(p("worker02: boom").0.host.as_deref(), Some("worker02"));
         assert_eq!(p("Error: boom").0.host, None);
+    }
+
+    #[test]
+    fn ray_and_log_viewer_columns() {
+        let (a, rest) = p("(RayTrainWorker pid=4242, ip=10.0.0.6) KeyError: 'x'");
+        assert_eq!(a.pid, Some(4242));
+        assert_eq!(rest, "KeyError: 'x'");
+        let (a, rest) = p("123 | 2026-11-29 18:57:00 | Killed");
+        assert_eq!(a.time.as_deref(), Some("2026-11-29T18:57:00"));
+        assert_eq!(rest, "Killed");
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Streaming reader: hands out chunks of whole lines from any `Read`, over one reused
 //! buffer, so a multi-GB log never sits in memory. Lines longer than the buffer are cut
-//! (and reported), never allowed to grow it without bound.
+//! (and reported), never allowed to grow it without bound; of a cut line, what follows its
+//! last `\r` (the message a progress bar's redraws end in) is handed out too, as the same
+//! line, bounded by the buffer's size.
 
 use std::io::{self, Read};
 
@@ -12,6 +14,8 @@ pub const DEFAULT_BUF: usize = 1 << 20;
 pub struct LongLine {
     pub lineno: u64,
     pub bytes: u64,
+    /// Bytes after its last `\r` handed out as well (0 when it has none).
+    pub after_cr: u64,
 }
 
 pub struct ChunkReader<R> {
@@ -25,6 +29,11 @@ pub struct ChunkReader<R> {
     next_lineno: u64,
     /// Set while skipping the rest of an over-long line.
     skipping: Option<LongLine>,
+    /// While skipping: the bytes after the last `\r` seen in the cut line (`None` before
+    /// any), at most a buffer's worth.
+    cr_tail: Option<Vec<u8>>,
+    /// The tail handed out last (kept so the returned slice outlives the call).
+    tail_out: Vec<u8>,
     pub long_lines: Vec<LongLine>,
     pub bytes_read: u64,
 }
@@ -43,6 +52,8 @@ impl<R: Read> ChunkReader<R> {
             eof: false,
             next_lineno: 1,
             skipping: None,
+            cr_tail: None,
+            tail_out: Vec::new(),
             long_lines: Vec::new(),
             bytes_read: 0,
         }
@@ -88,25 +99,38 @@ impl<R: Read> ChunkReader<R> {
         loop {
             // Finish skipping an over-long line first.
             if let Some(mut skip) = self.skipping.take() {
-                match memchr::memchr(b'\n', &self.buf[self.start..self.end]) {
-                    Some(i) => {
-                        skip.bytes += i as u64;
-                        self.start += i + 1;
-                        self.long_lines.push(skip);
-                        self.next_lineno += 1;
+                let data = &self.buf[self.start..self.end];
+                let nl = memchr::memchr(b'\n', data);
+                let part = &data[..nl.unwrap_or(data.len())];
+                keep_after_cr(&mut self.cr_tail, part, self.buf.len());
+                skip.bytes += part.len() as u64;
+                self.start += part.len();
+                let ended = match nl {
+                    Some(_) => {
+                        self.start += 1;
+                        true
                     }
-                    None => {
-                        skip.bytes += (self.end - self.start) as u64;
-                        self.start = self.end;
-                        if self.eof {
-                            self.long_lines.push(skip);
-                            self.next_lineno += 1;
-                            return Ok(None);
-                        }
-                        self.skipping = Some(skip);
-                        self.fill()?;
-                        continue;
+                    None => self.eof,
+                };
+                if !ended {
+                    self.skipping = Some(skip);
+                    self.fill()?;
+                    continue;
+                }
+                self.next_lineno += 1;
+                let lineno = skip.lineno;
+                if let Some(tail) = self.cr_tail.take().filter(|t| !t.is_empty()) {
+                    skip.after_cr = tail.len() as u64;
+                    self.long_lines.push(skip);
+                    self.tail_out = tail;
+                    if nl.is_some() {
+                        self.tail_out.push(b'\n');
                     }
+                    return Ok(Some((&self.tail_out[..], lineno)));
+                }
+                self.long_lines.push(skip);
+                if nl.is_none() {
+                    return Ok(None);
                 }
             }
             let data = &self.buf[self.start..self.end];
@@ -144,7 +168,10 @@ impl<R: Read> ChunkReader<R> {
                 self.skipping = Some(LongLine {
                     lineno,
                     bytes: self.buf.len() as u64,
+                    after_cr: 0,
                 });
+                self.cr_tail = None;
+                keep_after_cr(&mut self.cr_tail, &self.buf, self.buf.len());
                 self.start = self.end;
                 // The head is returned as its own chunk; the line number advances when the
                 // skip finds the newline.
@@ -152,6 +179,23 @@ impl<R: Read> ChunkReader<R> {
                 return Ok(Some((&self.buf[..len], lineno)));
             }
             self.fill()?;
+        }
+    }
+}
+
+/// Follow a cut line's bytes: after its last `\r` so far, at most `cap` of them.
+fn keep_after_cr(tail: &mut Option<Vec<u8>>, part: &[u8], cap: usize) {
+    match memchr::memrchr(b'\r', part) {
+        Some(j) => {
+            let t = tail.get_or_insert_with(Vec::new);
+            t.clear();
+            t.extend_from_slice(&part[j + 1..(j + 1 + cap).min(part.len())]);
+        }
+        None => {
+            if let Some(t) = tail {
+                let room = cap.saturating_sub(t.len());
+                t.extend_from_slice(&part[..room.min(part.len())]);
+            }
         }
     }
 }
@@ -295,12 +339,42 @@ mod tests {
             long,
             vec![LongLine {
                 lineno: 2,
-                bytes: 1000
+                bytes: 1000,
+                after_cr: 0
             }]
         );
         assert_eq!(ls.last().unwrap(), &(3, b"after".to_vec()));
         assert_eq!(ls[1].0, 2);
         assert_eq!(ls[1].1.len(), 100);
+    }
+
+    #[test]
+    fn what_follows_the_last_carriage_return_of_a_cut_line_is_read_too() {
+        let mut text = b"first\n".to_vec();
+        for i in 0..200 {
+            text.extend_from_slice(format!(" {i}%|####| {i}/200 [00:01<00:02]\r").as_bytes());
+        }
+        text.extend_from_slice(b"RuntimeError: CUDA error: an illegal memory access\nafter\n");
+        let (ls, long) = all_lines(&text, 256);
+        assert_eq!(long.len(), 1);
+        assert_eq!(long[0].lineno, 2);
+        assert_eq!(long[0].after_cr, 50);
+        let second: Vec<_> = ls.iter().filter(|(n, _)| *n == 2).collect();
+        assert_eq!(second.len(), 2, "the head and the tail of line 2");
+        assert_eq!(
+            second[1].1,
+            b"RuntimeError: CUDA error: an illegal memory access".to_vec()
+        );
+        assert_eq!(ls.last().unwrap(), &(3, b"after".to_vec()));
+    }
+
+    #[test]
+    fn a_cut_line_ending_the_input_keeps_its_tail() {
+        let mut text = vec![b'x'; 300];
+        text.extend_from_slice(b"\rKilled");
+        let (ls, long) = all_lines(&text, 128);
+        assert_eq!(long[0].after_cr, 6);
+        assert_eq!(ls.last().unwrap(), &(1, b"Killed".to_vec()));
     }
 
     #[test]
