@@ -3,7 +3,8 @@
 //! Decides from data; it never reads files or formats output.
 
 use super::{Against, Finding, RULED_OUT_BELOW};
-use crate::analyze::Analysis;
+use crate::analyze::{Analysis, InputInfo};
+use crate::errtail::TailLine;
 use crate::model::Verdict;
 use serde::Serialize;
 
@@ -48,7 +49,7 @@ fn sign_of(text: &str) -> Option<Sign> {
         .expect("fatal-sign regex")
     });
     let word = WORD.get_or_init(|| {
-        regex::Regex::new(r"^(?:\[?(?:error|fatal|critical)\]?\b|.*\b(?:ERROR|FATAL|CRITICAL)\b|.*\b(?:[Ee]rror|[Ff]atal):)")
+        regex::Regex::new(r"^(?:(?i:\[?(?:error|fatal|critical)\]?)\b|.*\b(?:ERROR|FATAL|CRITICAL)\b|.*\b(?i:error|fatal):)")
             .expect("error-word regex")
     });
     let (_, at) = crate::sources::prefix::peel(text);
@@ -62,11 +63,21 @@ fn sign_of(text: &str) -> Option<Sign> {
         .is_some_and(|re| re.is_match(t));
     if exception || fatal.is_match(t) {
         Some(Sign::Fatal)
-    } else if word.is_match(&t.to_ascii_lowercase()) || word.is_match(t) {
+    } else if word.is_match(t) {
         Some(Sign::ErrorWord)
     } else {
         None
     }
+}
+
+/// The error-tail lines of the run's own logs (not of a snapshot taken before it, nor of a
+/// file that is not scanned), with the input each comes from.
+pub fn run_tail(a: &Analysis) -> impl Iterator<Item = (&TailLine, &InputInfo)> {
+    a.error_tail.iter().filter_map(|t| {
+        let input = a.inputs.get(t.input)?;
+        (input.phase != crate::model::Phase::Before && input.kind.is_scanned())
+            .then_some((t, input))
+    })
 }
 
 /// The lines that say the run died: every strong sign not followed by a clean end in the same
@@ -84,13 +95,7 @@ pub fn death_signs(a: &Analysis) -> Vec<ErrorLine> {
         return Vec::new();
     }
     let mut out: Vec<ErrorLine> = Vec::new();
-    for t in &a.error_tail {
-        let Some(input) = a.inputs.get(t.input) else {
-            continue;
-        };
-        if input.phase == crate::model::Phase::Before || !input.kind.is_scanned() {
-            continue;
-        }
+    for (t, input) in run_tail(a) {
         let survived = a
             .clean_end
             .iter()
@@ -115,13 +120,7 @@ pub fn death_signs(a: &Analysis) -> Vec<ErrorLine> {
 /// what an unknown failure shows instead of a diagnosis.
 pub fn last_errors(a: &Analysis) -> Vec<ErrorLine> {
     let mut out: Vec<ErrorLine> = Vec::new();
-    for t in &a.error_tail {
-        let Some(input) = a.inputs.get(t.input) else {
-            continue;
-        };
-        if input.phase == crate::model::Phase::Before || !input.kind.is_scanned() {
-            continue;
-        }
+    for (t, input) in run_tail(a) {
         if out.iter().any(|e| e.text == t.text) {
             continue;
         }

@@ -473,19 +473,9 @@ fn compile(origin: &str, raw: schema::RawRule) -> Result<Rule, Vec<LoadError>> {
                 captures.extend(names);
                 let mut kinds = Vec::new();
                 for k in &s.kinds {
-                    match SourceKind::parse(k) {
-                        Some(k) => kinds.push(k),
-                        None => err(
-                            &format!("{key}.kinds"),
-                            format!(
-                                "unknown source kind {k:?}; known: {}",
-                                SourceKind::ALL
-                                    .iter()
-                                    .map(|k| k.as_str())
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
-                            ),
-                        ),
+                    match source_kind(k) {
+                        Ok(k) => kinds.push(k),
+                        Err(m) => err(&format!("{key}.kinds"), m),
                     }
                 }
                 if !(s.weight > 0.0 && s.weight <= 1.0) {
@@ -663,19 +653,9 @@ fn compile(origin: &str, raw: schema::RawRule) -> Result<Rule, Vec<LoadError>> {
     }
     let mut next_time_unless = Vec::new();
     for k in &raw.next_time_unless {
-        match SourceKind::parse(k) {
-            Some(k) => next_time_unless.push(k),
-            None => err(
-                "next_time_unless",
-                format!(
-                    "unknown source kind {k:?}; known: {}",
-                    SourceKind::ALL
-                        .iter()
-                        .map(|k| k.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            ),
+        match source_kind(k) {
+            Ok(k) => next_time_unless.push(k),
+            Err(m) => err("next_time_unless", m),
         }
     }
     let mut cases = Vec::new();
@@ -740,6 +720,20 @@ fn compile(origin: &str, raw: schema::RawRule) -> Result<Rule, Vec<LoadError>> {
         origin: origin.to_string(),
         captures,
         overlaps: raw.overlaps,
+    })
+}
+
+/// A source kind as a rule file spells it, or the error naming every known spelling.
+fn source_kind(k: &str) -> Result<SourceKind, String> {
+    SourceKind::parse(k).ok_or_else(|| {
+        format!(
+            "unknown source kind {k:?}; known: {}",
+            SourceKind::ALL
+                .iter()
+                .map(|k| k.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
     })
 }
 
