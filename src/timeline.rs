@@ -25,32 +25,15 @@ pub enum Kind {
         category: crate::model::Category,
         symptom: bool,
     },
-    /// `Watchdog caught collective operation timeout: WorkNCCL(SeqNum=26, OpType=ALLREDUCE …)`.
-    Watchdog {
-        seq: u64,
-        op: String,
-        numel: Option<u64>,
-        ran_ms: Option<u64>,
-    },
-    /// `Last enqueued NCCL work: 25, last completed NCCL work: 25`.
-    WorkState { enqueued: i64, completed: i64 },
-    /// `Rank 1 is running collective: CollectiveFingerPrint(SequenceNumber=153, OpType=…)`:
-    /// `of` is the rank the fingerprint belongs to (may differ from who printed it).
-    Fingerprint { of: u32, seq: u64, op: String },
-    /// The launcher sending a signal to a worker (`Sending process 10645 closing signal SIGTERM`).
-    Teardown { pid: u32, signal: String },
+    /// What a launcher or ProcessGroupNCCL line said (a worker's exit with its status,
+    /// teardown, a watchdog timeout, work counters, a collective fingerprint): the event
+    /// `sources::launcher` read, as it read it.
+    Launch(What),
     /// A record from a machine-level source (dmesg OOM kill, Xid, segfault, Slurm task end):
     /// its kind, and the pid it names.
     Machine {
         kind: crate::sources::EventKind,
         pid: Option<u32>,
-    },
-    /// A launcher's view of a worker: rank / local rank / pid / exit code.
-    Exit {
-        rank: Option<u32>,
-        local_rank: Option<u32>,
-        pid: Option<u32>,
-        code: i64,
     },
 }
 
@@ -156,51 +139,13 @@ pub fn format_epoch(t: f64) -> String {
     format!("{y:04}-{m:02}-{d:02} {h:02}:{mi:02}:{s:02}.{frac:03}")
 }
 
-/// A launcher/NCCL event as a timeline event (exits with a status, teardown, watchdog,
-/// work state, fingerprints; a signal-only exit line adds nothing the status did not say).
+/// A launcher/NCCL event as a timeline event (a signal-only exit line adds nothing the
+/// status did not say).
 fn launch_event(e: &LaunchEvent, path: &str) -> Option<Event> {
-    let kind = match &e.what {
-        What::WorkerExit {
-            rank,
-            local_rank,
-            pid,
-            code: Some(code),
-            ..
-        } => Kind::Exit {
-            rank: *rank,
-            local_rank: *local_rank,
-            pid: *pid,
-            code: *code,
-        },
-        What::WorkerExit { code: None, .. } => return None,
-        What::Teardown { pid, signal } => Kind::Teardown {
-            pid: *pid,
-            signal: signal.clone(),
-        },
-        What::Watchdog {
-            seq,
-            op,
-            numel,
-            ran_ms,
-        } => Kind::Watchdog {
-            seq: *seq,
-            op: op.clone(),
-            numel: *numel,
-            ran_ms: *ran_ms,
-        },
-        What::WorkState {
-            enqueued,
-            completed,
-        } => Kind::WorkState {
-            enqueued: *enqueued,
-            completed: *completed,
-        },
-        What::Fingerprint { of, seq, op } => Kind::Fingerprint {
-            of: *of,
-            seq: *seq,
-            op: op.clone(),
-        },
-    };
+    if matches!(e.what, What::WorkerExit { code: None, .. }) {
+        return None;
+    }
+    let kind = Kind::Launch(e.what.clone());
     Some(Event {
         t: None,
         time: e.who.time.clone(),

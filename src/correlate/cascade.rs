@@ -14,6 +14,7 @@ use crate::analyze::Analysis;
 use crate::model::Category;
 use crate::rules::{KnowledgeBase, Role};
 use crate::sources::flight_recorder;
+use crate::sources::launcher::What;
 use crate::timeline::{Event, Kind, Timeline, format_epoch};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -92,7 +93,7 @@ pub fn verdict(tl: &Timeline, flight: &[flight_recorder::FrDump]) -> Verdict {
     // Collective mismatch: fingerprints of one sequence number with different op types.
     let mut fps: BTreeMap<u64, BTreeMap<String, OpRanks>> = BTreeMap::new();
     for e in evs {
-        if let Kind::Fingerprint { of, seq, op } = &e.kind {
+        if let Kind::Launch(What::Fingerprint { of, seq, op }) = &e.kind {
             let slot = fps.entry(*seq).or_default().entry(op.clone()).or_default();
             slot.0.insert(*of);
             slot.1.push(e);
@@ -130,10 +131,10 @@ pub fn verdict(tl: &Timeline, flight: &[flight_recorder::FrDump]) -> Verdict {
     // Timeouts: who waited, in which collective, since when.
     let dogs: Vec<&Event> = evs
         .iter()
-        .filter(|e| matches!(e.kind, Kind::Watchdog { .. }))
+        .filter(|e| matches!(e.kind, Kind::Launch(What::Watchdog { .. })))
         .collect();
     let seq_of = |e: &Event| match &e.kind {
-        Kind::Watchdog { seq, op, .. } => Some((*seq, op.clone())),
+        Kind::Launch(What::Watchdog { seq, op, .. }) => Some((*seq, op.clone())),
         _ => None,
     };
     v.collective = dogs.iter().filter_map(|e| seq_of(e)).min_by_key(|x| x.0);
@@ -175,10 +176,10 @@ pub fn verdict(tl: &Timeline, flight: &[flight_recorder::FrDump]) -> Verdict {
     let mut state: BTreeMap<u32, (i64, i64, &Event)> = BTreeMap::new();
     for e in evs {
         if let (
-            Kind::WorkState {
+            Kind::Launch(What::WorkState {
                 enqueued,
                 completed,
-            },
+            }),
             Some(r),
         ) = (&e.kind, e.who.rank)
         {
@@ -454,7 +455,7 @@ pub fn apply(kb: &KnowledgeBase, a: &Analysis, tl: &Timeline, findings: &mut Vec
                 if let Some(d) = tl
                     .events
                     .iter()
-                    .find(|e| matches!(e.kind, Kind::Watchdog { .. }))
+                    .find(|e| matches!(e.kind, Kind::Launch(What::Watchdog { .. })))
                 {
                     evidence.push(ev(d, Some("the peers' watchdog fired here".into())));
                 }
@@ -609,7 +610,6 @@ pub fn apply(kb: &KnowledgeBase, a: &Analysis, tl: &Timeline, findings: &mut Vec
 /// records the finding cites count, or any kill when the finding is a host OOM.
 fn killed_first(a: &Analysis, f: &Finding) -> Option<(u32, u32, Option<String>)> {
     use crate::sources::EventKind;
-    use crate::sources::launcher::What;
     let mut rank_of: BTreeMap<u32, u32> = BTreeMap::new();
     for (_, e) in &a.launch {
         if let What::WorkerExit {

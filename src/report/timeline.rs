@@ -3,6 +3,7 @@
 //! Formatting only: the timeline and the origin are computed elsewhere.
 
 use super::Report;
+use crate::sources::launcher::What;
 use crate::sources::prefix;
 use crate::timeline::{Event, Kind, format_epoch};
 use std::fmt::Write;
@@ -20,39 +21,42 @@ fn label(e: &Event) -> (&'static str, String) {
     match &e.kind {
         Kind::LastLine => ("last line", bare(&e.text)),
         Kind::Hit { rule, .. } => ("matched", format!("{rule}: {}", bare(&e.text))),
-        Kind::Watchdog {
+        Kind::Launch(What::Watchdog {
             seq, op, ran_ms, ..
-        } => (
+        }) => (
             "watchdog",
             format!(
                 "collective #{seq} {op} timed out{}",
                 ran_ms.map(|m| format!(" after {m} ms")).unwrap_or_default()
             ),
         ),
-        Kind::WorkState {
+        Kind::Launch(What::WorkState {
             enqueued,
             completed,
-        } => (
+        }) => (
             "counters",
             format!("last enqueued #{enqueued}, last completed #{completed}"),
         ),
-        Kind::Fingerprint { of, seq, op } => ("fingerprint", format!("rank {of} runs #{seq} {op}")),
-        Kind::Teardown { pid, signal } => {
+        Kind::Launch(What::Fingerprint { of, seq, op }) => {
+            ("fingerprint", format!("rank {of} runs #{seq} {op}"))
+        }
+        Kind::Launch(What::Teardown { pid, signal }) => {
             ("teardown", format!("launcher sends {signal} to pid {pid}"))
         }
+        Kind::Launch(What::WorkerExit { code, pid, .. }) => (
+            "exit",
+            format!(
+                "exit code {}{}",
+                code.map_or("?".to_string(), |c| c.to_string()),
+                pid.map(|p| format!(" (pid {p})")).unwrap_or_default()
+            ),
+        ),
         Kind::Machine { kind, pid } => (
             kind.as_str(),
             format!(
                 "{}{}",
                 bare(&e.text),
                 pid.map(|p| format!(" [pid {p}]")).unwrap_or_default()
-            ),
-        ),
-        Kind::Exit { code, pid, .. } => (
-            "exit",
-            format!(
-                "exit code {code}{}",
-                pid.map(|p| format!(" (pid {p})")).unwrap_or_default()
             ),
         ),
     }
