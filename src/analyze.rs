@@ -773,9 +773,15 @@ fn padded_rows(chunk: &[u8], first: u64) -> Vec<(u64, Vec<(usize, usize)>)> {
     let pad = [b' '; MIN_PAD];
     let finder = memchr::memmem::Finder::new(&pad);
     let mut out = Vec::new();
-    let (mut at, mut lineno) = (0, first);
-    while at < chunk.len() {
-        let end = memchr::memchr(b'\n', &chunk[at..]).map_or(chunk.len(), |i| at + i);
+    // Only lines holding a padding run are looked at: found by one search over the chunk,
+    // their line numbers counted from the last one.
+    let (mut next, mut counted, mut lineno) = (0, 0, first);
+    while let Some(run) = finder.find(&chunk[next..]).map(|i| next + i) {
+        let at = memchr::memrchr(b'\n', &chunk[..run]).map_or(0, |k| k + 1);
+        lineno += memchr::memchr_iter(b'\n', &chunk[counted..at]).count() as u64;
+        counted = at;
+        let end = memchr::memchr(b'\n', &chunk[run..]).map_or(chunk.len(), |i| run + i);
+        next = (end + 1).min(chunk.len());
         let line = &chunk[at..end];
         let mut pieces = Vec::new();
         let mut from = 0;
@@ -813,8 +819,9 @@ fn padded_rows(chunk: &[u8], first: u64) -> Vec<(u64, Vec<(usize, usize)>)> {
                 out.push((lineno, v));
             }
         }
-        at = end + 1;
-        lineno += 1;
+        if end == chunk.len() {
+            break;
+        }
     }
     out
 }
@@ -1076,5 +1083,36 @@ fn make_hit(
         text,
         attr,
         captures,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn padded_rows_are_found_with_their_line_numbers() {
+        let pad = " ".repeat(20);
+        let wrapped = format!(
+            "[default0]: RuntimeError: DataLoader worker (pid 12) is killed by sig{pad}nal: Bus error"
+        );
+        let chunk = format!(
+            "ok\n{}\nplain line\n{wrapped}\ntable row{pad}\n",
+            "x".repeat(30)
+        );
+        let rows = padded_rows(chunk.as_bytes(), 7);
+        // Line 10 holds the run (1 way closed, 1 way with a space kept); the table row's run
+        // ends its line and is not a wrap.
+        assert_eq!(rows.len(), 2);
+        assert!(rows.iter().all(|(n, _)| *n == 10));
+        let text = |p: &[(usize, usize)]| p.iter().map(|&(a, b)| &chunk[a..b]).collect::<String>();
+        assert!(
+            rows.iter()
+                .any(|(_, p)| text(p).contains("by signal: Bus error"))
+        );
+        assert!(
+            rows.iter()
+                .any(|(_, p)| text(p).contains("by sig nal: Bus error"))
+        );
     }
 }

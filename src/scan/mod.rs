@@ -156,10 +156,17 @@ pub struct Scanner {
     /// Per pattern: whether a piece of a line can match it when the whole line did not
     /// (it has an anchor or a word boundary, which a reading's new edges can satisfy).
     edge_sensitive: Vec<bool>,
+    /// Per pattern, compiled on first use: the pattern with its anchors and word boundaries
+    /// removed. A piece of a line can match the pattern only if the whole line matches this,
+    /// so a line it misses is not reread for that pattern (most near misses: a common
+    /// literal such as `host` in a line that is nothing like the pattern).
+    relaxed: Vec<OnceLock<Option<Regex>>>,
 }
 
 /// Other readings of a line (never the line itself), most faithful first: tried for the
-/// patterns whose literal a line holds but whose regex it did not match.
+/// patterns whose literal a line holds but whose regex it did not match. Contract: for a line
+/// without a backslash, every reading is a substring of the line (only unescaping may make
+/// new text); the scanner's `relaxed` gate relies on it.
 pub type Rereader = fn(&[u8], &mut Vec<Vec<u8>>);
 
 /// Colour codes can split a literal (`\x1b[31mRuntimeError: CUDA\x1b[0m out of memory`):
@@ -252,6 +259,7 @@ impl Scanner {
                         .any(|e| s.contains(e))
                 })
                 .collect(),
+            relaxed: sources.iter().map(|_| OnceLock::new()).collect(),
             sources,
             ids,
             rereader: None,
@@ -276,6 +284,21 @@ impl Scanner {
     fn regex(&self, ix: usize) -> Option<&Regex> {
         self.regexes[ix]
             .get_or_init(|| build_regex(&self.sources[ix]).ok())
+            .as_ref()
+    }
+
+    /// Pattern `ix` without its edges (see `relaxed`); `None` when it cannot be built, and
+    /// then every reading is tried.
+    fn relaxed(&self, ix: usize) -> Option<&Regex> {
+        self.relaxed[ix]
+            .get_or_init(|| {
+                let hir = regex_syntax::ParserBuilder::new()
+                    .utf8(false)
+                    .build()
+                    .parse(&self.sources[ix])
+                    .ok()?;
+                build_regex(&without_edges(&hir).to_string()).ok()
+            })
             .as_ref()
     }
 
@@ -314,9 +337,11 @@ impl Scanner {
             // A reading is a piece of the line (or a repr's unescaped text): it can only
             // match a pattern the line missed through the pattern's edges, or escapes.
             let escaped = memchr::memchr(b'\\', line).is_some();
-            scratch
-                .missed
-                .retain(|&ix| escaped || self.edge_sensitive[ix]);
+            scratch.missed.retain(|&ix| {
+                escaped
+                    || (self.edge_sensitive[ix]
+                        && self.relaxed(ix).is_none_or(|r| r.is_match(line)))
+            });
             if !scratch.missed.is_empty()
                 && let Some(reread) = self.rereader
             {
@@ -554,6 +579,25 @@ fn build_regex(src: &str) -> Result<Regex, regex::Error> {
         .build()
 }
 
+/// `hir` with every look-around assertion (`^`, `$`, `\A`, `\z`, `\b`, `\B`) made empty: it
+/// matches everything `hir` matches anywhere in a text's substrings, and more.
+fn without_edges(hir: &Hir) -> Hir {
+    match hir.kind() {
+        HirKind::Look(_) => Hir::empty(),
+        HirKind::Repetition(r) => Hir::repetition(regex_syntax::hir::Repetition {
+            sub: Box::new(without_edges(&r.sub)),
+            ..r.clone()
+        }),
+        HirKind::Capture(c) => Hir::capture(regex_syntax::hir::Capture {
+            sub: Box::new(without_edges(&c.sub)),
+            ..c.clone()
+        }),
+        HirKind::Concat(subs) => Hir::concat(subs.iter().map(without_edges).collect()),
+        HirKind::Alternation(subs) => Hir::alternation(subs.iter().map(without_edges).collect()),
+        _ => hir.clone(),
+    }
+}
+
 /// A required literal: exact bytes, or (`folded`) lower-case bytes to match ASCII
 /// case-insensitively.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -784,6 +828,43 @@ mod tests {
             Err(PatternError::FrequentLiteral(_))
         ));
         assert!(matches!(lits(r"(unclosed"), Err(PatternError::Regex(_))));
+    }
+
+    #[test]
+    fn edges_removed_match_every_piece_the_pattern_matches() {
+        let s = Scanner::new(&[PatternSpec::new(0, r"^\s*host\s*: ([\w.-]+)\s*$")]).unwrap();
+        let r = s.relaxed(0).expect("builds");
+        // A piece of the line (after a launcher prefix) matches the pattern, so the whole
+        // line matches the relaxed one, and is reread.
+        assert!(r.is_match(b"[default0]:  host      : node-01"));
+        assert!(s.regex(0).unwrap().is_match(b"  host      : node-01"));
+        // A line that only shares the literal is nothing like it: not reread.
+        assert!(!r.is_match(b"heartbeat - rank 1 alive, host node-00"));
+        let w = Scanner::new(&[PatternSpec::new(0, r"\bexitcode\s*: -7\b")]).unwrap();
+        assert!(
+            w.relaxed(0)
+                .unwrap()
+                .is_match("退出exitcode: -7号".as_bytes())
+        );
+    }
+
+    /// Rereads find what the line missed by its edges, and only through lines the relaxed
+    /// pattern admits.
+    #[test]
+    fn rereads_pass_the_relaxed_gate_only_when_a_piece_can_match() {
+        fn after_prefix(line: &[u8], out: &mut Vec<Vec<u8>>) {
+            if let Some(i) = line.windows(2).position(|w| w == b"]:") {
+                out.push(line[i + 2..].to_vec());
+            }
+        }
+        let mut s = Scanner::new(&[PatternSpec::new(3, r"^\s*host\s*: ([\w.-]+)\s*$")]).unwrap();
+        s.set_rereader(after_prefix);
+        let chunk = b"[default0]:  host      : node-01\n[default0]: rank 1 alive, host node-00\n";
+        let mut got = Vec::new();
+        s.scan_chunk(chunk, 1, &mut ScanScratch::default(), |h, text| {
+            got.push((h.lineno, String::from_utf8_lossy(text).into_owned()))
+        });
+        assert_eq!(got, vec![(1, "  host      : node-01".to_string())]);
     }
 
     #[test]

@@ -6,6 +6,7 @@ use super::units::{epoch_from_iso, is_hms, iso_from_ctime, iso_from_epoch, month
 use super::{Event, EventKind, FactOut, FactParser};
 use crate::fact_names;
 use crate::model::Fact;
+use aho_corasick::AhoCorasick;
 use regex::Regex;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -149,6 +150,32 @@ fn patterns() -> &'static Patterns {
         edac: Regex::new(r"EDAC \S+: (\d+) (CE|UE) ").expect("re"),
         oomd: Regex::new(r"systemd-oomd\[(\d+)\]: Killed (\S+)").expect("re"),
         pci: Regex::new(r"[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]").expect("re"),
+    })
+}
+
+/// The words without which no branch of [`DmesgParser::line`] records anything, matched without
+/// case over the whole line: a line with none of them (most of any kernel log) costs one
+/// automaton pass instead of a stamp parse and a regex search per record kind. Each branch below
+/// still checks its own exact words; this is only the gate, and must list every branch's word.
+fn worth_parsing() -> &'static AhoCorasick {
+    static A: OnceLock<AhoCorasick> = OnceLock::new();
+    A.get_or_init(|| {
+        AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build([
+                "oom-kill:",
+                "killed process ",
+                "nvrm: xid",
+                "segfault at ",
+                "traps: ",
+                "aer:",
+                "edac ",
+                "machine check",
+                "hardware error",
+                "systemd-oomd[",
+                "nvlink",
+            ])
+            .expect("literal automaton")
     })
 }
 
@@ -307,6 +334,14 @@ impl FactParser for DmesgParser {
                 Fact::new("kernel.boot_time", iso_from_epoch(b).unwrap_or_default())
                     .at(lineno, line),
             );
+            return;
+        }
+        // Skipped unread only when nothing could depend on it: no Xid record is open for
+        // continuation lines, and the line cannot anchor boot time (a syslog `kernel: [uptime]`).
+        if self.open_record.is_none()
+            && !(self.boot_epoch.is_none() && line.contains("kernel: ["))
+            && !worth_parsing().is_match(line)
+        {
             return;
         }
         let (stamp, host, msg) = split_stamp(line);
