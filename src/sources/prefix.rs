@@ -6,14 +6,16 @@
 
 use crate::model::Attribution;
 use regex::Regex;
+use regex::bytes::{Captures, Regex as BytesRegex, RegexSet};
 use std::sync::OnceLock;
 
 /// One prefix form: a regex anchored at the start of what is left of the line.
 struct Form {
-    re: Regex,
-    /// Whether `re` needed Unicode classes (the set below matches it the same way).
-    unicode: bool,
-    apply: fn(&regex::Captures, &mut Attribution),
+    /// Over bytes with ASCII classes: prefixes are ASCII, every form ends on an ASCII byte
+    /// (so its end is a char boundary of the line), and ASCII classes compile several times
+    /// faster and smaller than Unicode ones.
+    re: BytesRegex,
+    apply: fn(&Captures, &mut Attribution),
 }
 
 const MONTHS: [&str; 12] = [
@@ -29,7 +31,7 @@ fn month_num(m: &str) -> Option<u32> {
 /// have one prefix or none, and 18 separate anchored searches cost several times more).
 struct Forms {
     each: Vec<Form>,
-    set: regex::bytes::RegexSet,
+    set: RegexSet,
 }
 
 fn forms() -> &'static [Form] {
@@ -40,70 +42,59 @@ fn all_forms() -> &'static Forms {
     static F: OnceLock<Forms> = OnceLock::new();
     F.get_or_init(|| {
         let each = form_list();
-        // Each form in the set with the same classes as its own regex, so the set says
-        // exactly which forms match here.
-        let set = regex::bytes::RegexSet::new(each.iter().map(|f| {
-            let u = if f.unicode { "u" } else { "-u" };
-            format!("(?{u}:{})", f.re.as_str())
-        }))
-        .expect("prefix regex set");
+        // The same patterns with the same (ASCII) classes: the set says exactly which forms
+        // match here.
+        let set = regex::bytes::RegexSetBuilder::new(each.iter().map(|f| f.re.as_str()))
+            .unicode(false)
+            .build()
+            .expect("prefix regex set");
         Forms { each, set }
     })
 }
 
 fn form_list() -> Vec<Form> {
     {
-        let f = |re: &str, apply: fn(&regex::Captures, &mut Attribution)| {
-            // ASCII classes compile several times faster than Unicode ones, and prefixes are
-            // ASCII; a form that needs Unicode (non-ASCII negated classes) falls back.
-            let anchored = format!("^(?:{re})");
-            match regex::RegexBuilder::new(&anchored).unicode(false).build() {
-                Ok(re) => Form {
-                    re,
-                    unicode: false,
-                    apply,
-                },
-                Err(_) => Form {
-                    re: Regex::new(&anchored).expect("prefix regex"),
-                    unicode: true,
-                    apply,
-                },
-            }
+        let f = |re: &str, apply: fn(&Captures, &mut Attribution)| Form {
+            re: regex::bytes::RegexBuilder::new(&format!("^(?:{re})"))
+                .unicode(false)
+                .build()
+                .expect("prefix regex"),
+            apply,
         };
         vec![
             // ISO / DeepSpeed / python logging timestamps: `2024-01-10 10:02:13,123` or `[2024-...]`
             f(
                 r"\[?(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)(?:[.,](\d+))?(?:Z|[+-]\d\d:?\d\d)?\]?\s*",
                 |c, a| {
-                    set_time(a, format!("{}T{}{}", &c[1], &c[2], frac(c.get(3))));
+                    set_time(a, format!("{}T{}{}", txt(c, 1), txt(c, 2), frac(c.get(3))));
                 },
             ),
             // dmesg -T: `[Sun Nov 29 18:54:18 2026] `
             f(
                 r"\[[A-Z][a-z]{2} ([A-Z][a-z]{2}) +(\d+) (\d\d:\d\d:\d\d) (\d{4})\]\s*",
                 |c, a| {
-                    if let Some(m) = month_num(&c[1]) {
-                        let d: u32 = c[2].parse().unwrap_or(0);
-                        set_time(a, format!("{}-{m:02}-{d:02}T{}", &c[4], &c[3]));
+                    if let Some(m) = month_num(txt(c, 1)) {
+                        let d: u32 = txt(c, 2).parse().unwrap_or(0);
+                        set_time(a, format!("{}-{m:02}-{d:02}T{}", txt(c, 4), txt(c, 3)));
                     }
                 },
             ),
             // raw dmesg: `[ 1843.308145] `
             f(r"\[\s*(\d+\.\d+)\]\s*", |c, a| {
-                set_time(a, format!("boot+{}", &c[1]));
+                set_time(a, format!("boot+{}", txt(c, 1)));
             }),
             // torch >= 2.2: `[rank3]:`
-            f(r"\[rank(\d+)\]:\s?", |c, a| a.rank = c[1].parse().ok()),
+            f(r"\[rank(\d+)\]:\s?", |c, a| a.rank = txt(c, 1).parse().ok()),
             // torchrun --tee: `[default3]:` (local rank)
             f(r"\[default(\d+)\]:\s?", |c, a| {
-                a.local_rank = c[1].parse().ok()
+                a.local_rank = txt(c, 1).parse().ok()
             }),
             // Open MPI: `[1,12]<stderr>:`
             f(r"\[\d+,(\d+)\]<std(?:out|err)>:\s?", |c, a| {
-                a.rank = c[1].parse().ok()
+                a.rank = txt(c, 1).parse().ok()
             }),
             // DeepSpeed: `[Rank 0] `
-            f(r"\[Rank (\d+)\]\s*", |c, a| a.rank = c[1].parse().ok()),
+            f(r"\[Rank (\d+)\]\s*", |c, a| a.rank = txt(c, 1).parse().ok()),
             // glog: `[E1129 19:00:04.020587669 ProcessGroupNCCL.cpp:689] ` or `E1129 19:00:04.020 1234 file.py:9] `
             f(
                 r"\[?[IWEF](\d\d)(\d\d) (\d\d:\d\d:\d\d)(?:\.(\d+))?(?: +(\d+))? [^\]\s]+:\d+\]\s*",
@@ -111,10 +102,18 @@ fn form_list() -> Vec<Form> {
                     // glog has no year: keep month-day-time so ordering within a run works.
                     set_time(
                         a,
-                        format!("--{}-{}T{}{}", &c[1], &c[2], &c[3], frac(c.get(4))),
+                        format!(
+                            "--{}-{}T{}{}",
+                            txt(c, 1),
+                            txt(c, 2),
+                            txt(c, 3),
+                            frac(c.get(4))
+                        ),
                     );
                     if let Some(pid) = c.get(5) {
-                        a.pid = pid.as_str().parse().ok();
+                        a.pid = std::str::from_utf8(pid.as_bytes())
+                            .ok()
+                            .and_then(|p| p.parse().ok());
                     }
                 },
             ),
@@ -122,31 +121,31 @@ fn form_list() -> Vec<Form> {
             f(
                 r"([A-Z][a-z]{2}) +(\d+) (\d\d:\d\d:\d\d) (\S+) kernel:\s*",
                 |c, a| {
-                    if let Some(m) = month_num(&c[1]) {
-                        let d: u32 = c[2].parse().unwrap_or(0);
-                        set_time(a, format!("--{m:02}-{d:02}T{}", &c[3]));
+                    if let Some(m) = month_num(txt(c, 1)) {
+                        let d: u32 = txt(c, 2).parse().unwrap_or(0);
+                        set_time(a, format!("--{m:02}-{d:02}T{}", txt(c, 3)));
                     }
-                    a.host = Some(c[4].to_string());
+                    a.host = Some(txt(c, 4).to_string());
                 },
             ),
             // NCCL: `host:pid:tid [dev] `
             f(r"([A-Za-z0-9][\w.-]*):(\d+):\d+ \[\d+\]\s*", |c, a| {
-                a.host = Some(c[1].to_string());
-                a.pid = c[2].parse().ok();
+                a.host = Some(txt(c, 1).to_string());
+                a.pid = txt(c, 2).parse().ok();
             }),
             // UCX: `[host:pid:n:tid] `
             f(
                 r"\[([A-Za-z0-9][\w.-]*):(\d+) *:\d+(?::\d+)?\]\s*",
                 |c, a| {
-                    a.host = Some(c[1].to_string());
-                    a.pid = c[2].parse().ok();
+                    a.host = Some(txt(c, 1).to_string());
+                    a.pid = txt(c, 2).parse().ok();
                 },
             ),
             // python logging `[rank0]` inside the message: `[rank0] INFO name: `
-            f(r"\[rank(\d+)\]\s+", |c, a| a.rank = c[1].parse().ok()),
+            f(r"\[rank(\d+)\]\s+", |c, a| a.rank = txt(c, 1).parse().ok()),
             // Ray: `(RayTrainWorker pid=4242) `, `(pid=4242, ip=10.0.0.6) `
             f(r"\((?:\w+ )?pid=(\d+)(?:, ip=[\d.]+)?\)\s*", |c, a| {
-                a.pid = c[1].parse().ok()
+                a.pid = txt(c, 1).parse().ok()
             }),
             // A log viewer's row number column, `123 | `, and its other columns' `| `.
             f(r"\d+ +\| +", |_, _| {}),
@@ -154,17 +153,24 @@ fn form_list() -> Vec<Form> {
             // pdsh: `worker02: ` / `10.0.0.6: ` (host names with a digit, to avoid `Error: `)
             f(
                 r"((?:[a-z][\w-]*\d[\w-]*)|(?:\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})): ",
-                |c, a| a.host = Some(c[1].to_string()),
+                |c, a| a.host = Some(txt(c, 1).to_string()),
             ),
             // srun --label: `3: ` (only digits then colon-space at the very start)
-            f(r"(\d{1,5}): ", |c, a| a.rank = c[1].parse().ok()),
+            f(r"(\d{1,5}): ", |c, a| a.rank = txt(c, 1).parse().ok()),
         ]
     }
 }
 
-fn frac(m: Option<regex::Match>) -> String {
-    match m {
-        Some(m) => format!(".{}", &m.as_str()[..m.as_str().len().min(6)]),
+/// Group `i` of a form's match as text (forms capture ASCII: digits, names, times).
+fn txt<'a>(c: &Captures<'a>, i: usize) -> &'a str {
+    c.get(i)
+        .and_then(|m| std::str::from_utf8(m.as_bytes()).ok())
+        .unwrap_or("")
+}
+
+fn frac(m: Option<regex::bytes::Match>) -> String {
+    match m.and_then(|m| std::str::from_utf8(m.as_bytes()).ok()) {
+        Some(f) => format!(".{}", &f[..f.len().min(6)]),
         None => String::new(),
     }
 }
@@ -201,17 +207,18 @@ fn peel_with(line: &str, attribute: bool) -> (Attribution, usize) {
             if used[i] {
                 continue;
             }
-            let Some(m) = form.re.find(rest) else {
+            let Some(m) = form.re.find(rest.as_bytes()) else {
                 continue;
             };
-            if m.end() == 0 {
+            // (Every form ends on an ASCII byte; the check keeps a slip from splitting a char.)
+            if m.end() == 0 || !rest.is_char_boundary(m.end()) {
                 continue;
             }
             // The srun form is ambiguous after other prefixes (`exitcode: 1`): only at 0.
             if i == forms().len() - 1 && pos != 0 {
                 continue;
             }
-            if attribute && let Some(c) = form.re.captures(rest) {
+            if attribute && let Some(c) = form.re.captures(rest.as_bytes()) {
                 (form.apply)(&c, &mut a);
             }
             used[i] = true;
