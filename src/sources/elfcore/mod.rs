@@ -1,6 +1,6 @@
 //! ELF core dumps: from a core file to the signal, the fault address, the file mapped there, the
 //! executable and a labelled stack of the crashing thread. Reads only the headers, the notes and
-//! the few pages the stack walk needs (positioned reads; a gzip'ed core is streamed once, forward);
+//! the few pages the stack walk needs (positioned reads; a compressed core is streamed forward);
 //! it must never read a core whole, panic on damaged input, or guess a symbol it cannot verify.
 //!
 //! Output: `CoreAnalysis` = facts (`core.*`, see `facts::CATALOG`), warnings (what was missing),
@@ -14,7 +14,7 @@ pub mod symbols;
 pub mod text;
 
 use crate::model::Fact;
-use input::{CoreBytes, FileBytes, GzStream, SliceBytes};
+use input::{CoreBytes, FileBytes, SliceBytes, Stream};
 use notes::{Arch, FileMapping, Notes, ThreadStatus};
 use serde::Serialize;
 use stack::{How, RawFrame, Window};
@@ -121,7 +121,7 @@ pub struct CoreSummary {
     pub frames: Vec<StackFrame>,
 }
 
-/// Analyse a core file: raw ELF, or `.gz` (streamed). zstd/xz/lz4 cores are reported, not read.
+/// Analyse a core file: raw ELF, or compressed with gzip, zstd, xz or lz4 (streamed).
 pub fn analyze_core(path: &Path, opts: &CoreOptions) -> CoreAnalysis {
     let mut a = CoreAnalysis::default();
     let mut f = match File::open(path) {
@@ -145,31 +145,25 @@ pub fn analyze_core(path: &Path, opts: &CoreOptions) -> CoreAnalysis {
     }
     match input::sniff(&head[..n]) {
         input::Container::Elf => analyze(&mut FileBytes(f), opts, true),
-        input::Container::Gzip => match File::open(path) {
-            Ok(f) => analyze(&mut GzStream::new(f), opts, true),
+        c @ (input::Container::Gzip
+        | input::Container::Zstd
+        | input::Container::Xz
+        | input::Container::Lz4) => match File::open(path).and_then(|f| Stream::new(f, c)) {
+            Ok(mut s) => analyze(&mut s, opts, true),
             Err(e) => {
-                a.warnings.push(format!("cannot open core: {e}"));
+                let name = c.compression().unwrap_or("compressed");
+                a.warnings
+                    .push(format!("cannot open {name}-compressed core: {e}"));
                 a
             }
         },
-        c @ (input::Container::Zstd | input::Container::Xz | input::Container::Lz4) => {
-            let (name, tool) = match c {
-                input::Container::Zstd => ("zstd", "zstd -d"),
-                input::Container::Xz => ("xz", "xz -d"),
-                _ => ("lz4", "lz4 -d"),
-            };
-            a.warnings.push(format!(
-                "{name}-compressed core (systemd-coredump stores them so): not read; decompress it with `{tool}` (or `coredumpctl dump`) and analyse the result"
-            ));
-            a
-        }
         input::Container::Other if n == 0 => {
             a.warnings.push("empty file: no core to read".into());
             a
         }
         input::Container::Other => {
             a.warnings
-                .push("not an ELF core (no ELF magic, not gzip): nothing read".into());
+                .push("not an ELF core (no ELF magic, not gzip/zstd/xz/lz4): nothing read".into());
             a
         }
     }
