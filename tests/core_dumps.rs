@@ -5,7 +5,7 @@
 
 mod core_helpers;
 
-use core_helpers::{crash_core, helper, scratch};
+use core_helpers::{core_of, cpp_helper, crash_core, helper, scratch};
 use flate2::read::GzDecoder;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -205,6 +205,43 @@ fn gzip_stream_and_in_memory_bytes_give_the_same_facts() {
     assert_eq!(
         fact(&bus, "core.fault_mapping").as_deref(),
         Some("/dev/shm/trainwreck-fixture-bus")
+    );
+}
+
+/// A real C++ crash (tests/core_helpers/crash.cpp, built now with g++): the innermost frame is
+/// a member of a class template in nested namespaces, named as a C++ programmer writes it, with
+/// the mangled name kept beside it; the caller is named too.
+#[test]
+fn a_cpp_crash_names_its_frames_demangled() {
+    let exe = cpp_helper("crash.cpp");
+    let core = core_of("cpp", &exe, &["5"]);
+    let a = analyze_core(&core, &CoreOptions::default());
+    assert_eq!(
+        fact(&a, "core.signal").as_deref(),
+        Some("SIGSEGV"),
+        "{a:#?}"
+    );
+    let top = &a.summary.frames[0];
+    assert!(
+        top.symbol
+            .as_deref()
+            .is_some_and(|s| s.starts_with("trainwreck_test::loader::Batch<long>::fill(long)+0x")),
+        "{top:?}"
+    );
+    assert_eq!(
+        top.mangled.as_deref(),
+        Some("_ZN15trainwreck_test6loader5BatchIlE4fillEl")
+    );
+    let syms = symbols(&a);
+    assert!(
+        syms.iter()
+            .any(|s| s.starts_with("trainwreck_test::loader::collate(int)+0x")),
+        "{syms:?}"
+    );
+    assert!(syms.iter().any(|s| s.starts_with("main+")), "{syms:?}");
+    assert_eq!(
+        fact(&a, "core.crash_symbol").as_deref(),
+        top.symbol.as_deref()
     );
 }
 

@@ -73,6 +73,9 @@ pub struct StackFrame {
     /// see the module's `symbols`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub symbol: Option<String>,
+    /// The symbol as the ELF file spells it, when `symbol` is its demangled C++/Rust name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mangled: Option<String>,
     /// `pc`, `link-register`, `frame-pointer` or `stack-scan`.
     pub how: &'static str,
 }
@@ -648,6 +651,7 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
             module: None,
             offset: None,
             symbol: None,
+            mangled: None,
             how: f.how.as_str(),
         };
         // A return address points after the call: look up the byte before it.
@@ -674,7 +678,13 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
                     && let Some((name, off)) = img.symbol_at(v)
                 {
                     let off = off.saturating_add(f.pc - lookup);
-                    frame.symbol = Some(format!("{name}+{off:#x}"));
+                    match symbols::demangle(&name) {
+                        Some(human) => {
+                            frame.symbol = Some(format!("{human}+{off:#x}"));
+                            frame.mangled = Some(name);
+                        }
+                        None => frame.symbol = Some(format!("{name}+{off:#x}")),
+                    }
                 }
             }
         } else if let Some(v) = vdso

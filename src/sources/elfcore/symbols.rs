@@ -182,3 +182,61 @@ pub fn candidates(core_path: &str, sysroot: Option<&Path>, search: &[PathBuf]) -
     }
     out
 }
+
+/// Longest mangled name handed to a demangler (both bound their recursion; this bounds time).
+const MAX_MANGLED: usize = 4096;
+
+/// The human name of a C++ (Itanium ABI, `_Z…`) or Rust (`_R…` v0, or legacy `_ZN…17h<hash>E`)
+/// symbol; `None` for a C name or one the demanglers reject. Rust's legacy scheme is also
+/// valid Itanium, so it is tried first and shown without its hash, as rustc prints it.
+pub fn demangle(name: &str) -> Option<String> {
+    if name.len() > MAX_MANGLED || !(name.starts_with("_Z") || name.starts_with("_R")) {
+        return None;
+    }
+    let rust_legacy = name.starts_with("_ZN") && is_rust_legacy(name);
+    if (name.starts_with("_R") || rust_legacy)
+        && let Ok(d) = rustc_demangle::try_demangle(name)
+    {
+        return Some(format!("{d:#}"));
+    }
+    let sym = cpp_demangle::Symbol::new(name).ok()?;
+    sym.demangle().ok().filter(|d| !d.is_empty() && d != name)
+}
+
+/// `…17h` + 16 hex digits + `E` (optionally followed by an LLVM `.suffix`): rustc's legacy hash.
+fn is_rust_legacy(name: &str) -> bool {
+    let core = name.split('.').next().unwrap_or(name);
+    let Some(body) = core.strip_suffix('E') else {
+        return false;
+    };
+    body.len() > 19
+        && body.is_char_boundary(body.len() - 19)
+        && body[body.len() - 19..].starts_with("17h")
+        && body[body.len() - 16..]
+            .bytes()
+            .all(|b| b.is_ascii_hexdigit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::demangle;
+
+    #[test]
+    fn cpp_and_rust_names_are_demangled_and_c_names_left_alone() {
+        assert_eq!(
+            demangle("_ZN2ns5Batch4fillEl").as_deref(),
+            Some("ns::Batch::fill(long)")
+        );
+        assert_eq!(
+            demangle("_ZN4core9panicking5panic17h0123456789abcdefE").as_deref(),
+            Some("core::panicking::panic")
+        );
+        assert_eq!(
+            demangle("_RNvNtCs1234_7mycrate3foo3bar").as_deref(),
+            Some("mycrate::foo::bar")
+        );
+        assert_eq!(demangle("PyEval_EvalFrameDefault"), None);
+        assert_eq!(demangle("_Zgarbage"), None);
+        assert_eq!(demangle(&format!("_Z{}", "N".repeat(10_000))), None);
+    }
+}
