@@ -8,6 +8,7 @@
 
 pub mod input;
 pub mod notes;
+pub mod python;
 pub mod signals;
 pub mod stack;
 pub mod symbols;
@@ -122,6 +123,10 @@ pub struct CoreSummary {
     pub crash_module: Option<String>,
     pub modules: Vec<ModuleInfo>,
     pub frames: Vec<StackFrame>,
+    /// Every thread's Python stack, the crashing thread first, when the process was a CPython
+    /// whose `libpython`/`python` file (build-id checked) is at hand.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub python: Option<python::PythonStacks>,
 }
 
 /// Analyse a core file: raw ELF, or compressed with gzip, zstd, xz or lz4 (streamed).
@@ -698,6 +703,25 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
         a.summary.frames.push(frame);
     }
     a.summary.crash_module = a.summary.frames.first().and_then(|f| f.module.clone());
+    if use_fs && opts.symbolize {
+        let threads: Vec<python::CoreThread> = nt
+            .threads
+            .iter()
+            .map(|t| python::CoreThread {
+                tid: t.tid,
+                thread_pointer: t.thread_pointer,
+            })
+            .collect();
+        a.summary.python = python_stacks(
+            &mut mem,
+            &modules,
+            &mut images,
+            opts,
+            &threads,
+            a.summary.crashing_tid,
+            &mut a.warnings,
+        );
+    }
     for p in &used {
         let Some(m) = modules.iter().find(|m| &m.path == p) else {
             continue;
@@ -742,6 +766,138 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
 
     a.facts = facts_of(&a.summary);
     a
+}
+
+/// The process's memory for the Python walk, a page at a time, pages kept (a stream goes back
+/// only by decompressing again, and the walk's reads cluster in a few pages).
+struct PagedMemory<'m, 'c> {
+    mem: &'m mut Memory<'c>,
+    pages: BTreeMap<u64, Option<Vec<u8>>>,
+}
+
+/// Pages kept by the Python walk (16 MiB).
+const MAX_PAGES: usize = 4096;
+
+impl python::Mem for PagedMemory<'_, '_> {
+    fn read(&mut self, addr: u64, len: usize) -> Option<Vec<u8>> {
+        if len > 2 << 20 {
+            return None;
+        }
+        let end = addr.checked_add(len as u64)?;
+        let mut out = Vec::with_capacity(len);
+        let mut page = addr & !(PAGE as u64 - 1);
+        while page < end {
+            if !self.pages.contains_key(&page) {
+                let got = self.mem.read(page, PAGE);
+                if self.pages.len() >= MAX_PAGES {
+                    let b = got?;
+                    let from = addr.max(page) - page;
+                    let to = end.min(page + PAGE as u64) - page;
+                    out.extend_from_slice(&b[from as usize..to as usize]);
+                    page += PAGE as u64;
+                    continue;
+                }
+                self.pages.insert(page, got);
+            }
+            let b = self.pages.get(&page)?.as_ref()?;
+            let from = addr.max(page) - page;
+            let to = end.min(page + PAGE as u64) - page;
+            out.extend_from_slice(&b[from as usize..to as usize]);
+            page += PAGE as u64;
+        }
+        Some(out)
+    }
+}
+
+/// The CPython minor version a file name says (`libpython3.11.so.1.0`, `python3.12`).
+fn python_minor_of_name(path: &str) -> Option<u32> {
+    let name = path.rsplit('/').next()?;
+    let rest = name
+        .strip_prefix("libpython3.")
+        .or_else(|| name.strip_prefix("python3."))?;
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+/// Find `_PyRuntime` in the mapped interpreter (libpython first, then the executable: a
+/// static `python3`), pick the offsets for its version and walk its threads.
+fn python_stacks(
+    mem: &mut Memory,
+    modules: &[Module],
+    images: &mut BTreeMap<String, Option<ElfImage>>,
+    opts: &CoreOptions,
+    threads: &[python::CoreThread],
+    crashing_tid: Option<i32>,
+    warnings: &mut Vec<String>,
+) -> Option<python::PythonStacks> {
+    let mut candidates: Vec<&Module> = modules
+        .iter()
+        .filter(|m| {
+            let name = m.path.rsplit('/').next().unwrap_or("");
+            name.starts_with("libpython3") || name.starts_with("python")
+        })
+        .collect();
+    candidates.sort_by_key(|m| !m.path.rsplit('/').next().unwrap_or("").starts_with("lib"));
+    for m in candidates {
+        let Some(img) = image_for(images, m, opts) else {
+            continue;
+        };
+        let Some(sym) = img.object_symbol("_PyRuntime") else {
+            continue;
+        };
+        let bias = m
+            .base
+            .wrapping_sub(img.vaddr_of_file_offset(0).unwrap_or(0));
+        let runtime = sym.wrapping_add(bias);
+        let mut type_at = |name: &str| img.object_symbol(name).map(|v| v.wrapping_add(bias));
+        let known = python::KnownTypes {
+            code: type_at("PyCode_Type"),
+            str: type_at("PyUnicode_Type"),
+            bytes: type_at("PyBytes_Type"),
+        };
+        let hexversion = img
+            .object_symbol("Py_Version")
+            .and_then(|v| img.read_vaddr(v, 4))
+            .and_then(|b| notes::u32_at(&b, 0));
+        let minor = hexversion
+            .filter(|v| v >> 24 == 3)
+            .map(|v| (v >> 16) & 0xff)
+            .or_else(|| python_minor_of_name(&m.path));
+        let module = m.path.clone();
+        let mut paged = PagedMemory {
+            mem,
+            pages: BTreeMap::new(),
+        };
+        let published = python::Mem::read(&mut paged, runtime, python::layout::DEBUG_OFFSETS_LEN)
+            .and_then(|b| python::layout::from_debug_offsets(&b));
+        let (layout, offsets) = match (published, minor.and_then(python::layout::for_minor)) {
+            (Some(l), _) => (l, "debug-offsets"),
+            (None, Some(l)) => (l, "table"),
+            (None, None) => {
+                warnings.push(format!(
+                    "Python: {module} is CPython {}, whose structures this build does not know (3.8-3.13): no Python stacks",
+                    minor.map_or("3.?".to_string(), |m| format!("3.{m}"))
+                ));
+                return None;
+            }
+        };
+        let threads = python::walk(
+            &mut paged,
+            layout,
+            known,
+            runtime,
+            threads,
+            crashing_tid,
+            warnings,
+        );
+        return Some(python::PythonStacks {
+            version: format!("3.{}", layout.minor),
+            module,
+            offsets,
+            threads,
+        });
+    }
+    None
 }
 
 fn hex_bytes(b: &[u8]) -> String {

@@ -107,6 +107,26 @@ impl ElfImage {
         }
     }
 
+    /// Bytes at a link-time address, from the file (read-only data such as `Py_Version`).
+    pub fn read_vaddr(&mut self, vaddr: u64, len: usize) -> Option<Vec<u8>> {
+        let off = self
+            .phdrs
+            .iter()
+            .filter(|p| p.p_type == PT_LOAD)
+            .find(|p| p.p_vaddr <= vaddr && vaddr - p.p_vaddr < p.p_filesz)
+            .map(|p| p.p_offset + (vaddr - p.p_vaddr))?;
+        self.read_file(off, len)
+    }
+
+    /// The link-time address of a named data object (`_PyRuntime`), from `.symtab` or
+    /// `.dynsym`. Reads the symbol tables again: asked once per interpreter module.
+    pub fn object_symbol(&mut self, want: &str) -> Option<u64> {
+        let head = self.bytes.read_at(0, 64).ok()?;
+        let h = goblin::elf::Elf::parse_header(&head).ok()?;
+        let ctx = ctx_of(&h)?;
+        find_symbol(&mut self.bytes, &h, ctx, want)
+    }
+
     /// Bytes of the file (code before a return address, to check it is a call).
     pub fn read_file(&mut self, off: u64, len: usize) -> Option<Vec<u8>> {
         self.bytes.read_at(off, len).ok().filter(|b| b.len() == len)
@@ -162,6 +182,47 @@ fn read_symbols(bytes: &mut FileBytes, h: &Header, ctx: Ctx) -> Option<Vec<(u64,
     out.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
     out.dedup_by_key(|s| s.0);
     Some(out)
+}
+
+fn find_symbol(bytes: &mut FileBytes, h: &Header, ctx: Ctx, want: &str) -> Option<u64> {
+    if h.e_shnum == 0 || h.e_shentsize == 0 {
+        return None;
+    }
+    let shsize = (h.e_shentsize as usize).checked_mul(h.e_shnum as usize)?;
+    let shbuf = bytes.read_at(h.e_shoff, shsize.min(4 << 20)).ok()?;
+    let shdrs = SectionHeader::parse_from(&shbuf, 0, (h.e_shnum as usize).min(65535), ctx).ok()?;
+    for kind in [SHT_DYNSYM, SHT_SYMTAB] {
+        let Some(sec) = shdrs.iter().find(|s| s.sh_type == kind) else {
+            continue;
+        };
+        let Some(strsec) = shdrs.get(sec.sh_link as usize) else {
+            continue;
+        };
+        let (symlen, strlen) = (sec.sh_size as usize, strsec.sh_size as usize);
+        if symlen > MAX_SYMTAB || strlen > MAX_SYMTAB || sec.sh_entsize == 0 {
+            continue;
+        }
+        let (Ok(symbuf), Ok(strbuf)) = (
+            bytes.read_at(sec.sh_offset, symlen),
+            bytes.read_at(strsec.sh_offset, strlen),
+        ) else {
+            continue;
+        };
+        let count = symbuf.len() / sec.sh_entsize as usize;
+        let (Ok(tab), Ok(strtab)) = (
+            Symtab::parse(&symbuf, 0, count, ctx),
+            Strtab::parse(&strbuf, 0, strbuf.len(), 0),
+        ) else {
+            continue;
+        };
+        if let Some(s) = tab
+            .iter()
+            .find(|s| s.st_value != 0 && strtab.get_at(s.st_name) == Some(want))
+        {
+            return Some(s.st_value);
+        }
+    }
+    None
 }
 
 /// Where to look for a file the core names: under each sysroot-like root, then by base name
