@@ -181,8 +181,48 @@ fn every_available_python_version_gives_the_crashing_threads_stack_first() {
             .unwrap_or_else(|| panic!("{version}: no Python stacks; {:?}", a.warnings));
         let tid = a.summary.crashing_tid.expect("crashing tid");
         check(version, python, py, &script, tid);
+        if version == &found[0].0 {
+            report_shows_the_python_stack(&core, &script);
+        }
         let _ = std::fs::remove_file(&core);
     }
+}
+
+/// Through the whole analysis: the terminal shows the Python stack under the native one, the
+/// JSON carries it in `cores[].python`, and the SIGSEGV finding cites the user's line.
+fn report_shows_the_python_stack(core: &Path, script: &Path) {
+    let kb = trainwreck::rules::KnowledgeBase::load(&[]).unwrap();
+    let r = trainwreck::diagnose(&kb, &[core.display().to_string()], 1);
+    let want = format!(
+        "File \"{}\", line {}, in read_record",
+        script.display(),
+        line_of("return ctypes.string_at(ptr)")
+    );
+    let top = r.top().expect("diagnosed");
+    assert_eq!(top.category, trainwreck::model::Category::SegfaultNative);
+    assert!(
+        top.evidence
+            .iter()
+            .any(|e| e.why.as_deref().is_some_and(|w| w.ends_with(&want))),
+        "{:#?}",
+        top.evidence
+    );
+    let text = trainwreck::report::terminal::render(
+        &r,
+        &trainwreck::report::terminal::Style { color: false },
+    );
+    let native = text.find("#0 ").expect("native frames");
+    let python = text
+        .rfind(&format!("    {want}"))
+        .expect("python frame in the terminal report");
+    assert!(
+        native < python && text.contains("(crashed, holds the GIL)"),
+        "{text}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
+    let frames = &json["cores"][0]["python"]["threads"][0]["frames"];
+    assert_eq!(frames[1]["function"], "read_record", "{json:#}");
+    assert_eq!(frames[1]["file"], script.display().to_string());
 }
 
 /// The walk chases pointers backwards through the core; a compressed core can only restart its
@@ -204,4 +244,112 @@ fn a_zstd_python_core_gives_the_same_stacks() {
     );
     let _ = std::fs::remove_file(&core);
     let _ = std::fs::remove_file(&zst);
+}
+
+const BUS_SCRIPT: &str = "import mmap
+import os
+import sys
+
+
+def fill(m, size):
+    for i in range(0, size, 4096):
+        m[i] = 1
+
+
+def main():
+    fd = os.open(sys.argv[1], os.O_CREAT | os.O_RDWR, 0o600)
+    size = 8 << 20
+    os.ftruncate(fd, size)
+    m = mmap.mmap(fd, size)
+    fill(m, size)
+
+
+main()
+";
+
+fn can_unshare() -> bool {
+    Command::new("unshare")
+        .args(["-m", "sh", "-c", "mount -t tmpfs -o size=1M tmpfs /dev/shm"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Corpus case 12 made per version: a private 1 MB tmpfs on /dev/shm (a mount namespace of its
+/// own, so the machine's /dev/shm is untouched), a script writing an 8 MB mmap of a file there
+/// dies of SIGBUS on the first page the tmpfs cannot give; the diagnosis names the mapping and
+/// the Python line that touched it.
+#[test]
+#[ignore = "needs root + unshare -m (a private tmpfs on /dev/shm): .ci/run runs it with --ignored where they work"]
+fn sigbus_in_a_full_dev_shm_names_the_python_line_that_touched_it() {
+    assert!(
+        can_unshare(),
+        "this test needs root and `unshare -m` to give itself a private 1 MB /dev/shm"
+    );
+    let found = pythons();
+    assert!(!found.is_empty(), "no CPython 3.8+ found");
+    let kb = trainwreck::rules::KnowledgeBase::load(&[]).unwrap();
+    for (version, python) in &found {
+        let dir = scratch(&format!("pybus-{version}"));
+        let script = dir.join("bus.py");
+        std::fs::write(&script, BUS_SCRIPT).expect("write script");
+        let shm = "/dev/shm/trainwreck-py-bus";
+        let pattern = std::fs::read_to_string("/proc/sys/kernel/core_pattern").unwrap_or_default();
+        let kernel_writes_here = !pattern.starts_with('|') && !pattern.starts_with('/');
+        let mut cmd = Command::new("unshare");
+        cmd.args(["-m", "sh", "-c"])
+            .arg("mount -t tmpfs -o size=1M tmpfs /dev/shm && ulimit -c unlimited && exec \"$@\"")
+            .arg("sh");
+        if !kernel_writes_here {
+            cmd.args([
+                "gdb",
+                "-batch",
+                "-nx",
+                "-ex",
+                "run",
+                "-ex",
+                "gcore core.gcore",
+                "--args",
+            ]);
+        }
+        let out = cmd
+            .arg(python)
+            .arg(&script)
+            .arg(shm)
+            .current_dir(&dir)
+            .output()
+            .expect("run under unshare");
+        let core = std::fs::read_dir(&dir)
+            .expect("dir")
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .find(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("core"))
+            })
+            .unwrap_or_else(|| panic!("{version}: no core ({out:?})"));
+        let touch = BUS_SCRIPT
+            .lines()
+            .position(|l| l.trim() == "m[i] = 1")
+            .unwrap()
+            + 1;
+        let want = format!("File \"{}\", line {touch}, in fill", script.display());
+        let a = analyze_core(&core, &CoreOptions::default());
+        assert_eq!(a.summary.signal.as_deref(), Some("SIGBUS"), "{version}");
+        assert_eq!(a.summary.fault_mapping.as_deref(), Some(shm), "{version}");
+        let r = trainwreck::diagnose(&kb, &[core.display().to_string()], 1);
+        let top = r.top().expect("diagnosed");
+        assert_eq!(
+            top.category,
+            trainwreck::model::Category::ShmExhausted,
+            "{version}"
+        );
+        assert!(
+            top.evidence
+                .iter()
+                .any(|e| e.why.as_deref().is_some_and(|w| w.ends_with(&want))),
+            "{version}: evidence names {want}: {:#?}",
+            top.evidence
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -1002,6 +1002,25 @@ fn facts_of(s: &CoreSummary) -> Vec<Fact> {
     text("core.crash_module", &s.crash_module, "NT_FILE at the pc");
     let crash_symbol = s.frames.first().and_then(|f| f.symbol.clone());
     text("core.crash_symbol", &crash_symbol, "symbol at the pc");
+    if let Some(t) = s
+        .python
+        .as_ref()
+        .and_then(|p| p.threads.first())
+        .filter(|t| t.crashed)
+    {
+        let show = |f: &python::PythonFrame| match f.line {
+            Some(l) => format!("File \"{}\", line {l}, in {}", f.file, f.function),
+            None => format!("File \"{}\", in {}", f.file, f.function),
+        };
+        let innermost = t.frames.first().map(show);
+        text("core.python_frame", &innermost, "Python stack in the core");
+        let user = t
+            .frames
+            .iter()
+            .find(|f| !python::library_file(&f.file))
+            .map(show);
+        text("core.python_user_frame", &user, "Python stack in the core");
+    }
     let mut stack_modules: Vec<&str> = Vec::new();
     for f in &s.frames {
         if let Some(m) = f.module.as_deref()

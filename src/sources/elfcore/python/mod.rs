@@ -57,6 +57,18 @@ pub struct PythonStacks {
     pub threads: Vec<PythonThread>,
 }
 
+/// A file of the interpreter's standard library or of an installed package (not the user's
+/// code): for naming the innermost user frame.
+pub fn library_file(path: &str) -> bool {
+    path.starts_with('<')
+        || path.contains("/site-packages/")
+        || path.contains("/dist-packages/")
+        || path.split('/').any(|seg| {
+            seg.strip_prefix("python3.")
+                .is_some_and(|m| !m.is_empty() && m.bytes().all(|b| b.is_ascii_digit()))
+        }) && path.contains("/lib")
+}
+
 /// A thread of the core: its tid and thread pointer (x86-64 `fs_base` = `pthread_self()`).
 #[derive(Debug, Clone, Copy)]
 pub struct CoreThread {
