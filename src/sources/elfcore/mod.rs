@@ -838,8 +838,10 @@ fn python_stacks(
         })
         .collect();
     candidates.sort_by_key(|m| !m.path.rsplit('/').next().unwrap_or("").starts_with("lib"));
+    let mut missing: Vec<&str> = Vec::new();
     for m in candidates {
         let Some(img) = image_for(images, m, opts) else {
+            missing.push(&m.path);
             continue;
         };
         let Some(sym) = img.object_symbol("_PyRuntime") else {
@@ -896,6 +898,12 @@ fn python_stacks(
             offsets,
             threads,
         });
+    }
+    if !missing.is_empty() {
+        warnings.push(format!(
+            "no Python stacks: the interpreter's file of the same build is not on this machine ({}); pass --sysroot or --search-path with the crashed machine's copy",
+            missing.join(", ")
+        ));
     }
     None
 }

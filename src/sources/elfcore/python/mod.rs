@@ -388,3 +388,74 @@ pub fn walk(
     out.sort_by_key(|t| !t.crashed);
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: u64 = 0x7f00_0000_0000;
+
+    struct Bytes(Vec<u8>);
+
+    impl Mem for Bytes {
+        fn read(&mut self, addr: u64, len: usize) -> Option<Vec<u8>> {
+            let off = usize::try_from(addr.checked_sub(BASE)?).ok()?;
+            self.0.get(off..off.checked_add(len)?).map(<[u8]>::to_vec)
+        }
+    }
+
+    /// Random memory whose words often point back into it (so walks go deep and loop): every
+    /// layout must return, bounded, without panicking (fuzz/python_frames runs it unbounded).
+    #[test]
+    fn random_memory_never_panics_or_loops() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut rnd = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for round in 0..600 {
+            let mut b = vec![0u8; 8192];
+            for w in b.chunks_exact_mut(8) {
+                let r = rnd();
+                let v = match r % 4 {
+                    0 => BASE + (r >> 8) % 8192,
+                    1 => BASE + ((r >> 8) % 1024) * 8,
+                    2 => r >> 3,
+                    _ => 0,
+                };
+                w.copy_from_slice(&v.to_le_bytes());
+            }
+            let l = layout::for_minor(8 + round % 6).unwrap();
+            let known = if round % 2 == 0 {
+                KnownTypes::default()
+            } else {
+                KnownTypes {
+                    code: Some(BASE + 8),
+                    str: Some(BASE + 16),
+                    bytes: Some(BASE + 24),
+                }
+            };
+            let threads = [CoreThread {
+                tid: Some(1),
+                thread_pointer: Some(BASE),
+            }];
+            let mut w = Vec::new();
+            let out = walk(&mut Bytes(b), l, known, BASE, &threads, Some(1), &mut w);
+            assert!(out.len() <= MAX_THREADS);
+            assert!(out.iter().all(|t| t.frames.len() <= MAX_FRAMES));
+        }
+    }
+
+    #[test]
+    fn library_files_are_stdlib_and_installed_packages() {
+        assert!(library_file("/usr/lib/python3.11/threading.py"));
+        assert!(library_file(
+            "/opt/venv/lib/python3.12/site-packages/torch/utils/data/_utils/worker.py"
+        ));
+        assert!(library_file("<frozen importlib._bootstrap>"));
+        assert!(!library_file("/home/me/train.py"));
+        assert!(!library_file("/srv/python3.11-scripts/train.py"));
+    }
+}
