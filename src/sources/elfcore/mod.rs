@@ -775,8 +775,9 @@ struct PagedMemory<'m, 'c> {
     pages: BTreeMap<u64, Option<Vec<u8>>>,
 }
 
-/// Pages kept by the Python walk (16 MiB).
+/// Pages kept by the Python walk (16 MiB), and read at once on a miss (64 KiB).
 const MAX_PAGES: usize = 4096;
+const READ_AHEAD: usize = 16;
 
 impl python::Mem for PagedMemory<'_, '_> {
     fn read(&mut self, addr: u64, len: usize) -> Option<Vec<u8>> {
@@ -787,6 +788,19 @@ impl python::Mem for PagedMemory<'_, '_> {
         let mut out = Vec::with_capacity(len);
         let mut page = addr & !(PAGE as u64 - 1);
         while page < end {
+            if !self.pages.contains_key(&page) && self.pages.len() + READ_AHEAD < MAX_PAGES {
+                // Read ahead: a compressed core can only go back by decompressing again, and
+                // the walk's next reads are mostly near this one (the same arena or .data).
+                let ahead = self
+                    .mem
+                    .read_prefix(page, PAGE * READ_AHEAD)
+                    .unwrap_or_default();
+                for (i, chunk) in ahead.chunks_exact(PAGE).enumerate() {
+                    self.pages
+                        .entry(page + (i * PAGE) as u64)
+                        .or_insert_with(|| Some(chunk.to_vec()));
+                }
+            }
             if !self.pages.contains_key(&page) {
                 let got = self.mem.read(page, PAGE);
                 if self.pages.len() >= MAX_PAGES {
