@@ -183,6 +183,16 @@ pub static CATALOG: &[FactSpec] = &[
         "process id of the process that dumped core"
     ),
     spec!(
+        "core.python_frame",
+        Text,
+        "innermost Python frame of the crashing thread, as a traceback line: File \"train.py\", line 212, in collate_fn"
+    ),
+    spec!(
+        "core.python_user_frame",
+        Text,
+        "innermost Python frame of the crashing thread outside the standard library and installed packages, as a traceback line"
+    ),
+    spec!(
         "core.sender_pid",
         Count,
         "pid that sent the signal, for signals sent by a process (si_code SI_USER/SI_TKILL/SI_QUEUE)"

@@ -106,3 +106,28 @@ fn abort_core_is_named_but_not_overclaimed() {
         top.confidence
     );
 }
+
+#[test]
+fn a_zstd_core_is_diagnosed_like_its_gzip_original() {
+    use std::io::Read;
+    let src = format!(
+        "{}/fixtures/cores/bus-dyn.core.gz",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let mut raw = Vec::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(&src).unwrap())
+        .read_to_end(&mut raw)
+        .unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let zst = zstd::stream::encode_all(&raw[..], 3).unwrap();
+    std::fs::write(d.path().join("core.1234.zst"), zst).unwrap();
+    let from_zst = diagnose_dir(d.path());
+    let from_gz = only("bus-dyn.core.gz");
+    assert_eq!(
+        from_zst.top().map(|f| f.category),
+        Some(Category::ShmExhausted)
+    );
+    assert_eq!(from_zst.cores.len(), 1, "{:?}", from_zst.warnings);
+    assert_eq!(from_zst.cores[0].summary, from_gz.cores[0].summary);
+    assert_eq!(from_zst.fingerprint, from_gz.fingerprint);
+}

@@ -329,6 +329,64 @@ fn render_core(out: &mut String, c: &crate::analyze::CoreReport, st: &Style) {
             ))
         );
     }
+    if let Some(py) = &s.python {
+        render_python(out, py, st);
+    }
+}
+
+/// The Python stacks beside the native one: the crashing thread in full (up to 20 frames),
+/// the others shortly; innermost first, as the native frames are.
+fn render_python(out: &mut String, py: &crate::sources::elfcore::python::PythonStacks, st: &Style) {
+    for (i, t) in py.threads.iter().enumerate() {
+        let mut marks = Vec::new();
+        if t.crashed {
+            marks.push("crashed");
+        }
+        if t.holds_gil {
+            marks.push("holds the GIL");
+        }
+        let tid = t
+            .tid
+            .map(|t| format!("thread {t}"))
+            .unwrap_or_else(|| format!("thread {}", t.thread_id));
+        let _ = writeln!(
+            out,
+            "  {} {}{}",
+            st.bold(&format!("Python {}", py.version)),
+            tid,
+            if marks.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", marks.join(", "))
+            }
+        );
+        let keep = if i == 0 && t.crashed { 20 } else { 4 };
+        for f in t.frames.iter().take(keep) {
+            let line = f.line.map(|l| format!(", line {l}")).unwrap_or_default();
+            let _ = writeln!(out, "    File \"{}\"{line}, in {}", f.file, f.function);
+        }
+        if t.frames.len() > keep {
+            let _ = writeln!(
+                out,
+                "    {}",
+                st.dim(&format!(
+                    "… {} more frames (see --format json)",
+                    t.frames.len() - keep
+                ))
+            );
+        }
+        if i >= 7 && py.threads.len() > 8 {
+            let _ = writeln!(
+                out,
+                "  {}",
+                st.dim(&format!(
+                    "… {} more Python threads (see --format json)",
+                    py.threads.len() - 8
+                ))
+            );
+            break;
+        }
+    }
 }
 
 fn short(path: &str) -> &str {

@@ -1,4 +1,5 @@
-//! Opening an input: the one place that opens a file or stdin, decompresses `.gz`, sniffs the
+//! Opening an input: the one place that opens a file or stdin, decompresses it (gzip, zstd, xz,
+//! lz4: by magic, `elfcore::input::decoder`), sniffs the
 //! head, detects the kind and says how the kind is read (lines with an optional fact parser,
 //! a bounded document, a core read in place, or not at all with the reason). The analysis,
 //! the work planner and the tests all go through here, so they read every input the same
@@ -6,6 +7,7 @@
 
 use crate::inputs::{Input, Source};
 use crate::model::SourceKind;
+use crate::sources::elfcore::input::{decoder, sniff};
 use crate::sources::{FactParser, detect, fact_parser};
 use std::io::{self, Read};
 use std::path::PathBuf;
@@ -44,16 +46,21 @@ pub fn open(input: &Input) -> Result<Opened, String> {
     };
     let head = read_head(&mut raw).map_err(|e| format!("cannot read: {e}"))?;
     let file_name = path.rsplit('/').next().unwrap_or(path);
-    let (stream, head, name): (Box<dyn Read + Send>, Vec<u8>, &str) = if detect::is_gzip(&head) {
-        let mut gz: Box<dyn Read + Send> = Box::new(flate2::read::MultiGzDecoder::new(
-            io::Cursor::new(head).chain(raw),
-        ));
-        let inner = read_head(&mut gz)
-            .map_err(|e| format!("gzip data is corrupt or truncated before any text: {e}"))?;
-        (gz, inner, file_name.trim_end_matches(".gz"))
-    } else {
-        (raw, head, file_name)
-    };
+    let container = sniff(&head);
+    let (stream, head, name): (Box<dyn Read + Send>, Vec<u8>, &str) =
+        if let Some(z) = container.compression() {
+            let mut dec = decoder(container, Box::new(io::Cursor::new(head).chain(raw)))
+                .map_err(|e| format!("{z} data cannot be read: {e}"))?;
+            let inner = read_head(&mut dec)
+                .map_err(|e| format!("{z} data is corrupt or truncated before any text: {e}"))?;
+            let bare = [".gz", ".zst", ".xz", ".lz4"]
+                .iter()
+                .find_map(|ext| file_name.strip_suffix(ext))
+                .unwrap_or(file_name);
+            (dec, inner, bare)
+        } else {
+            (raw, head, file_name)
+        };
     let (kind, how) = classify(input, name, &head);
     Ok(Opened {
         kind,
@@ -110,7 +117,7 @@ pub fn splittable(input: &Input) -> Option<SourceKind> {
         return None;
     };
     let head = read_head(&mut std::fs::File::open(p).ok()?).ok()?;
-    if head.is_empty() || detect::is_gzip(&head) || detect::is_zstd(&head) || detect::is_xz(&head) {
+    if head.is_empty() || sniff(&head).compression().is_some() {
         return None;
     }
     let path = input.display.as_str();

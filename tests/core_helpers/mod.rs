@@ -43,7 +43,39 @@ pub fn helper() -> &'static Path {
 
 /// Crash the helper in `mode` (with `args`) in a scratch directory and return the core it left.
 pub fn crash_core(mode: &str, args: &[&str]) -> PathBuf {
-    let dir = scratch(mode);
+    let mut all = vec![mode];
+    all.extend_from_slice(args);
+    core_of(mode, helper(), &all)
+}
+
+/// Build a C++ source beside this file once per test binary with the system `g++` (no
+/// inlining, frame pointers, a symbol table: the frames and names the test asserts).
+pub fn cpp_helper(name: &str) -> PathBuf {
+    static BUILT: std::sync::Mutex<Vec<(String, PathBuf)>> = std::sync::Mutex::new(Vec::new());
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, p)) = built.iter().find(|(n, _)| n == name) {
+        return p.clone();
+    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/core_helpers")
+        .join(name);
+    let out = scratch("cpp").join(name.trim_end_matches(".cpp"));
+    let st = Command::new("g++")
+        .args(["-O0", "-g0", "-fno-inline", "-fno-omit-frame-pointer", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .status()
+        .expect("these tests need a C++ compiler (`g++`) to build the C++ crash helper");
+    assert!(st.success(), "g++ failed to build {}", src.display());
+    built.push((name.to_string(), out.clone()));
+    out
+}
+
+/// Run `program args` so that it crashes, in a scratch directory, and return its core: the
+/// kernel's when core_pattern writes into the working directory, else gdb's `gcore` at the
+/// crash (the same process state, stopped at the faulting instruction).
+pub fn core_of(tag: &str, program: &Path, args: &[&str]) -> PathBuf {
+    let dir = scratch(tag);
     let pattern = std::fs::read_to_string("/proc/sys/kernel/core_pattern")
         .unwrap_or_default()
         .trim()
@@ -52,20 +84,20 @@ pub fn crash_core(mode: &str, args: &[&str]) -> PathBuf {
         eprintln!(
             "core_pattern is {pattern:?}: the kernel does not write cores into the working directory here; falling back to gdb's gcore"
         );
-        return gcore(&dir, mode, args);
+        return gcore_of(&dir, program, args);
     }
     let out = Command::new("sh")
         .arg("-c")
         .arg("ulimit -c unlimited; exec \"$0\" \"$@\"")
-        .arg(helper())
-        .arg(mode)
+        .arg(program)
         .args(args)
         .current_dir(&dir)
         .output()
         .expect("run the crash helper");
     assert!(
         !out.status.success(),
-        "the helper did not crash in mode {mode}"
+        "{} did not crash ({tag})",
+        program.display()
     );
     let prefix = pattern.split('%').next().unwrap_or("core").to_string();
     let found = std::fs::read_dir(&dir)
@@ -85,20 +117,25 @@ pub fn crash_core(mode: &str, args: &[&str]) -> PathBuf {
                 dir.display(),
                 out.status
             );
-            gcore(&dir, mode, args)
+            gcore_of(&dir, program, args)
         }
     }
 }
 
 /// Take the core with gdb when the kernel will not write one where we can find it.
 pub fn gcore(dir: &Path, mode: &str, args: &[&str]) -> PathBuf {
+    let mut all = vec![mode];
+    all.extend_from_slice(args);
+    gcore_of(dir, helper(), &all)
+}
+
+pub fn gcore_of(dir: &Path, program: &Path, args: &[&str]) -> PathBuf {
     let core = dir.join("core.gcore");
     let st = Command::new("gdb")
         .args(["-batch", "-nx", "-ex", "run", "-ex"])
         .arg(format!("gcore {}", core.display()))
         .arg("--args")
-        .arg(helper())
-        .arg(mode)
+        .arg(program)
         .args(args)
         .current_dir(dir)
         .output()

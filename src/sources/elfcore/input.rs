@@ -1,6 +1,7 @@
 //! Where a core's bytes come from: a file read with positioned reads, a slice (fuzzing, tests),
-//! or a gzip stream read forward once. Readers never load a whole core; the gzip reader cannot
-//! seek back, so the analysis asks for every range in ascending file order.
+//! or a compressed stream (gzip, zstd, xz, lz4) read forward. Readers never load a whole core;
+//! a stream goes back only by decompressing again from the start, so the analysis asks for
+//! its ranges in ascending file order wherever it can.
 
 use flate2::read::MultiGzDecoder;
 use std::fs::File;
@@ -75,32 +76,94 @@ fn positioned_read(f: &File, buf: &mut [u8], off: u64) -> io::Result<usize> {
     f.read(buf)
 }
 
-/// A gzip'ed core decompressed as a stream: what was read is kept (only the requested ranges,
-/// so memory stays at headers + notes + a stack window), skipped bytes are decompressed and
-/// dropped. A read behind the stream's position that was not kept is an error.
-pub struct GzStream {
-    dec: MultiGzDecoder<BufReader<File>>,
+/// A compressed core (gzip, zstd, xz, lz4) decompressed as a stream: what was read is kept
+/// (only the requested ranges, so memory stays at headers + notes + the few pages the stack
+/// and Python walks need), skipped bytes are decompressed and dropped. A read behind the
+/// stream's position that was not kept restarts the decompression from the file's start (the
+/// Python walk chases pointers backwards); at most `MAX_REWINDS` times, then it is an error.
+pub struct Stream {
+    container: Container,
+    file: File,
+    dec: Box<dyn Read>,
     pos: u64,
     kept: Vec<(u64, Vec<u8>)>,
     ended: bool,
+    rewinds: usize,
 }
 
-impl GzStream {
-    pub fn new(f: File) -> GzStream {
-        GzStream {
-            dec: MultiGzDecoder::new(BufReader::with_capacity(1 << 16, f)),
+/// Restarts allowed per core: each one decompresses the core again up to the wanted offset.
+pub const MAX_REWINDS: usize = 48;
+
+impl Stream {
+    /// A stream over `f`, compressed as `container` says (`Elf`/`Other` are read as they are).
+    pub fn new(f: File, container: Container) -> io::Result<Stream> {
+        let dec = decoder(
+            container,
+            Box::new(BufReader::with_capacity(1 << 16, f.try_clone()?)),
+        )?;
+        Ok(Stream {
+            container,
+            file: f,
+            dec,
             pos: 0,
             kept: Vec::new(),
             ended: false,
+            rewinds: 0,
+        })
+    }
+
+    fn restart(&mut self) -> io::Result<()> {
+        use std::io::{Seek, SeekFrom};
+        let mut f = self.file.try_clone()?;
+        f.seek(SeekFrom::Start(0))?;
+        self.dec = decoder(
+            self.container,
+            Box::new(BufReader::with_capacity(1 << 16, f)),
+        )?;
+        self.pos = 0;
+        self.ended = false;
+        self.rewinds += 1;
+        Ok(())
+    }
+}
+
+/// A decompressing reader for a container. Why these crates: `flate2` (already used for logs);
+/// `zstd`, the bindings to the reference libzstd that systemd-coredump itself writes with;
+/// `liblzma`, the maintained bindings to xz-utils' liblzma (the fork of the unmaintained `xz2`);
+/// `lz4_flex`, a pure-Rust LZ4 *frame* decoder (the format `lz4`/systemd write) with its
+/// bounds-checked safe decoder, so hostile input cannot reach unsafe code.
+pub fn decoder<'a>(
+    container: Container,
+    r: Box<dyn Read + Send + 'a>,
+) -> io::Result<Box<dyn Read + Send + 'a>> {
+    Ok(match container {
+        Container::Gzip => Box::new(MultiGzDecoder::new(r)),
+        Container::Zstd => Box::new(zstd::stream::read::Decoder::new(r)?),
+        Container::Xz => Box::new(liblzma::read::XzDecoder::new_multi_decoder(r)),
+        Container::Lz4 => Box::new(lz4_flex::frame::FrameDecoder::new(r)),
+        Container::Elf | Container::Other => r,
+    })
+}
+
+impl Container {
+    /// The name of the compression (`None` for an uncompressed file).
+    pub fn compression(self) -> Option<&'static str> {
+        match self {
+            Container::Gzip => Some("gzip"),
+            Container::Zstd => Some("zstd"),
+            Container::Xz => Some("xz"),
+            Container::Lz4 => Some("lz4"),
+            Container::Elf | Container::Other => None,
         }
     }
 }
 
-impl CoreBytes for GzStream {
+impl CoreBytes for Stream {
     fn read_at(&mut self, off: u64, len: usize) -> Result<Vec<u8>, String> {
         if len > MAX_READ {
             return Err(format!("refusing a {len}-byte read at offset {off}"));
         }
+        let name = self.container.compression().unwrap_or("file");
         let end = off.saturating_add(len as u64);
         if let Some((s, d)) = self
             .kept
@@ -111,17 +174,21 @@ impl CoreBytes for GzStream {
             return Ok(d[a..a + len].to_vec());
         }
         if off < self.pos {
-            return Err(format!(
-                "gzip stream cannot go back to offset {off} (already at {})",
-                self.pos
-            ));
+            if self.rewinds >= MAX_REWINDS {
+                return Err(format!(
+                    "{name} stream cannot go back to offset {off} (already at {}; {MAX_REWINDS} restarts spent)",
+                    self.pos
+                ));
+            }
+            self.restart()
+                .map_err(|e| format!("{name} stream cannot restart: {e}"))?;
         }
         if self.ended {
             return Ok(Vec::new());
         }
         let skip = off - self.pos;
         let skipped = io::copy(&mut (&mut self.dec).take(skip), &mut io::sink())
-            .map_err(|e| format!("gzip stream at offset {}: {e}", self.pos))?;
+            .map_err(|e| format!("{name} stream at offset {}: {e}", self.pos))?;
         self.pos += skipped;
         if skipped < skip {
             self.ended = true;
@@ -131,7 +198,7 @@ impl CoreBytes for GzStream {
         let got = (&mut self.dec)
             .take(len as u64)
             .read_to_end(&mut buf)
-            .map_err(|e| format!("gzip stream at offset {}: {e}", self.pos))?;
+            .map_err(|e| format!("{name} stream at offset {}: {e}", self.pos))?;
         self.pos += got as u64;
         if got < len {
             self.ended = true;

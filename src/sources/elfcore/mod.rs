@@ -1,6 +1,6 @@
 //! ELF core dumps: from a core file to the signal, the fault address, the file mapped there, the
 //! executable and a labelled stack of the crashing thread. Reads only the headers, the notes and
-//! the few pages the stack walk needs (positioned reads; a gzip'ed core is streamed once, forward);
+//! the few pages the stack walk needs (positioned reads; a compressed core is streamed forward);
 //! it must never read a core whole, panic on damaged input, or guess a symbol it cannot verify.
 //!
 //! Output: `CoreAnalysis` = facts (`core.*`, see `facts::CATALOG`), warnings (what was missing),
@@ -8,13 +8,14 @@
 
 pub mod input;
 pub mod notes;
+pub mod python;
 pub mod signals;
 pub mod stack;
 pub mod symbols;
 pub mod text;
 
 use crate::model::Fact;
-use input::{CoreBytes, FileBytes, GzStream, SliceBytes};
+use input::{CoreBytes, FileBytes, SliceBytes, Stream};
 use notes::{Arch, FileMapping, Notes, ThreadStatus};
 use serde::Serialize;
 use stack::{How, RawFrame, Window};
@@ -73,6 +74,9 @@ pub struct StackFrame {
     /// see the module's `symbols`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub symbol: Option<String>,
+    /// The symbol as the ELF file spells it, when `symbol` is its demangled C++/Rust name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mangled: Option<String>,
     /// `pc`, `link-register`, `frame-pointer` or `stack-scan`.
     pub how: &'static str,
 }
@@ -119,9 +123,13 @@ pub struct CoreSummary {
     pub crash_module: Option<String>,
     pub modules: Vec<ModuleInfo>,
     pub frames: Vec<StackFrame>,
+    /// Every thread's Python stack, the crashing thread first, when the process was a CPython
+    /// whose `libpython`/`python` file (build-id checked) is at hand.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub python: Option<python::PythonStacks>,
 }
 
-/// Analyse a core file: raw ELF, or `.gz` (streamed). zstd/xz/lz4 cores are reported, not read.
+/// Analyse a core file: raw ELF, or compressed with gzip, zstd, xz or lz4 (streamed).
 pub fn analyze_core(path: &Path, opts: &CoreOptions) -> CoreAnalysis {
     let mut a = CoreAnalysis::default();
     let mut f = match File::open(path) {
@@ -145,31 +153,25 @@ pub fn analyze_core(path: &Path, opts: &CoreOptions) -> CoreAnalysis {
     }
     match input::sniff(&head[..n]) {
         input::Container::Elf => analyze(&mut FileBytes(f), opts, true),
-        input::Container::Gzip => match File::open(path) {
-            Ok(f) => analyze(&mut GzStream::new(f), opts, true),
+        c @ (input::Container::Gzip
+        | input::Container::Zstd
+        | input::Container::Xz
+        | input::Container::Lz4) => match File::open(path).and_then(|f| Stream::new(f, c)) {
+            Ok(mut s) => analyze(&mut s, opts, true),
             Err(e) => {
-                a.warnings.push(format!("cannot open core: {e}"));
+                let name = c.compression().unwrap_or("compressed");
+                a.warnings
+                    .push(format!("cannot open {name}-compressed core: {e}"));
                 a
             }
         },
-        c @ (input::Container::Zstd | input::Container::Xz | input::Container::Lz4) => {
-            let (name, tool) = match c {
-                input::Container::Zstd => ("zstd", "zstd -d"),
-                input::Container::Xz => ("xz", "xz -d"),
-                _ => ("lz4", "lz4 -d"),
-            };
-            a.warnings.push(format!(
-                "{name}-compressed core (systemd-coredump stores them so): not read; decompress it with `{tool}` (or `coredumpctl dump`) and analyse the result"
-            ));
-            a
-        }
         input::Container::Other if n == 0 => {
             a.warnings.push("empty file: no core to read".into());
             a
         }
         input::Container::Other => {
             a.warnings
-                .push("not an ELF core (no ELF magic, not gzip): nothing read".into());
+                .push("not an ELF core (no ELF magic, not gzip/zstd/xz/lz4): nothing read".into());
             a
         }
     }
@@ -654,6 +656,7 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
             module: None,
             offset: None,
             symbol: None,
+            mangled: None,
             how: f.how.as_str(),
         };
         // A return address points after the call: look up the byte before it.
@@ -680,7 +683,13 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
                     && let Some((name, off)) = img.symbol_at(v)
                 {
                     let off = off.saturating_add(f.pc - lookup);
-                    frame.symbol = Some(format!("{name}+{off:#x}"));
+                    match symbols::demangle(&name) {
+                        Some(human) => {
+                            frame.symbol = Some(format!("{human}+{off:#x}"));
+                            frame.mangled = Some(name);
+                        }
+                        None => frame.symbol = Some(format!("{name}+{off:#x}")),
+                    }
                 }
             }
         } else if let Some(v) = vdso
@@ -694,6 +703,25 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
         a.summary.frames.push(frame);
     }
     a.summary.crash_module = a.summary.frames.first().and_then(|f| f.module.clone());
+    if use_fs && opts.symbolize {
+        let threads: Vec<python::CoreThread> = nt
+            .threads
+            .iter()
+            .map(|t| python::CoreThread {
+                tid: t.tid,
+                thread_pointer: t.thread_pointer,
+            })
+            .collect();
+        a.summary.python = python_stacks(
+            &mut mem,
+            &modules,
+            &mut images,
+            opts,
+            &threads,
+            a.summary.crashing_tid,
+            &mut a.warnings,
+        );
+    }
     for p in &used {
         let Some(m) = modules.iter().find(|m| &m.path == p) else {
             continue;
@@ -738,6 +766,160 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
 
     a.facts = facts_of(&a.summary);
     a
+}
+
+/// The process's memory for the Python walk, a page at a time, pages kept (a stream goes back
+/// only by decompressing again, and the walk's reads cluster in a few pages).
+struct PagedMemory<'m, 'c> {
+    mem: &'m mut Memory<'c>,
+    pages: BTreeMap<u64, Option<Vec<u8>>>,
+}
+
+/// Pages kept by the Python walk (16 MiB), and read at once on a miss (64 KiB).
+const MAX_PAGES: usize = 4096;
+const READ_AHEAD: usize = 16;
+
+impl python::Mem for PagedMemory<'_, '_> {
+    fn read(&mut self, addr: u64, len: usize) -> Option<Vec<u8>> {
+        if len > 2 << 20 {
+            return None;
+        }
+        let end = addr.checked_add(len as u64)?;
+        let mut out = Vec::with_capacity(len);
+        let mut page = addr & !(PAGE as u64 - 1);
+        while page < end {
+            if !self.pages.contains_key(&page) && self.pages.len() + READ_AHEAD < MAX_PAGES {
+                // Read ahead: a compressed core can only go back by decompressing again, and
+                // the walk's next reads are mostly near this one (the same arena or .data).
+                let ahead = self
+                    .mem
+                    .read_prefix(page, PAGE * READ_AHEAD)
+                    .unwrap_or_default();
+                for (i, chunk) in ahead.chunks_exact(PAGE).enumerate() {
+                    self.pages
+                        .entry(page + (i * PAGE) as u64)
+                        .or_insert_with(|| Some(chunk.to_vec()));
+                }
+            }
+            if !self.pages.contains_key(&page) {
+                let got = self.mem.read(page, PAGE);
+                if self.pages.len() >= MAX_PAGES {
+                    let b = got?;
+                    let from = addr.max(page) - page;
+                    let to = end.min(page + PAGE as u64) - page;
+                    out.extend_from_slice(&b[from as usize..to as usize]);
+                    page += PAGE as u64;
+                    continue;
+                }
+                self.pages.insert(page, got);
+            }
+            let b = self.pages.get(&page)?.as_ref()?;
+            let from = addr.max(page) - page;
+            let to = end.min(page + PAGE as u64) - page;
+            out.extend_from_slice(&b[from as usize..to as usize]);
+            page += PAGE as u64;
+        }
+        Some(out)
+    }
+}
+
+/// The CPython minor version a file name says (`libpython3.11.so.1.0`, `python3.12`).
+fn python_minor_of_name(path: &str) -> Option<u32> {
+    let name = path.rsplit('/').next()?;
+    let rest = name
+        .strip_prefix("libpython3.")
+        .or_else(|| name.strip_prefix("python3."))?;
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+/// Find `_PyRuntime` in the mapped interpreter (libpython first, then the executable: a
+/// static `python3`), pick the offsets for its version and walk its threads.
+fn python_stacks(
+    mem: &mut Memory,
+    modules: &[Module],
+    images: &mut BTreeMap<String, Option<ElfImage>>,
+    opts: &CoreOptions,
+    threads: &[python::CoreThread],
+    crashing_tid: Option<i32>,
+    warnings: &mut Vec<String>,
+) -> Option<python::PythonStacks> {
+    let mut candidates: Vec<&Module> = modules
+        .iter()
+        .filter(|m| {
+            let name = m.path.rsplit('/').next().unwrap_or("");
+            name.starts_with("libpython3") || name.starts_with("python")
+        })
+        .collect();
+    candidates.sort_by_key(|m| !m.path.rsplit('/').next().unwrap_or("").starts_with("lib"));
+    let mut missing: Vec<&str> = Vec::new();
+    for m in candidates {
+        let Some(img) = image_for(images, m, opts) else {
+            missing.push(&m.path);
+            continue;
+        };
+        let Some(sym) = img.object_symbol("_PyRuntime") else {
+            continue;
+        };
+        let bias = m
+            .base
+            .wrapping_sub(img.vaddr_of_file_offset(0).unwrap_or(0));
+        let runtime = sym.wrapping_add(bias);
+        let mut type_at = |name: &str| img.object_symbol(name).map(|v| v.wrapping_add(bias));
+        let known = python::KnownTypes {
+            code: type_at("PyCode_Type"),
+            str: type_at("PyUnicode_Type"),
+            bytes: type_at("PyBytes_Type"),
+        };
+        let hexversion = img
+            .object_symbol("Py_Version")
+            .and_then(|v| img.read_vaddr(v, 4))
+            .and_then(|b| notes::u32_at(&b, 0));
+        let minor = hexversion
+            .filter(|v| v >> 24 == 3)
+            .map(|v| (v >> 16) & 0xff)
+            .or_else(|| python_minor_of_name(&m.path));
+        let module = m.path.clone();
+        let mut paged = PagedMemory {
+            mem,
+            pages: BTreeMap::new(),
+        };
+        let published = python::Mem::read(&mut paged, runtime, python::layout::DEBUG_OFFSETS_LEN)
+            .and_then(|b| python::layout::from_debug_offsets(&b));
+        let (layout, offsets) = match (published, minor.and_then(python::layout::for_minor)) {
+            (Some(l), _) => (l, "debug-offsets"),
+            (None, Some(l)) => (l, "table"),
+            (None, None) => {
+                warnings.push(format!(
+                    "Python: {module} is CPython {}, whose structures this build does not know (3.8-3.13): no Python stacks",
+                    minor.map_or("3.?".to_string(), |m| format!("3.{m}"))
+                ));
+                return None;
+            }
+        };
+        let threads = python::walk(
+            &mut paged,
+            layout,
+            known,
+            runtime,
+            threads,
+            crashing_tid,
+            warnings,
+        );
+        return Some(python::PythonStacks {
+            version: format!("3.{}", layout.minor),
+            module,
+            offsets,
+            threads,
+        });
+    }
+    if !missing.is_empty() {
+        warnings.push(format!(
+            "no Python stacks: the interpreter's file of the same build is not on this machine ({}); pass --sysroot or --search-path with the crashed machine's copy",
+            missing.join(", ")
+        ));
+    }
+    None
 }
 
 fn hex_bytes(b: &[u8]) -> String {
@@ -842,6 +1024,25 @@ fn facts_of(s: &CoreSummary) -> Vec<Fact> {
     text("core.crash_module", &s.crash_module, "NT_FILE at the pc");
     let crash_symbol = s.frames.first().and_then(|f| f.symbol.clone());
     text("core.crash_symbol", &crash_symbol, "symbol at the pc");
+    if let Some(t) = s
+        .python
+        .as_ref()
+        .and_then(|p| p.threads.first())
+        .filter(|t| t.crashed)
+    {
+        let show = |f: &python::PythonFrame| match f.line {
+            Some(l) => format!("File \"{}\", line {l}, in {}", f.file, f.function),
+            None => format!("File \"{}\", in {}", f.file, f.function),
+        };
+        let innermost = t.frames.first().map(show);
+        text("core.python_frame", &innermost, "Python stack in the core");
+        let user = t
+            .frames
+            .iter()
+            .find(|f| !python::library_file(&f.file))
+            .map(show);
+        text("core.python_user_frame", &user, "Python stack in the core");
+    }
     let mut stack_modules: Vec<&str> = Vec::new();
     for f in &s.frames {
         if let Some(m) = f.module.as_deref()

@@ -120,6 +120,8 @@ pub struct ThreadStatus {
     pub fp: Option<u64>,
     /// aarch64's link register (x30): the caller of a leaf function.
     pub lr: Option<u64>,
+    /// x86-64 `fs_base`: glibc's thread pointer, the value of `pthread_self()`.
+    pub thread_pointer: Option<u64>,
 }
 
 const PR_REG: usize = 112;
@@ -136,6 +138,7 @@ pub fn parse_prstatus(d: &[u8], arch: Arch) -> ThreadStatus {
             t.fp = reg(4);
             t.pc = reg(16);
             t.sp = reg(19);
+            t.thread_pointer = reg(21);
         }
         Arch::Aarch64 => {
             t.fp = reg(29);

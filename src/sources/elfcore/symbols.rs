@@ -107,6 +107,26 @@ impl ElfImage {
         }
     }
 
+    /// Bytes at a link-time address, from the file (read-only data such as `Py_Version`).
+    pub fn read_vaddr(&mut self, vaddr: u64, len: usize) -> Option<Vec<u8>> {
+        let off = self
+            .phdrs
+            .iter()
+            .filter(|p| p.p_type == PT_LOAD)
+            .find(|p| p.p_vaddr <= vaddr && vaddr - p.p_vaddr < p.p_filesz)
+            .map(|p| p.p_offset + (vaddr - p.p_vaddr))?;
+        self.read_file(off, len)
+    }
+
+    /// The link-time address of a named data object (`_PyRuntime`), from `.symtab` or
+    /// `.dynsym`. Reads the symbol tables again: asked once per interpreter module.
+    pub fn object_symbol(&mut self, want: &str) -> Option<u64> {
+        let head = self.bytes.read_at(0, 64).ok()?;
+        let h = goblin::elf::Elf::parse_header(&head).ok()?;
+        let ctx = ctx_of(&h)?;
+        find_symbol(&mut self.bytes, &h, ctx, want)
+    }
+
     /// Bytes of the file (code before a return address, to check it is a call).
     pub fn read_file(&mut self, off: u64, len: usize) -> Option<Vec<u8>> {
         self.bytes.read_at(off, len).ok().filter(|b| b.len() == len)
@@ -164,6 +184,47 @@ fn read_symbols(bytes: &mut FileBytes, h: &Header, ctx: Ctx) -> Option<Vec<(u64,
     Some(out)
 }
 
+fn find_symbol(bytes: &mut FileBytes, h: &Header, ctx: Ctx, want: &str) -> Option<u64> {
+    if h.e_shnum == 0 || h.e_shentsize == 0 {
+        return None;
+    }
+    let shsize = (h.e_shentsize as usize).checked_mul(h.e_shnum as usize)?;
+    let shbuf = bytes.read_at(h.e_shoff, shsize.min(4 << 20)).ok()?;
+    let shdrs = SectionHeader::parse_from(&shbuf, 0, (h.e_shnum as usize).min(65535), ctx).ok()?;
+    for kind in [SHT_DYNSYM, SHT_SYMTAB] {
+        let Some(sec) = shdrs.iter().find(|s| s.sh_type == kind) else {
+            continue;
+        };
+        let Some(strsec) = shdrs.get(sec.sh_link as usize) else {
+            continue;
+        };
+        let (symlen, strlen) = (sec.sh_size as usize, strsec.sh_size as usize);
+        if symlen > MAX_SYMTAB || strlen > MAX_SYMTAB || sec.sh_entsize == 0 {
+            continue;
+        }
+        let (Ok(symbuf), Ok(strbuf)) = (
+            bytes.read_at(sec.sh_offset, symlen),
+            bytes.read_at(strsec.sh_offset, strlen),
+        ) else {
+            continue;
+        };
+        let count = symbuf.len() / sec.sh_entsize as usize;
+        let (Ok(tab), Ok(strtab)) = (
+            Symtab::parse(&symbuf, 0, count, ctx),
+            Strtab::parse(&strbuf, 0, strbuf.len(), 0),
+        ) else {
+            continue;
+        };
+        if let Some(s) = tab
+            .iter()
+            .find(|s| s.st_value != 0 && strtab.get_at(s.st_name) == Some(want))
+        {
+            return Some(s.st_value);
+        }
+    }
+    None
+}
+
 /// Where to look for a file the core names: under each sysroot-like root, then by base name
 /// in each search directory, then the path itself on this machine.
 pub fn candidates(core_path: &str, sysroot: Option<&Path>, search: &[PathBuf]) -> Vec<PathBuf> {
@@ -181,4 +242,62 @@ pub fn candidates(core_path: &str, sysroot: Option<&Path>, search: &[PathBuf]) -
         out.push(PathBuf::from(core_path));
     }
     out
+}
+
+/// Longest mangled name handed to a demangler (both bound their recursion; this bounds time).
+const MAX_MANGLED: usize = 4096;
+
+/// The human name of a C++ (Itanium ABI, `_Z…`) or Rust (`_R…` v0, or legacy `_ZN…17h<hash>E`)
+/// symbol; `None` for a C name or one the demanglers reject. Rust's legacy scheme is also
+/// valid Itanium, so it is tried first and shown without its hash, as rustc prints it.
+pub fn demangle(name: &str) -> Option<String> {
+    if name.len() > MAX_MANGLED || !(name.starts_with("_Z") || name.starts_with("_R")) {
+        return None;
+    }
+    let rust_legacy = name.starts_with("_ZN") && is_rust_legacy(name);
+    if (name.starts_with("_R") || rust_legacy)
+        && let Ok(d) = rustc_demangle::try_demangle(name)
+    {
+        return Some(format!("{d:#}"));
+    }
+    let sym = cpp_demangle::Symbol::new(name).ok()?;
+    sym.demangle().ok().filter(|d| !d.is_empty() && d != name)
+}
+
+/// `…17h` + 16 hex digits + `E` (optionally followed by an LLVM `.suffix`): rustc's legacy hash.
+fn is_rust_legacy(name: &str) -> bool {
+    let core = name.split('.').next().unwrap_or(name);
+    let Some(body) = core.strip_suffix('E') else {
+        return false;
+    };
+    body.len() > 19
+        && body.is_char_boundary(body.len() - 19)
+        && body[body.len() - 19..].starts_with("17h")
+        && body[body.len() - 16..]
+            .bytes()
+            .all(|b| b.is_ascii_hexdigit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::demangle;
+
+    #[test]
+    fn cpp_and_rust_names_are_demangled_and_c_names_left_alone() {
+        assert_eq!(
+            demangle("_ZN2ns5Batch4fillEl").as_deref(),
+            Some("ns::Batch::fill(long)")
+        );
+        assert_eq!(
+            demangle("_ZN4core9panicking5panic17h0123456789abcdefE").as_deref(),
+            Some("core::panicking::panic")
+        );
+        assert_eq!(
+            demangle("_RNvNtCs1234_7mycrate3foo3bar").as_deref(),
+            Some("mycrate::foo::bar")
+        );
+        assert_eq!(demangle("PyEval_EvalFrameDefault"), None);
+        assert_eq!(demangle("_Zgarbage"), None);
+        assert_eq!(demangle(&format!("_Z{}", "N".repeat(10_000))), None);
+    }
 }
