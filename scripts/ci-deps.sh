@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Installs what the tests need beyond the Rust toolchain, from Debian's packages, when missing:
+# g++ (the C++ crash helper whose core the demangling test reads) and gdb (gcore, for cores
+# when the kernel's core_pattern pipes them elsewhere). Idempotent; called by .ci/run.
+set -euo pipefail
+need=()
+command -v g++ >/dev/null || need+=(g++)
+command -v gdb >/dev/null || need+=(gdb)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "installing: ${need[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq && apt-get install -y -qq "${need[@]}" >/dev/null
+fi
