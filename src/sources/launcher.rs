@@ -72,7 +72,7 @@ pub static LINES: &[(Line, &str)] = &[
     (Line::KillingSubprocess, r"Killing subprocess (\d+)"),
     (
         Line::WorkNccl,
-        r"WorkNCCL\(SeqNum=(\d+), OpType=(\w+)(?:, NumelIn=(\d+))?",
+        r"WorkNCCL\(SeqNum=(\d+), OpType=([A-Za-z0-9_]+)(?:, NumelIn=(\d+))?",
     ),
     (
         Line::WorkState,
@@ -80,7 +80,7 @@ pub static LINES: &[(Line, &str)] = &[
     ),
     (
         Line::CollectiveFingerprint,
-        r"(?:Rank (\d+) is running collective: )?CollectiveFingerPrint\(SequenceNumber=(\d+), OpType=(\w+)",
+        r"(?:Rank (\d+) is running collective: )?CollectiveFingerPrint\(SequenceNumber=(\d+), OpType=([A-Za-z0-9_]+)",
     ),
 ];
 
