@@ -191,10 +191,11 @@ impl Store {
 
     /// Insert or replace runs in one transaction (imports and generators).
     pub fn record_many(&mut self, runs: &[RunRecord]) -> Result<()> {
-        let mut stmts = Vec::new();
-        for r in runs {
-            stmts.extend(record_statements(r));
-        }
+        let owned = record_statements(runs);
+        let stmts: Vec<(&str, Vec<Value>)> = owned
+            .iter()
+            .map(|(sql, v)| (sql.as_str(), v.clone()))
+            .collect();
         self.db.transaction(&stmts).map_err(|e| self.context(e))
     }
 
@@ -278,8 +279,7 @@ impl Store {
         let hosts = self
             .db
             .query(
-                "SELECT DISTINCT h.host FROM runs r JOIN run_hosts h ON h.run_id = r.run_id
-                 WHERE r.fingerprint = $1 ORDER BY h.host",
+                "SELECT DISTINCT host FROM run_hosts WHERE fingerprint = $1 ORDER BY host",
                 std::slice::from_ref(&fp),
             )
             .map_err(|e| self.context(e))?
@@ -322,7 +322,7 @@ impl Store {
         let rows = self
             .db
             .query(
-                "SELECT fingerprint, count(*), min(at), max(at), max(category), max(rule), max(title)
+                "SELECT fingerprint, count(*), min(at), max(at), max(category)
                  FROM runs WHERE fingerprint IS NOT NULL AND at >= $1
                    AND ($2 = '' OR category = $2)
                  GROUP BY fingerprint ORDER BY count(*) DESC, max(at) DESC LIMIT $3",
@@ -339,8 +339,8 @@ impl Store {
             let hosts = self
                 .db
                 .query(
-                    "SELECT DISTINCT h.host FROM runs r JOIN run_hosts h ON h.run_id = r.run_id
-                     WHERE r.fingerprint = $1 AND r.at >= $2 ORDER BY h.host",
+                    "SELECT DISTINCT host FROM run_hosts WHERE fingerprint = $1 AND at >= $2
+                     ORDER BY host",
                     &[fp.clone().into(), Value::Int(since.unwrap_or(i64::MIN))],
                 )
                 .map_err(|e| self.context(e))?
@@ -348,14 +348,22 @@ impl Store {
                 .filter_map(|r| r[0].text())
                 .collect();
             let note = self.notes(&fp)?.pop();
+            let latest = self
+                .db
+                .query(
+                    "SELECT rule, title FROM runs WHERE fingerprint = $1 ORDER BY at DESC LIMIT 1",
+                    &[fp.clone().into()],
+                )
+                .map_err(|e| self.context(e))?;
+            let latest = latest.first();
             out.push(ListEntry {
                 fingerprint: fp,
                 count: r[1].int().unwrap_or(0).max(0) as u64,
                 first_seen: r[2].int().map(utc),
                 last_seen: r[3].int().map(utc),
                 category: r[4].text(),
-                rule: r[5].text(),
-                title: r[6].text(),
+                rule: latest.and_then(|l| l[0].text()),
+                title: latest.and_then(|l| l[1].text()),
                 hosts,
                 note,
             });
@@ -459,88 +467,155 @@ impl Store {
     }
 }
 
-/// The statements that insert or replace one run and its host and GPU rows.
-fn record_statements(r: &RunRecord) -> Vec<(&'static str, Vec<Value>)> {
-    let class = r.class();
-    let hosts = serde_json::to_string(&r.hosts).unwrap_or_else(|_| "[]".into());
-    let gpus = serde_json::to_string(&r.gpus).unwrap_or_else(|_| "[]".into());
-    let versions = serde_json::to_string(&r.versions).unwrap_or_else(|_| "{}".into());
-    let report = serde_json::to_string(&r.report).unwrap_or_else(|_| "null".into());
-    let o = &r.origin;
-    let mut stmts: Vec<(&'static str, Vec<Value>)> = vec![(
-        "INSERT INTO runs (run_id, at, failed_at, recorded_at, job, verdict, fingerprint,
-            category, action, class, confidence, rule, title, origin_rank, origin_host,
-            origin_gpu, origin_gpu_uuid, origin_pid, hosts, gpus, versions, report)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-            $18, $19, $20, $21, $22)
-         ON CONFLICT (run_id) DO UPDATE SET at = excluded.at, failed_at = excluded.failed_at,
-            recorded_at = excluded.recorded_at, job = excluded.job,
-            verdict = excluded.verdict, fingerprint = excluded.fingerprint,
-            category = excluded.category, action = excluded.action, class = excluded.class,
-            confidence = excluded.confidence, rule = excluded.rule, title = excluded.title,
-            origin_rank = excluded.origin_rank, origin_host = excluded.origin_host,
-            origin_gpu = excluded.origin_gpu, origin_gpu_uuid = excluded.origin_gpu_uuid,
-            origin_pid = excluded.origin_pid, hosts = excluded.hosts, gpus = excluded.gpus,
-            versions = excluded.versions, report = excluded.report",
-        vec![
-            r.run_id.clone().into(),
-            r.at().into(),
-            r.failed_at.clone().into(),
-            r.recorded_at.into(),
-            r.job.clone().into(),
-            r.verdict.clone().into(),
-            r.fingerprint.clone().into(),
-            r.category.clone().into(),
-            r.action.clone().into(),
-            class.into(),
-            r.confidence.into(),
-            r.rule.clone().into(),
-            r.title.clone().into(),
-            o.rank.into(),
-            o.host.clone().into(),
-            o.gpu.into(),
-            o.gpu_uuid.clone().into(),
-            o.pid.into(),
-            hosts.into(),
-            gpus.into(),
-            versions.into(),
-            report.into(),
-        ],
-    )];
-    stmts.push((
-        "DELETE FROM run_hosts WHERE run_id = $1",
-        vec![r.run_id.clone().into()],
-    ));
-    stmts.push((
-        "DELETE FROM run_gpus WHERE run_id = $1",
-        vec![r.run_id.clone().into()],
-    ));
-    for h in &r.hosts {
-        stmts.push((
-            "INSERT INTO run_hosts (run_id, host, at, class, blamed) VALUES ($1, $2, $3, $4, $5)
-             ON CONFLICT (run_id, host) DO NOTHING",
-            vec![
-                r.run_id.clone().into(),
-                h.clone().into(),
-                r.at().into(),
-                class.into(),
-                Value::Int(r.blames_host(h).into()),
-            ],
-        ));
+/// `($1, $2, $3), ($4, $5, $6)` for `rows` rows of `cols` values.
+fn placeholders(rows: usize, cols: usize) -> String {
+    (0..rows)
+        .map(|r| {
+            let row: Vec<String> = (1..=cols).map(|c| format!("${}", r * cols + c)).collect();
+            format!("({})", row.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+const RUN_COLUMNS: &[&str] = &[
+    "run_id",
+    "at",
+    "failed_at",
+    "recorded_at",
+    "job",
+    "verdict",
+    "fingerprint",
+    "category",
+    "action",
+    "class",
+    "confidence",
+    "rule",
+    "title",
+    "origin_rank",
+    "origin_host",
+    "origin_gpu",
+    "origin_gpu_uuid",
+    "origin_pid",
+    "hosts",
+    "gpus",
+    "versions",
+    "report",
+];
+
+/// Runs per multi-row statement (far below both back-ends' limits on bound values).
+const ROWS_PER_STATEMENT: usize = 200;
+
+/// The statements that insert or replace runs and their host and GPU rows, many rows per
+/// statement (a server round trip each). A run given twice is written once, the last wins.
+fn record_statements(runs: &[RunRecord]) -> Vec<(String, Vec<Value>)> {
+    let mut last: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (i, r) in runs.iter().enumerate() {
+        last.insert(&r.run_id, i);
     }
-    for g in &r.gpus {
-        stmts.push((
-            "INSERT INTO run_gpus (run_id, uuid, host, at, class, blamed) VALUES ($1, $2, $3, $4, $5, $6)
-             ON CONFLICT (run_id, uuid) DO NOTHING",
-            vec![
+    let unique: Vec<&RunRecord> = runs
+        .iter()
+        .enumerate()
+        .filter(|(i, r)| last.get(r.run_id.as_str()) == Some(i))
+        .map(|(_, r)| r)
+        .collect();
+    let mut stmts = Vec::new();
+    for chunk in unique.chunks(ROWS_PER_STATEMENT) {
+        let mut values = Vec::new();
+        let mut hosts = Vec::new();
+        let mut gpus = Vec::new();
+        let ids: Vec<Value> = chunk.iter().map(|r| r.run_id.clone().into()).collect();
+        for r in chunk {
+            let class = r.class();
+            let json =
+                |v: serde_json::Result<String>, empty: &str| v.unwrap_or_else(|_| empty.into());
+            let o = &r.origin;
+            values.extend([
                 r.run_id.clone().into(),
-                g.uuid.clone().into(),
-                g.host.clone().into(),
                 r.at().into(),
+                r.failed_at.clone().into(),
+                r.recorded_at.into(),
+                r.job.clone().into(),
+                r.verdict.clone().into(),
+                r.fingerprint.clone().into(),
+                r.category.clone().into(),
+                r.action.clone().into(),
                 class.into(),
-                Value::Int(r.blames_gpu(&g.uuid).into()),
-            ],
+                r.confidence.into(),
+                r.rule.clone().into(),
+                r.title.clone().into(),
+                o.rank.into(),
+                o.host.clone().into(),
+                o.gpu.into(),
+                o.gpu_uuid.clone().into(),
+                o.pid.into(),
+                json(serde_json::to_string(&r.hosts), "[]").into(),
+                json(serde_json::to_string(&r.gpus), "[]").into(),
+                json(serde_json::to_string(&r.versions), "{}").into(),
+                json(serde_json::to_string(&r.report), "null").into(),
+            ]);
+            let mut seen_hosts = std::collections::BTreeSet::new();
+            for h in r.hosts.iter().filter(|h| seen_hosts.insert(h.as_str())) {
+                hosts.push(vec![
+                    r.run_id.clone().into(),
+                    h.clone().into(),
+                    r.fingerprint.clone().into(),
+                    r.at().into(),
+                    class.into(),
+                    Value::Int(r.blames_host(h).into()),
+                ]);
+            }
+            let mut seen_gpus = std::collections::BTreeSet::new();
+            for g in r.gpus.iter().filter(|g| seen_gpus.insert(g.uuid.as_str())) {
+                gpus.push(vec![
+                    r.run_id.clone().into(),
+                    g.uuid.clone().into(),
+                    g.host.clone().into(),
+                    r.at().into(),
+                    class.into(),
+                    Value::Int(r.blames_gpu(&g.uuid).into()),
+                ]);
+            }
+        }
+        let update: Vec<String> = RUN_COLUMNS[1..]
+            .iter()
+            .map(|c| format!("{c} = excluded.{c}"))
+            .collect();
+        stmts.push((
+            format!(
+                "INSERT INTO runs ({}) VALUES {} ON CONFLICT (run_id) DO UPDATE SET {}",
+                RUN_COLUMNS.join(", "),
+                placeholders(chunk.len(), RUN_COLUMNS.len()),
+                update.join(", ")
+            ),
+            values,
         ));
+        let list = placeholders(1, ids.len());
+        stmts.push((
+            format!("DELETE FROM run_hosts WHERE run_id IN {list}"),
+            ids.clone(),
+        ));
+        stmts.push((format!("DELETE FROM run_gpus WHERE run_id IN {list}"), ids));
+        for rows in hosts.chunks(ROWS_PER_STATEMENT * 4) {
+            stmts.push((
+                format!(
+                    "INSERT INTO run_hosts (run_id, host, fingerprint, at, class, blamed) VALUES {}
+                     ON CONFLICT (run_id, host) DO NOTHING",
+                    placeholders(rows.len(), 6)
+                ),
+                rows.concat(),
+            ));
+        }
+        for rows in gpus.chunks(ROWS_PER_STATEMENT * 4) {
+            stmts.push((
+                format!(
+                    "INSERT INTO run_gpus (run_id, uuid, host, at, class, blamed) VALUES {}
+                     ON CONFLICT (run_id, uuid) DO NOTHING",
+                    placeholders(rows.len(), 6)
+                ),
+                rows.concat(),
+            ));
+        }
     }
     stmts
 }

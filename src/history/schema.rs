@@ -40,12 +40,14 @@ const V1: &[&str] = &[
     "CREATE TABLE run_hosts (
         run_id TEXT NOT NULL,
         host TEXT NOT NULL,
+        fingerprint TEXT,
         at BIGINT NOT NULL,
         class TEXT NOT NULL,
         blamed BIGINT NOT NULL,
         PRIMARY KEY (run_id, host)
     )",
     "CREATE INDEX run_hosts_by_host ON run_hosts (host, class, at, blamed)",
+    "CREATE INDEX run_hosts_by_fingerprint ON run_hosts (fingerprint, host, at)",
     "CREATE TABLE run_gpus (
         run_id TEXT NOT NULL,
         uuid TEXT NOT NULL,
