@@ -58,6 +58,7 @@ const V1: &[&str] = &[
         PRIMARY KEY (run_id, uuid)
     )",
     "CREATE INDEX run_gpus_by_uuid ON run_gpus (uuid, class, at, blamed)",
+    "CREATE INDEX run_gpus_hosts ON run_gpus (uuid, host, at)",
     "CREATE TABLE notes (
         note_id TEXT PRIMARY KEY,
         fingerprint TEXT NOT NULL,
