@@ -18,6 +18,9 @@ pub mod exit {
     pub const TEST_FAILED: i32 = 1;
     /// Bad usage, or a rule file that does not load.
     pub const USAGE: i32 = 2;
+    /// The failure history could not be used: `analyze --record` / `triage --record` (after
+    /// printing the diagnosis), or a `history` command.
+    pub const HISTORY: i32 = 3;
 }
 
 #[derive(Parser, Debug)]
@@ -45,6 +48,8 @@ pub enum Command {
     /// Run a training command under watch: tee its output, sample /dev/shm, cgroup, host and
     /// GPU memory, snapshot before and after, and diagnose it if it fails.
     Run(RunArgs),
+    /// The failure history: migrate, notes, seen-before, top failures, lemon hosts and GPUs.
+    History(crate::history::command::HistoryArgs),
     /// The knowledge base: list, explain and test rules.
     Rules {
         #[command(subcommand)]
@@ -87,6 +92,8 @@ pub struct AnalyzeArgs {
     /// `paths` (comma-separated; `all` for both).
     #[arg(long, value_name = "WHAT", num_args = 0..=1, require_equals = true, default_missing_value = "secrets")]
     pub redact: Option<String>,
+    #[command(flatten)]
+    pub history: crate::history::command::RecordArgs,
 }
 
 #[derive(clap::Args, Debug)]
@@ -105,6 +112,12 @@ pub struct TriageArgs {
     /// Mask secrets (always done for markdown) and optionally `hosts`, `paths`, `all`.
     #[arg(long, value_name = "WHAT", num_args = 0..=1, require_equals = true, default_missing_value = "secrets")]
     pub redact: Option<String>,
+    /// Failure history: a SQLite file or postgres://… (else $TRAINWRECK_DB, else the default).
+    #[arg(long, value_name = "PATH|URL")]
+    pub db: Option<String>,
+    /// Record every run's diagnosis in the failure history (exit status 3 if that fails).
+    #[arg(long)]
+    pub record: bool,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -140,6 +153,15 @@ pub struct RunArgs {
     /// Do not analyse the run directory when the command fails.
     #[arg(long)]
     pub no_analyze: bool,
+    /// Failure history to record a failed run in (else $TRAINWRECK_DB, else the default).
+    #[arg(long, value_name = "PATH|URL")]
+    pub db: Option<String>,
+    /// Do not record the failed run in the failure history.
+    #[arg(long)]
+    pub no_record: bool,
+    /// Job name or id to record (default: $SLURM_JOB_ID and other scheduler/CI variables).
+    #[arg(long, value_name = "ID")]
+    pub job: Option<String>,
     /// The command and its arguments (after `--`).
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
     pub command: Vec<std::ffi::OsString>,
@@ -226,6 +248,13 @@ pub fn run(cli: Cli) -> i32 {
         Command::Capture(c) => capture_cmd(c),
         Command::Run(r) => run_cmd(r),
         Command::Triage(t) => triage_cmd(t),
+        Command::History(h) => match crate::history::command::run(h) {
+            Ok(text) => print_out(&text),
+            Err(e) => {
+                eprintln!("trainwreck: {e}");
+                exit::HISTORY
+            }
+        },
         Command::Rules { command } => rules_cmd(command),
     }
 }
@@ -270,7 +299,7 @@ fn analyze(args: AnalyzeArgs) -> i32 {
     engine.core_options.search_paths = args.search_path.clone();
     let progress = crate::analyze::Progress::default();
     let done = std::sync::atomic::AtomicBool::new(false);
-    let r = std::thread::scope(|s| {
+    let mut r = std::thread::scope(|s| {
         if std::io::stderr().is_terminal() {
             s.spawn(|| crate::report::progress::show(&progress, &done));
         }
@@ -279,8 +308,19 @@ fn analyze(args: AnalyzeArgs) -> i32 {
         done.store(true, std::sync::atomic::Ordering::Relaxed);
         r
     });
+    let h = &args.history;
+    let ctx = h.record.then(|| crate::history::RecordContext {
+        paths: args.paths.clone(),
+        job: h.job.clone(),
+        hosts: h.hosts.clone(),
+        gpus: h.gpus.clone(),
+    });
+    let history_failed = with_history(&mut r, h.db.as_deref(), ctx.as_ref());
     if let Some(red) = redactor.as_mut() {
         red.add_hosts(r.hosts().iter().map(String::as_str));
+        if let Some(seen) = &r.history {
+            red.add_hosts(seen.hosts.iter().map(String::as_str));
+        }
     }
     let text = match args.format {
         Format::Json => match redactor.as_mut() {
@@ -316,9 +356,33 @@ fn analyze(args: AnalyzeArgs) -> i32 {
         _ => text,
     };
     let code = print_out(&text);
+    if history_failed && h.record {
+        return exit::HISTORY;
+    }
     match args.exit_code {
         ExitCode::Default => code,
         ExitCode::Action => crate::triage::exit_for(&r),
+    }
+}
+
+/// Record (when asked) and attach "seen before"; a history problem is said on stderr and
+/// never stops the diagnosis from printing. True when the history could not be used.
+fn with_history(
+    r: &mut crate::report::Report,
+    db: Option<&str>,
+    record: Option<&crate::history::RecordContext>,
+) -> bool {
+    match crate::history::command::attach(r, db, record) {
+        Ok(_) => false,
+        Err(e) => {
+            let what = if record.is_some() {
+                "not recorded"
+            } else {
+                "no seen-before"
+            };
+            eprintln!("trainwreck: {e} ({what}; the diagnosis prints regardless)");
+            true
+        }
     }
 }
 
@@ -350,7 +414,49 @@ fn triage_cmd(args: TriageArgs) -> i32 {
         Ok(r) => r,
         Err(code) => return code,
     };
-    let t = crate::triage::run(&kb, &args.paths, threads(args.threads));
+    let record_failed = std::sync::atomic::AtomicBool::new(false);
+    let t = if args.record {
+        let store = crate::history::locate(args.db.as_deref(), true)
+            .ok_or_else(|| {
+                crate::history::HistoryError(
+                    "no history database: give --db or set TRAINWRECK_DB".into(),
+                )
+            })
+            .and_then(|loc| crate::history::Store::open(&loc));
+        match store {
+            Ok(store) => {
+                let store = std::sync::Mutex::new(store);
+                let now = crate::history::now();
+                let each = |run: &std::path::Path, rep: &crate::report::Report| {
+                    let ctx = crate::history::RecordContext {
+                        paths: vec![run.display().to_string()],
+                        ..Default::default()
+                    };
+                    let rec = crate::history::RunRecord::from_report(rep, &ctx, now);
+                    let mut s = store.lock().unwrap_or_else(|e| e.into_inner());
+                    if let Err(e) = s.record(&rec) {
+                        eprintln!("trainwreck: {e} (run {} not recorded)", run.display());
+                        record_failed.store(true, std::sync::atomic::Ordering::Relaxed);
+                    }
+                };
+                crate::triage::run_with(&kb, &args.paths, threads(args.threads), &each)
+            }
+            Err(e) => {
+                eprintln!("trainwreck: {e} (nothing recorded; the triage is below)");
+                record_failed.store(true, std::sync::atomic::Ordering::Relaxed);
+                crate::triage::run(&kb, &args.paths, threads(args.threads))
+            }
+        }
+    } else {
+        crate::triage::run(&kb, &args.paths, threads(args.threads))
+    };
+    let failed_code = |code: i32| {
+        if record_failed.load(std::sync::atomic::Ordering::Relaxed) {
+            exit::HISTORY
+        } else {
+            code
+        }
+    };
     if let Some(red) = redactor.as_mut() {
         red.add_hosts(t.hosts().iter().map(String::as_str));
     }
@@ -360,15 +466,17 @@ fn triage_cmd(args: TriageArgs) -> i32 {
             if let Some(red) = redactor.as_mut() {
                 red.json(&mut v);
             }
-            return print_out(&(serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"));
+            return failed_code(print_out(
+                &(serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"),
+            ));
         }
         TriageFormat::Table => crate::report::triage::render_table(&t),
         TriageFormat::Markdown => crate::report::triage::render_markdown(&t),
     };
-    match redactor.as_mut() {
+    failed_code(match redactor.as_mut() {
         Some(red) => print_out(&red.text(&text)),
         None => print_out(&text),
-    }
+    })
 }
 
 fn print_out(text: &str) -> i32 {
@@ -534,7 +642,20 @@ fn run_cmd(args: RunArgs) -> i32 {
         match load(&[]) {
             Ok(kb) => {
                 let dir = outcome.out_dir.display().to_string();
-                let r = crate::diagnose(&kb, &[dir], threads(None));
+                let mut r = crate::diagnose(&kb, std::slice::from_ref(&dir), threads(None));
+                if !args.no_record {
+                    let job = args.job.clone().or_else(|| {
+                        crate::history::record::JOB_VARIABLES
+                            .iter()
+                            .find_map(|v| std::env::var(v).ok().filter(|j| !j.is_empty()))
+                    });
+                    let ctx = crate::history::RecordContext {
+                        paths: vec![dir.clone()],
+                        job,
+                        ..Default::default()
+                    };
+                    with_history(&mut r, args.db.as_deref(), Some(&ctx));
+                }
                 let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
                     && std::io::stderr().is_terminal();
                 eprintln!(

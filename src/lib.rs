@@ -15,6 +15,7 @@ pub mod correlate;
 pub mod errtail;
 pub mod fact_names;
 pub mod facts;
+pub mod history;
 pub mod inputs;
 pub mod kbtest;
 pub mod model;

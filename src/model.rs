@@ -607,6 +607,48 @@ vocabulary! {
     }
 }
 
+/// "Seen before": what the failure history knows of a fingerprint (`history` in the JSON
+/// report, `history show`). Filled by `history`, rendered by `report`; decides nothing.
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
+pub struct Seen {
+    pub fingerprint: String,
+    /// Distinct runs with this fingerprint (the current one included once recorded).
+    pub count: u64,
+    /// The most recent runs, newest first (at most `history::REPORT_RUNS` in a report).
+    pub runs: Vec<SeenRun>,
+    pub first_seen: Option<String>,
+    pub last_seen: Option<String>,
+    /// Every host these runs ran on, sorted.
+    pub hosts: Vec<String>,
+    /// The team's notes on this fingerprint, oldest first.
+    pub notes: Vec<Note>,
+    /// The run of this report, when it is in the history (not serialised).
+    #[serde(skip)]
+    pub this_run: Option<String>,
+    /// When the history was asked (Unix seconds), for "3 h ago" (not serialised).
+    #[serde(skip)]
+    pub asked_at: i64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
+pub struct SeenRun {
+    pub run_id: String,
+    /// Time of failure from the logs, else when it was recorded (UTC, `…Z`).
+    pub time: String,
+    pub job: Option<String>,
+    /// The host the failure started on, when known.
+    pub host: Option<String>,
+    pub verdict: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize, PartialEq)]
+pub struct Note {
+    pub text: String,
+    pub author: String,
+    /// UTC, `…Z`.
+    pub time: String,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

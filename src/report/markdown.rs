@@ -156,6 +156,9 @@ pub fn render(r: &Report) -> String {
             }
         }
     }
+    if let Some(line) = r.history.as_ref().map(super::history::seen_line) {
+        let _ = writeln!(out, "**History:** {}\n", inline(&line));
+    }
     let considered: Vec<&Finding> = r.considered().collect();
     if !considered.is_empty() {
         let _ = writeln!(

@@ -4,6 +4,7 @@
 
 pub mod facts;
 pub mod github;
+pub mod history;
 pub mod junit;
 pub mod markdown;
 pub mod progress;
@@ -40,6 +41,10 @@ pub struct Report {
     /// The merged per-rank timeline (`--timeline`); not part of the JSON contract.
     #[serde(skip)]
     pub timeline: crate::timeline::Timeline,
+    /// "Seen before": this fingerprint in the failure history, when one is configured (an
+    /// addition to the contract, docs/json-schema.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub history: Option<crate::model::Seen>,
 }
 
 /// The report of one run: the analysis's inputs, facts and warnings with the diagnosis's
@@ -56,6 +61,7 @@ pub fn build(a: Analysis, d: Diagnosis) -> Report {
         cores: a.cores,
         last_errors: d.last_errors,
         timeline: d.timeline,
+        history: None,
     }
 }
 

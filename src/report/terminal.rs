@@ -92,6 +92,9 @@ pub fn render(r: &Report, st: &Style) -> String {
             }
         },
     }
+    if let Some(line) = r.history.as_ref().map(super::history::seen_line) {
+        let _ = writeln!(out, "\n{}", st.bold(&line));
+    }
     let considered: Vec<&Finding> = r.considered().collect();
     if !considered.is_empty() {
         let _ = writeln!(out, "\n{}", st.bold("Also considered"));

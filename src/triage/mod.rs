@@ -127,7 +127,12 @@ pub fn utc(secs: u64) -> String {
 
 /// Diagnose every run, `threads` runs at a time (one thread per run, one compiled engine
 /// per worker). Results come back in the order of `runs`.
-pub fn analyse(kb: &KnowledgeBase, runs: &[PathBuf], threads: usize) -> Vec<RunOutcome> {
+pub fn analyse(
+    kb: &KnowledgeBase,
+    runs: &[PathBuf],
+    threads: usize,
+    each: &(dyn Fn(&Path, &Report) + Sync),
+) -> Vec<RunOutcome> {
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<RunOutcome>>> = Mutex::new(vec![None; runs.len()]);
     let threads = threads.clamp(1, runs.len().max(1));
@@ -139,6 +144,7 @@ pub fn analyse(kb: &KnowledgeBase, runs: &[PathBuf], threads: usize) -> Vec<RunO
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(run) = runs.get(i) else { break };
                     let r = crate::diagnose_with(&engine, &[run.display().to_string()], 1);
+                    each(run, &r);
                     let o = outcome(run, &r);
                     results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(o);
                 }
@@ -155,8 +161,19 @@ pub fn analyse(kb: &KnowledgeBase, runs: &[PathBuf], threads: usize) -> Vec<RunO
 
 /// Discover, analyse and group.
 pub fn run(kb: &KnowledgeBase, args: &[String], threads: usize) -> Triage {
+    run_with(kb, args, threads, &|_, _| {})
+}
+
+/// [`run`], handing each run's report to `each` (from the worker threads) as it is made:
+/// `triage --record` records them in the failure history.
+pub fn run_with(
+    kb: &KnowledgeBase,
+    args: &[String],
+    threads: usize,
+    each: &(dyn Fn(&Path, &Report) + Sync),
+) -> Triage {
     let (runs, warnings) = discover(args);
-    let outcomes = analyse(kb, &runs, threads);
+    let outcomes = analyse(kb, &runs, threads, each);
     group(&outcomes, warnings)
 }
 

@@ -1,0 +1,335 @@
+//! The command-line side of the history: the flags `analyze`, `triage` and `run` share
+//! (`--db`, `--record`, `--job`, `--host`, `--gpu`), attaching "seen before" to a report, and
+//! the `history` subcommands. Returns text and errors for `cli` to print; formatting is
+//! `report::history`'s.
+
+use super::{Location, RecordContext, RunRecord, Store, stats::Unit};
+use crate::model::Note;
+use crate::report::Report;
+use clap::{Subcommand, ValueEnum};
+
+/// Flags of `analyze` for the failure history.
+#[derive(clap::Args, Debug, Default, Clone)]
+pub struct RecordArgs {
+    /// Failure history: a SQLite file or postgres://… (else $TRAINWRECK_DB, else
+    /// $XDG_DATA_HOME/trainwreck/history.db when it exists).
+    #[arg(long, value_name = "PATH|URL")]
+    pub db: Option<String>,
+    /// Record this diagnosis in the failure history (exit status 3 if that fails).
+    #[arg(long)]
+    pub record: bool,
+    /// Job name or id to record (default: Slurm/Kubernetes/CI ids the inputs carry).
+    #[arg(long, value_name = "ID")]
+    pub job: Option<String>,
+    /// Host the run ran on, replacing the hosts the inputs name (repeatable).
+    #[arg(long = "host", value_name = "NAME")]
+    pub hosts: Vec<String>,
+    /// UUID of a GPU of the run (repeatable).
+    #[arg(long = "gpu", value_name = "UUID")]
+    pub gpus: Vec<String>,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct HistoryArgs {
+    /// Failure history: a SQLite file or postgres://… (else $TRAINWRECK_DB, else the default).
+    #[arg(long, value_name = "PATH|URL", global = true)]
+    pub db: Option<String>,
+    #[command(subcommand)]
+    pub command: HistoryCommand,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum HistoryFormat {
+    #[default]
+    Table,
+    Json,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum HistoryCommand {
+    /// Create the schema or bring it to this version.
+    Migrate,
+    /// Attach the team's note (a resolution) to a fingerprint.
+    Note {
+        fingerprint: String,
+        text: String,
+        /// Default: $USER.
+        #[arg(long)]
+        author: Option<String>,
+    },
+    /// A fingerprint's runs, hosts, first and last seen, and notes.
+    Show {
+        fingerprint: String,
+        #[arg(long, default_value_t = 100)]
+        limit: usize,
+        #[arg(long, value_enum, default_value_t = HistoryFormat::Table)]
+        format: HistoryFormat,
+    },
+    /// The top fingerprints.
+    List {
+        /// A window: `7d`, `12h`, `30m`, or a date `2026-10-01`.
+        #[arg(long)]
+        since: Option<String>,
+        #[arg(long)]
+        category: Option<String>,
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+        #[arg(long, value_enum, default_value_t = HistoryFormat::Table)]
+        format: HistoryFormat,
+    },
+    /// Per host: failures by action class against its share of jobs, and suspects.
+    Hosts {
+        #[arg(long)]
+        since: Option<String>,
+        /// Family-wise false-alarm rate (divided by the number of hosts tested).
+        #[arg(long, default_value_t = 0.01)]
+        alpha: f64,
+        #[arg(long, value_enum, default_value_t = HistoryFormat::Table)]
+        format: HistoryFormat,
+    },
+    /// Per GPU (by UUID, wherever it moved): as `hosts`.
+    Gpus {
+        #[arg(long)]
+        since: Option<String>,
+        #[arg(long, default_value_t = 0.01)]
+        alpha: f64,
+        #[arg(long, value_enum, default_value_t = HistoryFormat::Table)]
+        format: HistoryFormat,
+    },
+    /// Every run and note as JSON Lines (to a file, or stdout).
+    Export { file: Option<std::path::PathBuf> },
+    /// Read JSON Lines from `export` (a file, or - for stdin); runs already there are replaced.
+    Import { file: String },
+}
+
+/// `7d`, `12h`, `30m`, `45s`, `2w`, or a date/time (`2026-10-01`, `2026-10-01T08:00:00`) →
+/// Unix seconds.
+pub fn parse_since(s: &str, now: i64) -> Option<i64> {
+    let s = s.trim();
+    let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
+    if let (Ok(n), Some(mult)) = (
+        num.parse::<i64>(),
+        match unit {
+            "s" => Some(1),
+            "m" | "min" => Some(60),
+            "h" => Some(3600),
+            "d" => Some(86_400),
+            "w" => Some(7 * 86_400),
+            _ => None,
+        },
+    ) {
+        return Some(now - n.saturating_mul(mult));
+    }
+    let full = if s.len() == 10 {
+        format!("{s}T00:00:00")
+    } else {
+        s.to_string()
+    };
+    super::record::epoch(&full)
+}
+
+/// Record the report (when `record` is given) and attach what the history knows of its
+/// fingerprint. `Ok(false)`: no history configured. The report is left as it was on error.
+pub fn attach(
+    report: &mut Report,
+    db: Option<&str>,
+    record: Option<&RecordContext>,
+) -> super::Result<bool> {
+    let Some(loc) = super::locate(db, record.is_some()) else {
+        return Ok(false);
+    };
+    let mut store = Store::open(&loc)?;
+    let mut this_run = None;
+    if let Some(ctx) = record {
+        let rec = RunRecord::from_report(report, ctx, super::now());
+        store.record(&rec)?;
+        this_run = Some(rec.run_id);
+    }
+    if let Some(fp) = report.fingerprint.clone() {
+        report.history = Some(store.seen(&fp, this_run.as_deref(), super::REPORT_RUNS)?);
+    }
+    Ok(true)
+}
+
+fn json<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_default() + "\n"
+}
+
+fn since_arg(s: Option<&str>) -> Result<Option<i64>, String> {
+    match s {
+        None => Ok(None),
+        Some(s) => parse_since(s, super::now()).map(Some).ok_or_else(|| {
+            format!("--since {s:?}: give a window (7d, 12h, 30m) or a date (2026-10-01)")
+        }),
+    }
+}
+
+/// Run one `history` subcommand: its output, or the error to print.
+pub fn run(args: HistoryArgs) -> Result<String, String> {
+    let creating = matches!(
+        args.command,
+        HistoryCommand::Migrate | HistoryCommand::Note { .. } | HistoryCommand::Import { .. }
+    );
+    let loc = super::locate(args.db.as_deref(), true).ok_or_else(|| {
+        "no history database: give --db PATH|postgres://…, or set TRAINWRECK_DB (no home directory for the default)".to_string()
+    })?;
+    if !creating
+        && let Location::Sqlite(p) = &loc
+        && !p.exists()
+    {
+        return Err(format!(
+            "history database {} does not exist yet (record a run with `analyze --record`, or `trainwreck history migrate`)",
+            p.display()
+        ));
+    }
+    let e = |e: super::HistoryError| e.to_string();
+    if let HistoryCommand::Migrate = args.command {
+        let mut s = Store::connect(&loc).map_err(e)?;
+        let (from, to) = s.migrate().map_err(e)?;
+        return Ok(if from == to {
+            format!("history database {loc}: schema version {to}, up to date\n")
+        } else {
+            format!("history database {loc}: schema version {from} → {to}\n")
+        });
+    }
+    let mut s = Store::open(&loc).map_err(e)?;
+    match args.command {
+        HistoryCommand::Migrate => unreachable!("handled above"),
+        HistoryCommand::Note {
+            fingerprint,
+            text,
+            author,
+        } => {
+            let author = author
+                .or_else(|| std::env::var("USER").ok().filter(|u| !u.is_empty()))
+                .unwrap_or_else(|| "unknown".into());
+            let note = Note {
+                text,
+                author,
+                time: super::utc(super::now()),
+            };
+            s.note(&fingerprint, &note).map_err(e)?;
+            Ok(format!(
+                "noted on {fingerprint} by {} at {}\n",
+                note.author, note.time
+            ))
+        }
+        HistoryCommand::Show {
+            fingerprint,
+            limit,
+            format,
+        } => {
+            let seen = s.seen(&fingerprint, None, limit).map_err(e)?;
+            Ok(match format {
+                HistoryFormat::Json => json(&seen),
+                HistoryFormat::Table => crate::report::history::show(&seen),
+            })
+        }
+        HistoryCommand::List {
+            since,
+            category,
+            limit,
+            format,
+        } => {
+            if let Some(c) = &category
+                && crate::model::Category::parse(c).is_none()
+            {
+                return Err(format!(
+                    "--category {c:?}: not a category (one of {})",
+                    crate::model::Category::valid_values()
+                ));
+            }
+            let since = since_arg(since.as_deref())?;
+            let l = s.list(since, category.as_deref(), limit).map_err(e)?;
+            Ok(match format {
+                HistoryFormat::Json => json(&l),
+                HistoryFormat::Table => crate::report::history::list(&l),
+            })
+        }
+        HistoryCommand::Hosts {
+            since,
+            alpha,
+            format,
+        }
+        | HistoryCommand::Gpus {
+            since,
+            alpha,
+            format,
+        } if !(alpha > 0.0 && alpha < 1.0) => {
+            let _ = (since, format);
+            Err(format!("--alpha {alpha}: must be between 0 and 1"))
+        }
+        HistoryCommand::Hosts {
+            since,
+            alpha,
+            format,
+        } => fleet(&mut s, Unit::Host, since.as_deref(), alpha, format),
+        HistoryCommand::Gpus {
+            since,
+            alpha,
+            format,
+        } => fleet(&mut s, Unit::Gpu, since.as_deref(), alpha, format),
+        HistoryCommand::Export { file } => {
+            let n = match &file {
+                Some(f) => {
+                    let mut w = std::io::BufWriter::new(
+                        std::fs::File::create(f)
+                            .map_err(|err| format!("{}: {err}", f.display()))?,
+                    );
+                    let n = s.export(&mut w).map_err(e)?;
+                    std::io::Write::flush(&mut w)
+                        .map_err(|err| format!("{}: {err}", f.display()))?;
+                    n
+                }
+                None => {
+                    let mut out = std::io::stdout().lock();
+                    s.export(&mut out).map_err(e)?;
+                    return Ok(String::new());
+                }
+            };
+            Ok(format!(
+                "exported {} runs and {} notes to {}\n",
+                n.runs,
+                n.notes,
+                file.map(|f| f.display().to_string()).unwrap_or_default()
+            ))
+        }
+        HistoryCommand::Import { file } => {
+            let n = if file == "-" {
+                s.import(&mut std::io::stdin().lock()).map_err(e)?
+            } else {
+                let f = std::fs::File::open(&file).map_err(|err| format!("{file}: {err}"))?;
+                s.import(&mut std::io::BufReader::new(f)).map_err(e)?
+            };
+            Ok(format!("imported {} runs and {} notes\n", n.runs, n.notes))
+        }
+    }
+}
+
+fn fleet(
+    s: &mut Store,
+    unit: Unit,
+    since: Option<&str>,
+    alpha: f64,
+    format: HistoryFormat,
+) -> Result<String, String> {
+    let since = since_arg(since)?;
+    let st = s.fleet(unit, since, alpha).map_err(|e| e.to_string())?;
+    Ok(match format {
+        HistoryFormat::Json => json(&st),
+        HistoryFormat::Table => crate::report::history::fleet(&st),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn since_takes_windows_and_dates() {
+        assert_eq!(parse_since("7d", 1_000_000), Some(1_000_000 - 7 * 86_400));
+        assert_eq!(parse_since("30m", 10_000), Some(10_000 - 1800));
+        assert_eq!(parse_since("1970-01-02", 0), Some(86_400));
+        assert_eq!(parse_since("soon", 0), None);
+    }
+}

@@ -1,0 +1,621 @@
+//! The failure history: every recorded diagnosis, "seen before" for a fingerprint, the team's
+//! notes, and per-host / per-GPU failure counts. One `Store` over two back-ends (SQLite by
+//! default, PostgreSQL for a team) sharing one versioned schema. It takes its values from the
+//! finished `Report` (never re-reads logs) and returns data; `report` renders it. A history
+//! problem is an error value for the caller to print beside the diagnosis, never a panic.
+
+pub mod backend;
+pub mod command;
+pub mod record;
+pub mod schema;
+pub mod stats;
+
+pub use backend::{HistoryError, Result};
+pub use record::{RecordContext, RunRecord};
+
+use crate::model::{Note, Seen, SeenRun};
+use backend::{Backend, Postgres, Sqlite, Value};
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+
+/// Runs listed under `history` in a report (all of them in `history show`).
+pub const REPORT_RUNS: usize = 10;
+
+/// Where the history lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    Sqlite(PathBuf),
+    Postgres(String),
+}
+
+impl Location {
+    pub fn parse(s: &str) -> Location {
+        if s.starts_with("postgres://") || s.starts_with("postgresql://") {
+            Location::Postgres(s.to_string())
+        } else {
+            Location::Sqlite(PathBuf::from(s))
+        }
+    }
+}
+
+impl std::fmt::Display for Location {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Location::Sqlite(p) => write!(f, "{}", p.display()),
+            Location::Postgres(u) => f.write_str(u),
+        }
+    }
+}
+
+/// `$XDG_DATA_HOME/trainwreck/history.db`, else `~/.local/share/trainwreck/history.db`.
+pub fn default_path() -> Option<PathBuf> {
+    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    let base = env("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .or_else(|| env("HOME").map(|h| PathBuf::from(h).join(".local/share")))?;
+    Some(base.join("trainwreck").join("history.db"))
+}
+
+/// The history to use: `--db`, else `TRAINWRECK_DB`, else the default path — the default
+/// only when it already exists or `create` is asked (recording), so a plain `analyze` never
+/// leaves a database behind. `None`: no history is configured.
+pub fn locate(flag: Option<&str>, create: bool) -> Option<Location> {
+    if let Some(f) = flag.filter(|f| !f.is_empty()) {
+        return Some(Location::parse(f));
+    }
+    if let Ok(e) = std::env::var("TRAINWRECK_DB")
+        && !e.is_empty()
+    {
+        return Some(Location::parse(&e));
+    }
+    default_path()
+        .filter(|p| create || p.exists())
+        .map(Location::Sqlite)
+}
+
+/// How long to wait for a locked SQLite file or a PostgreSQL connection
+/// (`TRAINWRECK_DB_TIMEOUT_MS`, default 5000).
+pub fn timeout_ms() -> u64 {
+    std::env::var("TRAINWRECK_DB_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5000)
+}
+
+/// Seconds since the epoch, now.
+pub fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+pub fn utc(secs: i64) -> String {
+    crate::sources::units::utc_z(secs.max(0) as u64)
+}
+
+/// One row of `history list`: a fingerprint and how often it failed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ListEntry {
+    pub fingerprint: String,
+    pub count: u64,
+    pub category: Option<String>,
+    pub rule: Option<String>,
+    pub title: Option<String>,
+    pub first_seen: Option<String>,
+    pub last_seen: Option<String>,
+    pub hosts: Vec<String>,
+    /// The newest note, if any.
+    pub note: Option<Note>,
+}
+
+/// A line of `history export`: a run or a note.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+enum ExportLine {
+    Run(Box<RunRecord>),
+    Note {
+        fingerprint: String,
+        #[serde(flatten)]
+        note: Note,
+    },
+}
+
+/// What an import did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ImportCount {
+    pub runs: u64,
+    pub notes: u64,
+}
+
+pub struct Store {
+    db: Box<dyn Backend + Send>,
+    location: Location,
+}
+
+impl Store {
+    /// Connect without looking at the schema (for `history migrate`).
+    pub fn connect(loc: &Location) -> Result<Store> {
+        let ms = timeout_ms();
+        let db: Box<dyn Backend + Send> = match loc {
+            Location::Sqlite(p) => Box::new(Sqlite::open(p, ms)?),
+            Location::Postgres(u) => Box::new(Postgres::connect(u, ms)?),
+        };
+        Ok(Store {
+            db,
+            location: loc.clone(),
+        })
+    }
+
+    /// Connect and check the schema version: an empty database gets the current schema; an
+    /// older or newer one is an error saying what to do.
+    pub fn open(loc: &Location) -> Result<Store> {
+        let mut s = Store::connect(loc)?;
+        let v = schema::version(s.db.as_mut()).map_err(|e| s.context(e))?;
+        schema::check(v).map_err(|e| s.context(e))?;
+        if v == 0 {
+            schema::migrate(s.db.as_mut()).map_err(|e| s.context(e))?;
+        }
+        Ok(s)
+    }
+
+    fn context(&self, e: HistoryError) -> HistoryError {
+        if e.0.starts_with("history database") {
+            e
+        } else {
+            HistoryError(format!("history database {}: {}", self.shown(), e.0))
+        }
+    }
+
+    fn shown(&self) -> String {
+        match &self.location {
+            Location::Postgres(u) => backend::without_password(u),
+            l => l.to_string(),
+        }
+    }
+
+    pub fn location(&self) -> &Location {
+        &self.location
+    }
+
+    /// Bring the schema to the current version: (from, to).
+    pub fn migrate(&mut self) -> Result<(i64, i64)> {
+        schema::migrate(self.db.as_mut()).map_err(|e| self.context(e))
+    }
+
+    /// Insert or replace one run (the same run recorded twice stays one row).
+    pub fn record(&mut self, r: &RunRecord) -> Result<()> {
+        self.record_many(std::slice::from_ref(r))
+    }
+
+    /// Insert or replace runs in one transaction (imports and generators).
+    pub fn record_many(&mut self, runs: &[RunRecord]) -> Result<()> {
+        let owned = record_statements(runs);
+        let stmts: Vec<(&str, Vec<Value>)> = owned
+            .iter()
+            .map(|(sql, v)| (sql.as_str(), v.clone()))
+            .collect();
+        self.db.transaction(&stmts).map_err(|e| self.context(e))
+    }
+
+    /// Attach a note to a fingerprint. The same note (text, author, time) is kept once.
+    pub fn note(&mut self, fingerprint: &str, note: &Note) -> Result<()> {
+        let at = crate::sources::units::epoch_from_iso(&note.time)
+            .map(|t| t as i64)
+            .unwrap_or_else(now);
+        let id = record::hash_hex(&[fingerprint, &note.time, &note.author, &note.text]);
+        self.db
+            .execute(
+                "INSERT INTO notes (note_id, fingerprint, at, author, text) VALUES ($1, $2, $3, $4, $5)
+                 ON CONFLICT (note_id) DO NOTHING",
+                &[
+                    id.into(),
+                    fingerprint.into(),
+                    at.into(),
+                    note.author.clone().into(),
+                    note.text.clone().into(),
+                ],
+            )
+            .map(|_| ())
+            .map_err(|e| self.context(e))
+    }
+
+    fn notes(&mut self, fingerprint: &str) -> Result<Vec<Note>> {
+        let rows = self
+            .db
+            .query(
+                "SELECT text, author, at FROM notes WHERE fingerprint = $1 ORDER BY at, note_id",
+                &[fingerprint.into()],
+            )
+            .map_err(|e| self.context(e))?;
+        Ok(rows
+            .iter()
+            .map(|r| Note {
+                text: r[0].text().unwrap_or_default(),
+                author: r[1].text().unwrap_or_default(),
+                time: utc(r[2].int().unwrap_or(0)),
+            })
+            .collect())
+    }
+
+    /// What the history knows of `fingerprint`: counts, first/last seen, hosts, notes and
+    /// the newest `limit` runs. `this_run` marks the current run when it is in the history.
+    pub fn seen(
+        &mut self,
+        fingerprint: &str,
+        this_run: Option<&str>,
+        limit: usize,
+    ) -> Result<Seen> {
+        let fp: Value = fingerprint.into();
+        let agg = self
+            .db
+            .query(
+                "SELECT count(*), min(at), max(at) FROM runs WHERE fingerprint = $1",
+                std::slice::from_ref(&fp),
+            )
+            .map_err(|e| self.context(e))?;
+        let (count, first, last) = agg
+            .first()
+            .map(|r| (r[0].int().unwrap_or(0), r[1].int(), r[2].int()))
+            .unwrap_or((0, None, None));
+        let runs = self
+            .db
+            .query(
+                "SELECT run_id, at, job, origin_host, verdict FROM runs WHERE fingerprint = $1
+                 ORDER BY at DESC, run_id LIMIT $2",
+                &[fp.clone(), Value::Int(limit as i64)],
+            )
+            .map_err(|e| self.context(e))?
+            .iter()
+            .map(|r| SeenRun {
+                run_id: r[0].text().unwrap_or_default(),
+                time: utc(r[1].int().unwrap_or(0)),
+                job: r[2].text(),
+                host: r[3].text(),
+                verdict: r[4].text().unwrap_or_default(),
+            })
+            .collect();
+        let hosts = self
+            .db
+            .query(
+                "SELECT DISTINCT host FROM run_hosts WHERE fingerprint = $1 ORDER BY host",
+                std::slice::from_ref(&fp),
+            )
+            .map_err(|e| self.context(e))?
+            .iter()
+            .filter_map(|r| r[0].text())
+            .collect();
+        let this_run = match this_run {
+            Some(id) => {
+                let n = self
+                    .db
+                    .query(
+                        "SELECT count(*) FROM runs WHERE run_id = $1 AND fingerprint = $2",
+                        &[id.into(), fp.clone()],
+                    )
+                    .map_err(|e| self.context(e))?;
+                (n.first().and_then(|r| r[0].int()).unwrap_or(0) > 0).then(|| id.to_string())
+            }
+            None => None,
+        };
+        Ok(Seen {
+            fingerprint: fingerprint.to_string(),
+            count: count.max(0) as u64,
+            runs,
+            first_seen: first.map(utc),
+            last_seen: last.map(utc),
+            hosts,
+            notes: self.notes(fingerprint)?,
+            this_run,
+            asked_at: now(),
+        })
+    }
+
+    /// The top fingerprints since `since` (Unix seconds), optionally of one category.
+    pub fn list(
+        &mut self,
+        since: Option<i64>,
+        category: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<ListEntry>> {
+        let rows = self
+            .db
+            .query(
+                "SELECT fingerprint, count(*), min(at), max(at), max(category)
+                 FROM runs WHERE fingerprint IS NOT NULL AND at >= $1
+                   AND ($2 = '' OR category = $2)
+                 GROUP BY fingerprint ORDER BY count(*) DESC, max(at) DESC LIMIT $3",
+                &[
+                    Value::Int(since.unwrap_or(i64::MIN)),
+                    category.unwrap_or("").into(),
+                    Value::Int(limit as i64),
+                ],
+            )
+            .map_err(|e| self.context(e))?;
+        let mut out = Vec::new();
+        for r in rows {
+            let fp = r[0].text().unwrap_or_default();
+            let hosts = self
+                .db
+                .query(
+                    "SELECT DISTINCT host FROM run_hosts WHERE fingerprint = $1 AND at >= $2
+                     ORDER BY host",
+                    &[fp.clone().into(), Value::Int(since.unwrap_or(i64::MIN))],
+                )
+                .map_err(|e| self.context(e))?
+                .iter()
+                .filter_map(|r| r[0].text())
+                .collect();
+            let note = self.notes(&fp)?.pop();
+            let latest = self
+                .db
+                .query(
+                    "SELECT rule, title FROM runs WHERE fingerprint = $1 ORDER BY at DESC LIMIT 1",
+                    &[fp.clone().into()],
+                )
+                .map_err(|e| self.context(e))?;
+            let latest = latest.first();
+            out.push(ListEntry {
+                fingerprint: fp,
+                count: r[1].int().unwrap_or(0).max(0) as u64,
+                first_seen: r[2].int().map(utc),
+                last_seen: r[3].int().map(utc),
+                category: r[4].text(),
+                rule: latest.and_then(|l| l[0].text()),
+                title: latest.and_then(|l| l[1].text()),
+                hosts,
+                note,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Number of runs recorded (all verdicts).
+    pub fn run_count(&mut self) -> Result<u64> {
+        let r = self
+            .db
+            .query("SELECT count(*) FROM runs", &[])
+            .map_err(|e| self.context(e))?;
+        Ok(r.first().and_then(|r| r[0].int()).unwrap_or(0).max(0) as u64)
+    }
+
+    /// Every run and note as JSON Lines, oldest run first, then the notes.
+    pub fn export(&mut self, out: &mut dyn Write) -> Result<ImportCount> {
+        let mut n = ImportCount::default();
+        let io = |e: std::io::Error| HistoryError(format!("export: {e}"));
+        let rows = self
+            .db
+            .query(
+                "SELECT run_id, at, failed_at, recorded_at, job, verdict, fingerprint, category,
+                    action, confidence, rule, title, origin_rank, origin_host, origin_gpu,
+                    origin_gpu_uuid, origin_pid, hosts, gpus, versions, report
+                 FROM runs ORDER BY at, run_id",
+                &[],
+            )
+            .map_err(|e| self.context(e))?;
+        for r in rows {
+            let rec = RunRecord::from_row(&r);
+            let line = serde_json::to_string(&ExportLine::Run(Box::new(rec)))
+                .map_err(|e| HistoryError(format!("export: {e}")))?;
+            writeln!(out, "{line}").map_err(io)?;
+            n.runs += 1;
+        }
+        let notes = self
+            .db
+            .query(
+                "SELECT fingerprint, text, author, at FROM notes ORDER BY at, note_id",
+                &[],
+            )
+            .map_err(|e| self.context(e))?;
+        for r in notes {
+            let line = ExportLine::Note {
+                fingerprint: r[0].text().unwrap_or_default(),
+                note: Note {
+                    text: r[1].text().unwrap_or_default(),
+                    author: r[2].text().unwrap_or_default(),
+                    time: utc(r[3].int().unwrap_or(0)),
+                },
+            };
+            let line =
+                serde_json::to_string(&line).map_err(|e| HistoryError(format!("export: {e}")))?;
+            writeln!(out, "{line}").map_err(io)?;
+            n.notes += 1;
+        }
+        Ok(n)
+    }
+
+    /// Read JSON Lines written by `export` (runs upserted, notes kept once): merging two
+    /// histories is importing one into the other. A bad line stops the import, naming it.
+    pub fn import(&mut self, input: &mut dyn BufRead) -> Result<ImportCount> {
+        let mut n = ImportCount::default();
+        let mut batch: Vec<RunRecord> = Vec::new();
+        for (i, line) in input.lines().enumerate() {
+            let line = line.map_err(|e| HistoryError(format!("import: line {}: {e}", i + 1)))?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let parsed: ExportLine = serde_json::from_str(&line)
+                .map_err(|e| HistoryError(format!("import: line {}: {e}", i + 1)))?;
+            match parsed {
+                ExportLine::Run(r) => {
+                    batch.push(*r);
+                    n.runs += 1;
+                    if batch.len() >= 500 {
+                        self.record_many(&batch)?;
+                        batch.clear();
+                    }
+                }
+                ExportLine::Note { fingerprint, note } => {
+                    self.note(&fingerprint, &note)?;
+                    n.notes += 1;
+                }
+            }
+        }
+        self.record_many(&batch)?;
+        Ok(n)
+    }
+
+    /// `history hosts` / `history gpus` since `since` (Unix seconds).
+    pub fn fleet(
+        &mut self,
+        unit: stats::Unit,
+        since: Option<i64>,
+        alpha: f64,
+    ) -> Result<stats::FleetStats> {
+        stats::fleet(self.db.as_mut(), unit, since, alpha).map_err(|e| self.context(e))
+    }
+}
+
+/// `($1, $2, $3), ($4, $5, $6)` for `rows` rows of `cols` values.
+fn placeholders(rows: usize, cols: usize) -> String {
+    (0..rows)
+        .map(|r| {
+            let row: Vec<String> = (1..=cols).map(|c| format!("${}", r * cols + c)).collect();
+            format!("({})", row.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+const RUN_COLUMNS: &[&str] = &[
+    "run_id",
+    "at",
+    "failed_at",
+    "recorded_at",
+    "job",
+    "verdict",
+    "fingerprint",
+    "category",
+    "action",
+    "class",
+    "confidence",
+    "rule",
+    "title",
+    "origin_rank",
+    "origin_host",
+    "origin_gpu",
+    "origin_gpu_uuid",
+    "origin_pid",
+    "hosts",
+    "gpus",
+    "versions",
+    "report",
+];
+
+/// Runs per multi-row statement (far below both back-ends' limits on bound values).
+const ROWS_PER_STATEMENT: usize = 200;
+
+/// The statements that insert or replace runs and their host and GPU rows, many rows per
+/// statement (a server round trip each). A run given twice is written once, the last wins.
+fn record_statements(runs: &[RunRecord]) -> Vec<(String, Vec<Value>)> {
+    let mut last: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (i, r) in runs.iter().enumerate() {
+        last.insert(&r.run_id, i);
+    }
+    let unique: Vec<&RunRecord> = runs
+        .iter()
+        .enumerate()
+        .filter(|(i, r)| last.get(r.run_id.as_str()) == Some(i))
+        .map(|(_, r)| r)
+        .collect();
+    let mut stmts = Vec::new();
+    for chunk in unique.chunks(ROWS_PER_STATEMENT) {
+        let mut values = Vec::new();
+        let mut hosts = Vec::new();
+        let mut gpus = Vec::new();
+        let ids: Vec<Value> = chunk.iter().map(|r| r.run_id.clone().into()).collect();
+        for r in chunk {
+            let class = r.class();
+            let json =
+                |v: serde_json::Result<String>, empty: &str| v.unwrap_or_else(|_| empty.into());
+            let o = &r.origin;
+            values.extend([
+                r.run_id.clone().into(),
+                r.at().into(),
+                r.failed_at.clone().into(),
+                r.recorded_at.into(),
+                r.job.clone().into(),
+                r.verdict.clone().into(),
+                r.fingerprint.clone().into(),
+                r.category.clone().into(),
+                r.action.clone().into(),
+                class.into(),
+                r.confidence.into(),
+                r.rule.clone().into(),
+                r.title.clone().into(),
+                o.rank.into(),
+                o.host.clone().into(),
+                o.gpu.into(),
+                o.gpu_uuid.clone().into(),
+                o.pid.into(),
+                json(serde_json::to_string(&r.hosts), "[]").into(),
+                json(serde_json::to_string(&r.gpus), "[]").into(),
+                json(serde_json::to_string(&r.versions), "{}").into(),
+                json(serde_json::to_string(&r.report), "null").into(),
+            ]);
+            let mut seen_hosts = std::collections::BTreeSet::new();
+            for h in r.hosts.iter().filter(|h| seen_hosts.insert(h.as_str())) {
+                hosts.push(vec![
+                    r.run_id.clone().into(),
+                    h.clone().into(),
+                    r.fingerprint.clone().into(),
+                    r.at().into(),
+                    class.into(),
+                    Value::Int(r.blames_host(h).into()),
+                ]);
+            }
+            let mut seen_gpus = std::collections::BTreeSet::new();
+            for g in r.gpus.iter().filter(|g| seen_gpus.insert(g.uuid.as_str())) {
+                gpus.push(vec![
+                    r.run_id.clone().into(),
+                    g.uuid.clone().into(),
+                    g.host.clone().into(),
+                    r.at().into(),
+                    class.into(),
+                    Value::Int(r.blames_gpu(&g.uuid).into()),
+                ]);
+            }
+        }
+        let update: Vec<String> = RUN_COLUMNS[1..]
+            .iter()
+            .map(|c| format!("{c} = excluded.{c}"))
+            .collect();
+        stmts.push((
+            format!(
+                "INSERT INTO runs ({}) VALUES {} ON CONFLICT (run_id) DO UPDATE SET {}",
+                RUN_COLUMNS.join(", "),
+                placeholders(chunk.len(), RUN_COLUMNS.len()),
+                update.join(", ")
+            ),
+            values,
+        ));
+        let list = placeholders(1, ids.len());
+        stmts.push((
+            format!("DELETE FROM run_hosts WHERE run_id IN {list}"),
+            ids.clone(),
+        ));
+        stmts.push((format!("DELETE FROM run_gpus WHERE run_id IN {list}"), ids));
+        for rows in hosts.chunks(ROWS_PER_STATEMENT * 4) {
+            stmts.push((
+                format!(
+                    "INSERT INTO run_hosts (run_id, host, fingerprint, at, class, blamed) VALUES {}
+                     ON CONFLICT (run_id, host) DO NOTHING",
+                    placeholders(rows.len(), 6)
+                ),
+                rows.concat(),
+            ));
+        }
+        for rows in gpus.chunks(ROWS_PER_STATEMENT * 4) {
+            stmts.push((
+                format!(
+                    "INSERT INTO run_gpus (run_id, uuid, host, at, class, blamed) VALUES {}
+                     ON CONFLICT (run_id, uuid) DO NOTHING",
+                    placeholders(rows.len(), 6)
+                ),
+                rows.concat(),
+            ));
+        }
+    }
+    stmts
+}

@@ -1,0 +1,153 @@
+//! The history's schema, versioned. `MIGRATIONS[i]` takes a database from version `i` to
+//! `i + 1`; the version lives in `trainwreck_meta`. The same SQL runs on SQLite and
+//! PostgreSQL. A migration, once released, is never edited: add the next one.
+
+use super::backend::{Backend, HistoryError, Kind, Result, Value};
+
+/// The version this build writes and reads.
+pub const CURRENT: i64 = 1;
+
+/// Version 1: runs, their hosts and GPUs (denormalised with the time and action class, so the
+/// per-host and per-GPU counts read one covering index), and the team's notes.
+const V1: &[&str] = &[
+    "CREATE TABLE trainwreck_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE runs (
+        run_id TEXT PRIMARY KEY,
+        at BIGINT NOT NULL,
+        failed_at TEXT,
+        recorded_at BIGINT NOT NULL,
+        job TEXT,
+        verdict TEXT NOT NULL,
+        fingerprint TEXT,
+        category TEXT,
+        action TEXT NOT NULL,
+        class TEXT NOT NULL,
+        confidence DOUBLE PRECISION,
+        rule TEXT,
+        title TEXT,
+        origin_rank BIGINT,
+        origin_host TEXT,
+        origin_gpu BIGINT,
+        origin_gpu_uuid TEXT,
+        origin_pid BIGINT,
+        hosts TEXT NOT NULL,
+        gpus TEXT NOT NULL,
+        versions TEXT NOT NULL,
+        report TEXT NOT NULL
+    )",
+    "CREATE INDEX runs_fingerprint ON runs (fingerprint, at, category)",
+    "CREATE INDEX runs_at ON runs (at)",
+    "CREATE TABLE run_hosts (
+        run_id TEXT NOT NULL,
+        host TEXT NOT NULL,
+        fingerprint TEXT,
+        at BIGINT NOT NULL,
+        class TEXT NOT NULL,
+        blamed BIGINT NOT NULL,
+        PRIMARY KEY (run_id, host)
+    )",
+    "CREATE INDEX run_hosts_by_host ON run_hosts (host, class, at, blamed)",
+    "CREATE INDEX run_hosts_by_fingerprint ON run_hosts (fingerprint, host, at)",
+    "CREATE TABLE run_gpus (
+        run_id TEXT NOT NULL,
+        uuid TEXT NOT NULL,
+        host TEXT,
+        at BIGINT NOT NULL,
+        class TEXT NOT NULL,
+        blamed BIGINT NOT NULL,
+        PRIMARY KEY (run_id, uuid)
+    )",
+    "CREATE INDEX run_gpus_by_uuid ON run_gpus (uuid, class, at, blamed)",
+    "CREATE INDEX run_gpus_hosts ON run_gpus (uuid, host, at)",
+    "CREATE TABLE notes (
+        note_id TEXT PRIMARY KEY,
+        fingerprint TEXT NOT NULL,
+        at BIGINT NOT NULL,
+        author TEXT NOT NULL,
+        text TEXT NOT NULL
+    )",
+    "CREATE INDEX notes_fingerprint ON notes (fingerprint, at)",
+];
+
+const MIGRATIONS: &[&[&str]] = &[V1];
+
+/// The schema version of the database (0: empty).
+pub fn version(db: &mut dyn Backend) -> Result<i64> {
+    if !db.has_table("trainwreck_meta")? {
+        return Ok(0);
+    }
+    let rows = db.query(
+        "SELECT value FROM trainwreck_meta WHERE key = 'schema_version'",
+        &[],
+    )?;
+    let v = rows.first().and_then(|r| r[0].text());
+    v.as_deref()
+        .unwrap_or("0")
+        .parse()
+        .map_err(|_| HistoryError(format!("schema_version {v:?} is not a number")))
+}
+
+/// Whether this build can use a database of `found`: equal, or empty (it is created).
+pub fn check(found: i64) -> Result<()> {
+    if found > CURRENT {
+        return Err(HistoryError(format!(
+            "the history database has schema version {found}, newer than this trainwreck knows ({CURRENT}); upgrade trainwreck (its data is left untouched)"
+        )));
+    }
+    if found > 0 && found < CURRENT {
+        return Err(HistoryError(format!(
+            "the history database has schema version {found}, older than this trainwreck's ({CURRENT}); run `trainwreck history migrate`"
+        )));
+    }
+    Ok(())
+}
+
+/// Apply every migration above the database's version, each in one transaction under a lock
+/// so concurrent first users do not race. Returns (from, to).
+pub fn migrate(db: &mut dyn Backend) -> Result<(i64, i64)> {
+    let from = version(db)?;
+    if from > CURRENT {
+        check(from)?;
+    }
+    let mut v = from;
+    while v < CURRENT {
+        let mut stmts: Vec<(&str, Vec<Value>)> = Vec::new();
+        if db.kind() == Kind::Postgres {
+            // Held until the transaction ends; 0x7472_776b = "trwk".
+            stmts.push(("SELECT pg_advisory_xact_lock(1953658731)", vec![]));
+        }
+        let step = MIGRATIONS[v as usize];
+        // Re-check inside the lock: another process may have migrated meanwhile.
+        match apply_locked(db, &mut stmts, step, v) {
+            Ok(()) => {}
+            Err(e) if version(db)? > v => {
+                let _ = e;
+            }
+            Err(e) => return Err(e),
+        }
+        v = version(db)?;
+    }
+    Ok((from, v))
+}
+
+fn apply_locked(
+    db: &mut dyn Backend,
+    stmts: &mut Vec<(&str, Vec<Value>)>,
+    step: &[&'static str],
+    v: i64,
+) -> Result<()> {
+    if version(db)? > v {
+        return Ok(());
+    }
+    for s in step {
+        stmts.push((s, vec![]));
+    }
+    let next = (v + 1).to_string();
+    let set = if v == 0 {
+        "INSERT INTO trainwreck_meta (key, value) VALUES ('schema_version', $1)"
+    } else {
+        "UPDATE trainwreck_meta SET value = $1 WHERE key = 'schema_version'"
+    };
+    stmts.push((set, vec![Value::Text(next)]));
+    db.transaction(stmts)
+}

@@ -1,0 +1,235 @@
+//! The failure history for people: the "seen before" line of a report, and the tables of
+//! `history list | show | hosts | gpus` (their JSON is the data itself, serialised). Formats
+//! only; the counting and the tests live in `history`.
+
+use crate::history::ListEntry;
+use crate::history::stats::FleetStats;
+use crate::model::Seen;
+use comfy_table::{Table, presets::UTF8_BORDERS_ONLY};
+use std::fmt::Write;
+
+/// `2026-10-02T08:00:00Z` → `2026-10-02`.
+fn day(t: &str) -> &str {
+    t.get(..10).unwrap_or(t)
+}
+
+/// Seconds as "3 h ago", "2 d ago".
+pub fn ago(secs: i64) -> String {
+    let s = secs.max(0);
+    match s {
+        0..60 => format!("{s} s ago"),
+        60..3600 => format!("{} min ago", s / 60),
+        3600..86_400 => format!("{} h ago", s / 3600),
+        _ => format!("{} d ago", s / 86_400),
+    }
+}
+
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// `Seen 14 times since 2026-10-02 on 6 hosts (last: 3 h ago, node17). Team note: "…" (alice, 2026-10-03)`
+pub fn seen_line(s: &Seen) -> String {
+    let others: Vec<_> = s
+        .runs
+        .iter()
+        .filter(|r| Some(&r.run_id) != s.this_run.as_ref())
+        .collect();
+    let mut line = if s.count == 0 {
+        "Not seen before in the failure history.".to_string()
+    } else if others.is_empty() && s.this_run.is_some() {
+        "First time seen (recorded now).".to_string()
+    } else {
+        let mut l = format!(
+            "Seen {} since {} on {}",
+            plural(s.count, "time", "times"),
+            s.first_seen.as_deref().map(day).unwrap_or("?"),
+            plural(s.hosts.len() as u64, "host", "hosts"),
+        );
+        if let Some(last) = others.first() {
+            let when = crate::history::record::epoch(&last.time)
+                .map(|t| ago(s.asked_at - t))
+                .unwrap_or_else(|| last.time.clone());
+            match &last.host {
+                Some(h) => {
+                    let _ = write!(l, " (last: {when}, {h})");
+                }
+                None => {
+                    let _ = write!(l, " (last: {when})");
+                }
+            }
+        }
+        l.push('.');
+        l
+    };
+    if let Some(n) = s.notes.last() {
+        let _ = write!(
+            line,
+            " Team note: \"{}\" ({}, {})",
+            super::cut(&n.text, 200),
+            n.author,
+            day(&n.time)
+        );
+    }
+    line
+}
+
+/// `history show`: the seen line, then notes, hosts and runs.
+pub fn show(s: &Seen) -> String {
+    let mut out = format!("{}\n{}\n", s.fingerprint, seen_line(s));
+    if s.count > 0 {
+        let _ = writeln!(
+            out,
+            "first seen {}, last seen {}",
+            s.first_seen.as_deref().unwrap_or("?"),
+            s.last_seen.as_deref().unwrap_or("?")
+        );
+    }
+    if !s.hosts.is_empty() {
+        let _ = writeln!(out, "hosts: {}", s.hosts.join(", "));
+    }
+    if !s.notes.is_empty() {
+        let _ = writeln!(out, "\nNotes");
+        for n in &s.notes {
+            let _ = writeln!(out, "  {}  {}: {}", n.time, n.author, n.text);
+        }
+    }
+    if !s.runs.is_empty() {
+        let mut t = Table::new();
+        t.load_style(UTF8_BORDERS_ONLY);
+        t.set_header(vec!["time", "run", "job", "host", "verdict"]);
+        for r in &s.runs {
+            t.add_row(vec![
+                r.time.clone(),
+                r.run_id.clone(),
+                r.job.clone().unwrap_or_default(),
+                r.host.clone().unwrap_or_default(),
+                r.verdict.clone(),
+            ]);
+        }
+        let _ = writeln!(out, "\n{t}");
+    }
+    out
+}
+
+/// `history list`: one row per fingerprint, most frequent first.
+pub fn list(entries: &[ListEntry]) -> String {
+    if entries.is_empty() {
+        return "No failures in the history for this window.\n".to_string();
+    }
+    let mut t = Table::new();
+    t.load_style(UTF8_BORDERS_ONLY);
+    t.set_header(vec![
+        "count",
+        "fingerprint",
+        "category",
+        "hosts",
+        "first seen",
+        "last seen",
+        "title / note",
+    ]);
+    for e in entries {
+        let what = match &e.note {
+            Some(n) => format!("note: {}", super::cut(&n.text, 60)),
+            None => super::cut(e.title.as_deref().unwrap_or(""), 60),
+        };
+        t.add_row(vec![
+            e.count.to_string(),
+            e.fingerprint.clone(),
+            e.category.clone().unwrap_or_default(),
+            e.hosts.len().to_string(),
+            e.first_seen.as_deref().map(day).unwrap_or("").to_string(),
+            e.last_seen.as_deref().map(day).unwrap_or("").to_string(),
+            what,
+        ]);
+    }
+    format!("{t}\n")
+}
+
+fn p_value(p: f64) -> String {
+    if p < 1e-300 {
+        "<1e-300".to_string()
+    } else if p < 0.001 {
+        format!("{p:.1e}")
+    } else {
+        format!("{p:.3}")
+    }
+}
+
+/// `history hosts` / `history gpus`: counts per unit, then the suspects with their test.
+pub fn fleet(s: &FleetStats) -> String {
+    let mut out = String::new();
+    let mut classes: Vec<&String> = s.units.iter().flat_map(|u| u.failures.keys()).collect();
+    classes.sort();
+    classes.dedup();
+    let mut t = Table::new();
+    t.load_style(UTF8_BORDERS_ONLY);
+    let mut header = vec![s.unit.to_string(), "jobs".into(), "share".into()];
+    header.extend(classes.iter().map(|c| c.to_string()));
+    header.extend(["hw+unexplained".into(), "expected".into(), "p-value".into()]);
+    if s.unit == "gpu" {
+        header.push("hosts".into());
+    }
+    t.set_header(header);
+    for u in s.units.iter().take(50) {
+        let mut row = vec![
+            format!("{}{}", u.id, if u.suspect { " *" } else { "" }),
+            u.jobs.to_string(),
+            format!("{:.1}%", u.share * 100.0),
+        ];
+        row.extend(
+            classes
+                .iter()
+                .map(|c| u.failures.get(*c).copied().unwrap_or(0).to_string()),
+        );
+        row.extend([
+            u.suspect_failures.to_string(),
+            format!("{:.2}", u.expected),
+            p_value(u.p_value),
+        ]);
+        if let Some(h) = &u.hosts {
+            row.push(h.join(", "));
+        }
+        t.add_row(row);
+    }
+    let _ = writeln!(
+        out,
+        "{} runs{}; {} {}s; one-sided binomial test of hardware-class and unexplained failures against the rest of the fleet, suspect below p = {:.1e} (alpha {} / {} tested)",
+        s.runs,
+        s.since
+            .as_deref()
+            .map(|d| format!(" since {d}"))
+            .unwrap_or_default(),
+        s.units.len(),
+        s.unit,
+        s.threshold,
+        s.alpha,
+        s.units.iter().filter(|u| u.jobs > 0).count().max(1),
+    );
+    let _ = writeln!(out, "{t}");
+    if s.units.len() > 50 {
+        let _ = writeln!(
+            out,
+            "({} more not shown; --format json has all)",
+            s.units.len() - 50
+        );
+    }
+    if s.suspects.is_empty() {
+        let _ = writeln!(out, "No suspects.");
+    } else {
+        let _ = writeln!(out, "Suspects:");
+        for u in s.units.iter().filter(|u| u.suspect) {
+            let _ = writeln!(
+                out,
+                "  {}: {} hardware/unexplained failures in {} jobs (expected {:.2} at the fleet's rate {:.4}), p = {}",
+                u.id,
+                u.suspect_failures,
+                u.jobs,
+                u.expected,
+                u.base_rate,
+                p_value(u.p_value)
+            );
+        }
+    }
+    out
+}

@@ -1,0 +1,529 @@
+//! The failure history through the real binary, against both back-ends: SQLite in a temp dir
+//! and a real PostgreSQL server (`TRAINWRECK_TEST_PG`, started by scripts/pg-test-server.sh
+//! in .ci/run; those tests are `#[ignore]`d elsewhere and assert the server is there).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const SEED: &str = "fixtures/seed-bus-error";
+
+/// A history database for one test, removed with it.
+struct Db {
+    url: String,
+    dir: tempfile::TempDir,
+}
+
+fn sqlite() -> Db {
+    let dir = tempfile::tempdir().unwrap();
+    Db {
+        url: dir.path().join("history.db").display().to_string(),
+        dir,
+    }
+}
+
+/// A fresh database on the test server (tests run in parallel and count rows).
+fn postgres() -> Db {
+    let server = std::env::var("TRAINWRECK_TEST_PG").unwrap_or_default();
+    assert!(
+        server.starts_with("postgres://"),
+        "TRAINWRECK_TEST_PG must name a running server (eval \"$(scripts/pg-test-server.sh start)\")"
+    );
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let name = format!(
+        "tw_{}_{}",
+        std::process::id(),
+        N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
+    let mut c =
+        postgres::Client::connect(&server, postgres::NoTls).expect("connect to the test server");
+    c.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
+    let base = server.rsplit_once('/').map(|(b, _)| b).unwrap_or(&server);
+    Db {
+        url: format!("{base}/{name}"),
+        dir: tempfile::tempdir().unwrap(),
+    }
+}
+
+/// The binary with a private data directory and no inherited history settings.
+fn tw(db: &Db) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_trainwreck"));
+    c.env_remove("TRAINWRECK_DB")
+        .env_remove("TRAINWRECK_DB_TIMEOUT_MS")
+        .env("XDG_DATA_HOME", db.dir.path().join("xdg"))
+        .env("NO_COLOR", "1");
+    c
+}
+
+fn run(mut c: Command) -> Output {
+    c.output().expect("run trainwreck")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn ok(o: Output) -> String {
+    assert!(
+        o.status.success(),
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        stdout(&o),
+        stderr(&o)
+    );
+    stdout(&o)
+}
+
+fn json(o: Output) -> serde_json::Value {
+    let s = ok(o);
+    serde_json::from_str(&s).unwrap_or_else(|e| panic!("not JSON ({e}):\n{s}"))
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for e in walkdir::WalkDir::new(from) {
+        let e = e.unwrap();
+        let rel = e.path().strip_prefix(from).unwrap();
+        let dest = to.join(rel);
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&dest).unwrap();
+        } else {
+            std::fs::copy(e.path(), &dest).unwrap();
+        }
+    }
+}
+
+/// `n` copies of the seed example under the test's temp dir.
+fn seed_copies(db: &Db, n: usize) -> Vec<PathBuf> {
+    (0..n)
+        .map(|i| {
+            let d = db.dir.path().join(format!("copy{i}"));
+            copy_dir(Path::new(SEED), &d);
+            d
+        })
+        .collect()
+}
+
+fn analyze(db: &Db, path: &Path, extra: &[&str]) -> Command {
+    let mut c = tw(db);
+    c.arg("analyze")
+        .arg(path)
+        .args(["--db", &db.url])
+        .args(extra);
+    c
+}
+
+fn history(db: &Db, args: &[&str]) -> Command {
+    let mut c = tw(db);
+    c.arg("history").args(args).args(["--db", &db.url]);
+    c
+}
+
+fn export_lines(db: &Db) -> Vec<serde_json::Value> {
+    ok(run(history(db, &["export"])))
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn run_ids(db: &Db) -> Vec<String> {
+    export_lines(db)
+        .iter()
+        .filter(|l| l["type"] == "run")
+        .map(|l| l["run_id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn fingerprint_of(db: &Db, path: &Path) -> String {
+    let v = json(run(analyze(db, path, &["--format", "json"])));
+    v["fingerprint"].as_str().unwrap().to_string()
+}
+
+/// Each behaviour, once per back-end.
+macro_rules! on_both {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite_backend {
+            $(#[test] fn $name() { super::$name(&super::sqlite()); })*
+        }
+        mod postgres_backend {
+            $(#[test] #[ignore = "needs a PostgreSQL server (TRAINWRECK_TEST_PG)"]
+              fn $name() { super::$name(&super::postgres()); })*
+        }
+    };
+}
+
+on_both!(
+    recording_the_same_run_twice_is_one_row,
+    seed_from_three_copies_on_two_hosts_is_seen_3_times_on_2_hosts,
+    notes_show_list_and_export_import_round_trip,
+    planted_bad_host_and_bad_gpu_are_exactly_the_suspects,
+    eight_processes_recording_at_once_lose_nothing_and_duplicate_nothing,
+    newer_schema_version_is_a_clear_error_and_the_diagnosis_still_prints,
+);
+
+fn recording_the_same_run_twice_is_one_row(db: &Db) {
+    let run_dir = &seed_copies(db, 1)[0];
+    for _ in 0..2 {
+        ok(run(analyze(db, run_dir, &["--record"])));
+    }
+    assert_eq!(run_ids(db).len(), 1);
+    let fp = fingerprint_of(db, run_dir);
+    let v = json(run(history(db, &["show", &fp, "--format", "json"])));
+    assert_eq!(v["count"], 1);
+    // The time of failure is the log's, not the file's or the clock's.
+    assert_eq!(v["first_seen"], "2024-05-14T09:14:02Z");
+}
+
+fn seed_from_three_copies_on_two_hosts_is_seen_3_times_on_2_hosts(db: &Db) {
+    let copies = seed_copies(db, 3);
+    for (c, host) in copies.iter().zip(["node1", "node1", "node2"]) {
+        ok(run(analyze(db, c, &["--record", "--host", host])));
+    }
+    let text = ok(run(analyze(db, &copies[0], &[])));
+    assert!(
+        text.contains("Seen 3 times since 2024-05-14 on 2 hosts (last: "),
+        "{text}"
+    );
+    let v = json(run(analyze(db, &copies[2], &["--format", "json"])));
+    let h = &v["history"];
+    assert_eq!(h["count"], 3);
+    assert_eq!(h["hosts"], serde_json::json!(["node1", "node2"]));
+    assert_eq!(h["runs"].as_array().unwrap().len(), 3);
+    // The existing fields stay as they were.
+    assert_eq!(v["schema"], "trainwreck.report/1");
+    assert_eq!(v["findings"][0]["category"], "shm_exhausted");
+}
+
+fn notes_show_list_and_export_import_round_trip(db: &Db) {
+    let run_dir = &seed_copies(db, 1)[0];
+    ok(run(analyze(db, run_dir, &["--record", "--job", "4711"])));
+    let fp = fingerprint_of(db, run_dir);
+    ok(run(history(
+        db,
+        &[
+            "note",
+            &fp,
+            "fixed by --shm-size=16g in the launcher template",
+            "--author",
+            "alice",
+        ],
+    )));
+    let text = ok(run(analyze(db, run_dir, &[])));
+    assert!(
+        text.contains("Team note: \"fixed by --shm-size=16g in the launcher template\" (alice, "),
+        "{text}"
+    );
+    let show = json(run(history(db, &["show", &fp, "--format", "json"])));
+    assert_eq!(show["notes"][0]["author"], "alice");
+    assert_eq!(show["runs"][0]["job"], "4711");
+    let list = json(run(history(db, &["list", "--format", "json"])));
+    assert_eq!(list[0]["fingerprint"], fp.as_str());
+    assert_eq!(list[0]["count"], 1);
+    assert_eq!(list[0]["category"], "shm_exhausted");
+    let none = json(run(history(
+        db,
+        &["list", "--category", "gpu_oom", "--format", "json"],
+    )));
+    assert_eq!(none, serde_json::json!([]));
+    let bad = run(history(db, &["list", "--category", "gpu-oom"]));
+    assert_eq!(bad.status.code(), Some(3), "{}", stderr(&bad));
+
+    let file = db.dir.path().join("export.jsonl");
+    ok(run(history(db, &["export", file.to_str().unwrap()])));
+    let other = sqlite();
+    ok(run(history(&other, &["import", file.to_str().unwrap()])));
+    // Importing twice merges, never duplicates.
+    ok(run(history(&other, &["import", file.to_str().unwrap()])));
+    assert_eq!(export_lines(&other), export_lines(db));
+}
+
+/// A fleet of 41 hosts × 8 GPUs, 200 whole-node jobs per host, a 2% background of GPU
+/// hardware failures (each naming its GPU), 1% unexplained and 20% configuration failures;
+/// host `lemon` adds 15% host-level hardware failures (no GPU named), and GPU `GPU-bad`
+/// visits slot 3 of eight hosts for 15 jobs each and fails a quarter of them.
+fn synthetic_fleet() -> String {
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut rand = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut out = String::new();
+    let mut n = 0;
+    let mut hosts: Vec<String> = (0..40).map(|i| format!("node{i:02}")).collect();
+    hosts.push("lemon".into());
+    for host in &hosts {
+        let h: usize = host.trim_start_matches("node").parse().unwrap_or(99);
+        for job in 0..200 {
+            let bad_gpu_here = h.is_multiple_of(5) && job < 15;
+            let gpus: Vec<String> = (0..8)
+                .map(|g| {
+                    if bad_gpu_here && g == 3 {
+                        "GPU-bad".to_string()
+                    } else {
+                        format!("GPU-{host}-{g}")
+                    }
+                })
+                .collect();
+            let (lemon_draw, gpu_draw, r) = (rand(), rand(), rand());
+            let (verdict, action, gpu) = if bad_gpu_here && gpu_draw < 0.25 {
+                ("diagnosed", "replace-hardware", Some("GPU-bad".to_string()))
+            } else if host == "lemon" && lemon_draw < 0.15 {
+                ("diagnosed", "replace-hardware", None)
+            } else if r < 0.02 {
+                (
+                    "diagnosed",
+                    "replace-hardware",
+                    Some(gpus[(rand() * 8.0) as usize % 8].clone()),
+                )
+            } else if r < 0.03 {
+                ("unknown_failure", "investigate", None)
+            } else if r < 0.23 {
+                ("diagnosed", "fix-config", None)
+            } else {
+                ("no_failure", "none", None)
+            };
+            n += 1;
+            let rec = serde_json::json!({
+                "type": "run",
+                "run_id": format!("synthetic-{n}"),
+                "failed_at": trainwreck_time(1_790_000_000 + n * 60),
+                "recorded_at": 1_790_000_000 + n * 60,
+                "job": format!("job-{n}"),
+                "verdict": verdict,
+                "fingerprint": (verdict != "no_failure").then(|| format!("fp1:{action}")),
+                "category": null,
+                "action": action,
+                "confidence": null,
+                "rule": null,
+                "title": null,
+                "origin": {"rank": null, "host": host, "gpu": null, "gpu_uuid": gpu, "pid": null},
+                "hosts": [host],
+                "gpus": gpus.iter().map(|u| serde_json::json!({"uuid": u, "host": host})).collect::<Vec<_>>(),
+                "versions": {},
+                "report": {}
+            });
+            out.push_str(&rec.to_string());
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn trainwreck_time(secs: u64) -> String {
+    // Days from the civil date, enough for a test (UTC, 2026).
+    let days = secs / 86_400;
+    let t = secs % 86_400;
+    let (y, m, d) = civil(days as i64);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
+        t / 3600,
+        t / 60 % 60,
+        t % 60
+    )
+}
+
+fn civil(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+fn planted_bad_host_and_bad_gpu_are_exactly_the_suspects(db: &Db) {
+    let file = db.dir.path().join("fleet.jsonl");
+    std::fs::write(&file, synthetic_fleet()).unwrap();
+    ok(run(history(db, &["import", file.to_str().unwrap()])));
+    let hosts = json(run(history(db, &["hosts", "--format", "json"])));
+    assert_eq!(hosts["suspects"], serde_json::json!(["lemon"]), "{hosts:#}");
+    assert_eq!(hosts["runs"], 41 * 200);
+    let lemon = &hosts["units"][0];
+    assert_eq!(lemon["id"], "lemon");
+    assert!(lemon["p_value"].as_f64().unwrap() < hosts["threshold"].as_f64().unwrap());
+    let gpus = json(run(history(db, &["gpus", "--format", "json"])));
+    assert_eq!(
+        gpus["suspects"],
+        serde_json::json!(["GPU-bad"]),
+        "{:#}",
+        gpus["units"][0]
+    );
+    // It moved through eight hosts and stayed one GPU.
+    let bad = &gpus["units"][0];
+    assert_eq!(bad["id"], "GPU-bad");
+    assert_eq!(bad["jobs"], 8 * 15);
+    assert_eq!(bad["hosts"].as_array().unwrap().len(), 8);
+    let table = ok(run(history(db, &["hosts"])));
+    assert!(table.contains("Suspects:\n  lemon: "), "{table}");
+}
+
+fn eight_processes_recording_at_once_lose_nothing_and_duplicate_nothing(db: &Db) {
+    let copies = seed_copies(db, 9);
+    // 8 different runs and 8 recordings of one more run, all at once.
+    let children: Vec<_> = (0..16)
+        .map(|i| {
+            let target = if i < 8 { &copies[i] } else { &copies[8] };
+            let mut c = analyze(db, target, &["--record", "--format", "json"]);
+            c.stdout(Stdio::piped()).stderr(Stdio::piped());
+            c.spawn().unwrap()
+        })
+        .collect();
+    for ch in children {
+        let o = ch.wait_with_output().unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&ok(o).into_bytes()).unwrap();
+        assert_eq!(v["verdict"], "diagnosed");
+    }
+    let mut ids = run_ids(db);
+    assert_eq!(ids.len(), 9, "{ids:?}");
+    ids.dedup();
+    assert_eq!(ids.len(), 9);
+    let fp = fingerprint_of(db, &copies[0]);
+    let v = json(run(history(db, &["show", &fp, "--format", "json"])));
+    assert_eq!(v["count"], 9);
+}
+
+fn set_schema_version(db: &Db, v: i64) {
+    if db.url.starts_with("postgres://") {
+        let mut c = postgres::Client::connect(&db.url, postgres::NoTls).unwrap();
+        c.execute(
+            "UPDATE trainwreck_meta SET value = $1 WHERE key = 'schema_version'",
+            &[&v.to_string()],
+        )
+        .unwrap();
+    } else {
+        let c = rusqlite::Connection::open(&db.url).unwrap();
+        c.execute(
+            "UPDATE trainwreck_meta SET value = ?1 WHERE key = 'schema_version'",
+            [v.to_string()],
+        )
+        .unwrap();
+    }
+}
+
+/// With `--record`: the diagnosis on stdout, `message` on stderr, exit status 3. Without:
+/// the diagnosis, the message, exit status 0.
+fn history_trouble_keeps_the_diagnosis(db: &Db, run_dir: &Path, message: &str) {
+    let o = run(analyze(db, run_dir, &["--record"]));
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("Cause: shm_exhausted"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(stderr(&o).contains(message), "{}", stderr(&o));
+    assert!(stderr(&o).contains("not recorded"), "{}", stderr(&o));
+    let o = run(analyze(db, run_dir, &[]));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("Cause: shm_exhausted"));
+    assert!(stderr(&o).contains(message), "{}", stderr(&o));
+}
+
+fn newer_schema_version_is_a_clear_error_and_the_diagnosis_still_prints(db: &Db) {
+    let run_dir = &seed_copies(db, 1)[0];
+    ok(run(analyze(db, run_dir, &["--record"])));
+    set_schema_version(db, 99);
+    history_trouble_keeps_the_diagnosis(
+        db,
+        run_dir,
+        "schema version 99, newer than this trainwreck knows (1)",
+    );
+    let o = run(history(db, &["list"]));
+    assert_eq!(o.status.code(), Some(3));
+    // Nothing was written over the newer data.
+    set_schema_version(db, 1);
+    assert_eq!(run_ids(db).len(), 1);
+}
+
+#[test]
+fn a_corrupt_sqlite_file_is_named_and_the_diagnosis_still_prints() {
+    let db = sqlite();
+    let run_dir = &seed_copies(&db, 1)[0];
+    std::fs::write(&db.url, vec![0x5a; 8192]).unwrap();
+    history_trouble_keeps_the_diagnosis(&db, run_dir, "is not a SQLite database or is corrupt");
+    // The file is left for a person to look at.
+    assert_eq!(std::fs::read(&db.url).unwrap(), vec![0x5a; 8192]);
+}
+
+#[test]
+fn a_sqlite_file_locked_past_the_timeout_is_named_and_the_diagnosis_still_prints() {
+    let db = sqlite();
+    let run_dir = &seed_copies(&db, 1)[0];
+    ok(run(analyze(&db, run_dir, &["--record"])));
+    let holder = rusqlite::Connection::open(&db.url).unwrap();
+    holder
+        .execute_batch("BEGIN EXCLUSIVE; DELETE FROM notes;")
+        .unwrap();
+    let start = std::time::Instant::now();
+    let mut c = analyze(&db, run_dir, &["--record"]);
+    c.env("TRAINWRECK_DB_TIMEOUT_MS", "300");
+    let o = run(c);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("stayed locked by another process for more than 300 ms"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stdout(&o).contains("Cause: shm_exhausted"));
+    assert!(start.elapsed() < std::time::Duration::from_secs(20));
+    holder.execute_batch("ROLLBACK").unwrap();
+    // Once the lock is gone, recording works again.
+    ok(run(analyze(&db, run_dir, &["--record"])));
+}
+
+#[test]
+fn an_unreachable_postgres_server_is_named_and_the_diagnosis_still_prints() {
+    // A port nothing listens on: bound, then released.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut db = sqlite();
+    db.url = format!("postgres://tw:secret@127.0.0.1:{port}/history");
+    let run_dir = &seed_copies(&db, 1)[0];
+    history_trouble_keeps_the_diagnosis(&db, run_dir, "is unreachable");
+    let o = run(analyze(&db, run_dir, &["--record"]));
+    assert!(!stderr(&o).contains("secret"), "{}", stderr(&o));
+}
+
+#[test]
+fn without_a_configured_history_nothing_is_looked_up_or_created() {
+    let db = sqlite();
+    let run_dir = &seed_copies(&db, 1)[0];
+    let mut c = tw(&db);
+    c.arg("analyze").arg(run_dir);
+    let text = ok(run(c));
+    assert!(
+        !text.contains("Seen") && !text.contains("First time seen"),
+        "{text}"
+    );
+    let default = db.dir.path().join("xdg/trainwreck/history.db");
+    assert!(!default.exists());
+    // --record creates the default database; from then on it is "configured".
+    let mut c = tw(&db);
+    c.arg("analyze").arg(run_dir).arg("--record");
+    assert!(ok(run(c)).contains("First time seen (recorded now)."));
+    assert!(default.exists());
+    let mut c = tw(&db);
+    c.arg("analyze").arg(run_dir).args(["--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&ok(run(c))).unwrap();
+    assert_eq!(v["history"]["count"], 1);
+}
+
+#[test]
+fn triage_record_records_every_run() {
+    let db = sqlite();
+    let copies = seed_copies(&db, 3);
+    let mut c = tw(&db);
+    c.arg("triage")
+        .args(copies.iter().map(|p| p.as_os_str()))
+        .args(["--record", "--db", &db.url]);
+    ok(run(c));
+    assert_eq!(run_ids(&db).len(), 3);
+}
