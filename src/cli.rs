@@ -153,6 +153,9 @@ pub struct FactsArgs {
     /// Print the catalog of fact names instead.
     #[arg(long)]
     pub catalog: bool,
+    /// Mask secrets in fact values and cited lines, and optionally `hosts`, `paths`, `all`.
+    #[arg(long, value_name = "WHAT", num_args = 0..=1, require_equals = true, default_missing_value = "secrets")]
+    pub redact: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -279,8 +282,10 @@ fn analyze(args: AnalyzeArgs) -> i32 {
         done.store(true, std::sync::atomic::Ordering::Relaxed);
         r
     });
+    let mut r = r;
     if let Some(red) = redactor.as_mut() {
         red.add_hosts(r.hosts().iter().map(String::as_str));
+        r.redact(red);
     }
     let text = match args.format {
         Format::Json => match redactor.as_mut() {
@@ -394,12 +399,22 @@ fn facts(args: FactsArgs) -> i32 {
         Ok(kb) => kb,
         Err(code) => return code,
     };
+    let mut redactor = match redactor(args.redact.as_deref(), false) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
     let (inputs, mut warnings) = inputs::collect(&args.paths);
     let a = Engine::new(&kb).run(&inputs, threads(None));
     warnings.extend(a.warnings.iter().cloned());
+    let mut facts = a.facts.all().to_vec();
+    if let Some(red) = redactor.as_mut() {
+        let mut r = crate::report::Report::of_facts(facts, warnings);
+        r.redact(red);
+        (facts, warnings) = (r.facts, r.warnings);
+    }
     match args.format {
-        Format::Json => print_out(&crate::report::facts::json(a.facts.all(), &warnings)),
-        _ => print_out(&crate::report::facts::table(a.facts.all(), &warnings)),
+        Format::Json => print_out(&crate::report::facts::json(&facts, &warnings)),
+        _ => print_out(&crate::report::facts::table(&facts, &warnings)),
     }
 }
 

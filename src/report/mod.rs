@@ -60,6 +60,23 @@ pub fn build(a: Analysis, d: Diagnosis) -> Report {
 }
 
 impl Report {
+    /// A report holding only facts and warnings (`trainwreck facts`), so they go through the
+    /// same redaction as a full report.
+    pub fn of_facts(facts: Vec<Fact>, warnings: Vec<Warning>) -> Report {
+        Report {
+            schema: SCHEMA,
+            verdict: Verdict::NoFailure,
+            findings: Vec::new(),
+            facts,
+            fingerprint: None,
+            inputs: Vec::new(),
+            warnings,
+            cores: Vec::new(),
+            last_errors: Vec::new(),
+            timeline: Default::default(),
+        }
+    }
+
     /// The most likely root cause, if any.
     pub fn top(&self) -> Option<&Finding> {
         self.findings
@@ -84,6 +101,54 @@ impl Report {
         serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
     }
 
+    /// Every text of the report from the inputs, through the one redactor, before any format
+    /// renders it (so an escaping format, XML or workflow commands, cannot hide a secret from
+    /// it). The fingerprint is computed before and is never touched.
+    pub fn redact(&mut self, red: &mut crate::redact::Redactor) {
+        for f in &mut self.findings {
+            red_all(red, [&mut f.title, &mut f.fix]);
+            for e in &mut f.evidence {
+                red_all(red, [&mut e.text, &mut e.path]);
+                if let Some(h) = e.host.as_mut() {
+                    *h = red.host(h);
+                }
+                if let Some(w) = e.why.as_mut() {
+                    *w = red.text(w);
+                }
+            }
+            for a in &mut f.against {
+                red_all(red, [&mut a.text, &mut a.why, &mut a.path]);
+            }
+            for c in &mut f.score {
+                c.what = red.text(&c.what);
+            }
+            for o in [&mut f.next_time, &mut f.alternatives]
+                .into_iter()
+                .flatten()
+            {
+                *o = red.text(o);
+            }
+            if let Some(h) = f.origin.host.as_mut() {
+                *h = red.host(h);
+            }
+        }
+        for fact in &mut self.facts {
+            if let crate::model::FactValue::Text(v) = &mut fact.value {
+                *v = red.value_of(&fact.name, v);
+            }
+            red_all(red, [&mut fact.text, &mut fact.path]);
+        }
+        for w in &mut self.warnings {
+            w.message = red.text(&w.message);
+        }
+        for e in &mut self.last_errors {
+            red_all(red, [&mut e.text, &mut e.path]);
+        }
+        for i in &mut self.inputs {
+            i.path = red.text(&i.path);
+        }
+    }
+
     /// Hosts named by the findings, sorted (for consistent redaction masks).
     pub fn hosts(&self) -> Vec<String> {
         let mut set = std::collections::BTreeSet::new();
@@ -98,6 +163,12 @@ impl Report {
             }
         }
         set.into_iter().collect()
+    }
+}
+
+fn red_all<const N: usize>(red: &mut crate::redact::Redactor, texts: [&mut String; N]) {
+    for t in texts {
+        *t = red.text(t);
     }
 }
 
