@@ -254,6 +254,7 @@ fn analyze(args: AnalyzeArgs) -> i32 {
     if let Some(code) = missing_paths(&args.paths) {
         return code;
     }
+    stdin_hint(&args.paths);
     // Detection tables compile beside the rules (start-up is sequential otherwise).
     std::thread::spawn(crate::sources::detect::warm_up);
     let kb = match load(&args.rules) {
@@ -300,6 +301,7 @@ fn analyze(args: AnalyzeArgs) -> i32 {
             let color = !args.no_color
                 && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
                 && std::io::stdout().is_terminal();
+            r.neutralize();
             let mut t = terminal::render(&r, &terminal::Style { color });
             if args.timeline {
                 t.push_str(&crate::report::timeline::render(&r));
@@ -327,6 +329,15 @@ fn analyze(args: AnalyzeArgs) -> i32 {
     }
 }
 
+/// `-` with a terminal on stdin waits for a paste: say how to end it, once.
+fn stdin_hint(paths: &[String]) {
+    if paths.iter().any(|p| p == "-") && std::io::stdin().is_terminal() {
+        eprintln!(
+            "trainwreck: reading a pasted log from stdin; end it with Ctrl-D on a line of its own"
+        );
+    }
+}
+
 /// The redactor a format needs: always for pasted formats, else only on `--redact`.
 fn redactor(flag: Option<&str>, pasted: bool) -> Result<Option<crate::redact::Redactor>, i32> {
     if flag.is_none() && !pasted {
@@ -346,6 +357,7 @@ fn triage_cmd(args: TriageArgs) -> i32 {
     if let Some(code) = missing_paths(&args.paths) {
         return code;
     }
+    stdin_hint(&args.paths);
     let kb = match load(&args.rules) {
         Ok(kb) => kb,
         Err(code) => return code,
@@ -367,13 +379,21 @@ fn triage_cmd(args: TriageArgs) -> i32 {
             }
             return print_out(&(serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"));
         }
-        TriageFormat::Table => crate::report::triage::render_table(&t),
+        TriageFormat::Table => {
+            crate::report::neutralize(&crate::report::triage::render_table(&t)).into_owned()
+        }
         TriageFormat::Markdown => crate::report::triage::render_markdown(&t),
     };
     match redactor.as_mut() {
         Some(red) => print_out(&red.text(&text)),
         None => print_out(&text),
     }
+}
+
+/// For text with no colours of our own (facts, rules, triage tables): every control character
+/// in it came from an input or a rule file, and is made visible.
+fn print_term(text: &str) -> i32 {
+    print_out(&crate::report::neutralize(text))
 }
 
 fn print_out(text: &str) -> i32 {
@@ -414,7 +434,7 @@ fn facts(args: FactsArgs) -> i32 {
     }
     match args.format {
         Format::Json => print_out(&crate::report::facts::json(&facts, &warnings)),
-        _ => print_out(&crate::report::facts::table(&facts, &warnings)),
+        _ => print_term(&crate::report::facts::table(&facts, &warnings)),
     }
 }
 
@@ -425,7 +445,7 @@ fn rules_cmd(cmd: RulesCommand) -> i32 {
                 Ok(kb) => kb,
                 Err(c) => return c,
             };
-            print_out(&crate::report::rules::list(&kb))
+            print_term(&crate::report::rules::list(&kb))
         }
         RulesCommand::Explain { id, rules } => {
             let kb = match load(&rules) {
@@ -440,10 +460,10 @@ fn rules_cmd(cmd: RulesCommand) -> i32 {
                 .find(|e| e.code.eq_ignore_ascii_case(&id) || e.name == id);
             if let (None, Some(f)) = (kb.find(&id), engine_made) {
                 let e = crate::report::rules::Explain::of_engine(f);
-                return print_out(&crate::report::rules::explain(&e));
+                return print_term(&crate::report::rules::explain(&e));
             }
             match kb.find(&id) {
-                Some(r) => print_out(&crate::report::rules::explain(
+                Some(r) => print_term(&crate::report::rules::explain(
                     &crate::report::rules::Explain::of_rule(r),
                 )),
                 None => {
@@ -549,7 +569,8 @@ fn run_cmd(args: RunArgs) -> i32 {
         match load(&[]) {
             Ok(kb) => {
                 let dir = outcome.out_dir.display().to_string();
-                let r = crate::diagnose(&kb, &[dir], threads(None));
+                let mut r = crate::diagnose(&kb, &[dir], threads(None));
+                r.neutralize();
                 let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
                     && std::io::stderr().is_terminal();
                 eprintln!(
