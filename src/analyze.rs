@@ -48,7 +48,7 @@ struct Task {
 }
 
 /// At most this many hits are kept per (rule signature, file); the rest are only counted.
-pub const MAX_HITS_PER_SIG_FILE: usize = 20;
+pub const MAX_HITS_PER_SIG_FILE: usize = crate::limits::HITS_PER_SIGNATURE;
 
 /// Longest evidence text kept, in characters.
 pub const MAX_TEXT: usize = 400;
@@ -475,7 +475,7 @@ impl<'kb> Engine<'kb> {
             }
         };
         res.info.kind = opened.kind;
-        let watch = opened.watch;
+        let (watch, gzip) = (opened.watch, opened.gzip);
         let mut stream = opened.stream;
         match opened.how {
             How::Skip(why) => {
@@ -517,6 +517,9 @@ impl<'kb> Engine<'kb> {
             }
         }
         drop(stream);
+        if let Some(w) = gzip.and_then(|g| g.hit()) {
+            res.warnings.push(Warning::new(Some(path), w));
+        }
         if let Some(c) = watch.and_then(|w| w.check()) {
             res.warnings.push(Warning::new(Some(path), c.message));
             res.info.bytes = c.bytes_read.unwrap_or(res.info.bytes);

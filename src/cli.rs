@@ -206,12 +206,16 @@ pub enum Format {
 
 fn load(dirs: &[PathBuf]) -> Result<KnowledgeBase, i32> {
     let refs: Vec<&std::path::Path> = dirs.iter().map(|p| p.as_path()).collect();
-    KnowledgeBase::load(&refs).map_err(|errs| {
+    let kb = KnowledgeBase::load(&refs).map_err(|errs| {
         for e in &errs {
             eprintln!("trainwreck: rule error: {e}");
         }
         exit::USAGE
-    })
+    })?;
+    for w in &kb.warnings {
+        eprintln!("trainwreck: rule warning: {w}");
+    }
+    Ok(kb)
 }
 
 fn threads(n: Option<usize>) -> usize {

@@ -17,6 +17,7 @@ pub mod fact_names;
 pub mod facts;
 pub mod inputs;
 pub mod kbtest;
+pub mod limits;
 pub mod model;
 pub mod redact;
 pub mod report;

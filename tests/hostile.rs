@@ -233,3 +233,73 @@ fn a_fifo_named_on_the_command_line_is_read_and_one_found_in_a_walk_is_skipped()
         "{out}"
     );
 }
+
+fn json_report(args: &[&str]) -> serde_json::Value {
+    let (code, out, err) = trainwreck(args);
+    assert_eq!(code, 0, "{args:?}: {err}");
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+fn warnings_of(v: &serde_json::Value, path: &str) -> Vec<String> {
+    v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["path"] == path)
+        .map(|w| w["message"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_gzip_bomb_stops_at_the_ratio_cap_with_a_warning_and_numbers() {
+    use std::io::Write;
+    let d = tempfile::tempdir().unwrap();
+    // 1 MiB of 4 KiB blank lines, compressed once (about 1 KB) and repeated as 256 gzip
+    // members: 256 MiB that a multi-member reader inflates at over 200× its size.
+    let mut block = vec![b' '; 1 << 20];
+    for i in (4095..block.len()).step_by(4096) {
+        block[i] = b'\n';
+    }
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gz.write_all(&block).unwrap();
+    let member = gz.finish().unwrap();
+    let mut f = std::fs::File::create(d.path().join("bomb.log.gz")).unwrap();
+    for _ in 0..256 {
+        f.write_all(&member).unwrap();
+    }
+    drop(f);
+    let t = std::time::Instant::now();
+    let v = json_report(&["analyze", d.path().to_str().unwrap(), "--format", "json"]);
+    let w = warnings_of(&v, "bomb.log.gz");
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0].contains("decompression stopped after") && w[0].contains("decompression bomb"),
+        "{w:?}"
+    );
+    // Stopped near the 64 MiB threshold, not read to the end (1 GiB).
+    let n: u64 = w[0]
+        .split_whitespace()
+        .nth(4)
+        .and_then(|s| s.parse().ok())
+        .unwrap();
+    assert!(n < 80 << 20, "{n}");
+    eprintln!("bomb stopped after {n} bytes in {:?}", t.elapsed());
+}
+
+#[test]
+fn a_torchelastic_file_over_the_line_cap_says_what_was_parsed() {
+    let d = tempfile::tempdir().unwrap();
+    let msg = "x".repeat(3 << 20);
+    let json = serde_json::json!({"message": {"message": format!("RuntimeError: {msg}"),
+        "extraInfo": {"py_callstack": "", "timestamp": "1795978639"}}});
+    std::fs::write(d.path().join("error.json"), json.to_string()).unwrap();
+    let v = json_report(&["analyze", d.path().to_str().unwrap(), "--format", "json"]);
+    let w = warnings_of(&v, "error.json");
+    assert!(
+        w.iter().any(|m| m.contains(
+            "longer than the 1048576-byte line cap; the first 1048576 bytes were parsed"
+        )),
+        "{w:?}"
+    );
+    assert!(!w.iter().any(|m| m.contains("not valid JSON")), "{w:?}");
+}

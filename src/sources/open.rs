@@ -36,6 +36,80 @@ pub struct Opened {
     pub how: How,
     /// For a regular file: what to check once the stream has been read.
     pub watch: Option<Watch>,
+    /// For a `.gz`: whether a decompression cap stopped the read (`GzipState::hit`).
+    pub gzip: Option<Arc<GzipState>>,
+}
+
+/// Decompressed bytes of all `.gz` inputs of this process so far (`limits::GZIP_BYTES_TOTAL`).
+static GZIP_TOTAL: AtomicU64 = AtomicU64::new(0);
+
+/// Why a decompression stopped early, once it has.
+#[derive(Default)]
+pub struct GzipState {
+    out: AtomicU64,
+    compressed: Arc<AtomicU64>,
+    stopped: std::sync::Mutex<Option<&'static str>>,
+}
+
+impl GzipState {
+    /// The warning to give when a cap stopped the read: which cap, with the real numbers.
+    pub fn hit(&self) -> Option<String> {
+        let why = (*self.stopped.lock().unwrap_or_else(|e| e.into_inner()))?;
+        Some(format!(
+            "gzip: decompression stopped after {} bytes from {} compressed bytes ({why}); the rest of the file is not analysed",
+            self.out.load(Ordering::Relaxed),
+            self.compressed.load(Ordering::Relaxed)
+        ))
+    }
+}
+
+/// A decompressor that stops at the caps of `limits` (size per input, size in total, ratio),
+/// ending the stream cleanly and recording why.
+struct GzipCap<R> {
+    inner: R,
+    state: Arc<GzipState>,
+}
+
+impl<R> GzipCap<R> {
+    fn new(inner: R, compressed: Arc<AtomicU64>) -> Self {
+        GzipCap {
+            inner,
+            state: Arc::new(GzipState {
+                compressed,
+                ..GzipState::default()
+            }),
+        }
+    }
+}
+
+impl<R: Read> Read for GzipCap<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        use crate::limits::{GZIP_BYTES_PER_INPUT, GZIP_BYTES_TOTAL, GZIP_RATIO, GZIP_RATIO_AFTER};
+        let st = &self.state;
+        let out = st.out.load(Ordering::Relaxed);
+        let why = if out >= GZIP_BYTES_PER_INPUT {
+            Some("the per-input cap of limits::GZIP_BYTES_PER_INPUT")
+        } else if GZIP_TOTAL.load(Ordering::Relaxed) >= GZIP_BYTES_TOTAL {
+            Some("the cap on all .gz inputs together, limits::GZIP_BYTES_TOTAL")
+        } else if out >= GZIP_RATIO_AFTER
+            && out / st.compressed.load(Ordering::Relaxed).max(1) > GZIP_RATIO
+        {
+            Some(
+                "it inflates over limits::GZIP_RATIO times its compressed size: a decompression bomb",
+            )
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            *st.stopped.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
+            return Ok(0);
+        }
+        let room = (GZIP_BYTES_PER_INPUT - out).min(buf.len() as u64) as usize;
+        let k = self.inner.read(&mut buf[..room])?;
+        st.out.fetch_add(k as u64, Ordering::Relaxed);
+        GZIP_TOTAL.fetch_add(k as u64, Ordering::Relaxed);
+        Ok(k)
+    }
 }
 
 /// A reader that counts the bytes it hands out (shared with its `Watch`).
@@ -259,10 +333,16 @@ pub fn open(input: &Input) -> Result<Opened, String> {
     };
     let head = read_head(&mut raw).map_err(|e| format!("cannot read: {e}"))?;
     let file_name = path.rsplit('/').next().unwrap_or(path);
+    let mut gzip = None;
     let (stream, head, name): (Box<dyn Read + Send>, Vec<u8>, &str) = if detect::is_gzip(&head) {
-        let mut gz: Box<dyn Read + Send> = Box::new(flate2::read::MultiGzDecoder::new(
-            io::Cursor::new(head).chain(raw),
-        ));
+        let compressed = Arc::new(AtomicU64::new(0));
+        let decoder = flate2::read::MultiGzDecoder::new(Counted {
+            inner: io::Cursor::new(head).chain(raw),
+            n: compressed.clone(),
+        });
+        let capped = GzipCap::new(decoder, compressed);
+        gzip = Some(capped.state.clone());
+        let mut gz: Box<dyn Read + Send> = Box::new(capped);
         let inner = read_head(&mut gz)
             .map_err(|e| format!("gzip data is corrupt or truncated before any text: {e}"))?;
         (gz, inner, file_name.trim_end_matches(".gz"))
@@ -276,6 +356,7 @@ pub fn open(input: &Input) -> Result<Opened, String> {
         stream: Box::new(io::Cursor::new(head).chain(stream)),
         how,
         watch,
+        gzip,
     })
 }
 
