@@ -14,9 +14,9 @@ use crate::scan::{Hit, ScanScratch, Scanner};
 use crate::sources::last_lines::{self, LastLine};
 use crate::sources::launcher::{self, LaunchEvent};
 use crate::sources::open::How;
-use crate::sources::reader::{ChunkReader, LongLine, SegmentRead};
+use crate::sources::reader::{ChunkReader, LongLine};
 use crate::sources::{self, Event, FactOut, detect, elfcore, prefix};
-use std::io::{self, Read};
+use std::io::Read;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
@@ -48,7 +48,7 @@ struct Task {
 }
 
 /// At most this many hits are kept per (rule signature, file); the rest are only counted.
-pub const MAX_HITS_PER_SIG_FILE: usize = 20;
+pub const MAX_HITS_PER_SIG_FILE: usize = crate::limits::HITS_PER_SIGNATURE;
 
 /// Longest evidence text kept, in characters.
 pub const MAX_TEXT: usize = 400;
@@ -423,16 +423,14 @@ impl<'kb> Engine<'kb> {
             },
             ..FileResult::default()
         };
-        let opened = match &input.source {
-            Source::File(p) => std::fs::File::open(p)
-                .and_then(|f| SegmentRead::new(io::BufReader::with_capacity(0, f), a, b)),
-            Source::Stdin => Err(io::Error::other("stdin cannot be split")),
-        };
-        match opened {
-            Ok(seg) => self.scan_stream(seg, kind, path, None, &mut res, scratch, progress),
-            Err(e) => res
-                .warnings
-                .push(Warning::new(Some(path), format!("cannot read: {e}"))),
+        match sources::open::open_range(input, a, b) {
+            Ok((seg, watch)) => {
+                self.scan_stream(seg, kind, path, None, &mut res, scratch, progress);
+                if let Some(w) = watch.and_then(|w| w.check_range()) {
+                    res.warnings.push(Warning::new(Some(path), w));
+                }
+            }
+            Err(e) => res.warnings.push(Warning::new(Some(path), e)),
         }
         // The file's last lines belong to its last range.
         if let (Source::File(p), true) = (&input.source, b >= input.size) {
@@ -477,6 +475,7 @@ impl<'kb> Engine<'kb> {
             }
         };
         res.info.kind = opened.kind;
+        let (watch, gzip) = (opened.watch, opened.gzip);
         let mut stream = opened.stream;
         match opened.how {
             How::Skip(why) => {
@@ -516,6 +515,14 @@ impl<'kb> Engine<'kb> {
                     read_last_lines(p, path, opened.kind, input.phase, &mut res);
                 }
             }
+        }
+        drop(stream);
+        if let Some(w) = gzip.and_then(|g| g.hit()) {
+            res.warnings.push(Warning::new(Some(path), w));
+        }
+        if let Some(c) = watch.and_then(|w| w.check()) {
+            res.warnings.push(Warning::new(Some(path), c.message));
+            res.info.bytes = c.bytes_read.unwrap_or(res.info.bytes);
         }
         res
     }
@@ -874,7 +881,12 @@ fn merge_segments(parts: Vec<Option<FileResult>>) -> Option<FileResult> {
             out.facts.push(f);
         }
         out.events.append(&mut p.events);
-        out.warnings.append(&mut p.warnings);
+        // A file changed under its ranges says so once, not once per range.
+        for w in p.warnings {
+            if !out.warnings.contains(&w) {
+                out.warnings.push(w);
+            }
+        }
         out.tail.append_after(p.tail, offset);
         out.last_lines.append(&mut p.last_lines);
         for mut e in p.launch {

@@ -175,6 +175,9 @@ pub struct FactsArgs {
     /// Print the catalog of fact names instead.
     #[arg(long)]
     pub catalog: bool,
+    /// Mask secrets in fact values and cited lines, and optionally `hosts`, `paths`, `all`.
+    #[arg(long, value_name = "WHAT", num_args = 0..=1, require_equals = true, default_missing_value = "secrets")]
+    pub redact: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -225,12 +228,16 @@ pub enum Format {
 
 fn load(dirs: &[PathBuf]) -> Result<KnowledgeBase, i32> {
     let refs: Vec<&std::path::Path> = dirs.iter().map(|p| p.as_path()).collect();
-    KnowledgeBase::load(&refs).map_err(|errs| {
+    let kb = KnowledgeBase::load(&refs).map_err(|errs| {
         for e in &errs {
             eprintln!("trainwreck: rule error: {e}");
         }
         exit::USAGE
-    })
+    })?;
+    for w in &kb.warnings {
+        eprintln!("trainwreck: rule warning: {w}");
+    }
+    Ok(kb)
 }
 
 fn threads(n: Option<usize>) -> usize {
@@ -280,6 +287,7 @@ fn analyze(args: AnalyzeArgs) -> i32 {
     if let Some(code) = missing_paths(&args.paths) {
         return code;
     }
+    stdin_hint(&args.paths);
     // Detection tables compile beside the rules (start-up is sequential otherwise).
     std::thread::spawn(crate::sources::detect::warm_up);
     let kb = match load(&args.rules) {
@@ -321,6 +329,7 @@ fn analyze(args: AnalyzeArgs) -> i32 {
         if let Some(seen) = &r.history {
             red.add_hosts(seen.hosts.iter().map(String::as_str));
         }
+        r.redact(red);
     }
     let text = match args.format {
         Format::Json => match redactor.as_mut() {
@@ -335,6 +344,7 @@ fn analyze(args: AnalyzeArgs) -> i32 {
             let color = !args.no_color
                 && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
                 && std::io::stdout().is_terminal();
+            r.neutralize();
             let mut t = terminal::render(&r, &terminal::Style { color });
             if args.timeline {
                 t.push_str(&crate::report::timeline::render(&r));
@@ -386,6 +396,15 @@ fn with_history(
     }
 }
 
+/// `-` with a terminal on stdin waits for a paste: say how to end it, once.
+fn stdin_hint(paths: &[String]) {
+    if paths.iter().any(|p| p == "-") && std::io::stdin().is_terminal() {
+        eprintln!(
+            "trainwreck: reading a pasted log from stdin; end it with Ctrl-D on a line of its own"
+        );
+    }
+}
+
 /// The redactor a format needs: always for pasted formats, else only on `--redact`.
 fn redactor(flag: Option<&str>, pasted: bool) -> Result<Option<crate::redact::Redactor>, i32> {
     if flag.is_none() && !pasted {
@@ -405,6 +424,7 @@ fn triage_cmd(args: TriageArgs) -> i32 {
     if let Some(code) = missing_paths(&args.paths) {
         return code;
     }
+    stdin_hint(&args.paths);
     let kb = match load(&args.rules) {
         Ok(kb) => kb,
         Err(code) => return code,
@@ -470,13 +490,21 @@ fn triage_cmd(args: TriageArgs) -> i32 {
                 &(serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"),
             ));
         }
-        TriageFormat::Table => crate::report::triage::render_table(&t),
+        TriageFormat::Table => {
+            crate::report::neutralize(&crate::report::triage::render_table(&t)).into_owned()
+        }
         TriageFormat::Markdown => crate::report::triage::render_markdown(&t),
     };
     failed_code(match redactor.as_mut() {
         Some(red) => print_out(&red.text(&text)),
         None => print_out(&text),
     })
+}
+
+/// For text with no colours of our own (facts, rules, triage tables): every control character
+/// in it came from an input or a rule file, and is made visible.
+fn print_term(text: &str) -> i32 {
+    print_out(&crate::report::neutralize(text))
 }
 
 fn print_out(text: &str) -> i32 {
@@ -502,12 +530,22 @@ fn facts(args: FactsArgs) -> i32 {
         Ok(kb) => kb,
         Err(code) => return code,
     };
+    let mut redactor = match redactor(args.redact.as_deref(), false) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
     let (inputs, mut warnings) = inputs::collect(&args.paths);
     let a = Engine::new(&kb).run(&inputs, threads(None));
     warnings.extend(a.warnings.iter().cloned());
+    let mut facts = a.facts.all().to_vec();
+    if let Some(red) = redactor.as_mut() {
+        let mut r = crate::report::Report::of_facts(facts, warnings);
+        r.redact(red);
+        (facts, warnings) = (r.facts, r.warnings);
+    }
     match args.format {
-        Format::Json => print_out(&crate::report::facts::json(a.facts.all(), &warnings)),
-        _ => print_out(&crate::report::facts::table(a.facts.all(), &warnings)),
+        Format::Json => print_out(&crate::report::facts::json(&facts, &warnings)),
+        _ => print_term(&crate::report::facts::table(&facts, &warnings)),
     }
 }
 
@@ -518,7 +556,7 @@ fn rules_cmd(cmd: RulesCommand) -> i32 {
                 Ok(kb) => kb,
                 Err(c) => return c,
             };
-            print_out(&crate::report::rules::list(&kb))
+            print_term(&crate::report::rules::list(&kb))
         }
         RulesCommand::Explain { id, rules } => {
             let kb = match load(&rules) {
@@ -533,10 +571,10 @@ fn rules_cmd(cmd: RulesCommand) -> i32 {
                 .find(|e| e.code.eq_ignore_ascii_case(&id) || e.name == id);
             if let (None, Some(f)) = (kb.find(&id), engine_made) {
                 let e = crate::report::rules::Explain::of_engine(f);
-                return print_out(&crate::report::rules::explain(&e));
+                return print_term(&crate::report::rules::explain(&e));
             }
             match kb.find(&id) {
-                Some(r) => print_out(&crate::report::rules::explain(
+                Some(r) => print_term(&crate::report::rules::explain(
                     &crate::report::rules::Explain::of_rule(r),
                 )),
                 None => {
@@ -656,6 +694,7 @@ fn run_cmd(args: RunArgs) -> i32 {
                     };
                     with_history(&mut r, args.db.as_deref(), Some(&ctx));
                 }
+                r.neutralize();
                 let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
                     && std::io::stderr().is_terminal();
                 eprintln!(

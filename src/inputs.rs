@@ -36,16 +36,46 @@ pub struct Input {
     pub size: u64,
     /// When it was taken relative to the run (`phase_of`).
     pub phase: Phase,
+    /// Which file it was when listed (device, inode, mtime, size): the reader checks the
+    /// handle it reads against it, so a file replaced or changed since is said, not mixed in.
+    pub id: Option<FileId>,
+}
+
+/// A file's identity and state, from its metadata.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileId {
+    pub dev: u64,
+    pub ino: u64,
+    pub mtime_ns: i128,
+    pub size: u64,
+}
+
+impl FileId {
+    pub fn of(m: &std::fs::Metadata) -> FileId {
+        use std::os::unix::fs::MetadataExt;
+        FileId {
+            dev: m.dev(),
+            ino: m.ino(),
+            mtime_ns: i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
+            size: m.len(),
+        }
+    }
+
+    /// The same file (device and inode), whatever its content.
+    pub fn same_file(&self, o: &FileId) -> bool {
+        self.dev == o.dev && self.ino == o.ino
+    }
 }
 
 impl Input {
-    fn file(display: String, path: PathBuf, size: u64) -> Input {
+    fn file(display: String, path: PathBuf, meta: Option<&std::fs::Metadata>) -> Input {
         let phase = phase_of(&display).0;
         Input {
             display,
             source: Source::File(path),
-            size,
+            size: meta.map_or(0, |m| m.len()),
             phase,
+            id: meta.map(FileId::of),
         }
     }
 }
@@ -162,6 +192,7 @@ pub fn collect(args: &[String]) -> (Vec<Input>, Vec<Warning>) {
                     source: Source::Stdin,
                     size: 0,
                     phase: Phase::During,
+                    id: None,
                 });
                 stdin_seen = true;
             }
@@ -181,17 +212,30 @@ pub fn collect(args: &[String]) -> (Vec<Input>, Vec<Warning>) {
             out.push(Input::file(
                 arg.trim_start_matches("./").to_string(),
                 path.to_path_buf(),
-                meta.len(),
+                Some(&meta),
+            ));
+        } else if is_fifo(&meta) {
+            // Named on purpose (`analyze <(kubectl logs pod)`): read as a stream, once. A
+            // directory walk still skips FIFOs (nobody may ever write to one found there).
+            out.push(Input::file(
+                arg.trim_start_matches("./").to_string(),
+                path.to_path_buf(),
+                None,
             ));
         } else {
             warnings.push(Warning::new(
                 Some(arg),
-                "not a regular file or directory (FIFO, socket or device): skipped",
+                "not a regular file, FIFO or directory (socket or device): skipped",
             ));
         }
     }
     phase_warnings(&out, &mut warnings);
     (out, warnings)
+}
+
+fn is_fifo(m: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    m.file_type().is_fifo()
 }
 
 fn walk_dir(root: &Path, out: &mut Vec<Input>, warnings: &mut Vec<Warning>) {
@@ -231,8 +275,12 @@ fn walk_dir(root: &Path, out: &mut Vec<Input>, warnings: &mut Vec<Warning>) {
             ));
             continue;
         }
-        let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
-        out.push(Input::file(display, entry.path().to_path_buf(), size));
+        let meta = entry.metadata().ok();
+        out.push(Input::file(
+            display,
+            entry.path().to_path_buf(),
+            meta.as_ref(),
+        ));
     }
     if out.len() == before {
         warnings.push(Warning::new(

@@ -18,6 +18,7 @@ pub mod facts;
 pub mod history;
 pub mod inputs;
 pub mod kbtest;
+pub mod limits;
 pub mod model;
 pub mod redact;
 pub mod report;

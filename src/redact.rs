@@ -40,49 +40,141 @@ impl Options {
     }
 }
 
-/// (regex, replacement): `$1`-style groups keep the key name and mask only the value.
-static SECRETS: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
-    let table: &[(&str, &str)] = &[
+/// A key that names a secret, as it appears in flags, env vars, config keys and argv lists
+/// (`password`, `hub_token`, `WANDB_API_KEY`, `aws_secret_access_key`, `sentry_dsn` …).
+const SECRET_KEY: &str = r"(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?|auth[_-]?key|dsn)";
+
+/// How a match is rewritten.
+enum Rewrite {
+    /// A `$1`-style template: groups keep the key name and mask only the value.
+    Template(&'static str),
+    /// Group 1 is kept, group 2 is masked only when it looks random (high entropy): for keys
+    /// that are secret only sometimes (`key`, `auth`, `sig`, `session`).
+    IfRandom,
+}
+
+/// The secret table: token shapes first (they mask wherever they appear), then secret-named
+/// keys in each form a launcher or a config prints them. Each pattern is written once, here.
+static SECRETS: LazyLock<Vec<(Regex, Rewrite)>> = LazyLock::new(|| {
+    use Rewrite::{IfRandom, Template};
+    let k = SECRET_KEY;
+    let table: Vec<(String, Rewrite)> = vec![
         (
-            r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)",
-            "[REDACTED PRIVATE KEY]",
+            r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)"
+                .into(),
+            Template("[REDACTED PRIVATE KEY]"),
         ),
-        // Credentials inside URLs: scheme://user:pass@host.
+        // Credentials inside URLs: scheme://user:pass@host, and a key alone before the host
+        // (a Sentry DSN's `https://<32 hex>@o1.ingest.sentry.io/…`).
         (
-            r"([a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s:@]+:[^/\s@]+@",
-            "${1}[REDACTED]@",
+            r"([a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s:@'\x22]+:[^/\s@'\x22]+@".into(),
+            Template("${1}[REDACTED]@"),
         ),
         (
-            r"(?i)(authorization\s*[:=]\s*(?:bearer|basic|token)?\s*)[^\s'\x22]+",
-            "${1}[REDACTED]",
+            r"([a-zA-Z][a-zA-Z0-9+.-]*://)[A-Za-z0-9_-]{16,}@".into(),
+            Template("${1}[REDACTED]@"),
         ),
-        (r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{8,}", "${1}[REDACTED]"),
-        (r"\bhf_[A-Za-z0-9]{16,}", "[REDACTED]"),
-        (r"\bgh[pousr]_[A-Za-z0-9]{20,}", "[REDACTED]"),
-        (r"\bgithub_pat_[A-Za-z0-9_]{20,}", "[REDACTED]"),
-        (r"\bglpat-[A-Za-z0-9_-]{16,}", "[REDACTED]"),
-        (r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", "[REDACTED]"),
-        (r"\bsk-[A-Za-z0-9_-]{16,}", "[REDACTED]"),
-        (r"\bxox[abprs]-[A-Za-z0-9-]{10,}", "[REDACTED]"),
+        // An Azure SAS (or any pre-signed URL's) signature.
         (
-            r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
-            "[REDACTED]",
+            r"(?i)([?&](?:sig|signature|x-amz-signature|x-goog-signature)=)[^&\s'\x22]+".into(),
+            Template("${1}[REDACTED]"),
+        ),
+        (
+            r"(?i)(authorization\s*[:=]\s*(?:bearer|basic|token)?\s*)[^\s'\x22\[]+".into(),
+            Template("${1}[REDACTED]"),
+        ),
+        (
+            r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{8,}".into(),
+            Template("${1}[REDACTED]"),
+        ),
+        (r"\bhf_[A-Za-z0-9]{16,}".into(), Template("[REDACTED]")),
+        (r"\bgh[pousr]_[A-Za-z0-9]{20,}".into(), Template("[REDACTED]")),
+        (r"\bgithub_pat_[A-Za-z0-9_]{20,}".into(), Template("[REDACTED]")),
+        (r"\bglpat-[A-Za-z0-9_-]{16,}".into(), Template("[REDACTED]")),
+        (r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b".into(), Template("[REDACTED]")),
+        (r"\bsk-[A-Za-z0-9_-]{16,}".into(), Template("[REDACTED]")),
+        (r"\bxox[abprse]-[A-Za-z0-9-]{10,}".into(), Template("[REDACTED]")),
+        (
+            r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}".into(),
+            Template("[REDACTED]"),
+        ),
+        // A W&B API key: 40 hex after `wandb login` (flags between allowed) or WANDB_API_KEY
+        // in any separator form.
+        (
+            r"(?i)(\bwandb\s+login\s+(?:--?[A-Za-z-]+(?:=\S+)?\s+)*)[0-9a-f]{40}\b".into(),
+            Template("${1}[REDACTED]"),
+        ),
+        (
+            r#"(?i)(wandb_api_key['"]?\s*[=:,]?\s*['"]?)[0-9a-f]{40}\b"#.into(),
+            Template("${1}[REDACTED]"),
+        ),
+        // Python-list argv as DeepSpeed's launcher logs it: '--hub_token', 'value'.
+        (
+            format!(r#"(?i)(['"]--?[A-Za-z0-9_.-]*{k}['"]\s*,\s*['"])[^'"]+"#),
+            Template("${1}[REDACTED]"),
+        ),
+        // Flags: --hub_token value, --hub_token=value, -password value (never a following flag).
+        (
+            format!(r#"(?i)((?:^|[\s'"(\[,])--?[A-Za-z0-9_.-]*{k}(?:=|\s+)['"]?)[^\s'",;\[\]-][^\s'",;\]]*"#),
+            Template("${1}[REDACTED]"),
         ),
         // key=value / key: value / "key": "value" where the key names a secret.
         (
-            r#"(?i)([A-Za-z0-9_.-]*(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?)['"]?\s*[=:]\s*['"]?)([^\s'",;&}\]]+)"#,
-            "${1}[REDACTED]",
+            format!(r#"(?i)([A-Za-z0-9_.-]*{k}['"]?\s*[=:]\s*['"]?)[^\s'",;&}}\]\[]+"#),
+            Template("${1}[REDACTED]"),
         ),
+        // A bare snake_case or env-style name and its value: `hub_token X`, `HF_TOKEN X`. Only
+        // identifiers with an underscore (so prose like "token count" stays), and only values
+        // with a digit (so "api_key is missing" stays).
         (
-            r"(?i)(--(?:password|token|api[_-]?key|secret)[= ])\S+",
-            "${1}[REDACTED]",
+            format!(r#"(?i)(\b[A-Za-z0-9]*_(?:[A-Za-z0-9]+_)*{k}\s+)[A-Za-z0-9+/=_.-]*[0-9][A-Za-z0-9+/=_.-]*"#),
+            Template("${1}[REDACTED]"),
+        ),
+        // Keys that are secret only sometimes: mask their value when it looks random.
+        (
+            r#"(?i)(\b[A-Za-z0-9_.-]*(?:key|auth|sig|session|cookie|cred)[A-Za-z0-9_.-]*['"]?\s*[=:]\s*['"]?)([^\s'",;&}\]\[]{16,})"#.into(),
+            IfRandom,
         ),
     ];
     table
-        .iter()
-        .filter_map(|(re, with)| Regex::new(re).ok().map(|re| (re, *with)))
+        .into_iter()
+        .filter_map(|(re, with)| match Regex::new(&re) {
+            Ok(re) => Some((re, with)),
+            Err(e) => {
+                debug_assert!(false, "secret pattern {re}: {e}");
+                None
+            }
+        })
         .collect()
 });
+
+/// Number of patterns in the secret table (all must compile; a unit test checks).
+#[cfg(test)]
+const SECRET_PATTERNS: usize = 21;
+
+/// Shannon entropy in bits per character: random tokens are above ~3.5, words and numbers
+/// below it.
+fn looks_random(s: &str) -> bool {
+    if s.len() < 16 {
+        return false;
+    }
+    let mut counts = [0u32; 256];
+    for b in s.bytes() {
+        counts[b as usize] += 1;
+    }
+    let n = s.len() as f64;
+    let h: f64 = counts
+        .iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| {
+            let p = c as f64 / n;
+            -p * p.log2()
+        })
+        .sum();
+    let has_digit = s.bytes().any(|b| b.is_ascii_digit());
+    let has_alpha = s.bytes().any(|b| b.is_ascii_alphabetic());
+    h >= 3.5 && has_digit && has_alpha
+}
 
 static IPV4: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(r"\b(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}\b").ok()
@@ -130,9 +222,21 @@ impl Redactor {
     pub fn text(&mut self, s: &str) -> String {
         let mut out = s.to_string();
         for (re, with) in SECRETS.iter() {
-            if re.is_match(&out) {
-                out = re.replace_all(&out, *with).into_owned();
+            if !re.is_match(&out) {
+                continue;
             }
+            out = match with {
+                Rewrite::Template(t) => re.replace_all(&out, *t).into_owned(),
+                Rewrite::IfRandom => re
+                    .replace_all(&out, |c: &regex::Captures| {
+                        if looks_random(&c[2]) {
+                            format!("{}{MASK}", &c[1])
+                        } else {
+                            c[0].to_string()
+                        }
+                    })
+                    .into_owned(),
+            };
         }
         if self.options.hosts {
             // Longest first, so `node12` is not masked as `host-1` + `2`.
@@ -170,6 +274,17 @@ impl Redactor {
         out
     }
 
+    /// A named value (a fact, an environment variable): masked whole when the name names a
+    /// secret, else redacted as text.
+    pub fn value_of(&mut self, name: &str, value: &str) -> String {
+        let joined = format!("{name}={value}");
+        let out = self.text(&joined);
+        match out.strip_prefix(name).and_then(|r| r.strip_prefix('=')) {
+            Some(v) => v.to_string(),
+            None => self.text(value),
+        }
+    }
+
     /// Redact every string inside a JSON value, keys excepted (they are the schema).
     pub fn json(&mut self, v: &mut serde_json::Value) {
         match v {
@@ -197,7 +312,7 @@ mod tests {
 
     #[test]
     fn every_secret_pattern_compiles() {
-        assert_eq!(SECRETS.len(), 14);
+        assert_eq!(SECRETS.len(), SECRET_PATTERNS);
         assert!(IPV4.is_some() && USER_PATH.is_some());
     }
 
@@ -225,5 +340,84 @@ mod tests {
         let b = r.text("node7 again 10.1.2.3 /home/alice/y");
         assert_eq!(a, "host-2 and host-1 at ip-1 /home/user-1/x");
         assert_eq!(b, "host-1 again ip-1 /home/user-1/y");
+    }
+
+    /// Every form a secret reaches a log in, from the issue's findings: each planted value
+    /// must vanish and its key must stay (so the reader still sees what was there).
+    #[test]
+    fn every_form_of_a_secret_named_argument_is_masked() {
+        let cases = [
+            (
+                "args: ['train.py', '--password', 'PLANTaa1'] x",
+                "'--password', '",
+            ),
+            (
+                "['--hub_token', 'PLANTbb2', '--lr', '1e-4']",
+                "'--hub_token', '",
+            ),
+            (
+                "[\"--wandb_api_key\", \"PLANTcc3\"]",
+                "\"--wandb_api_key\", \"",
+            ),
+            (
+                "python train.py --hub_token PLANTdd4 --lr 3",
+                "--hub_token ",
+            ),
+            (
+                "python train.py --hub_token=PLANTee5 --lr 3",
+                "--hub_token=",
+            ),
+            ("hub_token PLANTff6", "hub_token "),
+            ("HF_TOKEN PLANTgg7", "HF_TOKEN "),
+            ("db_password: PLANThh8", "db_password: "),
+            ("{\"api_key\": \"PLANTii9\"}", "\"api_key\": \""),
+            (
+                "WANDB_API_KEY=0123456789abcdef0123456789abcdef01234567",
+                "WANDB_API_KEY=",
+            ),
+            (
+                "wandb login --relogin fedcba9876543210fedcba9876543210fedcba98",
+                "wandb login",
+            ),
+            (
+                "https://a.blob.core.windows.net/c?sv=2020&sig=PLANTjj0%3D&se=1",
+                "&sig=",
+            ),
+            (
+                "dsn https://0123456789abcdef0123456789abcdef@o1.ingest.sentry.io/4",
+                "https://",
+            ),
+            ("MY_KEY=Zq8xW2vR9tL4mN7bK1pS", "MY_KEY="),
+        ];
+        let mut r = Redactor::new(Options::default());
+        for (line, kept) in cases {
+            let out = r.text(line);
+            for leak in [
+                "PLANT",
+                "0123456789abcdef01",
+                "fedcba9876543210",
+                "Zq8xW2vR9",
+            ] {
+                assert!(!out.contains(leak), "{leak} leaked from {line:?}: {out:?}");
+            }
+            assert!(out.contains(kept), "{kept:?} lost from {line:?}: {out:?}");
+            assert_eq!(r.text(&out), out, "redaction is not idempotent on {out:?}");
+        }
+    }
+
+    #[test]
+    fn ordinary_text_is_left_alone() {
+        let mut r = Redactor::new(Options::default());
+        for line in [
+            "the tokenizer failed to load vocab.json",
+            "api_key is missing",
+            "--password --hub_token",
+            "num_tokens=4096 max_tokens: 8192",
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+            "git commit 0123456789abcdef0123456789abcdef01234567",
+            "monkey=banana sort_key=name",
+        ] {
+            assert_eq!(r.text(line), line);
+        }
     }
 }

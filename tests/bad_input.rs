@@ -163,7 +163,7 @@ fn malformed_rule_file_names_file_key_and_fix() {
     std::fs::write(
         d.path().join("mine.toml"),
         r#"[[rule]]
-code = "TW7001"
+code = "ACME7001"
 name = "my-rule"
 category = "shm_exhausted"
 role = "root"
@@ -191,7 +191,7 @@ why = "y"
     std::fs::write(
         d.path().join("mine.toml"),
         r#"[[rule]]
-code = "TW7001"
+code = "ACME7001"
 name = "my-rule"
 category = "shm_exhausted"
 role = "root"

@@ -65,7 +65,7 @@ fn every_rule_has_fire_and_silent_examples() {
 #[test]
 fn misspelt_vocabulary_is_a_load_error_naming_file_key_and_valid_values() {
     let text = r#"[[rule]]
-code = "TW7002"
+code = "ACME7002"
 name = "my-typo-rule"
 category = "shm_exhaustd"
 role = "root"
@@ -118,7 +118,7 @@ fn rules_test_reads_examples_as_analyze_reads_files() {
     let rule = |kinds: &str, fire: &str| {
         format!(
             r#"[[rule]]
-code = "TW7101"
+code = "ACME7101"
 name = "my-loader-bus-error"
 category = "shm_exhausted"
 role = "root"
@@ -156,7 +156,7 @@ silent = ["fine"]
     ));
     assert_eq!(code, Some(1), "{err}");
     assert!(
-        err.contains("TW7101") && err.contains("as `analyze` reads it"),
+        err.contains("ACME7101") && err.contains("as `analyze` reads it"),
         "{err}"
     );
     let (code, err) = test(rule(
@@ -175,7 +175,7 @@ fn scenario_examples_check_conditions_and_fixes_where_they_are_written() {
     let rule = |case: &str| {
         format!(
             r#"[[rule]]
-code = "TW7102"
+code = "ACME7102"
 name = "my-loader-shm"
 category = "shm_exhausted"
 role = "root"
@@ -230,7 +230,7 @@ fix = "--shm-size=8g""#,
         "without the fact the condition does not hold"
     );
     assert!(
-        err.contains("TW7102")
+        err.contains("ACME7102")
             && err.contains("examples.case[0]")
             && err.contains("confidence 0.5"),
         "{err}"

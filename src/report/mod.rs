@@ -66,6 +66,24 @@ pub fn build(a: Analysis, d: Diagnosis) -> Report {
 }
 
 impl Report {
+    /// A report holding only facts and warnings (`trainwreck facts`), so they go through the
+    /// same redaction as a full report.
+    pub fn of_facts(facts: Vec<Fact>, warnings: Vec<Warning>) -> Report {
+        Report {
+            schema: SCHEMA,
+            verdict: Verdict::NoFailure,
+            findings: Vec::new(),
+            facts,
+            fingerprint: None,
+            inputs: Vec::new(),
+            warnings,
+            cores: Vec::new(),
+            last_errors: Vec::new(),
+            timeline: Default::default(),
+            history: None,
+        }
+    }
+
     /// The most likely root cause, if any.
     pub fn top(&self) -> Option<&Finding> {
         self.findings
@@ -90,6 +108,84 @@ impl Report {
         serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
     }
 
+    /// Every text of the report from the inputs, through the one redactor, before any format
+    /// renders it (so an escaping format, XML or workflow commands, cannot hide a secret from
+    /// it). The fingerprint is computed before and is never touched.
+    pub fn redact(&mut self, red: &mut crate::redact::Redactor) {
+        self.map_texts(&mut |name, s| match name {
+            Some(n) => red.value_of(n, s),
+            None => red.text(s),
+        });
+    }
+
+    /// Every text of the report that comes from the inputs, with control characters made
+    /// visible: for the terminal formats, whose own colours are added after.
+    pub fn neutralize(&mut self) {
+        self.map_texts(&mut |_, s| neutralize(s).into_owned());
+    }
+
+    /// The one walk over the report's input-derived texts (redaction and neutralisation share
+    /// it, so a field added here is covered by both). `f` gets the fact name for fact values.
+    fn map_texts(&mut self, f: &mut dyn FnMut(Option<&str>, &str) -> String) {
+        let mut each = |t: &mut String| *t = f(None, t);
+        for fd in &mut self.findings {
+            each(&mut fd.title);
+            each(&mut fd.fix);
+            for e in &mut fd.evidence {
+                each(&mut e.text);
+                each(&mut e.path);
+                e.host
+                    .iter_mut()
+                    .chain(e.why.iter_mut())
+                    .for_each(&mut each);
+            }
+            for a in &mut fd.against {
+                each(&mut a.text);
+                each(&mut a.why);
+                each(&mut a.path);
+            }
+            fd.score.iter_mut().for_each(|c| each(&mut c.what));
+            fd.next_time
+                .iter_mut()
+                .chain(fd.alternatives.iter_mut())
+                .chain(fd.origin.host.iter_mut())
+                .chain(fd.origin.time.iter_mut())
+                .for_each(&mut each);
+        }
+        for e in &mut self.timeline.events {
+            each(&mut e.text);
+            each(&mut e.path);
+            e.time.iter_mut().for_each(&mut each);
+        }
+        self.warnings.iter_mut().for_each(|w| each(&mut w.message));
+        for e in &mut self.last_errors {
+            each(&mut e.text);
+            each(&mut e.path);
+        }
+        self.inputs.iter_mut().for_each(|i| each(&mut i.path));
+        // The history's texts come from other runs' inputs and from people (notes).
+        if let Some(h) = &mut self.history {
+            h.hosts.iter_mut().for_each(&mut each);
+            for n in &mut h.notes {
+                each(&mut n.text);
+                each(&mut n.author);
+            }
+            for run in &mut h.runs {
+                run.job
+                    .iter_mut()
+                    .chain(run.host.iter_mut())
+                    .for_each(&mut each);
+            }
+        }
+        for fact in &mut self.facts {
+            if let crate::model::FactValue::Text(v) = &mut fact.value {
+                *v = f(Some(&fact.name), v);
+            }
+            fact.text = f(None, &fact.text);
+            fact.path = f(None, &fact.path);
+        }
+    }
+
     /// Hosts named by the findings, sorted (for consistent redaction masks).
     pub fn hosts(&self) -> Vec<String> {
         let mut set = std::collections::BTreeSet::new();
@@ -105,6 +201,30 @@ impl Report {
         }
         set.into_iter().collect()
     }
+}
+
+/// Text from the inputs made safe for a terminal: ESC, the other C0 controls except tab and
+/// newline, DEL and the C1 controls (U+0080–U+009F, where a terminal may read U+009B as CSI)
+/// are shown as `\x1b`-style escapes, so a log cannot set the window title, write the clipboard
+/// (OSC 52), move the cursor or hide a line behind a carriage return. What follows an ESC stays
+/// as plain text. Matching never sees this: the scanner strips ANSI colours on its own.
+pub fn neutralize(s: &str) -> std::borrow::Cow<'_, str> {
+    let bad = |c: char| {
+        let u = c as u32;
+        (u < 0x20 && c != '\t' && c != '\n') || (0x7f..=0x9f).contains(&u)
+    };
+    if !s.chars().any(bad) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if bad(c) {
+            out.push_str(&format!("\\x{:02x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// Where a finding started, for people: `rank 1, host node7, pid 5151, at …`.

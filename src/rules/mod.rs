@@ -232,6 +232,9 @@ pub struct KnowledgeBase {
     pub rules: Vec<Rule>,
     /// Scanner pattern id → (rule index, signature index).
     pub sig_of: Vec<(usize, usize)>,
+    /// What loading noticed without failing: an empty rule directory, rules in a
+    /// subdirectory (not loaded). Printed by the CLI.
+    pub warnings: Vec<String>,
 }
 
 impl KnowledgeBase {
@@ -239,6 +242,7 @@ impl KnowledgeBase {
     pub fn load(dirs: &[&Path]) -> Result<KnowledgeBase, Vec<LoadError>> {
         let mut rules = Vec::new();
         let mut errors = Vec::new();
+        let mut warnings = Vec::new();
         for (name, text) in BUILTIN {
             load_text(&format!("builtin:{name}"), text, &mut rules, &mut errors);
         }
@@ -255,6 +259,30 @@ impl KnowledgeBase {
                 }
             };
             files.sort();
+            let tomls = files
+                .iter()
+                .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+                .count();
+            for sub in files.iter().filter(|p| p.is_dir()) {
+                let nested = std::fs::read_dir(sub).map_or(0, |rd| {
+                    rd.filter_map(Result::ok)
+                        .filter(|e| e.path().extension().is_some_and(|x| x == "toml"))
+                        .count()
+                });
+                if nested > 0 {
+                    warnings.push(format!(
+                        "{}: {nested} rule file(s) in a subdirectory are not loaded (only *.toml directly in {} are): pass it with its own --rules",
+                        sub.display(),
+                        dir.display()
+                    ));
+                }
+            }
+            if tomls == 0 {
+                warnings.push(format!(
+                    "{}: rule directory holds no *.toml files; no rules loaded from it",
+                    dir.display()
+                ));
+            }
             for f in files
                 .iter()
                 .filter(|p| p.extension().is_some_and(|e| e == "toml"))
@@ -274,7 +302,9 @@ impl KnowledgeBase {
         if !errors.is_empty() {
             return Err(errors);
         }
-        Self::from_rules(rules)
+        let mut kb = Self::from_rules(rules)?;
+        kb.warnings = warnings;
+        Ok(kb)
     }
 
     /// Index the signatures of compiled rules. Each signature was linted when its rule was
@@ -289,7 +319,11 @@ impl KnowledgeBase {
                 sig_of.push((ri, si));
             }
         }
-        Ok(KnowledgeBase { rules, sig_of })
+        Ok(KnowledgeBase {
+            rules,
+            sig_of,
+            warnings: Vec::new(),
+        })
     }
 
     pub fn find(&self, code_or_name: &str) -> Option<&Rule> {
@@ -342,12 +376,29 @@ pub fn load_text(origin: &str, text: &str, rules: &mut Vec<Rule>, errors: &mut V
     let file: schema::RuleFile = match toml::from_str(text) {
         Ok(f) => f,
         Err(e) => {
+            let (file, key) = match e.span() {
+                Some(span) => {
+                    let before = &text[..span.start.min(text.len())];
+                    let line = before.matches('\n').count() + 1;
+                    let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+                    let at = text.get(span.clone()).unwrap_or("").trim();
+                    let key = if !at.is_empty()
+                        && at.len() <= 64
+                        && at
+                            .chars()
+                            .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+                    {
+                        at.to_string()
+                    } else {
+                        "-".to_string()
+                    };
+                    (format!("{origin}:{line}:{col}"), key)
+                }
+                None => (origin.to_string(), "-".to_string()),
+            };
             errors.push(LoadError {
-                file: origin.to_string(),
-                key: e
-                    .span()
-                    .map(|s| format!("byte {}", s.start))
-                    .unwrap_or_else(|| "-".into()),
+                file,
+                key,
                 message: format!(
                     "{}; see README.md \"Writing a rule\" for the keys a rule may have",
                     e.message()
@@ -364,6 +415,38 @@ pub fn load_text(origin: &str, text: &str, rules: &mut Vec<Rule>, errors: &mut V
     }
 }
 
+/// Built-in rules have `TW` + 4 digits; a local rule has a namespace of its own: 2–8 capital
+/// letters then 3–5 digits (`ACME042`), never `TW`, so it can never take a built-in's code.
+fn check_code(builtin: bool, code: &str) -> Result<(), String> {
+    let letters = code.chars().take_while(|c| c.is_ascii_uppercase()).count();
+    let digits = code[letters..]
+        .chars()
+        .filter(|c| c.is_ascii_digit())
+        .count();
+    let shape =
+        (2..=8).contains(&letters) && (3..=5).contains(&digits) && letters + digits == code.len();
+    if builtin {
+        return if code.len() == 6 && code.starts_with("TW") && shape {
+            Ok(())
+        } else {
+            Err(format!(
+                "{code:?} is not of the form TW + 4 digits (e.g. TW0101)"
+            ))
+        };
+    }
+    if !shape {
+        return Err(format!(
+            "{code:?} is not a local rule code: 2 to 8 capital letters then 3 to 5 digits (e.g. ACME042)"
+        ));
+    }
+    if code.starts_with("TW") {
+        return Err(format!(
+            "{code:?}: codes starting with TW are reserved for built-in rules; use your own prefix (e.g. ACME042)"
+        ));
+    }
+    Ok(())
+}
+
 fn compile(origin: &str, raw: schema::RawRule) -> Result<Rule, Vec<LoadError>> {
     let mut errs = Vec::new();
     let who = raw.name.clone();
@@ -374,17 +457,8 @@ fn compile(origin: &str, raw: schema::RawRule) -> Result<Rule, Vec<LoadError>> {
             message,
         })
     };
-    let code_ok = raw.code.len() == 6
-        && raw.code.starts_with("TW")
-        && raw.code[2..].chars().all(|c| c.is_ascii_digit());
-    if !code_ok {
-        err(
-            "code",
-            format!(
-                "{:?} is not of the form TW + 4 digits (e.g. TW0101)",
-                raw.code
-            ),
-        );
+    if let Err(m) = check_code(origin.starts_with("builtin:"), &raw.code) {
+        err("code", m);
     }
     let kebab = !raw.name.is_empty()
         && raw
@@ -465,10 +539,28 @@ fn compile(origin: &str, raw: schema::RawRule) -> Result<Rule, Vec<LoadError>> {
 
     let mut signatures = Vec::new();
     let mut captures = BTreeSet::new();
+    let mut sig_failed = false;
     for (i, s) in raw.signature.iter().enumerate() {
         let key = format!("signature[{i}]");
         // Parse and lint now (syntax, literals); compile on first use.
-        match crate::scan::LazyRegex::new(&s.regex) {
+        let lazy = crate::scan::LazyRegex::new(&s.regex).map_err(|e| e.to_string()).and_then(|ok| {
+            // A user rule's regex is compiled once now, under the scanner's size limit, so one
+            // too large is a load error here instead of a signature that silently never matches.
+            if origin.starts_with("builtin:") {
+                return Ok(ok);
+            }
+            regex::bytes::RegexBuilder::new(&s.regex)
+                .size_limit(crate::limits::RULE_REGEX_BYTES)
+                .build()
+                .map(|_| ok)
+                .map_err(|e| match e {
+                    regex::Error::CompiledTooBig(n) => format!(
+                        "regex compiles to more than {n} bytes (limits::RULE_REGEX_BYTES): split it into several signatures or make it more specific"
+                    ),
+                    e => e.to_string(),
+                })
+        });
+        match lazy {
             Ok((re, names)) => {
                 captures.extend(names);
                 let mut kinds = Vec::new();
@@ -499,7 +591,10 @@ fn compile(origin: &str, raw: schema::RawRule) -> Result<Rule, Vec<LoadError>> {
                     preceded_by,
                 });
             }
-            Err(e) => err(&format!("{key}.regex"), e.to_string()),
+            Err(e) => {
+                sig_failed = true;
+                err(&format!("{key}.regex"), e.to_string());
+            }
         }
     }
     let mut conditions = Vec::new();
@@ -692,6 +787,11 @@ fn compile(origin: &str, raw: schema::RawRule) -> Result<Rule, Vec<LoadError>> {
             fix: c.fix.clone(),
         });
     }
+    if sig_failed {
+        // A signature that did not compile has no named captures to offer: the templates
+        // using them are not a second problem.
+        errs.retain(|e| !e.message.starts_with("template variable"));
+    }
     if !errs.is_empty() {
         return Err(errs);
     }
@@ -771,4 +871,99 @@ fn toml_to_fact(v: &toml::Value) -> Result<model::FactValue, String> {
         },
         other => return Err(format!("{other} is not a number, boolean or string")),
     })
+}
+
+#[cfg(test)]
+mod loader_tests {
+    use super::*;
+
+    /// A minimal local rule with `code` and `regex`, its fix using the capture `what`.
+    fn rule(code: &str, regex: &str) -> String {
+        format!(
+            "[[rule]]\ncode = \"{code}\"\nname = \"local-thing\"\ncategory = \"other\"\nrole = \"root\"\ntitle = \"t\"\n\
+             [rule.doc]\nwhat = \"w\"\nwhy = \"y\"\n[[rule.signature]]\nregex = '{regex}'\nweight = 0.5\n\
+             [[rule.fix]]\ntext = \"saw {{what}}\"\n[rule.examples]\nfire = [\"boom x\"]\nsilent = [\"calm\"]\n"
+        )
+    }
+
+    fn load_one(text: &str) -> Vec<LoadError> {
+        let (mut rules, mut errors) = (Vec::new(), Vec::new());
+        load_text("local.toml", text, &mut rules, &mut errors);
+        errors
+    }
+
+    #[test]
+    fn local_rules_have_codes_of_their_own_and_tw_is_reserved() {
+        assert!(load_one(&rule("ACME042", r"boom (?P<what>\w+)")).is_empty());
+        assert!(load_one(&rule("ZZ12345", r"boom (?P<what>\w+)")).is_empty());
+        for bad in [
+            "TW0101",
+            "TW12345",
+            "A123",
+            "ACME12",
+            "acme042",
+            "ABCDEFGHI123",
+        ] {
+            let e = load_one(&rule(bad, r"boom (?P<what>\w+)"));
+            assert_eq!(e.len(), 1, "{bad}: {e:?}");
+            assert!(e[0].key.ends_with("code"), "{e:?}");
+        }
+        assert!(check_code(true, "TW0101").is_ok());
+        assert!(check_code(true, "ACME042").is_err());
+    }
+
+    #[test]
+    fn a_bad_regex_is_one_error_not_also_a_template_error() {
+        let e = load_one(&rule("ACME042", r"boom (?P<what>\w+"));
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(e[0].key.ends_with("signature[0].regex"), "{e:?}");
+    }
+
+    #[test]
+    fn an_over_size_regex_is_a_load_error_naming_file_and_key() {
+        let e = load_one(&rule(
+            "ACME042",
+            r"boom (?P<what>\w+) \w{1000}\w{1000}\w{1000}",
+        ));
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert_eq!(e[0].file, "local.toml");
+        assert!(e[0].key.ends_with("signature[0].regex"), "{e:?}");
+        assert!(e[0].message.contains("RULE_REGEX_BYTES"), "{e:?}");
+    }
+
+    #[test]
+    fn toml_errors_say_file_line_column_and_key() {
+        let text = rule("ACME042", r"boom (?P<what>\w+)")
+            .replace("title = \"t\"", "title = \"t\"\ntitel = \"x\"");
+        let e = load_one(&text);
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert_eq!(e[0].file, "local.toml:7:1", "{e:?}");
+        assert_eq!(e[0].key, "titel", "{e:?}");
+    }
+
+    #[test]
+    fn empty_and_nested_rule_directories_are_warned_about() {
+        let d = tempfile::tempdir().unwrap();
+        let empty = d.path().join("empty");
+        let nested = d.path().join("nested");
+        std::fs::create_dir_all(&empty).unwrap();
+        std::fs::create_dir_all(nested.join("team")).unwrap();
+        std::fs::write(
+            nested.join("team/x.toml"),
+            rule("ACME042", r"boom (?P<what>\w+)"),
+        )
+        .unwrap();
+        let kb = KnowledgeBase::load(&[&empty, &nested]).unwrap();
+        assert_eq!(kb.warnings.len(), 3, "{:?}", kb.warnings);
+        assert!(
+            kb.warnings[0].contains("holds no *.toml"),
+            "{:?}",
+            kb.warnings
+        );
+        assert!(
+            kb.warnings[1].contains("1 rule file(s) in a subdirectory"),
+            "{:?}",
+            kb.warnings
+        );
+    }
 }

@@ -7,7 +7,7 @@ use crate::fact_names;
 use crate::model::{Fact, FactValue};
 use serde_json::Value;
 
-const MAX_BYTES: usize = 8 << 20;
+const MAX_BYTES: usize = crate::limits::DOCUMENT_BYTES;
 
 #[derive(Default)]
 pub struct InspectParser {

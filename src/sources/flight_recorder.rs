@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 /// Dumps bigger than this are not read (a 2000-entry trace is well under 10 MiB).
-pub const MAX_BYTES: usize = 64 << 20;
+pub const MAX_BYTES: usize = crate::limits::FLIGHT_RECORDER_BYTES;
 /// At most this many values are built (memo gets copy their values and count again).
 const MAX_NODES: usize = 4_000_000;
 /// Deepest nesting of MARKs kept open at once.

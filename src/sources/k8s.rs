@@ -8,7 +8,7 @@ use crate::fact_names;
 use crate::model::Fact;
 use serde_json::{Map, Value};
 
-const MAX_BYTES: usize = 8 << 20;
+const MAX_BYTES: usize = crate::limits::DOCUMENT_BYTES;
 
 #[derive(Default)]
 pub struct PodParser {

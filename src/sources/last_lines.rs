@@ -57,6 +57,11 @@ fn is_chatter(line: &str) -> bool {
 /// The last timed line of each rank in the end of the plain-text file at `path` (`display`
 /// is its report path). A compressed file gives none (its end is not text).
 pub fn read(path: &std::path::Path, display: &str, out: &mut Vec<LastLine>) {
+    // A FIFO named on the command line was read once, as a stream: opening it again would
+    // wait for a writer that never comes.
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return;
+    }
     let Ok(mut f) = std::fs::File::open(path) else {
         return;
     };

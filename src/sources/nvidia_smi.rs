@@ -34,6 +34,16 @@ fn mib(s: &str, unit: u64) -> Option<u64> {
     size_1024(s.trim(), unit)
 }
 
+/// What nvidia-smi prints where it has no value: an absence, never a value to store.
+fn is_absent(v: &str) -> bool {
+    let v = v.trim().trim_matches(['[', ']']).trim();
+    v.is_empty()
+        || v.eq_ignore_ascii_case("N/A")
+        || v.eq_ignore_ascii_case("Not Supported")
+        || v.eq_ignore_ascii_case("Not Available")
+        || v.eq_ignore_ascii_case("Unknown")
+}
+
 fn is_error_value(v: &str) -> bool {
     let v = v.trim().trim_matches(['[', ']']);
     v == "ERR!" || v.eq_ignore_ascii_case("Unknown Error") || v.eq_ignore_ascii_case("GPU is lost")
@@ -182,6 +192,8 @@ impl FactParser for TableParser {
             ] {
                 if let Some(pos) = t.find(key)
                     && let Some(v) = t[pos + key.len()..].split_whitespace().next()
+                    && !is_absent(v.trim_end_matches('|'))
+                    && !is_error_value(v.trim_end_matches('|'))
                 {
                     out.facts
                         .push(Fact::new(name, v.trim_end_matches('|')).at(lineno, line));
@@ -404,7 +416,13 @@ impl FactParser for QueryParser {
             return;
         };
         let path: Vec<&str> = self.stack.iter().map(|(_, n)| n.as_str()).collect();
+        if is_absent(value) {
+            return;
+        }
         let Some(i) = self.current else {
+            if is_error_value(value) {
+                return;
+            }
             match key {
                 "Driver Version" => out
                     .facts
@@ -764,7 +782,7 @@ impl FactParser for CsvParser {
                     "No" => gpu(out, idx, name, false, lineno, line),
                     _ => {}
                 },
-                CsvCol::Driver => out
+                CsvCol::Driver if !is_absent(v) && !is_error_value(v) => out
                     .facts
                     .push(Fact::new("version.driver", *v).at(lineno, line)),
                 _ => {}
@@ -897,5 +915,32 @@ Unable to determine the device handle for GPU 0000:08:00.0: Unknown Error
             Some(&FactValue::Text("FB Memory Usage/Used".into()))
         );
         assert!(get(&out, "gpu.0.memory_used_bytes").is_none());
+    }
+
+    /// `N/A`, `[Not Supported]` and `ERR!` are absences or error facts, never stored as values.
+    #[test]
+    fn absent_and_error_fields_are_never_values() {
+        let q = "Driver Version                      : N/A\nCUDA Version                        : [Not Supported]\n\nAttached GPUs                       : 1\nGPU 00000000:3B:00.0\n    Product Name                    : NVIDIA H200\n    FB Memory Usage\n        Total                       : 143771 MiB\n        Used                        : [N/A]\n        Free                        : ERR!\n";
+        let out = parse_text(SourceKind::NvidiaSmiQ, "nvidia-smi-q.txt", q);
+        for f in &out.facts {
+            if let FactValue::Text(t) = &f.value {
+                assert!(
+                    !super::is_absent(t) && !super::is_error_value(t)
+                        || f.name.ends_with("smi_error"),
+                    "{f:?}"
+                );
+            }
+        }
+        assert_eq!(get(&out, "version.driver"), None);
+        assert_eq!(get(&out, "version.cuda_driver"), None);
+        assert_eq!(get(&out, "gpu.0.memory_used_bytes"), None);
+        assert_eq!(
+            get(&out, "gpu.0.smi_error"),
+            Some(&FactValue::Text("FB Memory Usage/Free".into()))
+        );
+        let table = "| NVIDIA-SMI 550.54.15     Driver Version: N/A     CUDA Version: ERR!     |\n";
+        let out = parse_text(SourceKind::NvidiaSmi, "nvidia-smi.txt", table);
+        assert_eq!(get(&out, "version.driver"), None);
+        assert_eq!(get(&out, "version.cuda_driver"), None);
     }
 }

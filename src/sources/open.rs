@@ -3,14 +3,18 @@
 //! head, detects the kind and says how the kind is read (lines with an optional fact parser,
 //! a bounded document, a core read in place, or not at all with the reason). The analysis,
 //! the work planner and the tests all go through here, so they read every input the same
-//! way. It reads only the head; the caller streams the rest.
+//! way. It reads only the head; the caller streams the rest. A file is read from the one handle
+//! opened here, and that handle is checked against the listing and the path once the read is
+//! done (`Watch`), so a file truncated, grown, replaced or deleted while read is said once.
 
-use crate::inputs::{Input, Source};
+use crate::inputs::{FileId, Input, Source};
 use crate::model::SourceKind;
 use crate::sources::elfcore::input::{decoder, sniff};
 use crate::sources::{FactParser, detect, fact_parser};
 use std::io::{self, Read};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// How an opened input is read.
 pub enum How {
@@ -32,25 +36,321 @@ pub struct Opened {
     /// The whole (decompressed) content from its first byte.
     pub stream: Box<dyn Read + Send>,
     pub how: How,
+    /// For a regular file: what to check once the stream has been read.
+    pub watch: Option<Watch>,
+    /// For a `.gz`: whether a decompression cap stopped the read (`GzipState::hit`).
+    pub gzip: Option<Arc<GzipState>>,
+}
+
+/// Decompressed bytes of all compressed inputs of this process so far (`limits::GZIP_BYTES_TOTAL`).
+static GZIP_TOTAL: AtomicU64 = AtomicU64::new(0);
+
+/// Why a decompression stopped early, once it has.
+#[derive(Default)]
+pub struct GzipState {
+    out: AtomicU64,
+    compressed: Arc<AtomicU64>,
+    stopped: std::sync::Mutex<Option<&'static str>>,
+}
+
+impl GzipState {
+    /// The warning to give when a cap stopped the read: which cap, with the real numbers.
+    pub fn hit(&self) -> Option<String> {
+        let why = (*self.stopped.lock().unwrap_or_else(|e| e.into_inner()))?;
+        Some(format!(
+            "decompression stopped after {} bytes from {} compressed bytes ({why}); the rest of the file is not analysed",
+            self.out.load(Ordering::Relaxed),
+            self.compressed.load(Ordering::Relaxed)
+        ))
+    }
+}
+
+/// A decompressor that stops at the caps of `limits` (size per input, size in total, ratio),
+/// ending the stream cleanly and recording why.
+struct GzipCap<R> {
+    inner: R,
+    state: Arc<GzipState>,
+}
+
+impl<R> GzipCap<R> {
+    fn new(inner: R, compressed: Arc<AtomicU64>) -> Self {
+        GzipCap {
+            inner,
+            state: Arc::new(GzipState {
+                compressed,
+                ..GzipState::default()
+            }),
+        }
+    }
+}
+
+impl<R: Read> Read for GzipCap<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        use crate::limits::{GZIP_BYTES_PER_INPUT, GZIP_BYTES_TOTAL, GZIP_RATIO, GZIP_RATIO_AFTER};
+        let st = &self.state;
+        let out = st.out.load(Ordering::Relaxed);
+        let why = if out >= GZIP_BYTES_PER_INPUT {
+            Some("the per-input cap of limits::GZIP_BYTES_PER_INPUT")
+        } else if GZIP_TOTAL.load(Ordering::Relaxed) >= GZIP_BYTES_TOTAL {
+            Some("the cap on all .gz inputs together, limits::GZIP_BYTES_TOTAL")
+        } else if out >= GZIP_RATIO_AFTER
+            && out / st.compressed.load(Ordering::Relaxed).max(1) > GZIP_RATIO
+        {
+            Some(
+                "it inflates over limits::GZIP_RATIO times its compressed size: a decompression bomb",
+            )
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            *st.stopped.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
+            return Ok(0);
+        }
+        let room = (GZIP_BYTES_PER_INPUT - out).min(buf.len() as u64) as usize;
+        let k = self.inner.read(&mut buf[..room])?;
+        st.out.fetch_add(k as u64, Ordering::Relaxed);
+        GZIP_TOTAL.fetch_add(k as u64, Ordering::Relaxed);
+        Ok(k)
+    }
+}
+
+/// A reader that counts the bytes it hands out (shared with its `Watch`).
+struct Counted<R> {
+    inner: R,
+    n: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let k = self.inner.read(buf)?;
+        self.n.fetch_add(k as u64, Ordering::Relaxed);
+        Ok(k)
+    }
+}
+
+impl<R: io::Seek> io::Seek for Counted<R> {
+    fn seek(&mut self, to: io::SeekFrom) -> io::Result<u64> {
+        self.inner.seek(to)
+    }
+}
+
+/// The state of a file when its handle was opened, and that handle (a clone), to say after the
+/// read whether the file changed under it.
+pub struct Watch {
+    path: PathBuf,
+    handle: std::fs::File,
+    listed: Option<FileId>,
+    at_open: FileId,
+    read: Arc<AtomicU64>,
+}
+
+/// What changed while a file was read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// One sentence naming what happened and what was read.
+    pub message: String,
+    /// The bytes really read from the file, when that differs from its listed size.
+    pub bytes_read: Option<u64>,
+}
+
+impl Watch {
+    fn new(
+        path: &Path,
+        file: &std::fs::File,
+        listed: Option<FileId>,
+    ) -> Option<(Watch, Arc<AtomicU64>)> {
+        let meta = file.metadata().ok()?;
+        if !meta.is_file() {
+            return None;
+        }
+        let read = Arc::new(AtomicU64::new(0));
+        let w = Watch {
+            path: path.to_path_buf(),
+            handle: file.try_clone().ok()?,
+            listed,
+            at_open: FileId::of(&meta),
+            read: read.clone(),
+        };
+        Some((w, read))
+    }
+
+    /// Whether the file changed between its listing, the open and the end of the read; `None`
+    /// when it did not. One sentence, however many things changed.
+    pub fn check(&self) -> Option<Change> {
+        let read = self.read.load(Ordering::Relaxed);
+        let now = FileId::of(&self.handle.metadata().ok()?);
+        let at_path = std::fs::metadata(&self.path);
+        let open = self.at_open;
+        let mut what = Vec::new();
+        if let Some(l) = self.listed {
+            if !l.same_file(&open) {
+                what.push(format!(
+                    "was replaced between listing ({} bytes) and opening ({} bytes): the file found at opening was read",
+                    l.size, open.size
+                ));
+            } else if l.size != open.size {
+                what.push(format!(
+                    "changed from {} to {} bytes between listing and opening",
+                    l.size, open.size
+                ));
+            }
+        }
+        let mut bytes_read = None;
+        match &at_path {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => what.push(format!(
+                "was deleted while being read; {read} bytes were read from the handle already open"
+            )),
+            Ok(m) if !FileId::of(m).same_file(&now) => what.push(format!(
+                "was replaced (renamed over) while being read: {read} bytes of the original were read, the new file at this path ({} bytes) was not",
+                m.len()
+            )),
+            _ => {}
+        }
+        if now.size < open.size {
+            what.push(format!(
+                "shrank from {} to {} bytes while being read (truncated); {read} bytes were read, anything after them was lost",
+                open.size, now.size
+            ));
+            bytes_read = Some(read);
+        } else if now.size > open.size {
+            what.push(format!(
+                "grew from {} to {} bytes while being read (still being written); {read} bytes were read",
+                open.size, now.size
+            ));
+        } else if now.mtime_ns != open.mtime_ns && what.is_empty() {
+            what.push(format!(
+                "was modified in place while being read (same size, new modification time); {read} bytes were read"
+            ));
+        }
+        if what.is_empty() {
+            return None;
+        }
+        Some(Change {
+            message: format!("the file {}", what.join("; then it ")),
+            bytes_read,
+        })
+    }
+
+    /// As `check`, for one range of a file split over threads: the same sentence from every
+    /// range (no per-range numbers), so the ranges of one file give one warning.
+    pub fn check_range(&self) -> Option<String> {
+        let now = FileId::of(&self.handle.metadata().ok()?);
+        let at_path = std::fs::metadata(&self.path);
+        let listed = self.listed?;
+        if !listed.same_file(&self.at_open) {
+            return Some(format!(
+                "the file was replaced while being read (listed at {} bytes): ranges opened after that were not read",
+                listed.size
+            ));
+        }
+        match at_path {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Some(format!(
+                    "the file was deleted while being read (listed at {} bytes); what was read came from the handles already open",
+                    listed.size
+                ));
+            }
+            Ok(m) if !FileId::of(&m).same_file(&now) => {
+                return Some(format!(
+                    "the file was replaced (renamed over) while being read (listed at {} bytes): only the original was read",
+                    listed.size
+                ));
+            }
+            _ => {}
+        }
+        if now.size != listed.size || now.mtime_ns != listed.mtime_ns {
+            return Some(format!(
+                "the file changed while being read (listed at {} bytes, {} bytes at the end of a range): lines past the change may be missing or doubled",
+                listed.size, now.size
+            ));
+        }
+        None
+    }
+}
+
+/// Open one byte range of a big plain file (see `splittable`), from its own handle, checked
+/// against the listing first: a range is never read from a file other than the one listed.
+pub fn open_range(
+    input: &Input,
+    start: u64,
+    end: u64,
+) -> Result<
+    (
+        crate::sources::reader::SegmentRead<impl Read + Send>,
+        Option<Watch>,
+    ),
+    String,
+> {
+    let Source::File(p) = &input.source else {
+        return Err("stdin cannot be split".into());
+    };
+    let f = std::fs::File::open(p).map_err(|e| match e.kind() {
+        io::ErrorKind::NotFound => format!(
+            "the file was deleted while being read (listed at {} bytes); what was read came from the handles already open",
+            input.size
+        ),
+        _ => format!("cannot read: {e}"),
+    })?;
+    let watch = Watch::new(p, &f, input.id);
+    if let (Some((w, _)), Some(l)) = (&watch, input.id)
+        && !l.same_file(&w.at_open)
+    {
+        return Err(format!(
+            "the file was replaced while being read (listed at {} bytes): ranges opened after that were not read",
+            l.size
+        ));
+    }
+    let (watch, n) = match watch {
+        Some((w, n)) => (Some(w), n),
+        None => (None, Arc::new(AtomicU64::new(0))),
+    };
+    let counted = Counted { inner: f, n };
+    let seg = crate::sources::reader::SegmentRead::new(
+        io::BufReader::with_capacity(0, counted),
+        start,
+        end,
+    )
+    .map_err(|e| format!("cannot read: {e}"))?;
+    Ok((seg, watch))
 }
 
 /// Open `input`, decompress it, detect its kind and decide how it is read. `Err` is the
 /// warning to report when it cannot be opened or read at all.
 pub fn open(input: &Input) -> Result<Opened, String> {
     let path = input.display.as_str();
+    let mut watch = None;
     let mut raw: Box<dyn Read + Send> = match &input.source {
         Source::Stdin => Box::new(io::stdin()),
         Source::File(p) => {
-            Box::new(std::fs::File::open(p).map_err(|e| format!("cannot open: {e}"))?)
+            let f = std::fs::File::open(p).map_err(|e| format!("cannot open: {e}"))?;
+            match Watch::new(p, &f, input.id) {
+                Some((w, n)) => {
+                    watch = Some(w);
+                    Box::new(Counted { inner: f, n })
+                }
+                // A FIFO named on the command line: a stream, nothing to check.
+                None => Box::new(f),
+            }
         }
     };
     let head = read_head(&mut raw).map_err(|e| format!("cannot read: {e}"))?;
     let file_name = path.rsplit('/').next().unwrap_or(path);
     let container = sniff(&head);
+    let mut gzip = None;
     let (stream, head, name): (Box<dyn Read + Send>, Vec<u8>, &str) =
         if let Some(z) = container.compression() {
-            let mut dec = decoder(container, Box::new(io::Cursor::new(head).chain(raw)))
-                .map_err(|e| format!("{z} data cannot be read: {e}"))?;
+            // Every compressed input (gzip, zstd, xz, lz4) is decompressed under the same
+            // caps of `limits`, counted on the compressed bytes read.
+            let compressed = Arc::new(AtomicU64::new(0));
+            let counted: Box<dyn Read + Send> = Box::new(Counted {
+                inner: io::Cursor::new(head).chain(raw),
+                n: compressed.clone(),
+            });
+            let dec =
+                decoder(container, counted).map_err(|e| format!("{z} data cannot be read: {e}"))?;
+            let capped = GzipCap::new(dec, compressed);
+            gzip = Some(capped.state.clone());
+            let mut dec: Box<dyn Read + Send> = Box::new(capped);
             let inner = read_head(&mut dec)
                 .map_err(|e| format!("{z} data is corrupt or truncated before any text: {e}"))?;
             let bare = [".gz", ".zst", ".xz", ".lz4"]
@@ -67,6 +367,8 @@ pub fn open(input: &Input) -> Result<Opened, String> {
         name: name.to_string(),
         stream: Box::new(io::Cursor::new(head).chain(stream)),
         how,
+        watch,
+        gzip,
     })
 }
 

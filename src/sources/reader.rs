@@ -7,7 +7,7 @@
 use std::io::{self, Read};
 
 /// Default size of the reusable buffer: also the longest line kept whole.
-pub const DEFAULT_BUF: usize = 1 << 20;
+pub const DEFAULT_BUF: usize = crate::limits::LINE_BYTES;
 
 /// A line longer than the buffer: where it was and how long it really was.
 #[derive(Debug, Clone, PartialEq, Eq)]

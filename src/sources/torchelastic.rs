@@ -7,7 +7,7 @@ use crate::model::Fact;
 use serde_json::Value;
 
 /// Error files are small; anything larger is not one, or is damaged.
-const MAX_BYTES: usize = 8 << 20;
+const MAX_BYTES: usize = crate::limits::DOCUMENT_BYTES;
 
 #[derive(Default)]
 pub struct ErrorFileParser {
@@ -51,12 +51,27 @@ impl FactParser for ErrorFileParser {
     fn finish(&mut self, out: &mut FactOut) {
         if self.overflow {
             out.warnings.push(format!(
-                "torchelastic: file larger than {MAX_BYTES} bytes; not read"
+                "torchelastic: error file is over the {MAX_BYTES}-byte document cap; the first {} bytes were buffered and not parsed (limits::DOCUMENT_BYTES)",
+                self.buf.len()
             ));
             return;
         }
         let v: Value = match serde_json::from_str(&self.buf) {
             Ok(v) => v,
+            // One JSON line longer than the line cap reaches us cut: say so, not "invalid".
+            Err(_)
+                if self
+                    .buf
+                    .lines()
+                    .any(|l| l.len() >= crate::limits::LINE_BYTES) =>
+            {
+                out.warnings.push(format!(
+                    "torchelastic: error file holds a line longer than the {}-byte line cap; the first {} bytes were parsed, which is not a whole JSON document, so nothing was read (limits::LINE_BYTES)",
+                    crate::limits::LINE_BYTES,
+                    crate::limits::LINE_BYTES
+                ));
+                return;
+            }
             Err(e) => {
                 out.warnings
                     .push(format!("torchelastic: not valid JSON ({e}); nothing read"));

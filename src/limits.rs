@@ -1,0 +1,33 @@
+//! Every cap trainwreck puts on what it reads, named in one place so the README, the code that
+//! enforces each and the warning it gives agree. Each cap is reported with real numbers when
+//! hit; none may drop data silently. Values only: the code that enforces a cap lives beside
+//! its reader and refers here.
+
+/// The longest line kept whole (also the line reader's buffer). A longer line is cut, and the
+/// report says where and how long it really was.
+pub const LINE_BYTES: usize = 1 << 20;
+
+/// The largest JSON document read whole (a torchelastic error file, a pod description): one
+/// document has to be parsed at once, so its size is bounded.
+pub const DOCUMENT_BYTES: usize = 8 << 20;
+
+/// The largest Flight Recorder dump read (a 2000-entry trace is well under 10 MiB).
+pub const FLIGHT_RECORDER_BYTES: usize = 64 << 20;
+
+/// Decompressed bytes read from one `.gz` input; past this the rest is not read.
+pub const GZIP_BYTES_PER_INPUT: u64 = 8 << 30;
+
+/// Decompressed bytes read from all `.gz` inputs of one analysis together.
+pub const GZIP_BYTES_TOTAL: u64 = 32 << 30;
+
+/// A `.gz` that inflates more than this many times its compressed size, once past
+/// `GZIP_RATIO_AFTER` bytes, is a bomb (logs compress 5–30×; zeros 1000×): reading stops.
+pub const GZIP_RATIO: u64 = 200;
+pub const GZIP_RATIO_AFTER: u64 = 64 << 20;
+
+/// Hits kept per rule signature and file; the rest are counted, not kept.
+pub const HITS_PER_SIGNATURE: usize = 20;
+
+/// The compiled size of one rule regex (the scanner compiles with the same limit, so a
+/// signature that loads always compiles).
+pub const RULE_REGEX_BYTES: usize = 8 << 20;
