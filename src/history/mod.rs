@@ -95,20 +95,7 @@ pub fn utc(secs: i64) -> String {
     crate::sources::units::utc_z(secs.max(0) as u64)
 }
 
-/// One row of `history list`: a fingerprint and how often it failed.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ListEntry {
-    pub fingerprint: String,
-    pub count: u64,
-    pub category: Option<String>,
-    pub rule: Option<String>,
-    pub title: Option<String>,
-    pub first_seen: Option<String>,
-    pub last_seen: Option<String>,
-    pub hosts: Vec<String>,
-    /// The newest note, if any.
-    pub note: Option<Note>,
-}
+pub use crate::report::history::ListEntry;
 
 /// A line of `history export`: a run or a note.
 #[derive(Debug, Serialize, Deserialize)]

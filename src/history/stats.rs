@@ -5,7 +5,6 @@
 //! incomplete beta function, so p-values far below 1e-16 stay exact enough to rank.
 
 use super::backend::{Backend, Result, Value};
-use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Failure classes that point at the machine rather than the code or configuration.
@@ -87,46 +86,7 @@ pub fn binomial_upper_tail(n: u64, k: u64, p: f64) -> f64 {
     incomplete_beta(k as f64, (n - k + 1) as f64, p)
 }
 
-/// One host or GPU over the window.
-#[derive(Debug, Clone, Serialize)]
-pub struct UnitStat {
-    /// The host name, or the GPU's UUID.
-    pub id: String,
-    /// For a GPU: every host it was seen in (a GPU that moves stays one GPU).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hosts: Option<Vec<String>>,
-    /// Runs it took part in.
-    pub jobs: u64,
-    /// Its share of all runs in the window.
-    pub share: f64,
-    /// Failures counted against it, by class (`none` never counts).
-    pub failures: BTreeMap<String, u64>,
-    /// Its failures of the suspect classes (hardware, unexplained).
-    pub suspect_failures: u64,
-    /// The rest of the fleet's rate of suspect failures per job (Laplace-smoothed).
-    pub base_rate: f64,
-    /// `jobs × base_rate`.
-    pub expected: f64,
-    /// P(≥ suspect_failures | binomial(jobs, base_rate)).
-    pub p_value: f64,
-    pub suspect: bool,
-}
-
-/// `history hosts` / `history gpus`.
-#[derive(Debug, Clone, Serialize)]
-pub struct FleetStats {
-    /// `host` or `gpu`.
-    pub unit: &'static str,
-    pub since: Option<String>,
-    /// Runs in the window.
-    pub runs: u64,
-    pub alpha: f64,
-    /// The per-unit p-value below which a unit is a suspect: alpha / units tested.
-    pub threshold: f64,
-    pub units: Vec<UnitStat>,
-    /// The suspects, most significant first.
-    pub suspects: Vec<String>,
-}
+pub use crate::report::history::{FleetStats, UnitStat};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Unit {

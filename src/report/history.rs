@@ -1,12 +1,69 @@
 //! The failure history for people: the "seen before" line of a report, and the tables of
 //! `history list | show | hosts | gpus` (their JSON is the data itself, serialised). Formats
-//! only; the counting and the tests live in `history`.
+//! only; the counting and the tests live in `history`. The rows those views show are defined
+//! here (as `report::triage` holds triage's), so `history` depends on `report` and not back.
 
-use crate::history::ListEntry;
-use crate::history::stats::FleetStats;
-use crate::model::Seen;
+use crate::model::{Note, Seen};
 use comfy_table::{Table, presets::UTF8_BORDERS_ONLY};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fmt::Write;
+
+/// One row of `history list`: a fingerprint and how often it failed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ListEntry {
+    pub fingerprint: String,
+    pub count: u64,
+    pub category: Option<String>,
+    pub rule: Option<String>,
+    pub title: Option<String>,
+    pub first_seen: Option<String>,
+    pub last_seen: Option<String>,
+    pub hosts: Vec<String>,
+    /// The newest note, if any.
+    pub note: Option<Note>,
+}
+
+/// One host or GPU over the window.
+#[derive(Debug, Clone, Serialize)]
+pub struct UnitStat {
+    /// The host name, or the GPU's UUID.
+    pub id: String,
+    /// For a GPU: every host it was seen in (a GPU that moves stays one GPU).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<Vec<String>>,
+    /// Runs it took part in.
+    pub jobs: u64,
+    /// Its share of all runs in the window.
+    pub share: f64,
+    /// Failures counted against it, by class (`none` never counts).
+    pub failures: BTreeMap<String, u64>,
+    /// Its failures of the suspect classes (hardware, unexplained).
+    pub suspect_failures: u64,
+    /// The rest of the fleet's rate of suspect failures per job (Laplace-smoothed).
+    pub base_rate: f64,
+    /// `jobs × base_rate`.
+    pub expected: f64,
+    /// P(≥ suspect_failures | binomial(jobs, base_rate)).
+    pub p_value: f64,
+    pub suspect: bool,
+}
+
+/// `history hosts` / `history gpus`.
+#[derive(Debug, Clone, Serialize)]
+pub struct FleetStats {
+    /// `host` or `gpu`.
+    pub unit: &'static str,
+    pub since: Option<String>,
+    /// Runs in the window.
+    pub runs: u64,
+    pub alpha: f64,
+    /// The per-unit p-value below which a unit is a suspect: alpha / units tested.
+    pub threshold: f64,
+    pub units: Vec<UnitStat>,
+    /// The suspects, most significant first.
+    pub suspects: Vec<String>,
+}
 
 /// `2026-10-02T08:00:00Z` → `2026-10-02`.
 fn day(t: &str) -> &str {
@@ -47,7 +104,8 @@ pub fn seen_line(s: &Seen) -> String {
             plural(s.hosts.len() as u64, "host", "hosts"),
         );
         if let Some(last) = others.first() {
-            let when = crate::history::record::epoch(&last.time)
+            let when = crate::sources::units::epoch_from_iso(last.time.trim())
+                .map(|t| t as i64)
                 .map(|t| ago(s.asked_at - t))
                 .unwrap_or_else(|| last.time.clone());
             match &last.host {
