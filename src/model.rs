@@ -295,6 +295,16 @@ pub struct Warning {
     pub message: String,
 }
 
+/// `path: message`, or the message alone when no input is named.
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.path {
+            Some(p) => write!(f, "{p}: {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
 impl Warning {
     pub fn new(path: Option<&str>, message: impl Into<String>) -> Warning {
         Warning {

@@ -27,14 +27,7 @@ pub fn table(facts: &[Fact], warnings: &[Warning]) -> String {
     }
     let mut s = format!("{t}\n");
     for w in warnings {
-        s.push_str(&format!(
-            "warning: {}{}\n",
-            w.path
-                .as_ref()
-                .map(|p| format!("{p}: "))
-                .unwrap_or_default(),
-            w.message
-        ));
+        s.push_str(&format!("warning: {w}\n"));
     }
     s
 }

@@ -80,14 +80,7 @@ pub fn render(r: &Report, root: &str) -> String {
     for w in r.warnings.iter().take(10) {
         out.push_str(&format!(
             "::notice title=trainwreck warning::{}\n",
-            data(&format!(
-                "{}{}",
-                w.path
-                    .as_ref()
-                    .map(|p| format!("{p}: "))
-                    .unwrap_or_default(),
-                w.message
-            ))
+            data(&w.to_string())
         ));
     }
     out

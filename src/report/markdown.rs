@@ -188,15 +188,7 @@ pub fn render(r: &Report) -> String {
     if !r.warnings.is_empty() {
         let mut body = String::new();
         for w in r.warnings.iter().take(20) {
-            let _ = writeln!(
-                body,
-                "{}{}",
-                w.path
-                    .as_ref()
-                    .map(|p| format!("{p}: "))
-                    .unwrap_or_default(),
-                w.message
-            );
+            let _ = writeln!(body, "{w}");
         }
         let _ = writeln!(
             out,

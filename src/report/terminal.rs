@@ -136,16 +136,7 @@ pub fn render(r: &Report, st: &Style) -> String {
         ))
     );
     for w in r.warnings.iter().take(10) {
-        let _ = writeln!(
-            out,
-            "  {} {}{}",
-            st.yellow("warning:"),
-            w.path
-                .as_ref()
-                .map(|p| format!("{p}: "))
-                .unwrap_or_default(),
-            w.message
-        );
+        let _ = writeln!(out, "  {} {w}", st.yellow("warning:"));
     }
     if r.warnings.len() > 10 {
         let _ = writeln!(

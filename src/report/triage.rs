@@ -135,14 +135,7 @@ pub fn render_table(t: &Triage) -> String {
         s.push_str(&format!("suspect: {}\n", suspect_line(r)));
     }
     for w in &t.warnings {
-        s.push_str(&format!(
-            "warning: {}{}\n",
-            w.path
-                .as_ref()
-                .map(|p| format!("{p}: "))
-                .unwrap_or_default(),
-            w.message
-        ));
+        s.push_str(&format!("warning: {w}\n"));
     }
     s
 }

@@ -133,16 +133,22 @@ impl ElfImage {
     }
 }
 
-fn read_symbols(bytes: &mut FileBytes, h: &Header, ctx: Ctx) -> Option<Vec<(u64, u64, String)>> {
+/// Hands each symbol table of `kinds`, in that order, parsed with its string table, to `each`
+/// until it returns true. Missing, over-size or damaged tables are skipped, not errors.
+fn each_symtab(
+    bytes: &mut FileBytes,
+    h: &Header,
+    ctx: Ctx,
+    kinds: [u32; 2],
+    mut each: impl FnMut(&Symtab, &Strtab) -> bool,
+) -> Option<()> {
     if h.e_shnum == 0 || h.e_shentsize == 0 {
         return None;
     }
     let shsize = (h.e_shentsize as usize).checked_mul(h.e_shnum as usize)?;
     let shbuf = bytes.read_at(h.e_shoff, shsize.min(4 << 20)).ok()?;
     let shdrs = SectionHeader::parse_from(&shbuf, 0, (h.e_shnum as usize).min(65535), ctx).ok()?;
-    let mut out = Vec::new();
-    // .symtab holds static functions too; .dynsym is the fallback of stripped libraries.
-    for want in [SHT_SYMTAB, SHT_DYNSYM] {
+    for want in kinds {
         let Some(sec) = shdrs.iter().find(|s| s.sh_type == want) else {
             continue;
         };
@@ -166,6 +172,17 @@ fn read_symbols(bytes: &mut FileBytes, h: &Header, ctx: Ctx) -> Option<Vec<(u64,
         ) else {
             continue;
         };
+        if each(&tab, &strtab) {
+            break;
+        }
+    }
+    Some(())
+}
+
+fn read_symbols(bytes: &mut FileBytes, h: &Header, ctx: Ctx) -> Option<Vec<(u64, u64, String)>> {
+    let mut out = Vec::new();
+    // .symtab holds static functions too; .dynsym is the fallback of stripped libraries.
+    each_symtab(bytes, h, ctx, [SHT_SYMTAB, SHT_DYNSYM], |tab, strtab| {
         for s in tab.iter() {
             let ty = s.st_type();
             if (ty == STT_FUNC || ty == STT_GNU_IFUNC)
@@ -175,54 +192,23 @@ fn read_symbols(bytes: &mut FileBytes, h: &Header, ctx: Ctx) -> Option<Vec<(u64,
                 out.push((s.st_value, s.st_size, name.to_string()));
             }
         }
-        if !out.is_empty() {
-            break;
-        }
-    }
+        !out.is_empty()
+    })?;
     out.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
     out.dedup_by_key(|s| s.0);
     Some(out)
 }
 
 fn find_symbol(bytes: &mut FileBytes, h: &Header, ctx: Ctx, want: &str) -> Option<u64> {
-    if h.e_shnum == 0 || h.e_shentsize == 0 {
-        return None;
-    }
-    let shsize = (h.e_shentsize as usize).checked_mul(h.e_shnum as usize)?;
-    let shbuf = bytes.read_at(h.e_shoff, shsize.min(4 << 20)).ok()?;
-    let shdrs = SectionHeader::parse_from(&shbuf, 0, (h.e_shnum as usize).min(65535), ctx).ok()?;
-    for kind in [SHT_DYNSYM, SHT_SYMTAB] {
-        let Some(sec) = shdrs.iter().find(|s| s.sh_type == kind) else {
-            continue;
-        };
-        let Some(strsec) = shdrs.get(sec.sh_link as usize) else {
-            continue;
-        };
-        let (symlen, strlen) = (sec.sh_size as usize, strsec.sh_size as usize);
-        if symlen > MAX_SYMTAB || strlen > MAX_SYMTAB || sec.sh_entsize == 0 {
-            continue;
-        }
-        let (Ok(symbuf), Ok(strbuf)) = (
-            bytes.read_at(sec.sh_offset, symlen),
-            bytes.read_at(strsec.sh_offset, strlen),
-        ) else {
-            continue;
-        };
-        let count = symbuf.len() / sec.sh_entsize as usize;
-        let (Ok(tab), Ok(strtab)) = (
-            Symtab::parse(&symbuf, 0, count, ctx),
-            Strtab::parse(&strbuf, 0, strbuf.len(), 0),
-        ) else {
-            continue;
-        };
-        if let Some(s) = tab
+    let mut found = None;
+    each_symtab(bytes, h, ctx, [SHT_DYNSYM, SHT_SYMTAB], |tab, strtab| {
+        found = tab
             .iter()
             .find(|s| s.st_value != 0 && strtab.get_at(s.st_name) == Some(want))
-        {
-            return Some(s.st_value);
-        }
-    }
-    None
+            .map(|s| s.st_value);
+        found.is_some()
+    })?;
+    found
 }
 
 /// Where to look for a file the core names: under each sysroot-like root, then by base name
