@@ -10,6 +10,7 @@
 #   FUZZ_BIN=DIR scripts/fuzz.sh …       run binaries already built (`cargo +nightly fuzz build
 #                                         -O -a -s none`), for a machine without a Rust toolchain
 #   TARGETS="core_parse core_text" …     a subset
+#   FORKS_source_open=3 …                 more processes for one target
 #
 # Without FUZZ_BIN it builds through cargo-fuzz (installed when missing; needs nightly).
 set -euo pipefail
@@ -26,7 +27,9 @@ fi
 : >fuzz/stats.txt
 
 one() {
-  local t=$1 log rc=0
+  local t=$1 log rc=0 forks=$forks
+  local own="FORKS_$t"
+  [ -n "${!own:-}" ] && forks=${!own}
   mkdir -p "fuzz/corpus/$t" "fuzz/artifacts/$t"
   log="fuzz/artifacts/$t/last-run.log"
   local args=(-max_total_time="$secs" -rss_limit_mb=2048 -max_len=1048576 -timeout=60
@@ -39,7 +42,7 @@ one() {
   fi
   # The last status line: `#N  DONE cov: …` (one process) or `#N: cov: … crash: a/b/c …` (forks).
   local last runs cov fails
-  last=$(grep -E '^#[0-9]+:? ' "$log" | tail -n 1 || true)
+  last=$(grep -E '^#[0-9]+:?[[:space:]]' "$log" | tail -n 1 || true)
   runs=$(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}' | tail -n 1 || true)
   [ -z "$runs" ] && runs=$(echo "$last" | grep -oE '^#[0-9]+' | tr -d '#' || true)
   cov=$(echo "$last" | grep -oE 'cov: [0-9]+ ft: [0-9]+' || true)

@@ -4,7 +4,7 @@ fuzz/corpus/ is ignored). One distinct file per seed; small files only (libFuzze
 better from small seeds). The source_open target's first byte picks the file name the kind is
 detected from, so each seed is prefixed with the index of its file's name in NAMES below,
 which mirrors fuzz/fuzz_targets/source_open.rs."""
-import hashlib, os, pathlib, sys
+import gzip, hashlib, os, pathlib, sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 OUT = ROOT / "fuzz" / "corpus"
@@ -26,7 +26,16 @@ def put(target, data):
 def main():
     n = {}
     for p in sorted((ROOT / "fixtures").rglob("*")):
-        if not p.is_file() or p.stat().st_size > MAX:
+        if not p.is_file():
+            continue
+        # Real cores, decompressed: the ELF parser learns nothing from the gzip bytes. Only
+        # cores that fit libFuzzer's -max_len (fuzz.sh: 1 MiB) whole.
+        if (".core" in p.name or p.name.startswith("core.")) and p.name.endswith(".gz"):
+            if p.stat().st_size <= MAX:
+                core = gzip.decompress(p.read_bytes())
+                if len(core) <= 1 << 20:
+                    put("core_parse", core)
+        if p.stat().st_size > MAX:
             continue
         data = p.read_bytes()
         name = ALIASES.get(p.name, p.name)
