@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Fuzz every target in fuzz/ for SECONDS each (default 60) at the lowest CPU priority, from a seed
 # corpus made from the fixtures (scripts/fuzz_seeds.py) plus whatever fuzz/corpus/ already holds.
-# A crasher lands in fuzz/artifacts/TARGET/; keep each as a regression test (tests/hostile.rs)
-# once fixed. Prints, per target, the executions and coverage libFuzzer reports, also to
+# A crasher lands in fuzz/artifacts/TARGET/; once fixed, keep it in fuzz/regressions/TARGET/
+# (replayed first by every run) and as a unit test of the code it broke. Prints, per target, the executions and coverage libFuzzer reports, also to
 # fuzz/stats.txt.
 #
 #   scripts/fuzz.sh SECONDS [FORKS]      FORKS libFuzzer processes per target (-fork=N), default 1
@@ -35,6 +35,14 @@ one() {
   local args=(-max_total_time="$secs" -rss_limit_mb=2048 -max_len=1048576 -timeout=60
     -print_final_stats=1 -artifact_prefix="fuzz/artifacts/$t/")
   [ "$forks" -gt 1 ] && args+=(-fork="$forks")
+  # Crashers found before replay first: each must pass again (fuzz/regressions/TARGET/).
+  if compgen -G "fuzz/regressions/$t/*" >/dev/null; then
+    if [ -n "${FUZZ_BIN:-}" ]; then
+      "$FUZZ_BIN/$t" fuzz/regressions/"$t"/* >"$log" 2>&1 || { echo "$t: a regression input fails again"; tail -n 30 "$log"; return 1; }
+    else
+      cargo +nightly fuzz run "$t" fuzz/regressions/"$t"/* >"$log" 2>&1 || { echo "$t: a regression input fails again"; tail -n 30 "$log"; return 1; }
+    fi
+  fi
   if [ -n "${FUZZ_BIN:-}" ]; then
     nice -n 19 "$FUZZ_BIN/$t" "fuzz/corpus/$t" "${args[@]}" >"$log" 2>&1 || rc=$?
   else

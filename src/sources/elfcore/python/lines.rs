@@ -1,7 +1,8 @@
 //! Line numbers from a code object's line table, one decoder per format: `co_lnotab` (3.8,
 //! 3.9; Objects/lnotab_notes.txt), 3.10's `co_linetable` (the same file at v3.10.0) and the
 //! 3.11+ location table (Objects/locations.md). Pure functions of the table bytes; a damaged
-//! table gives `None`, never a panic.
+//! table gives `None`, never a panic (the first line number comes from a damaged core as
+//! readily as the table: all line arithmetic is checked).
 
 use super::layout::LineTable;
 
@@ -24,7 +25,7 @@ fn lnotab(t: &[u8], first: i64, lasti: i64) -> Option<i64> {
         if a > lasti {
             break;
         }
-        line += i64::from(p[1] as i8);
+        line = line.checked_add(i64::from(p[1] as i8))?;
     }
     Some(line)
 }
@@ -38,7 +39,7 @@ fn pairs310(t: &[u8], first: i64, addr: i64) -> Option<i64> {
         let line = if delta == -128 {
             None
         } else {
-            computed += i64::from(delta);
+            computed = computed.checked_add(i64::from(delta))?;
             Some(computed)
         };
         if addr < end {
@@ -84,18 +85,18 @@ fn locations(t: &[u8], first: i64, addr: i64) -> Option<i64> {
         let has_line = match code {
             15 => false,
             14 => {
-                line += svarint(&mut i)?;
+                line = line.checked_add(svarint(&mut i)?)?;
                 varint(&mut i)?;
                 varint(&mut i)?;
                 varint(&mut i)?;
                 true
             }
             13 => {
-                line += svarint(&mut i)?;
+                line = line.checked_add(svarint(&mut i)?)?;
                 true
             }
             10..=12 => {
-                line += i64::from(code - 10);
+                line = line.checked_add(i64::from(code - 10))?;
                 i += 2;
                 true
             }
@@ -115,6 +116,35 @@ fn locations(t: &[u8], first: i64, addr: i64) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by the python_frames fuzz target (fuzz/regressions/python_frames/): a first line
+    /// number near the end of i64 read from a damaged core overflowed the line arithmetic.
+    #[test]
+    fn line_arithmetic_at_the_edge_of_i64_gives_no_line_not_a_panic() {
+        for first in [i64::MAX, i64::MAX - 3, i64::MIN, i64::MIN + 3] {
+            assert_eq!(
+                line_at(LineTable::Lnotab, &[2, 127, 2, 0x80], first, 3),
+                None
+            );
+            assert_eq!(
+                line_at(LineTable::Pairs310, &[2, 127, 2, 0x80], first, 3),
+                None
+            );
+            // Code 13 (a signed varint delta: +31 then -31), code 10..12 (+0..2).
+            let loc = [
+                0x80 | (13 << 3),
+                62,
+                0x80 | (13 << 3),
+                63,
+                0x80 | (12 << 3),
+                0,
+                0,
+            ];
+            assert_eq!(line_at(LineTable::Locations, &loc, first, 20), None);
+        }
+        // Ordinary numbers still work beside them.
+        assert_eq!(line_at(LineTable::Lnotab, &[2, 1], 10, 3), Some(11));
+    }
 
     #[test]
     fn lnotab_adds_line_deltas_up_to_the_instruction() {
