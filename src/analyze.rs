@@ -220,16 +220,23 @@ impl<'kb> Engine<'kb> {
 
     /// Plan the work: big plain-text files are split into ranges (so one huge file keeps
     /// every thread busy), everything else is one task. Biggest tasks first.
-    fn plan(&self, inputs: &[Input], threads: usize) -> (Vec<Task>, Vec<usize>) {
+    /// Each split file's one open handle is returned beside the plan (by input index).
+    fn plan(
+        &self,
+        inputs: &[Input],
+        threads: usize,
+    ) -> (Vec<Task>, Vec<usize>, Vec<Option<std::fs::File>>) {
         let mut tasks = Vec::new();
         let mut segs = vec![1; inputs.len()];
+        let mut handles: Vec<Option<std::fs::File>> = (0..inputs.len()).map(|_| None).collect();
         for (i, input) in inputs.iter().enumerate() {
             // Only a big file is sniffed here (a second open): the rest are opened once, by
             // the worker that reads them.
             let split = (threads > 1 && input.size >= 2 * SEGMENT_BYTES)
                 .then(|| sources::open::splittable(input))
                 .flatten();
-            if let Some(kind) = split {
+            if let Some((kind, file)) = split {
+                handles[i] = Some(file);
                 // A multiple of the thread count: equal ranges then end together.
                 let n = input
                     .size
@@ -266,7 +273,7 @@ impl<'kb> Engine<'kb> {
         };
         let mut costed: Vec<(u64, Task)> = tasks.into_iter().map(|t| (cost(&t), t)).collect();
         costed.sort_by_key(|(c, _)| std::cmp::Reverse(*c));
-        (costed.into_iter().map(|(_, t)| t).collect(), segs)
+        (costed.into_iter().map(|(_, t)| t).collect(), segs, handles)
     }
 
     /// As `run`, updating `progress` as files and bytes are done.
@@ -277,7 +284,7 @@ impl<'kb> Engine<'kb> {
         progress: &Progress,
     ) -> Analysis {
         let threads = threads.max(1);
-        let (tasks, segs) = self.plan(inputs, threads);
+        let (tasks, segs, handles) = self.plan(inputs, threads);
         progress.files_total.store(inputs.len(), Ordering::Relaxed);
         progress
             .bytes_total
@@ -300,9 +307,11 @@ impl<'kb> Engine<'kb> {
                         let input = &inputs[t.input];
                         let r = match t.range {
                             None => self.file(input, &mut scratch, progress),
-                            Some((a, b, kind)) => {
-                                self.range(input, a, b, kind, &mut scratch, progress)
-                            }
+                            Some((a, b, kind)) => match &handles[t.input] {
+                                Some(f) => self.range(input, f, a, b, kind, &mut scratch, progress),
+                                // `plan` gives every split file its handle: not reached.
+                                None => self.file(input, &mut scratch, progress),
+                            },
                         };
                         results.lock().unwrap_or_else(|e| e.into_inner())[t.input][t.seg] = Some(r);
                         if left[t.input].fetch_sub(1, Ordering::Relaxed) == 1 {
@@ -403,9 +412,11 @@ impl<'kb> Engine<'kb> {
 
     /// One byte range of a big plain-text file: hits carry range-relative line numbers
     /// (fixed up in `merge_segments`).
+    #[allow(clippy::too_many_arguments)]
     fn range(
         &self,
         input: &Input,
+        file: &std::fs::File,
         a: u64,
         b: u64,
         kind: SourceKind,
@@ -423,7 +434,7 @@ impl<'kb> Engine<'kb> {
             },
             ..FileResult::default()
         };
-        match sources::open::open_range(input, a, b) {
+        match sources::open::open_range(input, file, a, b) {
             Ok((seg, watch)) => {
                 self.scan_stream(seg, kind, path, None, &mut res, scratch, progress);
                 if let Some(w) = watch.and_then(|w| w.check_range()) {

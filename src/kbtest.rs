@@ -14,19 +14,91 @@ use std::collections::BTreeSet;
 /// The name an example is read under: a plain log, so its kind comes from its text.
 const EXAMPLE_NAME: &str = "example.log";
 
+/// Rules per scanner while testing. Each chunk's scanner (with the built-in rules, which every
+/// chunk includes) is built, runs every example, and is dropped before the next is built, so
+/// `rules test` holds one chunk's compiled patterns at a time however many rules are loaded.
+/// With no local rules there is one chunk: exactly the scanner `analyze` uses.
+const CHUNK_RULES: usize = 512;
+
+/// What one example gave: the (rule, signature) pairs hit, rule indices into the whole base.
+type Hits = Vec<(usize, usize)>;
+
+/// What one scenario gave: the signatures of its rule it hit, and whether it said what it must.
+type CaseResult = (Vec<usize>, Result<(), String>);
+
 /// Check every rule's examples: fire examples must fire, silent ones must not, every
 /// signature must be exercised by some fire example, and no rule of another category may fire
 /// on a rule's fire example unless one of the two declares the overlap. One message per failure.
+/// A scenario (`examples.case`) is correlated with the rules of its own chunk (the built-ins
+/// and up to `CHUNK_RULES` local rules loaded beside it).
 pub fn test_examples(kb: &KnowledgeBase) -> Vec<String> {
-    let engine = Engine::new(kb);
+    test_examples_in(kb, CHUNK_RULES)
+}
+
+fn test_examples_in(kb: &KnowledgeBase, chunk_rules: usize) -> Vec<String> {
+    let tested = |r: &Rule| !r.signatures.is_empty() && r.status != RuleStatus::Retired;
+    let (builtin, local): (Vec<usize>, Vec<usize>) =
+        (0..kb.rules.len()).partition(|&i| kb.rules[i].origin.starts_with("builtin:"));
+    let chunks: Vec<Vec<usize>> = if local.is_empty() {
+        vec![builtin]
+    } else {
+        local
+            .chunks(chunk_rules)
+            .map(|c| builtin.iter().chain(c).copied().collect())
+            .collect()
+    };
+    let mut fire: Vec<Vec<Hits>> = kb
+        .rules
+        .iter()
+        .map(|r| vec![Hits::new(); r.examples_fire.len()])
+        .collect();
+    let mut silent: Vec<Vec<Hits>> = kb
+        .rules
+        .iter()
+        .map(|r| vec![Hits::new(); r.examples_silent.len()])
+        .collect();
+    let mut cases: Vec<Vec<CaseResult>> = vec![Vec::new(); kb.rules.len()];
+    let mut cased = vec![false; kb.rules.len()];
+    for chunk in &chunks {
+        let sub =
+            match KnowledgeBase::from_rules(chunk.iter().map(|&i| kb.rules[i].clone()).collect()) {
+                Ok(sub) => sub,
+                Err(_) => continue, // from_rules only indexes: it does not fail
+            };
+        let engine = Engine::new(&sub);
+        let global =
+            |hits: Hits| -> Hits { hits.into_iter().map(|(r, s)| (chunk[r], s)).collect() };
+        for (ri, r) in kb.rules.iter().enumerate() {
+            if !tested(r) {
+                continue;
+            }
+            for (e, ex) in r.examples_fire.iter().enumerate() {
+                fire[ri][e].extend(global(engine.signature_hits(EXAMPLE_NAME, ex)));
+            }
+            for (e, ex) in r.examples_silent.iter().enumerate() {
+                silent[ri][e].extend(global(engine.signature_hits(EXAMPLE_NAME, ex)));
+            }
+            if !cased[ri]
+                && let Some(li) = chunk.iter().position(|&i| i == ri)
+            {
+                cased[ri] = true;
+                cases[ri] = r
+                    .examples_cases
+                    .iter()
+                    .map(|c| run_case(&engine, &sub, &sub.rules[li], c))
+                    .collect();
+            }
+        }
+    }
     let mut fails = Vec::new();
     for (ri, r) in kb.rules.iter().enumerate() {
-        if r.signatures.is_empty() || r.status == RuleStatus::Retired {
+        if !tested(r) {
             continue;
         }
         let mut used: BTreeSet<usize> = BTreeSet::new();
-        for ex in &r.examples_fire {
-            let hits = engine.signature_hits(EXAMPLE_NAME, ex);
+        for (ex, hits) in r.examples_fire.iter().zip(&mut fire[ri]) {
+            hits.sort_unstable();
+            hits.dedup();
             let own: Vec<usize> = hits
                 .iter()
                 .filter(|(hr, _)| *hr == ri)
@@ -39,22 +111,17 @@ pub fn test_examples(kb: &KnowledgeBase) -> Vec<String> {
                 ));
             }
             used.extend(own);
-            overlaps(kb, r, ex, &hits, &mut fails);
+            overlaps(kb, r, ex, hits, &mut fails);
         }
-        for ex in &r.examples_silent {
-            if engine
-                .signature_hits(EXAMPLE_NAME, ex)
-                .iter()
-                .any(|(hr, _)| *hr == ri)
-            {
+        for (ex, hits) in r.examples_silent.iter().zip(&silent[ri]) {
+            if hits.iter().any(|(hr, _)| *hr == ri) {
                 fails.push(format!(
                     "{} {} ({}): silent example matches: {ex:?}",
                     r.code, r.name, r.origin
                 ));
             }
         }
-        for (i, c) in r.examples_cases.iter().enumerate() {
-            let (hit, found) = run_case(&engine, kb, r, c);
+        for (i, (hit, found)) in std::mem::take(&mut cases[ri]).into_iter().enumerate() {
             used.extend(hit);
             if let Err(why) = found {
                 fails.push(format!(
@@ -111,12 +178,7 @@ fn overlaps(
 /// Run one scenario through the production scan and the real correlation (the case's facts
 /// added as if a snapshot had given them): the signatures of `r` it hit, and whether `r`'s
 /// finding (its own or merged into another of its category) says what the case expects.
-fn run_case(
-    engine: &Engine,
-    kb: &KnowledgeBase,
-    r: &Rule,
-    c: &ExampleCase,
-) -> (Vec<usize>, Result<(), String>) {
+fn run_case(engine: &Engine, kb: &KnowledgeBase, r: &Rule, c: &ExampleCase) -> CaseResult {
     let mut a = engine.analyze_text(EXAMPLE_NAME, &c.text);
     let ri = kb.rules.iter().position(|x| x.name == r.name);
     let hit: Vec<usize> = a
@@ -160,4 +222,139 @@ fn run_case(
         );
     }
     (hit, Ok(()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Five local rules: two of other categories fire on each other's examples (an undeclared
+    /// overlap), one has a silent example that fires, one a signature no example exercises.
+    const LOCAL: &str = r#"
+[[rule]]
+code = "ACME001"
+name = "acme-widget-jam"
+category = "other"
+role = "root"
+title = "The widget feeder jammed"
+[rule.doc]
+what = "widget jams"
+why = "a jam"
+lookalikes = "none"
+[[rule.signature]]
+regex = 'widget feeder jammed at slot \d+'
+weight = 0.7
+[[rule.fix]]
+text = "Clear the feeder."
+[rule.examples]
+fire = ["ERROR widget feeder jammed at slot 4"]
+silent = ["widget feeder cleared"]
+
+[[rule]]
+code = "ACME002"
+name = "acme-feeder-disk"
+category = "disk_full"
+role = "root"
+title = "The feeder's spool disk filled"
+[rule.doc]
+what = "spool full"
+why = "a full spool"
+lookalikes = "none"
+[[rule.signature]]
+regex = 'feeder jammed at slot'
+weight = 0.5
+[[rule.fix]]
+text = "Empty the spool."
+[rule.examples]
+fire = ["WARN feeder jammed at slot 9"]
+silent = ["feeder ok"]
+
+[[rule]]
+code = "ACME003"
+name = "acme-gear-slip"
+category = "other"
+role = "root"
+title = "A gear slipped"
+[rule.doc]
+what = "gear slips"
+why = "a slip"
+lookalikes = "none"
+[[rule.signature]]
+regex = 'gear \d+ slipped'
+weight = 0.6
+[[rule.signature]]
+regex = 'cog (?:lost|gone)'
+weight = 0.6
+[[rule.fix]]
+text = "Tighten the gear."
+[rule.examples]
+fire = ["gear 3 slipped"]
+silent = ["gear 7 slipped again"]
+
+[[rule]]
+code = "ACME004"
+name = "acme-belt-snap"
+category = "other"
+role = "root"
+title = "A belt snapped"
+[rule.doc]
+what = "belt snaps"
+why = "a snap"
+lookalikes = "none"
+[[rule.signature]]
+regex = 'belt snapped'
+weight = 0.6
+[[rule.fix]]
+text = "Replace the belt."
+[rule.examples]
+fire = ["the belt snapped"]
+silent = ["the belt hums"]
+
+[[rule]]
+code = "ACME005"
+name = "acme-lamp-out"
+category = "other"
+role = "root"
+title = "A lamp went out"
+[rule.doc]
+what = "lamps"
+why = "a lamp"
+lookalikes = "none"
+[[rule.signature]]
+regex = 'lamp \d+ out'
+weight = 0.6
+[[rule.fix]]
+text = "Change the lamp."
+[rule.examples]
+fire = ["lamp 2 out"]
+silent = ["lamp 2 on"]
+"#;
+
+    #[test]
+    fn chunked_scanners_find_exactly_what_one_scanner_finds() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("acme.toml"), LOCAL).unwrap();
+        let kb = KnowledgeBase::load(&[d.path()]).expect("local rules load");
+        let whole = test_examples_in(&kb, usize::MAX);
+        // The planted problems are found, the cross-chunk overlap included.
+        assert!(
+            whole.iter().any(|f| f.contains("acme-feeder-disk")
+                && f.contains("also fires on a fire example of acme-widget-jam")),
+            "{whole:#?}"
+        );
+        assert!(
+            whole
+                .iter()
+                .any(|f| f.contains("silent example matches: \"gear 7"))
+        );
+        assert!(
+            whole
+                .iter()
+                .any(|f| f.contains("signature[1] `cog (?:lost|gone)`"))
+        );
+        assert_eq!(whole.len(), 3, "{whole:#?}");
+        for chunk in [1, 2, 3] {
+            assert_eq!(test_examples_in(&kb, chunk), whole, "chunks of {chunk}");
+        }
+    }
 }

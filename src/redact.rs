@@ -183,6 +183,96 @@ static IPV4: LazyLock<Option<Regex>> = LazyLock::new(|| {
 static USER_PATH: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"/(home|Users|users|scratch|work)/([A-Za-z0-9._-]+)").ok());
 
+/// Name segments (split on `_`, `-`, `.`) that mark a secret, also as a suffix (`HFTOKEN`).
+const SECRET_SEGMENTS: &[&str] = &[
+    "APIKEY",
+    "AUTH",
+    "COOKIE",
+    "CREDENTIAL",
+    "CREDENTIALS",
+    "DSN",
+    "KEY",
+    "PASS",
+    "PASSWD",
+    "PASSWORD",
+    "PRIVATE",
+    "SECRET",
+    "SIGNATURE",
+    "TOKEN",
+];
+
+/// Segments that end like a secret but are not one (`NCCL_IB_PKEY` is an InfiniBand partition).
+const NOT_SECRET: &[&str] = &["PKEY", "MONKEY", "HOTKEY"];
+
+/// Is a variable or flag name one whose whole value is a secret (`HF_TOKEN`, `WANDB_API_KEY`,
+/// `--hub-token`, `SENTRY_DSN`)? `TOKENIZERS_PARALLELISM` is not.
+pub fn is_secret_name(name: &str) -> bool {
+    let upper = name.trim_start_matches('-').to_ascii_uppercase();
+    upper
+        .split(['_', '-', '.'])
+        .filter(|s| !s.is_empty())
+        .any(|seg| {
+            SECRET_SEGMENTS.contains(&seg)
+                || ["TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD"]
+                    .iter()
+                    .any(|suf| {
+                        seg.ends_with(suf) && seg.len() > suf.len() && !NOT_SECRET.contains(&seg)
+                    })
+        })
+}
+
+/// A whole token that is opaque enough to be a credential wherever it stands: 32+ hex digits,
+/// or 32+ base64/base64url characters mixing upper case, lower case and digits. Only for
+/// values that are settings (environment variables, argv): in log text a 40-hex string is
+/// usually a commit or a build id, so `Redactor::text` does not use this.
+fn is_opaque_token(tok: &str) -> bool {
+    if tok.len() < 32 {
+        return false;
+    }
+    if tok.chars().all(|c| c.is_ascii_hexdigit()) {
+        return true;
+    }
+    // A UUID (`GPU-8f3c…`, `MIG-…` in CUDA_VISIBLE_DEVICES) is dash-separated hex; a path has
+    // slashes; a word has no digits.
+    let uuid_like = tok
+        .trim_start_matches("GPU-")
+        .trim_start_matches("MIG-")
+        .split('-')
+        .all(|g| !g.is_empty() && g.chars().all(|c| c.is_ascii_hexdigit()));
+    !uuid_like
+        && tok
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '_' | '-'))
+        && tok.chars().any(|c| c.is_ascii_uppercase())
+        && tok.chars().any(|c| c.is_ascii_lowercase())
+        && tok.chars().any(|c| c.is_ascii_digit())
+}
+
+/// A command line, argument by argument: the value after a secret-named flag (`--hub_token X`,
+/// `--api-key=X`) is masked, and every argument goes through the setting-value rules.
+pub fn argv(args: &[String]) -> Vec<String> {
+    let mut r = Redactor::new(Options::default());
+    let mut out = Vec::with_capacity(args.len());
+    let mut hide_next = false;
+    for a in args {
+        if std::mem::take(&mut hide_next) && !a.starts_with('-') {
+            out.push(MASK.to_string());
+            continue;
+        }
+        if a.starts_with('-') {
+            if let Some((flag, _)) = a.split_once('=')
+                && is_secret_name(flag)
+            {
+                out.push(format!("{flag}={MASK}"));
+                continue;
+            }
+            hide_next = !a.contains('=') && is_secret_name(a);
+        }
+        out.push(r.env_value("", a));
+    }
+    out
+}
+
 /// Masks text consistently: the same host always gets the same mask within one redactor.
 #[derive(Debug, Default)]
 pub struct Redactor {
@@ -283,6 +373,30 @@ impl Redactor {
             Some(v) => v.to_string(),
             None => self.text(value),
         }
+    }
+
+    /// The value of a setting (an environment variable, a command-line argument) for a capture
+    /// file: masked whole when its name names a secret, else its opaque tokens masked and the
+    /// rest redacted as text.
+    pub fn env_value(&mut self, name: &str, value: &str) -> String {
+        if !name.is_empty() && is_secret_name(name) {
+            return MASK.to_string();
+        }
+        let mut out = String::with_capacity(value.len());
+        let mut rest = value;
+        while !rest.is_empty() {
+            let end = rest
+                .find(|c: char| {
+                    c.is_whitespace() || matches!(c, ',' | ';' | '"' | '\'' | '=' | ':')
+                })
+                .unwrap_or(rest.len());
+            let (tok, tail) = rest.split_at(end);
+            out.push_str(if is_opaque_token(tok) { MASK } else { tok });
+            let sep = tail.chars().next().map_or(0, char::len_utf8);
+            out.push_str(&tail[..sep]);
+            rest = &tail[sep..];
+        }
+        self.text(&out)
     }
 
     /// Redact every string inside a JSON value, keys excepted (they are the schema).

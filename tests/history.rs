@@ -527,3 +527,67 @@ fn triage_record_records_every_run() {
     ok(run(c));
     assert_eq!(run_ids(&db).len(), 3);
 }
+
+/// A team note is free text people paste into: a token in it must be masked in every output
+/// that promises redaction (Markdown and GitHub always, the others with `--redact`), while the
+/// database keeps what was written (`history show` is the team's own view).
+#[test]
+fn a_secret_in_a_team_note_never_reaches_a_redacted_output() {
+    let db = sqlite();
+    let run_dir = &seed_copies(&db, 1)[0];
+    ok(run(analyze(&db, run_dir, &["--record"])));
+    let fp = fingerprint_of(&db, run_dir);
+    // Made at test time, so no fixture or rule can know them.
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let hex: String = format!("{:032x}{:08x}", nanos * 2654435761, nanos as u32);
+    let secrets = [
+        format!("hf_{}", &hex[..30]).replace(|c: char| c.is_ascii_digit(), "Q"),
+        hex[..40].to_string(),
+        format!("pw{}", &hex[5..17]),
+    ];
+    let note = format!(
+        "fixed after HF_TOKEN={} was rotated; wandb login {} ; rerun with --db_password {}",
+        secrets[0], secrets[1], secrets[2]
+    );
+    ok(run(history(&db, &["note", &fp, &note, "--author", "bob"])));
+    // The note is there unredacted: otherwise this test proves nothing.
+    let plain = ok(run(analyze(&db, run_dir, &[])));
+    assert!(plain.contains(&secrets[0]), "{plain}");
+    let outputs: [&[&str]; 6] = [
+        &["--format", "markdown"],
+        &["--format", "github"],
+        &["--format", "json", "--redact"],
+        &["--format", "table", "--redact"],
+        &["--format", "junit", "--redact"],
+        &["--format", "markdown", "--redact=all"],
+    ];
+    for extra in outputs {
+        let out = ok(run(analyze(&db, run_dir, extra)));
+        // GitHub annotations and JUnit carry the findings, not the history section.
+        if !matches!(extra[1], "github" | "junit") {
+            assert!(
+                out.contains("bob"),
+                "{extra:?}: the note is not shown:\n{out}"
+            );
+        }
+        for s in &secrets {
+            assert!(!out.contains(s.as_str()), "{extra:?} leaked {s}:\n{out}");
+        }
+    }
+    let mut t = tw(&db);
+    t.args(["triage"])
+        .arg(run_dir)
+        .args(["--db", &db.url, "--format", "markdown"]);
+    let out = ok(run(t));
+    for s in &secrets {
+        assert!(
+            !out.contains(s.as_str()),
+            "triage markdown leaked {s}:\n{out}"
+        );
+    }
+    let show = json(run(history(&db, &["show", &fp, "--format", "json"])));
+    assert_eq!(show["notes"][0]["text"], note.as_str());
+}

@@ -16,7 +16,7 @@ mod snapshot;
 mod tee;
 mod ulimit;
 
-pub use env::{is_secret_name, redact_value, training_env};
+pub use env::training_env;
 pub use manifest::{Manifest, ManifestFile, ManifestNote};
 pub use run::{RunError, RunOptions, RunOutcome, Termination, run};
 pub use sampler::Peaks;

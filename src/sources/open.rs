@@ -268,15 +268,44 @@ impl Watch {
     }
 }
 
-/// Open one byte range of a big plain file (see `splittable`), from its own handle, checked
-/// against the listing first: a range is never read from a file other than the one listed.
-pub fn open_range(
+/// Reads a file by position (`pread`), so the ranges of one split file share a single open
+/// handle without sharing a cursor.
+pub struct At<'f> {
+    file: &'f std::fs::File,
+    pos: u64,
+}
+
+impl Read for At<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        use std::os::unix::fs::FileExt;
+        let k = self.file.read_at(buf, self.pos)?;
+        self.pos += k as u64;
+        Ok(k)
+    }
+}
+
+impl io::Seek for At<'_> {
+    fn seek(&mut self, to: io::SeekFrom) -> io::Result<u64> {
+        self.pos = match to {
+            io::SeekFrom::Start(n) => n,
+            io::SeekFrom::Current(d) => self.pos.saturating_add_signed(d),
+            io::SeekFrom::End(d) => self.file.metadata()?.len().saturating_add_signed(d),
+        };
+        Ok(self.pos)
+    }
+}
+
+/// One byte range of a big plain file, read through the one handle `splittable` opened for
+/// all its ranges: every range comes from the same file, even if the path is renamed over or
+/// deleted meanwhile (the watch then says so, once per file).
+pub fn open_range<'f>(
     input: &Input,
+    file: &'f std::fs::File,
     start: u64,
     end: u64,
 ) -> Result<
     (
-        crate::sources::reader::SegmentRead<impl Read + Send>,
+        crate::sources::reader::SegmentRead<impl Read + Send + 'f>,
         Option<Watch>,
     ),
     String,
@@ -284,33 +313,16 @@ pub fn open_range(
     let Source::File(p) = &input.source else {
         return Err("stdin cannot be split".into());
     };
-    let f = std::fs::File::open(p).map_err(|e| match e.kind() {
-        io::ErrorKind::NotFound => format!(
-            "the file was deleted while being read (listed at {} bytes); what was read came from the handles already open",
-            input.size
-        ),
-        _ => format!("cannot read: {e}"),
-    })?;
-    let watch = Watch::new(p, &f, input.id);
-    if let (Some((w, _)), Some(l)) = (&watch, input.id)
-        && !l.same_file(&w.at_open)
-    {
-        return Err(format!(
-            "the file was replaced while being read (listed at {} bytes): ranges opened after that were not read",
-            l.size
-        ));
-    }
-    let (watch, n) = match watch {
+    let (watch, n) = match Watch::new(p, file, input.id) {
         Some((w, n)) => (Some(w), n),
         None => (None, Arc::new(AtomicU64::new(0))),
     };
-    let counted = Counted { inner: f, n };
-    let seg = crate::sources::reader::SegmentRead::new(
-        io::BufReader::with_capacity(0, counted),
-        start,
-        end,
-    )
-    .map_err(|e| format!("cannot read: {e}"))?;
+    let counted = Counted {
+        inner: At { file, pos: 0 },
+        n,
+    };
+    let seg = crate::sources::reader::SegmentRead::new(counted, start, end)
+        .map_err(|e| format!("cannot read: {e}"))?;
     Ok((seg, watch))
 }
 
@@ -413,12 +425,24 @@ fn classify(input: &Input, name: &str, head: &[u8]) -> (SourceKind, How) {
 }
 
 /// The kind of a plain file whose byte ranges can be read on several threads at once (not
-/// compressed, not binary, no fact parser that needs its lines in order); `None` otherwise.
-pub fn splittable(input: &Input) -> Option<SourceKind> {
+/// compressed, not binary, no fact parser that needs its lines in order), and the one handle
+/// all its ranges are read from; `None` otherwise, or when the file at the path is no longer
+/// the one listed (the whole-file path then reads and reports it).
+pub fn splittable(input: &Input) -> Option<(SourceKind, std::fs::File)> {
     let Source::File(p) = &input.source else {
         return None;
     };
-    let head = read_head(&mut std::fs::File::open(p).ok()?).ok()?;
+    let file = std::fs::File::open(p).ok()?;
+    if let Some(l) = input.id
+        && !l.same_file(&FileId::of(&file.metadata().ok()?))
+    {
+        return None;
+    }
+    let head = read_head(&mut At {
+        file: &file,
+        pos: 0,
+    })
+    .ok()?;
     if head.is_empty() || sniff(&head).compression().is_some() {
         return None;
     }
@@ -429,7 +453,7 @@ pub fn splittable(input: &Input) -> Option<SourceKind> {
         SourceKind::ElfCore | SourceKind::Binary | SourceKind::FlightRecorder => None,
         k if !k.is_scanned() => None,
         _ if fact_parser(kind, name).is_some() => None,
-        _ => Some(kind),
+        _ => Some((kind, file)),
     }
 }
 
@@ -453,4 +477,84 @@ fn read_head(r: &mut dyn Read) -> io::Result<Vec<u8>> {
     }
     head.truncate(n);
     Ok(head)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inputs::collect;
+
+    /// A split file's ranges, read in order after `change` ran between planning and reading:
+    /// the lines read, and the warning the ranges give (the same from each, as merged).
+    fn read_ranges_after(change: impl FnOnce(&Path)) -> (Vec<String>, Vec<String>) {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("train.log");
+        let original: String = (0..2000).map(|i| format!("original line {i}\n")).collect();
+        std::fs::write(&p, &original).unwrap();
+        let (inputs, _) = collect(&[p.display().to_string()]);
+        let input = &inputs[0];
+        let (_, file) = splittable(input).expect("a plain log splits");
+        change(&p);
+        let size = input.size;
+        let mut lines = Vec::new();
+        let mut warnings = Vec::new();
+        for k in 0..4 {
+            let (mut seg, watch) =
+                open_range(input, &file, size * k / 4, size * (k + 1) / 4).unwrap();
+            let mut s = String::new();
+            seg.read_to_string(&mut s).unwrap();
+            lines.extend(s.lines().map(str::to_string));
+            if let Some(w) = watch.and_then(|w| w.check_range())
+                && !warnings.contains(&w)
+            {
+                warnings.push(w);
+            }
+        }
+        (lines, warnings)
+    }
+
+    fn expected() -> Vec<String> {
+        (0..2000).map(|i| format!("original line {i}")).collect()
+    }
+
+    #[test]
+    fn ranges_of_an_unchanged_file_are_its_lines_once_each() {
+        let (lines, warnings) = read_ranges_after(|_| {});
+        assert_eq!(lines, expected());
+        assert!(warnings.is_empty(), "{warnings:?}");
+    }
+
+    #[test]
+    fn a_file_renamed_over_after_planning_is_read_whole_from_the_original() {
+        let (lines, warnings) = read_ranges_after(|p| {
+            let other = p.with_file_name("new.log");
+            std::fs::write(&other, "a different file\n".repeat(5000)).unwrap();
+            std::fs::rename(&other, p).unwrap();
+        });
+        assert_eq!(lines, expected(), "no line of the new file is mixed in");
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("renamed over"), "{warnings:?}");
+    }
+
+    #[test]
+    fn a_file_deleted_after_planning_is_still_read_whole() {
+        let (lines, warnings) = read_ranges_after(|p| std::fs::remove_file(p).unwrap());
+        assert_eq!(lines, expected());
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("deleted"), "{warnings:?}");
+    }
+
+    #[test]
+    fn a_file_truncated_after_planning_says_lines_may_be_missing() {
+        let (lines, warnings) = read_ranges_after(|p| {
+            let f = std::fs::OpenOptions::new().write(true).open(p).unwrap();
+            f.set_len(1000).unwrap();
+        });
+        assert!(lines.len() < 2000);
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].contains("changed while being read"),
+            "{warnings:?}"
+        );
+    }
 }
