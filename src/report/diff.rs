@@ -43,8 +43,10 @@ fn verdict_line(label: &str, s: &crate::diff::RunSummary) -> String {
         if let Some(t) = &s.top {
             line.push_str(&format!(": {}", t.category));
         }
-        if let Some(n) = s.steps {
-            line.push_str(&format!(", {n} steps"));
+        match s.steps {
+            Some(1) => line.push_str(", 1 step"),
+            Some(n) => line.push_str(&format!(", {n} steps")),
+            None => {}
         }
         line.push(')');
     }

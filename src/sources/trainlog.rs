@@ -172,6 +172,21 @@ fn value_after(msg: &str, word: &str) -> Option<f64> {
     None
 }
 
+/// `step_time 0.110s`, `step_time=110ms`, `'step_time': 0.11` → seconds.
+fn seconds_after(msg: &str, word: &str) -> Option<f64> {
+    let at = msg.find(word)? + word.len();
+    let rest = msg[at..].trim_start_matches(['\'', '"', ' ', ':', '=']);
+    let end = rest
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(rest.len());
+    let v: f64 = rest[..end].parse().ok()?;
+    Some(if rest[end..].starts_with("ms") {
+        v / 1000.0
+    } else {
+        v
+    })
+}
+
 /// `step 100/1200`, `step=100`, `Step: 100`, `global_step 100`, `iteration 100`.
 fn step_number(msg: &str) -> Option<u64> {
     let lower = msg.to_ascii_lowercase();
@@ -422,7 +437,9 @@ impl TrainLogParser {
             return;
         }
         let at = time.and_then(crate::sources::units::epoch_from_iso);
-        let mut step_time = tqdm_rate(msg);
+        let mut step_time = seconds_after(body, "step_time")
+            .or_else(|| seconds_after(body, "time_per_step"))
+            .or_else(|| tqdm_rate(msg));
         if step_time.is_none()
             && let (Some(prev), Some(now)) = (self.out.steps.last(), at)
             && let Some(then) = prev.at
@@ -672,6 +689,12 @@ mod tests {
         assert_eq!(t.steps[1].step, 2);
         assert!(t.steps[1].loss.unwrap().is_nan());
         assert_eq!(t.steps[1].step_time, Some(1.79));
+        let t = parse_log(
+            "2026-12-01 13:08:37,958 [INFO] train: step 1/60 loss 2.5 grad_norm 0.5 step_time 0.110s\nstep 2 loss 2.4 step_time=95ms\n",
+        );
+        assert_eq!(t.steps[0].step_time, Some(0.110));
+        assert_eq!(t.steps[0].grad_norm, Some(0.5));
+        assert_eq!(t.steps[1].step_time, Some(0.095));
     }
 
     #[test]
