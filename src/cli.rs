@@ -349,15 +349,16 @@ fn analyze(args: AnalyzeArgs) -> i32 {
         r
     });
     let h = &args.history;
-    let ctx = h.record.then(|| crate::history::RecordContext {
-        paths: args.paths.clone(),
-        job: h.job.clone(),
-        hosts: h.hosts.clone(),
-        gpus: h.gpus.clone(),
-    });
-    let history_failed = with_history(&mut r, h.db.as_deref(), ctx.as_ref());
     if let Some(base) = &args.baseline {
-        match baseline_paths(base, h.db.as_deref(), &args.paths) {
+        // Looked up before this run is recorded, so `last-good` never picks this run itself.
+        let job = h.job.clone().or_else(|| {
+            let ctx = crate::history::RecordContext {
+                paths: args.paths.clone(),
+                ..Default::default()
+            };
+            crate::history::RunRecord::from_report(&r, &ctx, 0).job
+        });
+        match baseline_paths(base, h.db.as_deref(), job.as_deref()) {
             Ok(good) => {
                 let good = crate::diff::Run::analyse(&engine, &good, threads(args.threads));
                 let bad =
@@ -370,6 +371,13 @@ fn analyze(args: AnalyzeArgs) -> i32 {
             }
         }
     }
+    let ctx = h.record.then(|| crate::history::RecordContext {
+        paths: args.paths.clone(),
+        job: h.job.clone(),
+        hosts: h.hosts.clone(),
+        gpus: h.gpus.clone(),
+    });
+    let history_failed = with_history(&mut r, h.db.as_deref(), ctx.as_ref());
     if let Some(red) = redactor.as_mut() {
         red.add_hosts(r.hosts().iter().map(String::as_str));
         if let Some(seen) = &r.history {
@@ -434,20 +442,14 @@ fn analyze(args: AnalyzeArgs) -> i32 {
 
 /// The good run's paths for `--baseline`: as given, or the history's last good run of the
 /// same job (`last-good`).
-fn baseline_paths(base: &str, db: Option<&str>, bad: &[String]) -> Result<Vec<String>, String> {
+fn baseline_paths(base: &str, db: Option<&str>, job: Option<&str>) -> Result<Vec<String>, String> {
     if base != "last-good" {
         if missing_paths(&[base.to_string()]).is_some() {
             return Err("no such file or directory".into());
         }
         return Ok(vec![base.to_string()]);
     }
-    let _ = (db, bad);
-    Err(
-        "not available yet: the history records each run's job, verdict and report but not \
-         where its inputs are, so the last good run cannot be read again; give the good run's \
-         directory instead"
-            .into(),
-    )
+    crate::history::command::last_good(db, job)
 }
 
 fn diff_cmd(args: DiffArgs) -> i32 {

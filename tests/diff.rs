@@ -250,7 +250,7 @@ fn a_baseline_that_does_not_exist_or_last_good_is_a_clear_usage_error() {
         "last-good",
     ]);
     assert_eq!(code, Some(2));
-    assert!(err.contains("last-good") && err.contains("inputs"), "{err}");
+    assert!(err.contains("last-good") && err.contains("--job"), "{err}");
     let (_, err, code) =
         trainwreck(&["diff", "fixtures/pairs/nope", "fixtures/pairs/shm_size/bad"]);
     assert_eq!(code, Some(2));
@@ -273,4 +273,50 @@ fn markdown_diff_is_a_table_with_the_culprit_first() {
         rows[1].starts_with("| micro-batch size per GPU | `4096` | `1048576` | gpu_oom"),
         "{out}"
     );
+}
+
+#[test]
+fn last_good_is_the_last_recorded_no_failure_run_of_the_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("history.db").display().to_string();
+    let analyze = |run: &str, extra: &[&str]| {
+        let mut args = vec!["analyze", run, "--db", &db, "--format", "json"];
+        args.extend_from_slice(extra);
+        trainwreck(&args)
+    };
+    // No history yet, then none for this job: said, with what to do.
+    let (_, err, code) = analyze(
+        "fixtures/pairs/shm_size/bad",
+        &["--job", "train-42", "--baseline", "last-good"],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("does not exist yet"), "{err}");
+    let (_, err, code) = analyze(
+        "fixtures/pairs/batch_size/good",
+        &["--record", "--job", "other-job"],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let (_, err, code) = analyze(
+        "fixtures/pairs/shm_size/bad",
+        &["--job", "train-42", "--baseline", "last-good"],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("no run of job \"train-42\""), "{err}");
+    // The good run of the job, a failed run of the same job, and a good run of another job.
+    for (run, job) in [
+        ("fixtures/pairs/shm_size/good", "train-42"),
+        ("fixtures/pairs/workers/bad", "train-42"),
+    ] {
+        let (_, err, code) = analyze(run, &["--record", "--job", job]);
+        assert_eq!(code, Some(0), "{err}");
+    }
+    let (out, err, code) = analyze(
+        "fixtures/pairs/shm_size/bad",
+        &["--job", "train-42", "--baseline", "last-good", "--record"],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    let good = r["diff"]["good"]["paths"][0].as_str().unwrap();
+    assert!(good.ends_with("fixtures/pairs/shm_size/good"), "{good}");
+    assert_eq!(r["diff"]["differences"][0]["key"], "shm.size_bytes");
 }
