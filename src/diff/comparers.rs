@@ -211,7 +211,6 @@ pub static EXPLAINS: &[Explains] = &[
         [GpuOom, ShmExhausted, HostOom],
         0.9
     ),
-    ex!("config.micro_batch", When::Lower, [ConfigError], 0.4),
     ex!("config.seq_len", When::Higher, [GpuOom, HostOom], 0.9),
     ex!(
         "config.workers",

@@ -61,11 +61,20 @@ fn band_text(p: &crate::diff::trajectory::Parting) -> Vec<String> {
                 "{} {} (good run's band {} .. {})",
                 m.metric,
                 display(&m.bad, crate::diff::Unit::Count),
-                short_num(m.band[0]),
-                short_num(m.band[1])
+                compact(m.band[0]),
+                compact(m.band[1])
             )
         })
         .collect()
+}
+
+/// A band's bound: short, whatever its size (`-3.880e8`).
+fn compact(n: f64) -> String {
+    if n.abs() >= 1e5 {
+        format!("{n:.3e}")
+    } else {
+        short_num(n)
+    }
 }
 
 /// The comparison for a terminal (plain text; the caller neutralises input text).
@@ -143,8 +152,12 @@ pub fn terminal(d: &Diff) -> String {
             ));
         }
     }
-    for w in &d.warnings {
-        s.push_str(&format!("warning: {w}\n"));
+    match d.warnings.len() {
+        0 => {}
+        1 => s.push_str(&format!("\nwarning: {}\n", d.warnings[0])),
+        n => s.push_str(&format!(
+            "\n{n} warnings from reading the two runs (--format json lists them)\n"
+        )),
     }
     s
 }
