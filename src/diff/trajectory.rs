@@ -148,3 +148,96 @@ fn cut(s: &str, n: usize) -> String {
         None => s.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pts(vals: &[(u64, f64, Option<f64>)]) -> Vec<StepPoint> {
+        vals.iter()
+            .map(|&(step, loss, t)| StepPoint {
+                step,
+                loss: Some(loss),
+                grad_norm: None,
+                step_time: t,
+                line: step,
+                text: format!("step {step} loss {loss}"),
+                at: None,
+            })
+            .collect()
+    }
+
+    fn run(steps: Vec<StepPoint>) -> Run {
+        Run {
+            steps,
+            steps_path: "log".into(),
+            ..Run::default()
+        }
+    }
+
+    #[test]
+    fn the_band_is_the_nearest_window_widened_by_its_spread_or_a_tenth() {
+        let good = pts(&[
+            (1, 2.0, None),
+            (2, 2.1, None),
+            (3, 2.2, None),
+            (4, 2.3, None),
+            (5, 2.4, None),
+            (100, 9.0, None),
+        ]);
+        let [lo, hi] = band(&good, 3, |p| p.loss).unwrap();
+        // Window 2.0..2.4 (spread 0.4 > 10 % of 2.2): [1.6, 2.8]; step 100 is not in it.
+        assert!(
+            (lo - 1.6).abs() < 1e-9 && (hi - 2.8).abs() < 1e-9,
+            "{lo} {hi}"
+        );
+        let flat = pts(&[(1, 5.0, None), (2, 5.0, None)]);
+        let [lo, hi] = band(&flat, 1, |p| p.loss).unwrap();
+        assert!(
+            (lo - 4.5).abs() < 1e-9 && (hi - 5.5).abs() < 1e-9,
+            "{lo} {hi}"
+        );
+    }
+
+    #[test]
+    fn a_rerun_inside_the_band_does_not_part_and_a_nan_or_a_jump_does() {
+        let good = run(pts(&[
+            (10, 2.3, Some(0.1)),
+            (20, 2.2, Some(0.1)),
+            (30, 2.1, Some(0.1)),
+            (40, 2.0, Some(0.1)),
+        ]));
+        let rerun = run(pts(&[
+            (10, 2.31, Some(0.1)),
+            (20, 2.18, Some(0.11)),
+            (30, 2.12, Some(0.1)),
+            (40, 1.98, Some(0.1)),
+        ]));
+        assert!(parting(&good, &rerun).is_none());
+        let nan = run(pts(&[
+            (10, 2.3, Some(0.1)),
+            (20, 2.2, Some(0.1)),
+            (30, f64::NAN, Some(0.1)),
+        ]));
+        let p = parting(&good, &nan).unwrap();
+        assert_eq!((p.step, p.metrics[0].metric), (30, "loss"));
+        assert_eq!(p.evidence[0].line, Some(30));
+        // Slower steps part on step time, but not during the first two (start-up).
+        let slow = run(pts(&[
+            (10, 2.3, Some(5.0)),
+            (20, 2.2, Some(5.0)),
+            (30, 2.1, Some(5.0)),
+        ]));
+        let p = parting(&good, &slow).unwrap();
+        assert_eq!((p.step, p.metrics[0].metric), (30, "step_time"));
+        assert_eq!(p.metrics[0].band[0], 0.0);
+        // Faster is not a failure.
+        let fast = run(pts(&[
+            (10, 2.3, Some(0.01)),
+            (20, 2.2, Some(0.01)),
+            (30, 2.1, Some(0.01)),
+        ]));
+        assert!(parting(&good, &fast).is_none());
+        assert!(parting(&good, &run(Vec::new())).is_none());
+    }
+}

@@ -460,3 +460,23 @@ fn the_table_is_consistent() {
         );
     }
 }
+
+#[test]
+fn container_ulimits_from_docker_inspect() {
+    let inspect = |soft: u64| {
+        format!(
+            "[{{\"Id\": \"abc\", \"HostConfig\": {{\"ShmSize\": 67108864, \"Ulimits\": [{{\"Name\": \"nofile\", \"Soft\": {soft}, \"Hard\": 65536}}]}}}}]\n"
+        )
+    };
+    let (g, b) = (inspect(65536), inspect(1024));
+    let good = run(&[(SourceKind::DockerInspect, "inspect.json", &g)], &[]);
+    let bad = run(&[(SourceKind::DockerInspect, "inspect.json", &b)], &[]);
+    let d = compare(&good, &bad);
+    assert_eq!(d.differences.len(), 1, "{:?}", d.differences);
+    assert_eq!(d.differences[0].key, "docker.ulimit.nofile.soft");
+    assert!(
+        d.differences[0]
+            .explains
+            .contains(&Category::TooManyOpenFiles)
+    );
+}
