@@ -62,6 +62,7 @@ fn synthetic(i: u64, at: i64, seed: &mut u64) -> RunRecord {
         gpus,
         versions: Default::default(),
         report: serde_json::json!({}),
+        inputs: Vec::new(),
     }
 }
 

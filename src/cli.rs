@@ -48,6 +48,9 @@ pub enum Command {
     /// Run a training command under watch: tee its output, sample /dev/shm, cgroup, host and
     /// GPU memory, snapshot before and after, and diagnose it if it fails.
     Run(RunArgs),
+    /// What changed between a run that worked and one that failed: versions, environment,
+    /// limits, launcher, training settings and trajectory, most relevant first.
+    Diff(DiffArgs),
     /// The failure history: migrate, notes, seen-before, top failures, lemon hosts and GPUs.
     History(crate::history::command::HistoryArgs),
     /// The knowledge base: list, explain and test rules.
@@ -94,6 +97,34 @@ pub struct AnalyzeArgs {
     pub redact: Option<String>,
     #[command(flatten)]
     pub history: crate::history::command::RecordArgs,
+    /// A run that worked (directory, files, archive), or `last-good`: compare this run with
+    /// it and add the differences (`diff` in the JSON, a section in terminal and Markdown).
+    #[arg(long, value_name = "GOOD|last-good")]
+    pub baseline: Option<String>,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct DiffArgs {
+    /// The run that worked: a directory, a file, an archive or a capture.
+    pub good: String,
+    /// The run that failed.
+    pub bad: String,
+    #[arg(long, value_enum, default_value_t = DiffFormat::Terminal)]
+    pub format: DiffFormat,
+    /// Extra rule directories (TOML files), loaded after the built-in rules.
+    #[arg(long = "rules", value_name = "DIR")]
+    pub rules: Vec<PathBuf>,
+    /// Worker threads (default: available cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DiffFormat {
+    Terminal,
+    Json,
+    /// For a PR comment (secrets always redacted).
+    Markdown,
 }
 
 #[derive(clap::Args, Debug)]
@@ -255,6 +286,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Capture(c) => capture_cmd(c),
         Command::Run(r) => run_cmd(r),
         Command::Triage(t) => triage_cmd(t),
+        Command::Diff(d) => diff_cmd(d),
         Command::History(h) => match crate::history::command::run(h) {
             Ok(text) => print_out(&text),
             Err(e) => {
@@ -317,6 +349,28 @@ fn analyze(args: AnalyzeArgs) -> i32 {
         r
     });
     let h = &args.history;
+    if let Some(base) = &args.baseline {
+        // Looked up before this run is recorded, so `last-good` never picks this run itself.
+        let job = h.job.clone().or_else(|| {
+            let ctx = crate::history::RecordContext {
+                paths: args.paths.clone(),
+                ..Default::default()
+            };
+            crate::history::RunRecord::from_report(&r, &ctx, 0).job
+        });
+        match baseline_paths(base, h.db.as_deref(), job.as_deref()) {
+            Ok(good) => {
+                let good = crate::diff::Run::analyse(&engine, &good, threads(args.threads));
+                let bad =
+                    crate::diff::Run::from_parts(&args.paths, &r.facts, r.verdict, &r.findings);
+                r.diff = Some(crate::diff::compare(&good, &bad));
+            }
+            Err(e) => {
+                eprintln!("trainwreck: --baseline {base}: {e}");
+                return exit::USAGE;
+            }
+        }
+    }
     let ctx = h.record.then(|| crate::history::RecordContext {
         paths: args.paths.clone(),
         job: h.job.clone(),
@@ -346,12 +400,23 @@ fn analyze(args: AnalyzeArgs) -> i32 {
                 && std::io::stdout().is_terminal();
             r.neutralize();
             let mut t = terminal::render(&r, &terminal::Style { color });
+            if let Some(d) = &r.diff {
+                t.push_str("\nWhat changed since the good run\n\n");
+                t.push_str(&crate::report::diff::terminal(d));
+            }
             if args.timeline {
                 t.push_str(&crate::report::timeline::render(&r));
             }
             t
         }
-        Format::Markdown => crate::report::markdown::render(&r),
+        Format::Markdown => {
+            let mut t = crate::report::markdown::render(&r);
+            if let Some(d) = &r.diff {
+                t.push('\n');
+                t.push_str(&crate::report::diff::markdown(d));
+            }
+            t
+        }
         Format::Github => {
             let root = match args.paths.as_slice() {
                 [one] if std::path::Path::new(one).is_dir() => one.trim_start_matches("./"),
@@ -372,6 +437,46 @@ fn analyze(args: AnalyzeArgs) -> i32 {
     match args.exit_code {
         ExitCode::Default => code,
         ExitCode::Action => crate::triage::exit_for(&r),
+    }
+}
+
+/// The good run's paths for `--baseline`: as given, or the history's last good run of the
+/// same job (`last-good`).
+fn baseline_paths(base: &str, db: Option<&str>, job: Option<&str>) -> Result<Vec<String>, String> {
+    if base != "last-good" {
+        if missing_paths(&[base.to_string()]).is_some() {
+            return Err("no such file or directory".into());
+        }
+        return Ok(vec![base.to_string()]);
+    }
+    crate::history::command::last_good(db, job)
+}
+
+fn diff_cmd(args: DiffArgs) -> i32 {
+    let both = [args.good.clone(), args.bad.clone()];
+    if let Some(code) = missing_paths(&both) {
+        return code;
+    }
+    std::thread::spawn(crate::sources::detect::warm_up);
+    let kb = match load(&args.rules) {
+        Ok(kb) => kb,
+        Err(code) => return code,
+    };
+    let engine = crate::analyze::Engine::new(&kb);
+    let n = threads(args.threads);
+    let good = crate::diff::Run::analyse(&engine, std::slice::from_ref(&args.good), n);
+    let bad = crate::diff::Run::analyse(&engine, std::slice::from_ref(&args.bad), n);
+    let d = crate::diff::compare(&good, &bad);
+    match args.format {
+        DiffFormat::Json => print_out(&crate::report::diff::json(&d)),
+        DiffFormat::Terminal => print_term(&crate::report::diff::terminal(&d)),
+        DiffFormat::Markdown => {
+            let text = crate::report::diff::markdown(&d);
+            match redactor(None, true) {
+                Ok(Some(mut red)) => print_out(&red.text(&text)),
+                _ => print_out(&text),
+            }
+        }
     }
 }
 

@@ -12,6 +12,7 @@ pub mod analyze;
 pub mod capture;
 pub mod cli;
 pub mod correlate;
+pub mod diff;
 pub mod errtail;
 pub mod fact_names;
 pub mod facts;

@@ -431,12 +431,12 @@ fn newer_schema_version_is_a_clear_error_and_the_diagnosis_still_prints(db: &Db)
     history_trouble_keeps_the_diagnosis(
         db,
         run_dir,
-        "schema version 99, newer than this trainwreck knows (1)",
+        "schema version 99, newer than this trainwreck knows (2)",
     );
     let o = run(history(db, &["list"]));
     assert_eq!(o.status.code(), Some(3));
     // Nothing was written over the newer data.
-    set_schema_version(db, 1);
+    set_schema_version(db, 2);
     assert_eq!(run_ids(db).len(), 1);
 }
 

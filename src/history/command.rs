@@ -151,6 +151,50 @@ pub fn attach(
     Ok(true)
 }
 
+/// `--baseline last-good`: the inputs of the last run of `job` the history recorded as
+/// `no_failure`, or why there is none.
+pub fn last_good(db: Option<&str>, job: Option<&str>) -> Result<Vec<String>, String> {
+    let job = job.ok_or(
+        "last-good needs the job to look for: give --job NAME (runs are matched by the job they were recorded with)",
+    )?;
+    let loc = super::locate(db, false).ok_or(
+        "last-good needs a history database: give --db PATH|postgres://… or set TRAINWRECK_DB",
+    )?;
+    if let Location::Sqlite(p) = &loc
+        && !p.exists()
+    {
+        return Err(format!(
+            "history database {} does not exist yet",
+            p.display()
+        ));
+    }
+    let mut store = Store::open(&loc).map_err(|e| e.to_string())?;
+    match store.last_good(job).map_err(|e| e.to_string())? {
+        Some((_, paths)) if !paths.is_empty() => {
+            let missing: Vec<&String> = paths
+                .iter()
+                .filter(|p| !std::path::Path::new(p).exists())
+                .collect();
+            if missing.is_empty() {
+                Ok(paths)
+            } else {
+                Err(format!(
+                    "the last good run of job {job:?} was at {}, which is no longer there",
+                    missing
+                        .iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                ))
+            }
+        }
+        _ => Err(format!(
+            "no run of job {job:?} with verdict no_failure and recorded inputs in the history \
+             (record good runs with `analyze --record --job {job}`)"
+        )),
+    }
+}
+
 fn json<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string_pretty(v).unwrap_or_default() + "\n"
 }

@@ -367,6 +367,27 @@ impl Store {
         Ok(r.first().and_then(|r| r[0].int()).unwrap_or(0).max(0) as u64)
     }
 
+    /// The inputs of the last run of `job` whose verdict was `no_failure` and whose inputs
+    /// were recorded (schema version 2): its run id and absolute paths.
+    pub fn last_good(&mut self, job: &str) -> Result<Option<(String, Vec<String>)>> {
+        let rows = self
+            .db
+            .query(
+                "SELECT run_id, inputs FROM runs
+                 WHERE job = $1 AND verdict = 'no_failure' AND inputs IS NOT NULL
+                 ORDER BY at DESC, recorded_at DESC LIMIT 1",
+                &[job.to_string().into()],
+            )
+            .map_err(|e| self.context(e))?;
+        Ok(rows.first().map(|r| {
+            let paths = r[1]
+                .text()
+                .and_then(|t| serde_json::from_str(&t).ok())
+                .unwrap_or_default();
+            (r[0].text().unwrap_or_default(), paths)
+        }))
+    }
+
     /// Every run and note as JSON Lines, oldest run first, then the notes.
     pub fn export(&mut self, out: &mut dyn Write) -> Result<ImportCount> {
         let mut n = ImportCount::default();
@@ -376,7 +397,7 @@ impl Store {
             .query(
                 "SELECT run_id, at, failed_at, recorded_at, job, verdict, fingerprint, category,
                     action, confidence, rule, title, origin_rank, origin_host, origin_gpu,
-                    origin_gpu_uuid, origin_pid, hosts, gpus, versions, report
+                    origin_gpu_uuid, origin_pid, hosts, gpus, versions, report, inputs
                  FROM runs ORDER BY at, run_id",
                 &[],
             )
@@ -488,6 +509,7 @@ const RUN_COLUMNS: &[&str] = &[
     "gpus",
     "versions",
     "report",
+    "inputs",
 ];
 
 /// Runs per multi-row statement (far below both back-ends' limits on bound values).
@@ -540,6 +562,10 @@ fn record_statements(runs: &[RunRecord]) -> Vec<(String, Vec<Value>)> {
                 json(serde_json::to_string(&r.gpus), "[]").into(),
                 json(serde_json::to_string(&r.versions), "{}").into(),
                 json(serde_json::to_string(&r.report), "null").into(),
+                match r.inputs.is_empty() {
+                    true => Value::Null,
+                    false => json(serde_json::to_string(&r.inputs), "[]").into(),
+                },
             ]);
             let mut seen_hosts = std::collections::BTreeSet::new();
             for h in r.hosts.iter().filter(|h| seen_hosts.insert(h.as_str())) {

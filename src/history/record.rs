@@ -48,6 +48,10 @@ pub struct RunRecord {
     pub versions: BTreeMap<String, String>,
     /// The JSON report as printed by `analyze --format json`.
     pub report: serde_json::Value,
+    /// Where the run's inputs are (absolute paths; none for stdin), for
+    /// `analyze --baseline last-good` (schema version 2).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<String>,
 }
 
 /// What the command line adds to a report: the paths given and overrides.
@@ -248,6 +252,16 @@ impl RunRecord {
             gpus,
             versions,
             report,
+            inputs: ctx
+                .paths
+                .iter()
+                .filter(|p| p.as_str() != "-")
+                .map(|p| {
+                    std::fs::canonicalize(p)
+                        .map(|a| a.display().to_string())
+                        .unwrap_or_else(|_| p.clone())
+                })
+                .collect(),
         }
     }
 
@@ -319,6 +333,11 @@ impl RunRecord {
                 .and_then(|v| serde_json::from_value(v).ok())
                 .unwrap_or_default(),
             report: json(&r[20]).unwrap_or(serde_json::Value::Null),
+            inputs: r
+                .get(21)
+                .and_then(json)
+                .and_then(|v| serde_json::from_value(v).ok())
+                .unwrap_or_default(),
         }
     }
 }

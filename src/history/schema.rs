@@ -5,7 +5,7 @@
 use super::backend::{Backend, HistoryError, Kind, Result, Value};
 
 /// The version this build writes and reads.
-pub const CURRENT: i64 = 1;
+pub const CURRENT: i64 = 2;
 
 /// Version 1: runs, their hosts and GPUs (denormalised with the time and action class, so the
 /// per-host and per-GPU counts read one covering index), and the team's notes.
@@ -69,7 +69,15 @@ const V1: &[&str] = &[
     "CREATE INDEX notes_fingerprint ON notes (fingerprint, at)",
 ];
 
-const MIGRATIONS: &[&[&str]] = &[V1];
+/// Version 2: where each run's inputs are (absolute paths, a JSON array), so that
+/// `analyze --baseline last-good` can read the last good run of a job again; runs recorded
+/// before have none (`NULL`) and are never picked.
+const V2: &[&str] = &[
+    "ALTER TABLE runs ADD COLUMN inputs TEXT",
+    "CREATE INDEX runs_job_verdict ON runs (job, verdict, at)",
+];
+
+const MIGRATIONS: &[&[&str]] = &[V1, V2];
 
 /// The schema version of the database (0: empty).
 pub fn version(db: &mut dyn Backend) -> Result<i64> {
@@ -150,4 +158,39 @@ fn apply_locked(
     };
     stmts.push((set, vec![Value::Text(next)]));
     db.transaction(stmts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::backend::Sqlite;
+
+    /// A database written by a build of schema version 1 keeps its runs through the migration
+    /// to 2; they have no inputs (never picked by `last-good`), new runs can have them.
+    #[test]
+    fn a_version_1_database_migrates_to_2_keeping_its_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut db = Sqlite::open(&dir.path().join("h.db"), 1000).unwrap();
+        let mut stmts: Vec<(&str, Vec<Value>)> = V1.iter().map(|s| (*s, vec![])).collect();
+        stmts.push((
+            "INSERT INTO trainwreck_meta (key, value) VALUES ('schema_version', '1')",
+            vec![],
+        ));
+        stmts.push((
+            "INSERT INTO runs (run_id, at, recorded_at, job, verdict, action, class, hosts, gpus, versions, report)
+             VALUES ('old', 1, 1, 'j', 'no_failure', 'none', 'none', '[]', '[]', '{}', '{}')",
+            vec![],
+        ));
+        db.transaction(&stmts).unwrap();
+        assert_eq!(version(&mut db).unwrap(), 1);
+        assert!(check(1).unwrap_err().0.contains("history migrate"));
+        assert_eq!(migrate(&mut db).unwrap(), (1, 2));
+        assert_eq!(version(&mut db).unwrap(), CURRENT);
+        let rows = db.query("SELECT run_id, inputs FROM runs", &[]).unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0][0].text().as_deref(), Some("old"));
+        assert_eq!(rows[0][1].text(), None);
+        // Migrating again changes nothing.
+        assert_eq!(migrate(&mut db).unwrap(), (2, 2));
+    }
 }

@@ -2,6 +2,7 @@
 //! (terminal, markdown, github, junit) and machines (json), and the triage view. The only
 //! module that formats output; it decides nothing (that is `correlate`) and never sees a regex.
 
+pub mod diff;
 pub mod facts;
 pub mod github;
 pub mod history;
@@ -45,6 +46,10 @@ pub struct Report {
     /// addition to the contract, docs/json-schema.md).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub history: Option<crate::model::Seen>,
+    /// `analyze --baseline`: what changed since the good run (`trainwreck.diff/1`, an
+    /// addition to the contract, docs/diff.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<crate::diff::Diff>,
 }
 
 /// The report of one run: the analysis's inputs, facts and warnings with the diagnosis's
@@ -62,6 +67,7 @@ pub fn build(a: Analysis, d: Diagnosis) -> Report {
         last_errors: d.last_errors,
         timeline: d.timeline,
         history: None,
+        diff: None,
     }
 }
 
@@ -81,6 +87,7 @@ impl Report {
             last_errors: Vec::new(),
             timeline: Default::default(),
             history: None,
+            diff: None,
         }
     }
 
@@ -176,6 +183,9 @@ impl Report {
                     .chain(run.host.iter_mut())
                     .for_each(&mut each);
             }
+        }
+        if let Some(d) = &mut self.diff {
+            d.map_texts(&mut each);
         }
         for fact in &mut self.facts {
             if let crate::model::FactValue::Text(v) = &mut fact.value {

@@ -23,6 +23,7 @@ pub mod prefix;
 pub mod reader;
 pub mod slurm;
 pub mod torchelastic;
+pub mod trainlog;
 pub mod ulimit;
 pub mod units;
 pub mod unmangle;
