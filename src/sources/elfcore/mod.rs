@@ -156,7 +156,8 @@ pub fn analyze_core(path: &Path, opts: &CoreOptions) -> CoreAnalysis {
         c @ (input::Container::Gzip
         | input::Container::Zstd
         | input::Container::Xz
-        | input::Container::Lz4) => match File::open(path).and_then(|f| Stream::new(f, c)) {
+        | input::Container::Lz4
+        | input::Container::Bzip2) => match File::open(path).and_then(|f| Stream::new(f, c)) {
             Ok(mut s) => analyze(&mut s, opts, true),
             Err(e) => {
                 let name = c.compression().unwrap_or("compressed");
