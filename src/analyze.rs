@@ -558,8 +558,12 @@ impl<'kb> Engine<'kb> {
                 archive_notes(path, notes, &mut res);
             }
             How::Lines(parser) => {
+                // A regular file is read again at its end for its last lines; a member, a
+                // FIFO (read once) or a compressed file (its end on disk is not text) keeps
+                // its end as it streams.
+                let reread = file.filter(|_| gzip.is_none() && watch.is_some());
                 let tail = last_lines::Tail::default();
-                let kept = tail.keep(stream.as_mut(), file.is_none());
+                let kept = tail.keep(stream.as_mut(), reread.is_none());
                 self.scan_stream(
                     kept,
                     opened.kind,
@@ -571,7 +575,7 @@ impl<'kb> Engine<'kb> {
                     Some(&meter),
                 );
                 if last_lines::is_log(opened.kind) && phase != Phase::Before {
-                    match file {
+                    match reread {
                         Some(p) => last_lines::read(p, path, &mut res.last_lines),
                         None => tail.read(path, &mut res.last_lines),
                     }
@@ -1065,8 +1069,13 @@ struct FileResult {
     container: bool,
 }
 
-/// What the walk of an archive said, as warnings on the member (or the archive) concerned.
+/// What the walk of an archive said, as warnings on the member (or the archive) concerned;
+/// an archive that gave nothing and said nothing is said to be empty, as a directory is.
 fn archive_notes(path: &str, notes: Vec<sources::archive::Note>, res: &mut FileResult) {
+    if notes.is_empty() && res.members.is_empty() {
+        res.warnings
+            .push(Warning::new(Some(path), "archive holds no files"));
+    }
     for (member, msg) in notes {
         let at = match member {
             Some(m) => format!("{path}!/{m}"),

@@ -240,6 +240,11 @@ fn a_single_bz2_log_reads_like_the_log() {
     std::fs::write(&plain, &log).unwrap();
     let a = json(s(&p));
     let b = json(s(&plain));
+    // The whole diagnosis, origin and last lines included, is the plain log's.
+    assert_eq!(
+        comparable(&a, s(&p))["findings"],
+        comparable(&b, s(&plain))["findings"]
+    );
     assert_eq!(a["fingerprint"], b["fingerprint"]);
     assert_eq!(a["inputs"][0]["kind"], b["inputs"][0]["kind"]);
     let ev = |v: &serde_json::Value| -> Vec<(u64, String)> {
@@ -596,4 +601,77 @@ fn progress_counts_compressed_inputs_in_their_stored_bytes() {
             "{name}: done {done} of total {total} (decompressed {decompressed})"
         );
     }
+}
+
+/// A core dump inside an archive is named as not read (the core reader needs the file
+/// itself), never silently dropped; the same core as a file is read.
+#[test]
+fn a_core_inside_an_archive_is_said_not_read() {
+    let d = tempfile::tempdir().unwrap();
+    let gz_core = std::fs::read("fixtures/cores/bus-static.core.gz").unwrap();
+    let mut core = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&gz_core[..]), &mut core).unwrap();
+    let p = d.path().join("crash.tar");
+    std::fs::write(
+        &p,
+        tar_bytes(&[("cores/core.1234".into(), core.clone())], ""),
+    )
+    .unwrap();
+    let v = json(s(&p));
+    let member = format!("{}!/cores/core.1234", s(&p));
+    let w: Vec<&str> = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["path"] == member.as_str())
+        .map(|w| w["message"].as_str().unwrap())
+        .collect();
+    assert!(
+        w.iter()
+            .any(|m| m.contains("core") && m.contains("not read")),
+        "{}",
+        v["warnings"]
+    );
+    assert!(
+        v["inputs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|i| i["path"] == member.as_str() && i["kind"] == "elf-core"),
+        "{}",
+        v["inputs"]
+    );
+    // The same core as a file is read (so the warning is about the archive, not the core).
+    let f = d.path().join("core.1234");
+    std::fs::write(&f, &core).unwrap();
+    let v = json(s(&f));
+    assert!(v["cores"].as_array().is_some_and(|c| !c.is_empty()), "{v}");
+    // And compressed with bzip2 (besides gzip, zstd, xz, lz4), the same core.
+    let b = d.path().join("core.1234.bz2");
+    let mut e = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::fast());
+    e.write_all(&core).unwrap();
+    std::fs::write(&b, e.finish().unwrap()).unwrap();
+    let vb = json(s(&b));
+    assert_eq!(vb["cores"][0]["signal"], v["cores"][0]["signal"], "{vb}");
+    assert_eq!(
+        vb["cores"][0]["fault_addr"], v["cores"][0]["fault_addr"],
+        "{vb}"
+    );
+    assert_eq!(v["cores"][0]["signal"], "SIGBUS");
+}
+
+#[test]
+fn an_empty_archive_is_said_to_be_empty() {
+    let d = tempfile::tempdir().unwrap();
+    let z = d.path().join("empty.zip");
+    write_zip(&z, &[], false);
+    let v = json(s(&z));
+    assert_eq!(v["inputs"].as_array().unwrap().len(), 0, "{v}");
+    assert_eq!(v["warnings"][0]["path"], s(&z), "{v}");
+    assert_eq!(v["warnings"][0]["message"], "archive holds no files", "{v}");
+    // An empty tar is all zeros (no header to know it by): it is said to be unread binary.
+    let t = d.path().join("empty.tar.gz");
+    std::fs::write(&t, gz(&tar_bytes(&[], ""))).unwrap();
+    let v = json(s(&t));
+    assert_eq!(v["warnings"][0]["path"], s(&t), "{v}");
 }

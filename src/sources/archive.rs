@@ -190,7 +190,6 @@ pub fn zip_members(mut r: impl ReadSeek, each: &mut dyn FnMut(Member<'_>)) -> Ve
                     "zip member list (its central directory, at the end) cannot be read ({e}): members are read from the start up to where the archive stops"
                 ),
             ));
-            drop(e);
             if r.seek(io::SeekFrom::Start(0)).is_ok() {
                 let mut r = io::BufReader::new(&mut r);
                 zip_stream_members(&mut r, each, &mut notes);

@@ -55,7 +55,8 @@ fn is_chatter(line: &str) -> bool {
 }
 
 /// The last timed line of each rank in the end of the plain-text file at `path` (`display`
-/// is its report path). A compressed file gives none (its end is not text).
+/// is its report path). A compressed file or an archive member keeps its end as it streams
+/// instead (`Tail`): its end on disk is not text.
 pub fn read(path: &std::path::Path, display: &str, out: &mut Vec<LastLine>) {
     // A FIFO named on the command line was read once, as a stream: opening it again would
     // wait for a writer that never comes.

@@ -139,7 +139,8 @@ pub fn analyze_core(path: &Path, opts: &CoreOptions) -> CoreAnalysis {
             return a;
         }
     };
-    let mut head = [0u8; 8];
+    // Enough for every magic `sniff` knows (bzip2's is ten bytes).
+    let mut head = [0u8; 16];
     let mut n = 0;
     while n < head.len() {
         match f.read(&mut head[n..]) {
@@ -171,8 +172,9 @@ pub fn analyze_core(path: &Path, opts: &CoreOptions) -> CoreAnalysis {
             a
         }
         input::Container::Other => {
-            a.warnings
-                .push("not an ELF core (no ELF magic, not gzip/zstd/xz/lz4): nothing read".into());
+            a.warnings.push(
+                "not an ELF core (no ELF magic, not gzip/zstd/xz/lz4/bzip2): nothing read".into(),
+            );
             a
         }
     }
