@@ -675,3 +675,56 @@ fn an_empty_archive_is_said_to_be_empty() {
     let v = json(s(&t));
     assert_eq!(v["warnings"][0]["path"], s(&t), "{v}");
 }
+
+/// A PyTorch checkpoint is a zip (`torch.save`: `training_args.bin`, `optimizer.pt` sit in
+/// every output directory): it stays one binary input with one warning, not a walk over its
+/// tensors, and the run's diagnosis is unchanged by it.
+#[test]
+fn a_torch_save_zip_in_a_run_directory_is_one_binary_input() {
+    let d = tempfile::tempdir().unwrap();
+    let run = d.path().join("run");
+    for (name, data) in files(Path::new(RUN)) {
+        let p = run.join(&name);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, data).unwrap();
+    }
+    let plain = json(s(&run));
+    // The layout torch.save writes: `<name>/data.pkl` first (a pickle), then the tensors.
+    let mut pickle = vec![0x80, 0x02];
+    pickle.extend_from_slice(b"}q\x00.");
+    let ckpt = run.join("checkpoint-500/training_args.bin");
+    std::fs::create_dir_all(ckpt.parent().unwrap()).unwrap();
+    let mut z = zip::ZipWriter::new(std::fs::File::create(&ckpt).unwrap());
+    let stored =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    for (name, data) in [
+        ("training_args/data.pkl", pickle),
+        ("training_args/byteorder", b"little".to_vec()),
+        ("training_args/data/0", vec![0u8; 4096]),
+        ("training_args/version", b"3\n".to_vec()),
+    ] {
+        z.start_file(name, stored).unwrap();
+        z.write_all(&data).unwrap();
+    }
+    z.finish().unwrap();
+    let v = json(s(&run));
+    let inputs = v["inputs"].as_array().unwrap();
+    let ck: Vec<&serde_json::Value> = inputs
+        .iter()
+        .filter(|i| i["path"].as_str().unwrap().contains("training_args"))
+        .collect();
+    assert_eq!(ck.len(), 1, "{inputs:?}");
+    assert_eq!(ck[0]["path"], "checkpoint-500/training_args.bin");
+    assert_eq!(ck[0]["kind"], "binary");
+    let w = v["warnings"].as_array().unwrap();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("PyTorch checkpoint"),
+        "{w:?}"
+    );
+    assert_eq!(v["findings"], plain["findings"]);
+    assert_eq!(v["fingerprint"], plain["fingerprint"]);
+}

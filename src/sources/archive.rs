@@ -25,6 +25,18 @@ pub fn is_zip(head: &[u8]) -> bool {
     head.starts_with(b"PK\x03\x04") || head.starts_with(b"PK\x05\x06")
 }
 
+/// A PyTorch checkpoint (`torch.save` writes a zip whose first member is `<name>/data.pkl`:
+/// `training_args.bin`, `optimizer.pt` in every run's output directory): tensors, not logs, so
+/// it is one binary input, not a walk over its members.
+pub fn is_torch_save(head: &[u8]) -> bool {
+    if !head.starts_with(b"PK\x03\x04") || head.len() < 30 {
+        return false;
+    }
+    let len = u16::from_le_bytes([head[26], head[27]]) as usize;
+    head.get(30..30 + len)
+        .is_some_and(|name| name == b"data.pkl" || name.ends_with(b"/data.pkl"))
+}
+
 /// Hold a zip that has no random access (read from a pipe, or a member of another archive)
 /// in memory, up to `limits::ZIP_SPOOL_BYTES`; a bigger one is refused with the reason.
 pub fn spool(mut r: impl Read) -> Result<io::Cursor<Vec<u8>>, String> {
@@ -327,6 +339,17 @@ mod tests {
         assert!(!is_tar(&h[..300]));
         assert!(!is_tar(&[b'x'; 512]));
         assert!(is_zip(b"PK\x03\x04rest"));
+        let mut torch = b"PK\x03\x04".to_vec();
+        torch.resize(26, 0);
+        torch.extend_from_slice(&(16u16).to_le_bytes());
+        torch.extend_from_slice(&[0, 0]);
+        torch.extend_from_slice(b"archive/data.pkl");
+        assert!(is_torch_save(&torch));
+        torch[30] = b'x';
+        assert!(is_torch_save(&torch));
+        let n = torch.len();
+        torch[n - 1] = b'x';
+        assert!(!is_torch_save(&torch));
         assert!(!is_zip(b"PKZIP is a program"));
     }
 }

@@ -418,6 +418,17 @@ pub fn open(input: &Input) -> Result<Opened<'static>, String> {
         ..ReadMeter::default()
     });
     let raw: Box<dyn Read> = match raw {
+        _ if archive::is_torch_save(&head) => {
+            return Ok(Opened {
+                kind: SourceKind::Binary,
+                name: file_name(path).to_string(),
+                stream: Box::new(io::empty()),
+                how: How::Skip(Some(TORCH_SAVE.into())),
+                watch,
+                gzip: None,
+                meter,
+            });
+        }
         Raw::File(mut f) if archive::is_zip(&head) => {
             f.seek(io::SeekFrom::Start(0))
                 .map_err(|e| format!("cannot read: {e}"))?;
@@ -449,6 +460,9 @@ pub fn open(input: &Input) -> Result<Opened<'static>, String> {
         meter,
     })
 }
+
+/// What a PyTorch checkpoint (a zip, but not an archive of logs) is said to be.
+const TORCH_SAVE: &str = "binary file (a PyTorch checkpoint: torch.save's zip): not scanned";
 
 /// An input's bytes as opened: a regular file (random access) or a stream.
 enum Raw {
@@ -558,6 +572,10 @@ fn open_stream<'a>(
             g.limit.store(u64::MAX, Ordering::Relaxed);
         }
         return Ok((SourceKind::Binary, name.to_string(), stream, How::Tar, gzip));
+    }
+    if archive::is_torch_save(&head) {
+        let how = How::Skip(Some(TORCH_SAVE.into()));
+        return Ok((SourceKind::Binary, name.to_string(), stream, how, gzip));
     }
     if archive::is_zip(&head) {
         let how = match archive::spool(stream) {
