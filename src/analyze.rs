@@ -13,7 +13,7 @@ use crate::scan::watch::{Registry, Routes};
 use crate::scan::{Hit, ScanScratch, Scanner};
 use crate::sources::last_lines::{self, LastLine};
 use crate::sources::launcher::{self, LaunchEvent};
-use crate::sources::open::How;
+use crate::sources::open::{How, Opened, ReadMeter};
 use crate::sources::reader::{ChunkReader, LongLine};
 use crate::sources::{self, Event, FactOut, detect, elfcore, prefix};
 use std::io::Read;
@@ -323,8 +323,16 @@ impl<'kb> Engine<'kb> {
         });
         let mut a = Analysis::default();
         for parts in results.into_inner().unwrap_or_else(|e| e.into_inner()) {
-            if let Some(r) = merge_segments(parts) {
-                a.absorb(r);
+            if let Some(mut r) = merge_segments(parts) {
+                if r.container {
+                    // An archive: its members are the inputs.
+                    for m in std::mem::take(&mut r.members) {
+                        a.absorb(m);
+                    }
+                    a.warnings.append(&mut r.warnings);
+                } else {
+                    a.absorb(r);
+                }
             }
         }
         self.suppress_advice(&mut a);
@@ -389,6 +397,7 @@ impl<'kb> Engine<'kb> {
             &mut res,
             &mut scratch,
             &Progress::default(),
+            None,
         );
         res.info.lines = res.lines;
         let mut a = Analysis::default();
@@ -436,7 +445,7 @@ impl<'kb> Engine<'kb> {
         };
         match sources::open::open_range(input, file, a, b) {
             Ok((seg, watch)) => {
-                self.scan_stream(seg, kind, path, None, &mut res, scratch, progress);
+                self.scan_stream(seg, kind, path, None, &mut res, scratch, progress, None);
                 if let Some(w) = watch.and_then(|w| w.check_range()) {
                     res.warnings.push(Warning::new(Some(path), w));
                 }
@@ -485,8 +494,29 @@ impl<'kb> Engine<'kb> {
                 return res;
             }
         };
+        let file = match &input.source {
+            Source::File(p) => Some(p.as_path()),
+            Source::Stdin => None,
+        };
+        self.read_opened(opened, file, res, 0, scratch, progress)
+    }
+
+    /// Read an opened input or archive member by how its kind is read. `file`: the file on
+    /// disk it is (not for a member); `depth`: how many archives it is inside.
+    fn read_opened(
+        &self,
+        opened: Opened<'_>,
+        file: Option<&std::path::Path>,
+        mut res: FileResult,
+        depth: usize,
+        scratch: &mut ScanScratch,
+        progress: &Progress,
+    ) -> FileResult {
+        let path = res.info.path.clone();
+        let path = path.as_str();
+        let phase = res.info.phase;
         res.info.kind = opened.kind;
-        let (watch, gzip) = (opened.watch, opened.gzip);
+        let (watch, gzip, meter) = (opened.watch, opened.gzip, opened.meter);
         let mut stream = opened.stream;
         match opened.how {
             How::Skip(why) => {
@@ -498,7 +528,7 @@ impl<'kb> Engine<'kb> {
                 let c = elfcore::analyze_core(&p, &self.core_options);
                 for mut f in c.facts {
                     f.path = path.to_string();
-                    f.phase = input.phase;
+                    f.phase = phase;
                     res.facts.push(f);
                 }
                 for w in c.warnings {
@@ -512,18 +542,54 @@ impl<'kb> Engine<'kb> {
             How::FlightRecorder => {
                 read_flight_recorder(path, &opened.name, stream.as_mut(), &mut res);
             }
+            How::Tar | How::Zip(_) if depth > crate::limits::ARCHIVE_NESTING => {
+                res.warnings.push(Warning::new(
+                    Some(path),
+                    format!(
+                        "an archive inside an archive inside an archive: not read (archives are opened {} level deep, limits::ARCHIVE_NESTING); extract it and pass its path",
+                        crate::limits::ARCHIVE_NESTING
+                    ),
+                ));
+            }
+            How::Tar => {
+                let outer = gzip.as_deref();
+                let notes = sources::archive::tar_members(stream.as_mut(), outer, &mut |m| {
+                    res.members
+                        .push(self.member(path, m, &meter, depth, scratch, progress));
+                });
+                res.container = true;
+                archive_notes(path, notes, &mut res);
+            }
+            How::Zip(z) => {
+                let notes = sources::archive::zip_members(z, &mut |m| {
+                    res.members
+                        .push(self.member(path, m, &meter, depth, scratch, progress));
+                });
+                res.container = true;
+                archive_notes(path, notes, &mut res);
+            }
             How::Lines(parser) => {
+                // A regular file is read again at its end for its last lines; a member, a
+                // FIFO (read once) or a compressed file (its end on disk is not text) keeps
+                // its end as it streams.
+                let reread = file.filter(|_| gzip.is_none() && watch.is_some());
+                let tail = last_lines::Tail::default();
+                let kept = tail.keep(stream.as_mut(), reread.is_none());
                 self.scan_stream(
-                    stream.as_mut(),
+                    kept,
                     opened.kind,
                     path,
                     parser,
                     &mut res,
                     scratch,
                     progress,
+                    Some(&meter),
                 );
-                if let Source::File(p) = &input.source {
-                    read_last_lines(p, path, opened.kind, input.phase, &mut res);
+                if last_lines::is_log(opened.kind) && phase != Phase::Before {
+                    match reread {
+                        Some(p) => last_lines::read(p, path, &mut res.last_lines),
+                        None => tail.read(path, &mut res.last_lines),
+                    }
                 }
             }
         }
@@ -534,6 +600,47 @@ impl<'kb> Engine<'kb> {
         if let Some(c) = watch.and_then(|w| w.check()) {
             res.warnings.push(Warning::new(Some(path), c.message));
             res.info.bytes = c.bytes_read.unwrap_or(res.info.bytes);
+        }
+        if res.container && depth == 0 {
+            sort_members(&mut res);
+        }
+        res
+    }
+
+    /// One member of an archive, read as the file of that name would be: cited as
+    /// `archive!/member`, its phase from that path, a member that is an archive opened in turn.
+    #[allow(clippy::too_many_arguments)]
+    fn member(
+        &self,
+        archive: &str,
+        m: sources::archive::Member<'_>,
+        meter: &std::sync::Arc<ReadMeter>,
+        depth: usize,
+        scratch: &mut ScanScratch,
+        progress: &Progress,
+    ) -> FileResult {
+        let display = format!("{archive}!/{}", m.name);
+        let res = FileResult {
+            info: InputInfo {
+                path: display.clone(),
+                kind: SourceKind::Text,
+                bytes: m.size,
+                phase: crate::inputs::phase_of(&display).0,
+                lines: 0,
+            },
+            ..FileResult::default()
+        };
+        let cap = m.cap.clone();
+        let mut res = match sources::open::open_member(&display, m.reader, meter.clone()) {
+            Ok(o) => self.read_opened(o, None, res, depth + 1, scratch, progress),
+            Err(w) => {
+                let mut res = res;
+                res.warnings.push(Warning::new(Some(&display), w));
+                res
+            }
+        };
+        if let Some(w) = cap.hit() {
+            res.warnings.push(Warning::new(Some(&display), w));
         }
         res
     }
@@ -549,7 +656,11 @@ impl<'kb> Engine<'kb> {
         res: &mut FileResult,
         scratch: &mut ScanScratch,
         progress: &Progress,
+        meter: Option<&ReadMeter>,
     ) {
+        // Progress counts the input's bytes as stored (a compressed input's compressed
+        // bytes, through `meter`), in the unit of the sizes it is compared with.
+        let step = |read: u64, reported: u64| meter.map_or(read - reported, |m| m.take_new());
         let base_attr = prefix::from_path(path);
         let mut fout = FactOut::default();
         let mut launcher_hits: Vec<(launcher::Line, u64, String)> = Vec::new();
@@ -564,7 +675,7 @@ impl<'kb> Engine<'kb> {
         loop {
             progress
                 .bytes_done
-                .fetch_add(reader.bytes_read - reported, Ordering::Relaxed);
+                .fetch_add(step(reader.bytes_read, reported), Ordering::Relaxed);
             reported = reader.bytes_read;
             let (chunk, first) = match reader.next_chunk() {
                 Ok(Some(c)) => c,
@@ -694,7 +805,7 @@ impl<'kb> Engine<'kb> {
         }
         progress
             .bytes_done
-            .fetch_add(reader.bytes_read - reported, Ordering::Relaxed);
+            .fetch_add(step(reader.bytes_read, reported), Ordering::Relaxed);
         res.info.bytes = res.info.bytes.max(reader.bytes_read);
         res.lines = reader.lines_seen();
         res.long_lines = std::mem::take(&mut reader.long_lines);
@@ -963,6 +1074,67 @@ struct FileResult {
     launch: Vec<LaunchEvent>,
     last_lines: Vec<LastLine>,
     flight: Option<sources::flight_recorder::FrDump>,
+    /// For an archive: its members, each read as an input of its own (`container`: the
+    /// archive itself is not one; its warnings are kept).
+    members: Vec<FileResult>,
+    container: bool,
+}
+
+/// What the walk of an archive said, as warnings on the member (or the archive) concerned;
+/// an archive that gave nothing and said nothing is said to be empty, as a directory is.
+fn archive_notes(path: &str, notes: Vec<sources::archive::Note>, res: &mut FileResult) {
+    if notes.is_empty() && res.members.is_empty() {
+        res.warnings
+            .push(Warning::new(Some(path), "archive holds no files"));
+    }
+    for (member, msg) in notes {
+        let at = match member {
+            Some(m) => format!("{path}!/{m}"),
+            None => path.to_string(),
+        };
+        res.warnings.push(Warning::new(Some(&at), msg));
+    }
+}
+
+/// An archive's members in the order a directory of the same files is walked (by path
+/// component, as `walkdir` sorted by name gives), so an archive and its directory read
+/// alike; a capture's duplicate stdout/stderr are dropped as in a directory
+/// (`inputs::capture_duplicates`), and names that set a phase are said as in a directory.
+fn sort_members(res: &mut FileResult) {
+    let mut members = std::mem::take(&mut res.members);
+    // Nested archives' members first take their place in the list.
+    let mut flat = Vec::with_capacity(members.len());
+    for mut m in members.drain(..) {
+        if m.container {
+            flat.append(&mut m.members);
+            res.warnings.append(&mut m.warnings);
+        } else {
+            flat.push(m);
+        }
+    }
+    flat.sort_by(|a, b| std::path::Path::new(&a.info.path).cmp(std::path::Path::new(&b.info.path)));
+    let listed: Vec<(&str, bool)> = flat
+        .iter()
+        .map(|m| {
+            (
+                m.info.path.as_str(),
+                m.info.kind == SourceKind::CaptureManifest,
+            )
+        })
+        .collect();
+    let drop = crate::inputs::capture_duplicates(&listed);
+    let paths: Vec<String> = flat.iter().map(|m| m.info.path.clone()).collect();
+    crate::inputs::phase_warnings_of(paths.iter().map(String::as_str), &mut res.warnings);
+    for (i, m) in flat.into_iter().enumerate() {
+        if drop.contains(&i) {
+            res.warnings.push(Warning::new(
+                Some(&m.info.path),
+                crate::inputs::CAPTURE_DUPLICATE,
+            ));
+        } else {
+            res.members.push(m);
+        }
+    }
 }
 
 /// Read a Flight Recorder dump (bounded) into its summary; any failure is a warning.

@@ -36,7 +36,7 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Diagnose a failed run: directories, files, .gz files, or - for stdin.
+    /// Diagnose a failed run: directories, files, archives (.zip, .tar.*), compressed files, or - for stdin.
     Analyze(AnalyzeArgs),
     /// List every fact the inputs tell, with where it was read.
     Facts(FactsArgs),
@@ -58,13 +58,25 @@ pub enum Command {
         #[command(subcommand)]
         command: RulesCommand,
     },
+    /// Print a shell completion script (e.g. `trainwreck completions bash > /etc/bash_completion.d/trainwreck`).
+    Completions {
+        /// The shell to complete for.
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff; `trainwreck man > trainwreck.1`), or a subcommand's.
+    Man {
+        /// A subcommand, for its own page (`trainwreck man analyze > trainwreck-analyze.1`).
+        subcommand: Option<String>,
+    },
 }
 
 #[derive(clap::Args, Debug)]
 pub struct AnalyzeArgs {
-    /// Inputs: directories (walked), files, .gz files, or - for stdin.
+    /// Inputs: directories (walked), files, archives (.zip, .tar, .tar.gz, .tar.zst, .tar.xz;
+    /// members are read in place), compressed files (.gz, .zst, .xz, .lz4, .bz2), or - for stdin.
     #[arg(required = true)]
     pub paths: Vec<String>,
+    /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Extra rule directories (TOML files), loaded after the built-in rules.
@@ -132,6 +144,7 @@ pub struct TriageArgs {
     /// Failed runs, or parents of many runs (see README "Which directories are runs").
     #[arg(required = true)]
     pub paths: Vec<String>,
+    /// Output format.
     #[arg(long, value_enum, default_value_t = TriageFormat::Table)]
     pub format: TriageFormat,
     /// Extra rule directories (TOML files), loaded after the built-in rules.
@@ -200,9 +213,11 @@ pub struct RunArgs {
 
 #[derive(clap::Args, Debug)]
 pub struct FactsArgs {
+    /// Inputs, as for `analyze`.
     pub paths: Vec<String>,
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
+    /// Output format (facts render as a table or as JSON only).
+    #[arg(long, value_enum, default_value_t = FactsFormat::Table)]
+    pub format: FactsFormat,
     /// Print the catalog of fact names instead.
     #[arg(long)]
     pub catalog: bool,
@@ -211,10 +226,18 @@ pub struct FactsArgs {
     pub redact: Option<String>,
 }
 
+/// What `facts` renders: a table or JSON, nothing else.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FactsFormat {
+    Table,
+    Json,
+}
+
 #[derive(Subcommand, Debug)]
 pub enum RulesCommand {
     /// One line per rule.
     List {
+        /// Extra rule directories (TOML files), loaded after the built-in rules.
         #[arg(long = "rules", value_name = "DIR")]
         rules: Vec<PathBuf>,
     },
@@ -222,16 +245,19 @@ pub enum RulesCommand {
     Explain {
         /// Rule code (TW0101) or name.
         id: String,
+        /// Extra rule directories (TOML files), loaded after the built-in rules.
         #[arg(long = "rules", value_name = "DIR")]
         rules: Vec<PathBuf>,
     },
     /// Run every rule's examples; fails naming the rule, the example and why.
     Test {
+        /// Extra rule directories (TOML files), loaded after the built-in rules.
         #[arg(long = "rules", value_name = "DIR")]
         rules: Vec<PathBuf>,
     },
     /// Print every signature regex, one per line (for `rg -f` comparisons).
     Patterns {
+        /// Extra rule directories (TOML files), loaded after the built-in rules.
         #[arg(long = "rules", value_name = "DIR")]
         rules: Vec<PathBuf>,
     },
@@ -239,7 +265,9 @@ pub enum RulesCommand {
     /// `rg -c -f`): the benchmark harness's correctness check.
     #[command(hide = true)]
     Scan {
+        /// Inputs, as for `analyze`.
         paths: Vec<String>,
+        /// Extra rule directories (TOML files), loaded after the built-in rules.
         #[arg(long = "rules", value_name = "DIR")]
         rules: Vec<PathBuf>,
     },
@@ -255,6 +283,11 @@ pub enum Format {
     Github,
     /// JUnit XML, for CI systems that only read test reports.
     Junit,
+}
+
+/// The clap command tree (for completions, the man page and the help-text test).
+pub fn cli_command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
 }
 
 fn load(dirs: &[PathBuf]) -> Result<KnowledgeBase, i32> {
@@ -295,6 +328,38 @@ pub fn run(cli: Cli) -> i32 {
             }
         },
         Command::Rules { command } => rules_cmd(command),
+        Command::Completions { shell } => {
+            let mut buf = Vec::new();
+            clap_complete::generate(shell, &mut cli_command(), "trainwreck", &mut buf);
+            print_out(&String::from_utf8_lossy(&buf))
+        }
+        Command::Man { subcommand } => {
+            let mut root = cli_command();
+            root.build();
+            let page = match &subcommand {
+                None => root,
+                Some(name) => match root.find_subcommand(name) {
+                    // clap names are `'static`; this one is made once, for a process that
+                    // prints the page and exits.
+                    Some(sub) => sub
+                        .clone()
+                        .name(&*String::leak(format!("trainwreck-{name}")))
+                        .version(env!("CARGO_PKG_VERSION")),
+                    None => {
+                        eprintln!("trainwreck: no subcommand {name:?} (see `trainwreck --help`)");
+                        return exit::USAGE;
+                    }
+                },
+            };
+            let mut buf = Vec::new();
+            match clap_mangen::Man::new(page).render(&mut buf) {
+                Ok(()) => print_out(&String::from_utf8_lossy(&buf)),
+                Err(e) => {
+                    eprintln!("trainwreck: cannot render the manual page: {e}");
+                    exit::USAGE
+                }
+            }
+        }
     }
 }
 
@@ -649,8 +714,8 @@ fn facts(args: FactsArgs) -> i32 {
         (facts, warnings) = (r.facts, r.warnings);
     }
     match args.format {
-        Format::Json => print_out(&crate::report::facts::json(&facts, &warnings)),
-        _ => print_term(&crate::report::facts::table(&facts, &warnings)),
+        FactsFormat::Json => print_out(&crate::report::facts::json(&facts, &warnings)),
+        FactsFormat::Table => print_term(&crate::report::facts::table(&facts, &warnings)),
     }
 }
 

@@ -1,4 +1,4 @@
-//! Turning what the user named (directories, files, `.gz` files, `-` for stdin) into a list
+//! Turning what the user named (directories, files, archives, compressed files, `-` for stdin) into a list
 //! of readable inputs with report paths relative to what was given, each with its phase
 //! (before / during / after the run), decided here once from the layout's names. Skips loops
 //! and special files with a warning; never opens file contents (that is `sources`' job).
@@ -151,13 +151,18 @@ pub fn phase_of(display: &str) -> (Phase, Option<(String, bool)>) {
 /// One warning per layout name that was read as a guess (not `trainwreck capture`'s own), so
 /// a user whose folder was misread sees why its lines were not evidence.
 fn phase_warnings(inputs: &[Input], warnings: &mut Vec<Warning>) {
+    phase_warnings_of(inputs.iter().map(|i| i.display.as_str()), warnings);
+}
+
+/// As for the inputs of a directory, for the report paths of an archive's members.
+pub fn phase_warnings_of<'p>(paths: impl Iterator<Item = &'p str>, warnings: &mut Vec<Warning>) {
     let mut guessed: BTreeMap<(String, bool), Vec<&str>> = BTreeMap::new();
-    for i in inputs {
-        if let (phase, Some((name, true))) = phase_of(&i.display) {
+    for p in paths {
+        if let (phase, Some((name, true))) = phase_of(p) {
             guessed
                 .entry((name, phase == Phase::Before))
                 .or_default()
-                .push(&i.display);
+                .push(p);
         }
     }
     for ((name, before), files) in guessed {
@@ -291,6 +296,37 @@ fn walk_dir(root: &Path, out: &mut Vec<Input>, warnings: &mut Vec<Warning>) {
     drop_capture_duplicates(out, before, warnings);
 }
 
+/// Why a capture's `stdout.log` / `stderr.log` is not read.
+pub const CAPTURE_DUPLICATE: &str = "same output as console.log beside it (written by `trainwreck run`): read once, from console.log";
+
+fn is_split_output(name: &str) -> bool {
+    name == layout::STDOUT_LOG || name == layout::STDERR_LOG
+}
+
+/// Of report paths listed with whether each is a capture's manifest (an archive's members),
+/// the ones a directory walk would drop as a capture's duplicate output (below).
+pub fn capture_duplicates(listed: &[(&str, bool)]) -> Vec<usize> {
+    fn split(p: &str) -> (&str, &str) {
+        p.rsplit_once('/').unwrap_or(("", p))
+    }
+    let dirs: Vec<&str> = listed
+        .iter()
+        .filter(|(_, manifest)| *manifest)
+        .map(|(p, _)| split(p).0)
+        .filter(|d| {
+            listed
+                .iter()
+                .any(|(q, _)| split(q) == (*d, layout::CONSOLE_LOG))
+        })
+        .collect();
+    (0..listed.len())
+        .filter(|&i| {
+            let (d, n) = split(listed[i].0);
+            is_split_output(n) && dirs.contains(&d)
+        })
+        .collect()
+}
+
 /// `trainwreck run` writes the command's output three times: `stdout.log`, `stderr.log` and
 /// the interleaved `console.log`. Read it once (from `console.log`), and say so.
 fn drop_capture_duplicates(out: &mut Vec<Input>, from: usize, warnings: &mut Vec<Warning>) {
@@ -315,17 +351,15 @@ fn drop_capture_duplicates(out: &mut Vec<Input>, from: usize, warnings: &mut Vec
         let dup = match &out[i].source {
             Source::File(p) => {
                 p.file_name()
-                    .is_some_and(|n| n == "stdout.log" || n == "stderr.log")
+                    .and_then(|n| n.to_str())
+                    .is_some_and(is_split_output)
                     && p.parent().is_some_and(|d| dirs.iter().any(|x| x == d))
             }
             Source::Stdin => false,
         };
         if dup {
             let gone = out.remove(i);
-            warnings.push(Warning::new(
-                Some(&gone.display),
-                "same output as console.log beside it (written by `trainwreck run`): read once, from console.log",
-            ));
+            warnings.push(Warning::new(Some(&gone.display), CAPTURE_DUPLICATE));
         } else {
             i += 1;
         }

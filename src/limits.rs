@@ -14,16 +14,25 @@ pub const DOCUMENT_BYTES: usize = 8 << 20;
 /// The largest Flight Recorder dump read (a 2000-entry trace is well under 10 MiB).
 pub const FLIGHT_RECORDER_BYTES: usize = 64 << 20;
 
-/// Decompressed bytes read from one `.gz` input; past this the rest is not read.
+/// Decompressed bytes read from one compressed input, or from one member of an archive;
+/// past this the rest is not read.
 pub const GZIP_BYTES_PER_INPUT: u64 = 8 << 30;
 
-/// Decompressed bytes read from all `.gz` inputs of one analysis together.
+/// Decompressed bytes read from all compressed inputs (and zip members) of one analysis together.
 pub const GZIP_BYTES_TOTAL: u64 = 32 << 30;
 
-/// A `.gz` that inflates more than this many times its compressed size, once past
+/// A compressed input (or zip member) that inflates more than this many times its compressed size, once past
 /// `GZIP_RATIO_AFTER` bytes, is a bomb (logs compress 5–30×; zeros 1000×): reading stops.
 pub const GZIP_RATIO: u64 = 200;
 pub const GZIP_RATIO_AFTER: u64 = 64 << 20;
+
+/// A zip with no random access (read from a pipe or stdin, or a member of another archive)
+/// is held in memory to reach its member list at its end; one bigger than this is refused.
+pub const ZIP_SPOOL_BYTES: u64 = 256 << 20;
+
+/// How deep archives inside archives are opened: a `.tar.gz` inside a `.zip` is read; an
+/// archive inside that one is named in a warning, not read.
+pub const ARCHIVE_NESTING: usize = 1;
 
 /// Hits kept per rule signature and file; the rest are counted, not kept.
 pub const HITS_PER_SIGNATURE: usize = 20;

@@ -51,7 +51,9 @@ pub enum HistoryCommand {
     Migrate,
     /// Attach the team's note (a resolution) to a fingerprint.
     Note {
+        /// The fingerprint the note is for (as a report prints it).
         fingerprint: String,
+        /// The note: what fixed it, who to ask.
         text: String,
         /// Default: $USER.
         #[arg(long)]
@@ -59,9 +61,12 @@ pub enum HistoryCommand {
     },
     /// A fingerprint's runs, hosts, first and last seen, and notes.
     Show {
+        /// The fingerprint to show (as a report prints it).
         fingerprint: String,
+        /// Most runs listed.
         #[arg(long, default_value_t = 100)]
         limit: usize,
+        /// Output format.
         #[arg(long, value_enum, default_value_t = HistoryFormat::Table)]
         format: HistoryFormat,
     },
@@ -70,36 +75,50 @@ pub enum HistoryCommand {
         /// A window: `7d`, `12h`, `30m`, or a date `2026-10-01`.
         #[arg(long)]
         since: Option<String>,
+        /// Only fingerprints of this category (e.g. `shm_exhausted`).
         #[arg(long)]
         category: Option<String>,
+        /// Most fingerprints listed.
         #[arg(long, default_value_t = 20)]
         limit: usize,
+        /// Output format.
         #[arg(long, value_enum, default_value_t = HistoryFormat::Table)]
         format: HistoryFormat,
     },
     /// Per host: failures by action class against its share of jobs, and suspects.
     Hosts {
+        /// A window: `7d`, `12h`, `30m`, or a date `2026-10-01`.
         #[arg(long)]
         since: Option<String>,
         /// Family-wise false-alarm rate (divided by the number of hosts tested).
         #[arg(long, default_value_t = 0.01)]
         alpha: f64,
+        /// Output format.
         #[arg(long, value_enum, default_value_t = HistoryFormat::Table)]
         format: HistoryFormat,
     },
     /// Per GPU (by UUID, wherever it moved): as `hosts`.
     Gpus {
+        /// A window: `7d`, `12h`, `30m`, or a date `2026-10-01`.
         #[arg(long)]
         since: Option<String>,
+        /// Family-wise false-alarm rate (divided by the number of GPUs tested).
         #[arg(long, default_value_t = 0.01)]
         alpha: f64,
+        /// Output format.
         #[arg(long, value_enum, default_value_t = HistoryFormat::Table)]
         format: HistoryFormat,
     },
     /// Every run and note as JSON Lines (to a file, or stdout).
-    Export { file: Option<std::path::PathBuf> },
+    Export {
+        /// File to write (default: stdout).
+        file: Option<std::path::PathBuf>,
+    },
     /// Read JSON Lines from `export` (a file, or - for stdin); runs already there are replaced.
-    Import { file: String },
+    Import {
+        /// The JSON Lines file, or - for stdin.
+        file: String,
+    },
 }
 
 /// `7d`, `12h`, `30m`, `45s`, `2w`, or a date/time (`2026-10-01`, `2026-10-01T08:00:00`) →

@@ -26,16 +26,22 @@ pub fn show(p: &Progress, done: &AtomicBool) {
     }
 }
 
-/// `12/80 files · 1.2/4.0 GB · 1.9 GB/s`
+/// `12/80 files · 1.2/4.0 GB · 1.9 GB/s`. Bytes are the inputs' bytes as stored (a compressed
+/// input's compressed bytes), the unit of their sizes; when a stream of unknown size (stdin,
+/// a FIFO) has taken the count past the known total, only what was read is shown.
 pub fn line(p: &Progress, secs: f64) -> String {
     let gb = |b: u64| b as f64 / 1e9;
     let done = p.bytes_done.load(Ordering::Relaxed);
+    let total = p.bytes_total.load(Ordering::Relaxed);
+    let bytes = if done > total {
+        format!("{:.2} GB read", gb(done))
+    } else {
+        format!("{:.2}/{:.2} GB", gb(done), gb(total))
+    };
     format!(
-        "{}/{} files · {:.2}/{:.2} GB · {:.2} GB/s",
+        "{}/{} files · {bytes} · {:.2} GB/s",
         p.files_done.load(Ordering::Relaxed),
         p.files_total.load(Ordering::Relaxed),
-        gb(done),
-        gb(p.bytes_total.load(Ordering::Relaxed)),
         if secs > 0.0 { gb(done) / secs } else { 0.0 }
     )
 }
@@ -52,5 +58,14 @@ mod tests {
         p.bytes_total.store(4_000_000_000, Ordering::Relaxed);
         p.bytes_done.store(1_200_000_000, Ordering::Relaxed);
         assert_eq!(line(&p, 2.0), "12/80 files · 1.20/4.00 GB · 0.60 GB/s");
+    }
+
+    #[test]
+    fn a_stream_of_unknown_size_past_the_known_total_shows_bytes_read_only() {
+        let p = Progress::default();
+        p.files_total.store(1, Ordering::Relaxed);
+        p.bytes_total.store(0, Ordering::Relaxed);
+        p.bytes_done.store(3_000_000_000, Ordering::Relaxed);
+        assert_eq!(line(&p, 2.0), "0/1 files · 3.00 GB read · 1.50 GB/s");
     }
 }

@@ -55,7 +55,8 @@ fn is_chatter(line: &str) -> bool {
 }
 
 /// The last timed line of each rank in the end of the plain-text file at `path` (`display`
-/// is its report path). A compressed file gives none (its end is not text).
+/// is its report path). A compressed file or an archive member keeps its end as it streams
+/// instead (`Tail`): its end on disk is not text.
 pub fn read(path: &std::path::Path, display: &str, out: &mut Vec<LastLine>) {
     // A FIFO named on the command line was read once, as a stream: opening it again would
     // wait for a writer that never comes.
@@ -74,7 +75,63 @@ pub fn read(path: &std::path::Path, display: &str, out: &mut Vec<LastLine>) {
     if f.take(TAIL_BYTES).read_to_end(&mut buf).is_err() || detect::is_gzip(&buf) {
         return;
     }
-    let text = String::from_utf8_lossy(&buf);
+    from_tail(&buf, start > 0, display, out);
+}
+
+/// The end of a stream read once (an archive member), kept as it goes by: the last
+/// `TAIL_BYTES` (and a little more) of it, for its last timed lines without a second read.
+#[derive(Default)]
+pub struct Tail {
+    kept: std::cell::RefCell<(Vec<u8>, u64)>,
+}
+
+struct Keep<'t, R> {
+    inner: R,
+    kept: &'t std::cell::RefCell<(Vec<u8>, u64)>,
+}
+
+impl<R: Read> Read for Keep<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let k = self.inner.read(buf)?;
+        let mut kept = self.kept.borrow_mut();
+        let (v, total) = &mut *kept;
+        v.extend_from_slice(&buf[..k]);
+        *total += k as u64;
+        let cap = TAIL_BYTES as usize;
+        if v.len() > 2 * cap {
+            v.drain(..v.len() - cap);
+        }
+        Ok(k)
+    }
+}
+
+impl Tail {
+    /// `r`, keeping its end when `on` (a file on disk is read again at its end instead).
+    pub fn keep<'t, R: Read + 't>(&'t self, r: R, on: bool) -> Box<dyn Read + 't> {
+        if on {
+            Box::new(Keep {
+                inner: r,
+                kept: &self.kept,
+            })
+        } else {
+            Box::new(r)
+        }
+    }
+
+    /// The last timed line of each rank in what was kept (`display`: the report path).
+    pub fn read(&self, display: &str, out: &mut Vec<LastLine>) {
+        let kept = self.kept.borrow();
+        let (v, total) = &*kept;
+        let from = v.len().saturating_sub(TAIL_BYTES as usize);
+        let mid = *total > (v.len() - from) as u64;
+        from_tail(&v[from..], mid, display, out);
+    }
+}
+
+/// The last timed line of each rank in `buf`, the end of a log (`mid`: it begins mid-file).
+fn from_tail(buf: &[u8], mid: bool, display: &str, out: &mut Vec<LastLine>) {
+    let start = u64::from(mid);
+    let text = String::from_utf8_lossy(buf);
     let base = prefix::from_path(display);
     let mut seen: Vec<(Option<u32>, Option<u32>)> = Vec::new();
     // Skip a partial first line when the read began mid-file.

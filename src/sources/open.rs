@@ -1,5 +1,6 @@
-//! Opening an input: the one place that opens a file or stdin, decompresses it (gzip, zstd, xz,
-//! lz4: by magic, `elfcore::input::decoder`), sniffs the
+//! Opening an input: the one place that opens a file, stdin or an archive member, decompresses
+//! it (gzip, zstd, xz, lz4, bzip2: by magic, `elfcore::input::decoder`), says whether it is an
+//! archive (tar or zip, by magic: its members are then opened here one by one), sniffs the
 //! head, detects the kind and says how the kind is read (lines with an optional fact parser,
 //! a bounded document, a core read in place, or not at all with the reason). The analysis,
 //! the work planner and the tests all go through here, so they read every input the same
@@ -9,91 +10,159 @@
 
 use crate::inputs::{FileId, Input, Source};
 use crate::model::SourceKind;
-use crate::sources::elfcore::input::{decoder, sniff};
+use crate::sources::archive;
+use crate::sources::elfcore::input::{Container, decoder, sniff};
 use crate::sources::{FactParser, detect, fact_parser};
-use std::io::{self, Read};
+use std::io::{self, Read, Seek};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// How an opened input is read.
-pub enum How {
+pub enum How<'a> {
     /// Stream its lines through the scanner, and through this fact parser when the kind has one.
     Lines(Option<Box<dyn FactParser>>),
     /// A Flight Recorder dump: one bounded document.
     FlightRecorder,
     /// An ELF core, read in place with positioned reads (or streamed from its `.gz`).
     Core(PathBuf),
+    /// A tar archive (plain or compressed) in `stream`: its members are read in order.
+    Tar,
+    /// A zip archive, with the random access its central directory needs.
+    Zip(Box<dyn archive::ReadSeek + 'a>),
     /// Not read: why, when there is something to say (a capture's own manifest is silent).
     Skip(Option<String>),
 }
 
-/// An input, opened.
-pub struct Opened {
+/// An input (or an archive member), opened.
+pub struct Opened<'a> {
     pub kind: SourceKind,
     /// The name the kind was detected from (the file name, without `.gz`).
     pub name: String,
     /// The whole (decompressed) content from its first byte.
-    pub stream: Box<dyn Read + Send>,
-    pub how: How,
+    pub stream: Box<dyn Read + 'a>,
+    pub how: How<'a>,
     /// For a regular file: what to check once the stream has been read.
     pub watch: Option<Watch>,
-    /// For a `.gz`: whether a decompression cap stopped the read (`GzipState::hit`).
+    /// For a compressed input: whether a decompression cap stopped the read (`GzipState::hit`).
     pub gzip: Option<Arc<GzipState>>,
+    /// Bytes of the input as stored (compressed, for a compressed input) read so far: what
+    /// progress counts, in the same unit as the inputs' sizes.
+    pub meter: Arc<ReadMeter>,
+}
+
+/// Bytes read from an input as it is stored, and how many of them progress was told of
+/// already (members of one archive share their archive's meter).
+#[derive(Default)]
+pub struct ReadMeter {
+    read: Arc<AtomicU64>,
+    reported: AtomicU64,
+}
+
+impl ReadMeter {
+    /// Bytes read since the last call.
+    pub fn take_new(&self) -> u64 {
+        let now = self.read.load(Ordering::Relaxed);
+        let before = self.reported.swap(now, Ordering::Relaxed);
+        now.saturating_sub(before)
+    }
 }
 
 /// Decompressed bytes of all compressed inputs of this process so far (`limits::GZIP_BYTES_TOTAL`).
 static GZIP_TOTAL: AtomicU64 = AtomicU64::new(0);
 
 /// Why a decompression stopped early, once it has.
-#[derive(Default)]
 pub struct GzipState {
     out: AtomicU64,
     compressed: Arc<AtomicU64>,
     stopped: std::sync::Mutex<Option<&'static str>>,
+    /// The size cap of this stream: `GZIP_BYTES_PER_INPUT`, or none for a tar archive's
+    /// stream (its members are capped one by one).
+    limit: AtomicU64,
+    /// Whether this stream inflates data itself (counted in the total and the ratio), or
+    /// only cuts a member out of a stream inflated (and counted) already.
+    inflates: bool,
+    /// "input" or "member", for the warning.
+    unit: &'static str,
 }
 
 impl GzipState {
     /// The warning to give when a cap stopped the read: which cap, with the real numbers.
     pub fn hit(&self) -> Option<String> {
         let why = (*self.stopped.lock().unwrap_or_else(|e| e.into_inner()))?;
-        Some(format!(
-            "decompression stopped after {} bytes from {} compressed bytes ({why}); the rest of the file is not analysed",
-            self.out.load(Ordering::Relaxed),
-            self.compressed.load(Ordering::Relaxed)
-        ))
+        let out = self.out.load(Ordering::Relaxed);
+        Some(if self.inflates {
+            format!(
+                "decompression stopped after {out} bytes from {} compressed bytes ({why}); the rest of the {} is not analysed",
+                self.compressed.load(Ordering::Relaxed),
+                if self.unit == "member" {
+                    "member"
+                } else {
+                    "file"
+                }
+            )
+        } else {
+            format!(
+                "decompression stopped after {out} bytes of this member ({why}); the rest of the member is not analysed"
+            )
+        })
     }
 }
 
-/// A decompressor that stops at the caps of `limits` (size per input, size in total, ratio),
-/// ending the stream cleanly and recording why.
-struct GzipCap<R> {
+/// A decompressor that stops at the caps of `limits` (size per input or member, size in
+/// total, ratio), ending the stream cleanly and recording why.
+pub(crate) struct GzipCap<R> {
     inner: R,
     state: Arc<GzipState>,
 }
 
 impl<R> GzipCap<R> {
-    fn new(inner: R, compressed: Arc<AtomicU64>) -> Self {
+    /// Caps for a stream that inflates `compressed` bytes (counted as they are read, or known).
+    pub(crate) fn new(inner: R, compressed: Arc<AtomicU64>, unit: &'static str) -> Self {
         GzipCap {
             inner,
             state: Arc::new(GzipState {
+                out: AtomicU64::new(0),
                 compressed,
-                ..GzipState::default()
+                stopped: Default::default(),
+                limit: AtomicU64::new(crate::limits::GZIP_BYTES_PER_INPUT),
+                inflates: true,
+                unit,
             }),
         }
+    }
+
+    /// The per-member size cap alone, for a member cut from an archive stream that the caps
+    /// on inflating already watch.
+    pub(crate) fn member(inner: R) -> Self {
+        let mut c = GzipCap::new(inner, Arc::default(), "member");
+        if let Some(st) = Arc::get_mut(&mut c.state) {
+            st.inflates = false;
+        }
+        c
+    }
+
+    pub(crate) fn state(&self) -> Arc<GzipState> {
+        self.state.clone()
     }
 }
 
 impl<R: Read> Read for GzipCap<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        use crate::limits::{GZIP_BYTES_PER_INPUT, GZIP_BYTES_TOTAL, GZIP_RATIO, GZIP_RATIO_AFTER};
+        use crate::limits::{GZIP_BYTES_TOTAL, GZIP_RATIO, GZIP_RATIO_AFTER};
         let st = &self.state;
         let out = st.out.load(Ordering::Relaxed);
-        let why = if out >= GZIP_BYTES_PER_INPUT {
-            Some("the per-input cap of limits::GZIP_BYTES_PER_INPUT")
-        } else if GZIP_TOTAL.load(Ordering::Relaxed) >= GZIP_BYTES_TOTAL {
-            Some("the cap on all .gz inputs together, limits::GZIP_BYTES_TOTAL")
-        } else if out >= GZIP_RATIO_AFTER
+        let limit = st.limit.load(Ordering::Relaxed);
+        let why = if out >= limit {
+            Some(if st.unit == "member" {
+                "the per-member cap of limits::GZIP_BYTES_PER_INPUT"
+            } else {
+                "the per-input cap of limits::GZIP_BYTES_PER_INPUT"
+            })
+        } else if st.inflates && GZIP_TOTAL.load(Ordering::Relaxed) >= GZIP_BYTES_TOTAL {
+            Some("the cap on all compressed inputs together, limits::GZIP_BYTES_TOTAL")
+        } else if st.inflates
+            && out >= GZIP_RATIO_AFTER
             && out / st.compressed.load(Ordering::Relaxed).max(1) > GZIP_RATIO
         {
             Some(
@@ -106,10 +175,12 @@ impl<R: Read> Read for GzipCap<R> {
             *st.stopped.lock().unwrap_or_else(|e| e.into_inner()) = Some(why);
             return Ok(0);
         }
-        let room = (GZIP_BYTES_PER_INPUT - out).min(buf.len() as u64) as usize;
+        let room = (limit - out).min(buf.len() as u64) as usize;
         let k = self.inner.read(&mut buf[..room])?;
         st.out.fetch_add(k as u64, Ordering::Relaxed);
-        GZIP_TOTAL.fetch_add(k as u64, Ordering::Relaxed);
+        if st.inflates {
+            GZIP_TOTAL.fetch_add(k as u64, Ordering::Relaxed);
+        }
         Ok(k)
     }
 }
@@ -154,24 +225,24 @@ pub struct Change {
 }
 
 impl Watch {
+    /// A watch on a regular file (`None` for a FIFO), whose reads are counted in `read`.
     fn new(
         path: &Path,
         file: &std::fs::File,
         listed: Option<FileId>,
-    ) -> Option<(Watch, Arc<AtomicU64>)> {
+        read: &Arc<AtomicU64>,
+    ) -> Option<Watch> {
         let meta = file.metadata().ok()?;
         if !meta.is_file() {
             return None;
         }
-        let read = Arc::new(AtomicU64::new(0));
-        let w = Watch {
+        Some(Watch {
             path: path.to_path_buf(),
             handle: file.try_clone().ok()?,
             listed,
             at_open: FileId::of(&meta),
             read: read.clone(),
-        };
-        Some((w, read))
+        })
     }
 
     /// Whether the file changed between its listing, the open and the end of the read; `None`
@@ -270,12 +341,12 @@ impl Watch {
 
 /// Reads a file by position (`pread`), so the ranges of one split file share a single open
 /// handle without sharing a cursor.
-pub struct At<'f> {
+pub struct Positional<'f> {
     file: &'f std::fs::File,
     pos: u64,
 }
 
-impl Read for At<'_> {
+impl Read for Positional<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         use std::os::unix::fs::FileExt;
         let k = self.file.read_at(buf, self.pos)?;
@@ -284,7 +355,7 @@ impl Read for At<'_> {
     }
 }
 
-impl io::Seek for At<'_> {
+impl io::Seek for Positional<'_> {
     fn seek(&mut self, to: io::SeekFrom) -> io::Result<u64> {
         self.pos = match to {
             io::SeekFrom::Start(n) => n,
@@ -313,12 +384,10 @@ pub fn open_range<'f>(
     let Source::File(p) = &input.source else {
         return Err("stdin cannot be split".into());
     };
-    let (watch, n) = match Watch::new(p, file, input.id) {
-        Some((w, n)) => (Some(w), n),
-        None => (None, Arc::new(AtomicU64::new(0))),
-    };
+    let n = Arc::new(AtomicU64::new(0));
+    let watch = Watch::new(p, file, input.id, &n);
     let counted = Counted {
-        inner: At { file, pos: 0 },
+        inner: Positional { file, pos: 0 },
         n,
     };
     let seg = crate::sources::reader::SegmentRead::new(counted, start, end)
@@ -328,64 +397,234 @@ pub fn open_range<'f>(
 
 /// Open `input`, decompress it, detect its kind and decide how it is read. `Err` is the
 /// warning to report when it cannot be opened or read at all.
-pub fn open(input: &Input) -> Result<Opened, String> {
+pub fn open(input: &Input) -> Result<Opened<'static>, String> {
     let path = input.display.as_str();
+    let read = Arc::new(AtomicU64::new(0));
     let mut watch = None;
-    let mut raw: Box<dyn Read + Send> = match &input.source {
-        Source::Stdin => Box::new(io::stdin()),
+    // A regular file stays a `File`, for the random access a zip needs.
+    let mut raw = match &input.source {
+        Source::Stdin => Raw::Stream(Box::new(Counted {
+            inner: io::stdin(),
+            n: read.clone(),
+        })),
         Source::File(p) => {
             let f = std::fs::File::open(p).map_err(|e| format!("cannot open: {e}"))?;
-            match Watch::new(p, &f, input.id) {
-                Some((w, n)) => {
-                    watch = Some(w);
-                    Box::new(Counted { inner: f, n })
-                }
+            watch = Watch::new(p, &f, input.id, &read);
+            let counted = Counted {
+                inner: f,
+                n: read.clone(),
+            };
+            match watch {
+                Some(_) => Raw::File(counted),
                 // A FIFO named on the command line: a stream, nothing to check.
-                None => Box::new(f),
+                None => Raw::Stream(Box::new(counted)),
             }
         }
     };
-    let head = read_head(&mut raw).map_err(|e| format!("cannot read: {e}"))?;
-    let file_name = path.rsplit('/').next().unwrap_or(path);
-    let container = sniff(&head);
-    let mut gzip = None;
-    let (stream, head, name): (Box<dyn Read + Send>, Vec<u8>, &str) =
-        if let Some(z) = container.compression() {
-            // Every compressed input (gzip, zstd, xz, lz4) is decompressed under the same
-            // caps of `limits`, counted on the compressed bytes read.
-            let compressed = Arc::new(AtomicU64::new(0));
-            let counted: Box<dyn Read + Send> = Box::new(Counted {
-                inner: io::Cursor::new(head).chain(raw),
-                n: compressed.clone(),
+    let head = match &mut raw {
+        Raw::File(f) => read_head(f),
+        Raw::Stream(r) => read_head(r),
+    }
+    .map_err(|e| format!("cannot read: {e}"))?;
+    let meter = Arc::new(ReadMeter {
+        read,
+        ..ReadMeter::default()
+    });
+    let raw: Box<dyn Read> = match raw {
+        _ if archive::is_torch_save(&head) => {
+            return Ok(Opened {
+                kind: SourceKind::Binary,
+                name: file_name(path).to_string(),
+                stream: Box::new(io::empty()),
+                how: How::Skip(Some(TORCH_SAVE.into())),
+                watch,
+                gzip: None,
+                meter,
             });
-            let dec =
-                decoder(container, counted).map_err(|e| format!("{z} data cannot be read: {e}"))?;
-            let capped = GzipCap::new(dec, compressed);
-            gzip = Some(capped.state.clone());
-            let mut dec: Box<dyn Read + Send> = Box::new(capped);
-            let inner = read_head(&mut dec)
-                .map_err(|e| format!("{z} data is corrupt or truncated before any text: {e}"))?;
-            let bare = [".gz", ".zst", ".xz", ".lz4"]
-                .iter()
-                .find_map(|ext| file_name.strip_suffix(ext))
-                .unwrap_or(file_name);
-            (dec, inner, bare)
-        } else {
-            (raw, head, file_name)
-        };
-    let (kind, how) = classify(input, name, &head);
+        }
+        Raw::File(mut f) if archive::is_zip(&head) => {
+            f.seek(io::SeekFrom::Start(0))
+                .map_err(|e| format!("cannot read: {e}"))?;
+            return Ok(Opened {
+                kind: SourceKind::Binary,
+                name: file_name(path).to_string(),
+                stream: Box::new(io::empty()),
+                how: How::Zip(Box::new(f)),
+                watch,
+                gzip: None,
+                meter,
+            });
+        }
+        Raw::File(f) => Box::new(f),
+        Raw::Stream(r) => r,
+    };
+    let at = match &input.source {
+        Source::File(p) => At::File(p),
+        Source::Stdin => At::Stdin,
+    };
+    let (kind, name, stream, how, gzip) = open_stream(path, raw, head, at)?;
     Ok(Opened {
         kind,
-        name: name.to_string(),
-        stream: Box::new(io::Cursor::new(head).chain(stream)),
+        name,
+        stream,
         how,
         watch,
         gzip,
+        meter,
     })
 }
 
+/// What a PyTorch checkpoint (a zip, but not an archive of logs) is said to be.
+const TORCH_SAVE: &str = "binary file (a PyTorch checkpoint: torch.save's zip): not scanned";
+
+/// An input's bytes as opened: a regular file (random access) or a stream.
+enum Raw {
+    File(Counted<std::fs::File>),
+    Stream(Box<dyn Read>),
+}
+
+/// Where an input's bytes come from, for what only a file on disk allows (reading a core in
+/// place) and for the wording of what cannot be read.
+#[derive(Clone, Copy)]
+pub enum At<'p> {
+    File(&'p Path),
+    Stdin,
+    /// A member of an archive.
+    Member,
+}
+
+/// Open one member of an archive (`display` is its report path, `archive.zip!/logs/a.log`)
+/// from its stream, as a file of that name would be opened: decompressed by magic, detected,
+/// and a member that is itself an archive is said to be one (`How::Tar`, `How::Zip`). A
+/// zip member of a zip has no random access: it is held in memory up to
+/// `limits::ZIP_SPOOL_BYTES`.
+pub fn open_member<'a>(
+    display: &str,
+    mut raw: Box<dyn Read + 'a>,
+    meter: Arc<ReadMeter>,
+) -> Result<Opened<'a>, String> {
+    let (head, err) = read_head_until_error(&mut raw);
+    let raw: Box<dyn Read + 'a> = match err {
+        Some(e) if head.is_empty() => return Err(format!("cannot read: {e}")),
+        Some(e) => Box::new(FailOnce(Some(e))),
+        None => raw,
+    };
+    let (kind, name, stream, how, gzip) = open_stream(display, raw, head, At::Member)?;
+    Ok(Opened {
+        kind,
+        name,
+        stream,
+        how,
+        watch: None,
+        gzip,
+        meter,
+    })
+}
+
+fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+type Stream<'a> = (
+    SourceKind,
+    String,
+    Box<dyn Read + 'a>,
+    How<'a>,
+    Option<Arc<GzipState>>,
+);
+
+/// Decompress (by magic), sniff an archive, detect the kind of what is left.
+fn open_stream<'a>(
+    path: &str,
+    raw: Box<dyn Read + 'a>,
+    head: Vec<u8>,
+    at: At<'_>,
+) -> Result<Stream<'a>, String> {
+    let file_name = file_name(path);
+    let container = sniff(&head);
+    let mut gzip = None;
+    let (stream, head, name): (Box<dyn Read + 'a>, Vec<u8>, &str) =
+        if let Some(z) = container.compression() {
+            // Every compressed input (gzip, zstd, xz, lz4, bzip2) is decompressed under the
+            // same caps of `limits`, counted on the compressed bytes read.
+            let compressed = Arc::new(AtomicU64::new(0));
+            let counted = Counted {
+                inner: io::Cursor::new(head).chain(raw),
+                n: compressed.clone(),
+            };
+            let dec =
+                decoder(container, counted).map_err(|e| format!("{z} data cannot be read: {e}"))?;
+            let unit = if matches!(at, At::Member) {
+                "member"
+            } else {
+                "input"
+            };
+            let capped = GzipCap::new(dec, compressed, unit);
+            gzip = Some(capped.state.clone());
+            let mut dec: Box<dyn Read + 'a> = Box::new(capped);
+            // A stream cut short (a truncated .gz, an archive cut mid-way) keeps what it gave:
+            // it is analysed, and the read error comes after it, said by the reader.
+            let (inner, err) = read_head_until_error(&mut dec);
+            let dec: Box<dyn Read + 'a> = match err {
+                Some(e) if inner.is_empty() => {
+                    return Err(format!(
+                        "{z} data is corrupt or truncated before any text: {e}"
+                    ));
+                }
+                Some(e) => Box::new(FailOnce(Some(e))),
+                None => dec,
+            };
+            (dec, inner, bare_name(file_name, container))
+        } else {
+            (raw, head, file_name)
+        };
+    let stream: Box<dyn Read + 'a> = Box::new(io::Cursor::new(head.clone()).chain(stream));
+    if archive::is_tar(&head) {
+        // The members are capped one by one; the stream keeps the total and ratio caps.
+        if let Some(g) = &gzip {
+            g.limit.store(u64::MAX, Ordering::Relaxed);
+        }
+        return Ok((SourceKind::Binary, name.to_string(), stream, How::Tar, gzip));
+    }
+    if archive::is_torch_save(&head) {
+        let how = How::Skip(Some(TORCH_SAVE.into()));
+        return Ok((SourceKind::Binary, name.to_string(), stream, how, gzip));
+    }
+    if archive::is_zip(&head) {
+        let how = match archive::spool(stream) {
+            Ok(z) => How::Zip(Box::new(z)),
+            Err(why) => How::Skip(Some(why)),
+        };
+        return Ok((
+            SourceKind::Binary,
+            name.to_string(),
+            Box::new(io::empty()),
+            how,
+            gzip,
+        ));
+    }
+    let (kind, how) = classify(at, name, &head);
+    Ok((kind, name.to_string(), stream, how, gzip))
+}
+
+/// A compressed file's name without its compression's extension (`a.log.gz` → `a.log`,
+/// `job.tgz` → `job.tar`).
+fn bare_name(file_name: &str, container: Container) -> &str {
+    let exts: &[&str] = match container {
+        Container::Gzip => &[".gz", ".tgz"],
+        Container::Zstd => &[".zst", ".tzst"],
+        Container::Xz => &[".xz", ".txz"],
+        Container::Lz4 => &[".lz4"],
+        Container::Bzip2 => &[".bz2", ".tbz2", ".tbz"],
+        Container::Elf | Container::Other => &[],
+    };
+    exts.iter()
+        .find_map(|ext| file_name.strip_suffix(ext))
+        .unwrap_or(file_name)
+}
+
 /// The kind of the (decompressed) head and how that kind is read.
-fn classify(input: &Input, name: &str, head: &[u8]) -> (SourceKind, How) {
+fn classify<'a>(at: At<'_>, name: &str, head: &[u8]) -> (SourceKind, How<'a>) {
     if detect::is_zstd(head) || detect::is_xz(head) {
         return (
             SourceKind::Binary,
@@ -397,18 +636,22 @@ fn classify(input: &Input, name: &str, head: &[u8]) -> (SourceKind, How) {
     }
     let kind = detect::detect(name, head);
     if head.is_empty() {
-        let why = if input.source == Source::Stdin {
-            "stdin was empty"
-        } else {
-            "empty file"
+        let why = match at {
+            At::Stdin => "stdin was empty",
+            At::File(_) => "empty file",
+            At::Member => "empty member",
         };
         return (kind, How::Skip(Some(why.into())));
     }
     let how = match kind {
-        SourceKind::ElfCore => match &input.source {
-            Source::File(p) => How::Core(p.clone()),
-            Source::Stdin => How::Skip(Some(
+        SourceKind::ElfCore => match at {
+            At::File(p) => How::Core(p.to_path_buf()),
+            At::Stdin => How::Skip(Some(
                 "an ELF core on stdin is not read: save it to a file and pass its path".into(),
+            )),
+            // The core reader needs random access (or a file to decompress again from).
+            At::Member => How::Skip(Some(
+                "an ELF core inside an archive is not read (the core reader needs the file itself): extract it and pass its path".into(),
             )),
         },
         SourceKind::FlightRecorder => How::FlightRecorder,
@@ -438,12 +681,16 @@ pub fn splittable(input: &Input) -> Option<(SourceKind, std::fs::File)> {
     {
         return None;
     }
-    let head = read_head(&mut At {
+    let head = read_head(&mut Positional {
         file: &file,
         pos: 0,
     })
     .ok()?;
-    if head.is_empty() || sniff(&head).compression().is_some() {
+    if head.is_empty()
+        || sniff(&head).compression().is_some()
+        || archive::is_tar(&head)
+        || archive::is_zip(&head)
+    {
         return None;
     }
     let path = input.display.as_str();
@@ -462,6 +709,38 @@ pub fn splittable(input: &Input) -> Option<(SourceKind, std::fs::File)> {
 pub fn parsed_by_name(display: &str) -> bool {
     let name = display.rsplit('/').next().unwrap_or(display);
     fact_parser(detect::detect(name, b""), name).is_some()
+}
+
+/// As `read_head`, keeping what was read before an error, and the error.
+fn read_head_until_error(r: &mut dyn Read) -> (Vec<u8>, Option<io::Error>) {
+    let mut head = vec![0u8; detect::SNIFF_BYTES];
+    let mut n = 0;
+    let mut err = None;
+    while n < head.len() {
+        match r.read(&mut head[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                err = Some(e);
+                break;
+            }
+        }
+    }
+    head.truncate(n);
+    (head, err)
+}
+
+/// A stream that has failed: its error once, then the end.
+struct FailOnce(Option<io::Error>);
+
+impl Read for FailOnce {
+    fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+        match self.0.take() {
+            Some(e) => Err(e),
+            None => Ok(0),
+        }
+    }
 }
 
 fn read_head(r: &mut dyn Read) -> io::Result<Vec<u8>> {

@@ -1,5 +1,5 @@
 //! Where a core's bytes come from: a file read with positioned reads, a slice (fuzzing, tests),
-//! or a compressed stream (gzip, zstd, xz, lz4) read forward. Readers never load a whole core;
+//! or a compressed stream (gzip, zstd, xz, lz4, bzip2) read forward. Readers never load a whole core;
 //! a stream goes back only by decompressing again from the start, so the analysis asks for
 //! its ranges in ascending file order wherever it can.
 
@@ -97,10 +97,7 @@ pub const MAX_REWINDS: usize = 48;
 impl Stream {
     /// A stream over `f`, compressed as `container` says (`Elf`/`Other` are read as they are).
     pub fn new(f: File, container: Container) -> io::Result<Stream> {
-        let dec = decoder(
-            container,
-            Box::new(BufReader::with_capacity(1 << 16, f.try_clone()?)),
-        )?;
+        let dec = decoder(container, BufReader::with_capacity(1 << 16, f.try_clone()?))?;
         Ok(Stream {
             container,
             file: f,
@@ -116,10 +113,7 @@ impl Stream {
         use std::io::{Seek, SeekFrom};
         let mut f = self.file.try_clone()?;
         f.seek(SeekFrom::Start(0))?;
-        self.dec = decoder(
-            self.container,
-            Box::new(BufReader::with_capacity(1 << 16, f)),
-        )?;
+        self.dec = decoder(self.container, BufReader::with_capacity(1 << 16, f))?;
         self.pos = 0;
         self.ended = false;
         self.rewinds += 1;
@@ -131,17 +125,17 @@ impl Stream {
 /// `zstd`, the bindings to the reference libzstd that systemd-coredump itself writes with;
 /// `liblzma`, the maintained bindings to xz-utils' liblzma (the fork of the unmaintained `xz2`);
 /// `lz4_flex`, a pure-Rust LZ4 *frame* decoder (the format `lz4`/systemd write) with its
-/// bounds-checked safe decoder, so hostile input cannot reach unsafe code.
-pub fn decoder<'a>(
-    container: Container,
-    r: Box<dyn Read + Send + 'a>,
-) -> io::Result<Box<dyn Read + Send + 'a>> {
+/// bounds-checked safe decoder, so hostile input cannot reach unsafe code; `bzip2`, whose
+/// default backend is libbzip2 ported to Rust (`libbz2-rs-sys`: no C toolchain, no system
+/// library), read as multi-stream like `bunzip2` (pbzip2 writes one stream per block).
+pub fn decoder<'a>(container: Container, r: impl Read + 'a) -> io::Result<Box<dyn Read + 'a>> {
     Ok(match container {
         Container::Gzip => Box::new(MultiGzDecoder::new(r)),
         Container::Zstd => Box::new(zstd::stream::read::Decoder::new(r)?),
         Container::Xz => Box::new(liblzma::read::XzDecoder::new_multi_decoder(r)),
         Container::Lz4 => Box::new(lz4_flex::frame::FrameDecoder::new(r)),
-        Container::Elf | Container::Other => r,
+        Container::Bzip2 => Box::new(bzip2::read::MultiBzDecoder::new(r)),
+        Container::Elf | Container::Other => Box::new(r),
     })
 }
 
@@ -153,6 +147,7 @@ impl Container {
             Container::Zstd => Some("zstd"),
             Container::Xz => Some("xz"),
             Container::Lz4 => Some("lz4"),
+            Container::Bzip2 => Some("bzip2"),
             Container::Elf | Container::Other => None,
         }
     }
@@ -216,6 +211,7 @@ pub enum Container {
     Zstd,
     Xz,
     Lz4,
+    Bzip2,
     Other,
 }
 
@@ -230,6 +226,13 @@ pub fn sniff(head: &[u8]) -> Container {
         Container::Xz
     } else if head.starts_with(&[0x04, 0x22, 0x4d, 0x18]) {
         Container::Lz4
+    } else if head.len() >= 10
+        && head.starts_with(b"BZh")
+        && (b'1'..=b'9').contains(&head[3])
+        && head[4..10] == [0x31, 0x41, 0x59, 0x26, 0x53, 0x59]
+    {
+        // `BZh` + block size + the first block's magic (π): three letters alone begin text.
+        Container::Bzip2
     } else {
         Container::Other
     }

@@ -139,7 +139,8 @@ pub fn analyze_core(path: &Path, opts: &CoreOptions) -> CoreAnalysis {
             return a;
         }
     };
-    let mut head = [0u8; 8];
+    // Enough for every magic `sniff` knows (bzip2's is ten bytes).
+    let mut head = [0u8; 16];
     let mut n = 0;
     while n < head.len() {
         match f.read(&mut head[n..]) {
@@ -156,7 +157,8 @@ pub fn analyze_core(path: &Path, opts: &CoreOptions) -> CoreAnalysis {
         c @ (input::Container::Gzip
         | input::Container::Zstd
         | input::Container::Xz
-        | input::Container::Lz4) => match File::open(path).and_then(|f| Stream::new(f, c)) {
+        | input::Container::Lz4
+        | input::Container::Bzip2) => match File::open(path).and_then(|f| Stream::new(f, c)) {
             Ok(mut s) => analyze(&mut s, opts, true),
             Err(e) => {
                 let name = c.compression().unwrap_or("compressed");
@@ -170,8 +172,9 @@ pub fn analyze_core(path: &Path, opts: &CoreOptions) -> CoreAnalysis {
             a
         }
         input::Container::Other => {
-            a.warnings
-                .push("not an ELF core (no ELF magic, not gzip/zstd/xz/lz4): nothing read".into());
+            a.warnings.push(
+                "not an ELF core (no ELF magic, not gzip/zstd/xz/lz4/bzip2): nothing read".into(),
+            );
             a
         }
     }

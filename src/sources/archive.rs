@@ -1,0 +1,355 @@
+//! Archives as inputs: a tar (plain or compressed: the stream `open` decompressed) or a zip,
+//! walked member by member and each member handed out as a stream, never extracted to disk.
+//! Recognised by magic, not by name. What the walk could not read (a truncated or damaged
+//! archive, a link, an encrypted member) is said with the member it concerns; the walk goes
+//! on where it can and stops with a sentence saying where it stopped. Reads nothing but the
+//! archive; detecting and analysing a member is the caller's (through `open::open_member`).
+
+use crate::sources::open::GzipCap;
+use std::cell::Cell;
+use std::io::{self, Read, Seek};
+use std::rc::Rc;
+
+/// What a zip reader needs: its central directory is at the end.
+pub trait ReadSeek: Read + Seek {}
+impl<T: Read + Seek> ReadSeek for T {}
+
+/// A POSIX (`ustar\0`) or GNU (`ustar  `) tar header: the magic at offset 257 of the first
+/// 512-byte block.
+pub fn is_tar(head: &[u8]) -> bool {
+    head.len() >= 512 && &head[257..262] == b"ustar"
+}
+
+/// A zip's first local file header (or the end record of an empty zip).
+pub fn is_zip(head: &[u8]) -> bool {
+    head.starts_with(b"PK\x03\x04") || head.starts_with(b"PK\x05\x06")
+}
+
+/// A PyTorch checkpoint (`torch.save` writes a zip whose first member is `<name>/data.pkl`:
+/// `training_args.bin`, `optimizer.pt` in every run's output directory): tensors, not logs, so
+/// it is one binary input, not a walk over its members.
+pub fn is_torch_save(head: &[u8]) -> bool {
+    if !head.starts_with(b"PK\x03\x04") || head.len() < 30 {
+        return false;
+    }
+    let len = u16::from_le_bytes([head[26], head[27]]) as usize;
+    head.get(30..30 + len)
+        .is_some_and(|name| name == b"data.pkl" || name.ends_with(b"/data.pkl"))
+}
+
+/// Hold a zip that has no random access (read from a pipe, or a member of another archive)
+/// in memory, up to `limits::ZIP_SPOOL_BYTES`; a bigger one is refused with the reason.
+pub fn spool(mut r: impl Read) -> Result<io::Cursor<Vec<u8>>, String> {
+    use crate::limits::ZIP_SPOOL_BYTES;
+    let mut buf = Vec::new();
+    match (&mut r).take(ZIP_SPOOL_BYTES + 1).read_to_end(&mut buf) {
+        Ok(_) if buf.len() as u64 > ZIP_SPOOL_BYTES => Err(format!(
+            "a zip read from a pipe or from inside another archive is held in memory to find its member list, and this one is over limits::ZIP_SPOOL_BYTES ({ZIP_SPOOL_BYTES} bytes): not read; save it to a file and pass its path"
+        )),
+        Ok(_) => Ok(io::Cursor::new(buf)),
+        Err(e) => Err(format!(
+            "zip cannot be read after {} bytes: {e}; not read",
+            buf.len()
+        )),
+    }
+}
+
+/// One member of an archive, being read.
+pub struct Member<'r> {
+    /// Its path inside the archive, as the archive names it (without a leading `./` or `/`).
+    pub name: String,
+    /// Its size once decompressed, as the archive's header says.
+    pub size: u64,
+    /// Its content, under the per-member decompression cap.
+    pub reader: Box<dyn Read + 'r>,
+    /// Why the per-member cap stopped the read, once it has.
+    pub cap: std::sync::Arc<crate::sources::open::GzipState>,
+}
+
+/// Something the walk has to say: about a member (by its name in the archive) or, with no
+/// name, about the archive itself.
+pub type Note = (Option<String>, String);
+
+fn clean(name: &str) -> String {
+    let n = name.trim_start_matches("./").trim_start_matches('/');
+    n.to_string()
+}
+
+/// A member's reader that remembers how many bytes it gave and whether its stream ended
+/// before the size the header promised (a truncated archive).
+struct Measured<R> {
+    inner: R,
+    got: Rc<Cell<u64>>,
+}
+
+impl<R: Read> Read for Measured<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let k = self.inner.read(buf)?;
+        self.got.set(self.got.get() + k as u64);
+        Ok(k)
+    }
+}
+
+fn short_note(name: &str, got: u64, size: u64) -> Note {
+    (
+        Some(name.to_string()),
+        format!(
+            "the archive ends inside this member: {got} of its {size} bytes were read (a truncated archive); what was read is analysed"
+        ),
+    )
+}
+
+/// Walk a tar stream, calling `each` with every regular file in archive order. Returns what
+/// the walk has to say (links, special files, where a damaged archive stopped).
+/// `outer` is the cap on the stream's decompression, when it is compressed: a member cut
+/// short by it is that cap's warning (said by the caller), not a truncated archive.
+pub fn tar_members(
+    r: impl Read,
+    outer: Option<&crate::sources::open::GzipState>,
+    each: &mut dyn FnMut(Member<'_>),
+) -> Vec<Note> {
+    let mut notes = Vec::new();
+    let mut ar = tar::Archive::new(r);
+    let entries = match ar.entries() {
+        Ok(e) => e,
+        Err(e) => {
+            notes.push((None, format!("tar archive cannot be read: {e}")));
+            return notes;
+        }
+    };
+    let mut last: Option<String> = None;
+    for entry in entries {
+        let mut entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                let at = match &last {
+                    Some(n) => format!("after the member {n}"),
+                    None => "before its first member".to_string(),
+                };
+                notes.push((
+                    None,
+                    format!(
+                        "tar archive unreadable {at} ({e}): the members before that point were analysed, the rest of the archive was not read"
+                    ),
+                ));
+                break;
+            }
+        };
+        let name = clean(&String::from_utf8_lossy(&entry.path_bytes()));
+        last = Some(name.clone());
+        let t = entry.header().entry_type();
+        if t.is_dir() || t.is_pax_global_extensions() || t.is_pax_local_extensions() {
+            continue;
+        }
+        if t.is_symlink() || t.is_hard_link() {
+            let to = entry
+                .link_name_bytes()
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default();
+            notes.push((
+                Some(name),
+                format!("a link in the archive (to {to}): not followed"),
+            ));
+            continue;
+        }
+        if !(t.is_file() || t.is_contiguous() || t.is_gnu_sparse()) {
+            notes.push((
+                Some(name),
+                "not a regular file (FIFO, device or other special member): skipped".into(),
+            ));
+            continue;
+        }
+        let size = entry.size();
+        let got = Rc::new(Cell::new(0));
+        let cap = GzipCap::member(Measured {
+            inner: &mut entry,
+            got: got.clone(),
+        });
+        let state = cap.state();
+        each(Member {
+            name: name.clone(),
+            size,
+            reader: Box::new(cap),
+            cap: state,
+        });
+        if outer.and_then(|o| o.hit()).is_some() {
+            break;
+        }
+        // Read the rest (what the reader of this kind did not need) to see whether it is there.
+        let rest = io::copy(&mut (&mut entry).take(size), &mut io::sink()).unwrap_or(0);
+        let total = got.get() + rest;
+        if total < size {
+            if outer.and_then(|o| o.hit()).is_none() {
+                notes.push(short_note(&name, total, size));
+            }
+            break;
+        }
+    }
+    notes
+}
+
+/// Walk a zip through its central directory, calling `each` with every file in the
+/// directory's order. A zip whose central directory cannot be read (cut short: it is at the
+/// end) is walked from its local headers instead, up to where it stops.
+pub fn zip_members(mut r: impl ReadSeek, each: &mut dyn FnMut(Member<'_>)) -> Vec<Note> {
+    let mut notes = Vec::new();
+    let mut z = match zip::ZipArchive::new(&mut r) {
+        Ok(z) => z,
+        Err(e) => {
+            notes.push((
+                None,
+                format!(
+                    "zip member list (its central directory, at the end) cannot be read ({e}): members are read from the start up to where the archive stops"
+                ),
+            ));
+            if r.seek(io::SeekFrom::Start(0)).is_ok() {
+                let mut r = io::BufReader::new(&mut r);
+                zip_stream_members(&mut r, each, &mut notes);
+            }
+            return notes;
+        }
+    };
+    for i in 0..z.len() {
+        let name = z
+            .name_for_index(i)
+            .and_then(|n| n.ok().map(|n| clean(&n)))
+            .unwrap_or_else(|| format!("#{i}"));
+        let file = match z.by_index(i) {
+            Ok(f) => f,
+            Err(e) => {
+                notes.push((Some(name), format!("member cannot be read ({e}): skipped")));
+                continue;
+            }
+        };
+        zip_one(file, each, &mut notes);
+    }
+    notes
+}
+
+/// Walk a zip from its local headers (no central directory).
+fn zip_stream_members(r: &mut impl Read, each: &mut dyn FnMut(Member<'_>), notes: &mut Vec<Note>) {
+    let mut last: Option<String> = None;
+    loop {
+        match zip::read::read_zipfile_from_stream(r) {
+            Ok(Some(file)) => {
+                last = file.name().ok().map(|n| clean(&n));
+                if !zip_one(file, each, notes) {
+                    break;
+                }
+            }
+            Ok(None) => break,
+            Err(e) => {
+                let at = match &last {
+                    Some(n) => format!("after the member {n}"),
+                    None => "at its first member".to_string(),
+                };
+                notes.push((
+                    None,
+                    format!(
+                        "zip archive unreadable {at} ({e}): the members before that point were analysed, the rest was not read"
+                    ),
+                ));
+                break;
+            }
+        }
+    }
+}
+
+/// Hand out one zip member; false when the archive ended inside it.
+fn zip_one<R: Read>(
+    mut file: zip::read::ZipFile<'_, R>,
+    each: &mut dyn FnMut(Member<'_>),
+    notes: &mut Vec<Note>,
+) -> bool {
+    let name = file
+        .name()
+        .map(|n| clean(&n))
+        .unwrap_or_else(|_| "(unnamed)".into());
+    if file.is_dir() {
+        return true;
+    }
+    if file.is_symlink() {
+        notes.push((
+            Some(name),
+            "a link in the archive: not followed".to_string(),
+        ));
+        return true;
+    }
+    let size = file.size();
+    let compressed = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(file.compressed_size()));
+    let got = Rc::new(Cell::new(0));
+    let mut err = None;
+    {
+        let measured = Measured {
+            inner: ErrKeep {
+                inner: &mut file,
+                err: &mut err,
+            },
+            got: got.clone(),
+        };
+        // A zip member inflates on its own: the total and ratio caps count it.
+        let cap = GzipCap::new(measured, compressed, "member");
+        let state = cap.state();
+        each(Member {
+            name: name.clone(),
+            size,
+            reader: Box::new(cap),
+            cap: state,
+        });
+    }
+    if let Some(e) = err {
+        notes.push((
+            Some(name),
+            format!(
+                "member damaged or cut short after {} of its {size} bytes ({e}); what was read is analysed",
+                got.get()
+            ),
+        ));
+        return false;
+    }
+    true
+}
+
+/// Keeps the first read error's text for the walk's note (the reader of the member says it
+/// too, as a read error of that member).
+struct ErrKeep<'e, R> {
+    inner: R,
+    err: &'e mut Option<String>,
+}
+
+impl<R: Read> Read for ErrKeep<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.inner.read(buf).inspect_err(|e| {
+            if self.err.is_none() {
+                *self.err = Some(e.to_string());
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tar_and_zip_are_known_by_magic() {
+        let mut h = vec![0u8; 512];
+        h[257..263].copy_from_slice(b"ustar\0");
+        assert!(is_tar(&h));
+        assert!(!is_tar(&h[..300]));
+        assert!(!is_tar(&[b'x'; 512]));
+        assert!(is_zip(b"PK\x03\x04rest"));
+        let mut torch = b"PK\x03\x04".to_vec();
+        torch.resize(26, 0);
+        torch.extend_from_slice(&(16u16).to_le_bytes());
+        torch.extend_from_slice(&[0, 0]);
+        torch.extend_from_slice(b"archive/data.pkl");
+        assert!(is_torch_save(&torch));
+        torch[30] = b'x';
+        assert!(is_torch_save(&torch));
+        let n = torch.len();
+        torch[n - 1] = b'x';
+        assert!(!is_torch_save(&torch));
+        assert!(!is_zip(b"PKZIP is a program"));
+    }
+}
