@@ -65,6 +65,10 @@ pub struct InputInfo {
     /// Lines read (0 for what is not read as lines).
     #[serde(skip)]
     pub lines: u64,
+    /// Last modification (Unix seconds), when the input is a file: the year of a year-less
+    /// glog time when no line of the run carries a full date.
+    #[serde(skip)]
+    pub modified: Option<i64>,
 }
 
 /// One line that matched one signature of one rule.
@@ -367,6 +371,7 @@ impl<'kb> Engine<'kb> {
                 bytes: bytes.len() as u64,
                 phase: Phase::During,
                 lines: 0,
+                modified: None,
             },
             ..FileResult::default()
         };
@@ -420,6 +425,7 @@ impl<'kb> Engine<'kb> {
                 bytes: input.size,
                 phase: input.phase,
                 lines: 0,
+                modified: input.id.map(|i| (i.mtime_ns / 1_000_000_000) as i64),
             },
             ..FileResult::default()
         };
@@ -463,6 +469,7 @@ impl<'kb> Engine<'kb> {
                 bytes: input.size,
                 phase: input.phase,
                 lines: 0,
+                modified: input.id.map(|i| (i.mtime_ns / 1_000_000_000) as i64),
             },
             ..FileResult::default()
         };
@@ -980,6 +987,7 @@ impl Default for InputInfo {
             bytes: 0,
             phase: Phase::During,
             lines: 0,
+            modified: None,
         }
     }
 }
