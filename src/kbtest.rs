@@ -5,7 +5,8 @@
 //! makes the cross-rule overlap check linear in the number of examples. Returns messages; the
 //! CLI and `cargo test` decide what to do with them. Retired rules are not scanned by
 //! `analyze`, so their examples are not checked. A built-in rule must also carry its Chinese
-//! texts (`title_zh`, each fix's `text_zh`, `next_time_zh`, each condition's `why_zh`), and a
+//! texts (`title_zh`, each fix's `text_zh`, `next_time_zh`, each condition's `why_zh`,
+//! `doc.lookalikes_zh`), and a
 //! Chinese template must use the same variables as its English twin, so the numbers a fix
 //! computes appear in both; a user rule may leave them out (the report falls back to English).
 
@@ -108,6 +109,9 @@ fn chinese(r: &Rule, fails: &mut Vec<String>) {
     }
     if builtin && r.next_time.is_some() && r.next_time_zh.is_none() {
         fail("`next_time` has no `next_time_zh`".into());
+    }
+    if builtin && r.doc_lookalikes.is_some() && r.doc_lookalikes_zh.is_none() {
+        fail("`doc.lookalikes` has no `doc.lookalikes_zh`".into());
     }
     let twins = r
         .fixes

@@ -83,6 +83,28 @@ fn chinese_report_keeps_evidence_commands_and_numbers_as_they_are() {
 }
 
 #[test]
+fn a_contradicted_finding_says_what_else_fits_and_what_to_collect_in_chinese() {
+    let large = format!(
+        "{}/fixtures/seed-bus-error-large-shm",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let (_, zh, _) = tw(ZH, &["analyze", &large, "--color", "never"]);
+    for said in [
+        "反面证据",
+        "✗ /dev/shm 有 64 GiB，不是容器默认的小尺寸",
+        "其他可能：/dev/shm 很大且空着",
+        "下次如何确认",
+        "/dev/shm 很大而且没满",
+    ] {
+        assert!(zh.contains(said), "{said:?} missing from:\n{zh}");
+    }
+    assert!(
+        !zh.contains("points elsewhere") && !zh.contains("What else fits"),
+        "{zh}"
+    );
+}
+
+#[test]
 fn lang_en_wins_over_a_chinese_locale_and_json_is_the_same_in_both() {
     let (_, en, _) = tw(
         ZH,

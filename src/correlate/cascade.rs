@@ -378,6 +378,7 @@ fn synthetic(x: Synth) -> Finding {
         next_time: None,
         next_time_zh: None,
         alternatives: None,
+        alternatives_zh: None,
         affected_ranks: Vec::new(),
     }
 }

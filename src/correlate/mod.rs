@@ -107,6 +107,9 @@ pub struct Finding {
     /// When evidence argues against the finding: what else fits (the rule's look-alikes).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub alternatives: Option<String>,
+    /// `alternatives` in Chinese, where the rule gives it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alternatives_zh: Option<String>,
     /// For a root cause: the other ranks whose findings are its symptoms.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub affected_ranks: Vec<u32>,
@@ -601,13 +604,21 @@ fn finish(kb: &KnowledgeBase, d: Draft, a: &Analysis) -> Finding {
     } else {
         (None, None)
     };
-    let alternatives = if d.against.is_empty() {
-        None
+    let (alternatives, alternatives_zh) = if d.against.is_empty() {
+        (None, None)
     } else {
-        d.rules.iter().find_map(|r| r.doc_lookalikes.clone())
+        d.rules
+            .iter()
+            .find_map(|r| {
+                r.doc_lookalikes
+                    .clone()
+                    .map(|l| (Some(l), r.doc_lookalikes_zh.clone()))
+            })
+            .unwrap_or((None, None))
     };
     Finding {
         alternatives,
+        alternatives_zh,
         rule: d.lead.name.clone(),
         code: d.lead.code.clone(),
         category: d.lead.category,

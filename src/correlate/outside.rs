@@ -149,6 +149,7 @@ pub fn finding(a: &Analysis, findings: &[Finding]) -> Option<Finding> {
                 .into(),
         ),
         alternatives: None,
+        alternatives_zh: None,
         affected_ranks: Vec::new(),
     })
 }

@@ -442,6 +442,7 @@ pub fn finding(a: &Analysis) -> Option<Finding> {
             "在日志里保留完整的 traceback（每一帧）：这里只保留了有限的结尾部分。".into(),
         ),
         alternatives: None,
+        alternatives_zh: None,
         affected_ranks: Vec::new(),
     })
 }

@@ -72,6 +72,11 @@ impl Tr {
     pub fn against_why(self, a: &Against) -> &str {
         self.pick(&a.why, a.why_zh.as_ref())
     }
+    pub fn alternatives(self, f: &Finding) -> Option<&str> {
+        f.alternatives
+            .as_deref()
+            .map(|a| self.pick(a, f.alternatives_zh.as_ref()))
+    }
 
     // ----- headings -----
 
@@ -115,7 +120,7 @@ impl Tr {
     pub fn next_time_heading(self) -> &'static str {
         match self.0 {
             Lang::En => "To be sure next time",
-            Lang::Zh => "下次要确认，请采集",
+            Lang::Zh => "下次如何确认",
         }
     }
     pub fn symptoms_heading(self) -> &'static str {
@@ -375,7 +380,7 @@ impl Tr {
     pub fn md_next_time(self) -> &'static str {
         match self.0 {
             Lang::En => "**To be sure next time:**",
-            Lang::Zh => "**下次要确认，请采集：**",
+            Lang::Zh => "**下次如何确认：**",
         }
     }
     pub fn md_symptoms(self) -> &'static str {

@@ -152,7 +152,11 @@ pub fn render_in(r: &Report, lang: Lang) -> String {
             }
         }
     }
-    if let Some(line) = r.history.as_ref().map(super::history::seen_line) {
+    if let Some(line) = r
+        .history
+        .as_ref()
+        .map(|h| super::history::seen_line_in(h, lang))
+    {
         let _ = writeln!(out, "{} {}\n", tr.history(), inline(&line));
     }
     let considered: Vec<&Finding> = r.considered().collect();

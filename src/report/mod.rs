@@ -138,6 +138,7 @@ impl Report {
                 .iter_mut()
                 .chain(fd.fix_zh.iter_mut())
                 .chain(fd.next_time_zh.iter_mut())
+                .chain(fd.alternatives_zh.iter_mut())
                 .for_each(&mut each);
             for e in &mut fd.evidence {
                 each(&mut e.text);

@@ -105,7 +105,11 @@ pub fn render_with(r: &Report, o: &Options) -> String {
             }
         },
     }
-    if let Some(line) = r.history.as_ref().map(super::history::seen_line) {
+    if let Some(line) = r
+        .history
+        .as_ref()
+        .map(|h| super::history::seen_line_in(h, o.lang))
+    {
         let _ = writeln!(out, "\n{}", st.bold(&line));
     }
     let considered: Vec<&Finding> = r.considered().collect();
@@ -141,7 +145,7 @@ pub fn render_with(r: &Report, o: &Options) -> String {
         ))
     );
     for w in r.warnings.iter().take(10) {
-        let _ = writeln!(out, "  {} {w}", st.yellow(tr.warning()));
+        let _ = writeln!(out, "  {}{}{w}", st.yellow(tr.warning()), tr.after_label());
     }
     if r.warnings.len() > 10 {
         let _ = writeln!(out, "  {}", tr.more_warnings(r.warnings.len() - 10));
@@ -193,8 +197,14 @@ fn render_top(out: &mut String, r: &Report, top: &Finding, st: &Style, tr: Tr) {
                 tr.against_why(a)
             );
         }
-        if let Some(alt) = &top.alternatives {
-            let _ = writeln!(out, "  {} {}", st.bold(tr.what_else_fits()), alt);
+        if let Some(alt) = tr.alternatives(top) {
+            let _ = writeln!(
+                out,
+                "  {}{}{}",
+                st.bold(tr.what_else_fits()),
+                tr.after_label(),
+                alt
+            );
         }
     }
     for c in &r.cores {

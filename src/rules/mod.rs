@@ -206,6 +206,7 @@ pub struct Rule {
     pub doc_what: String,
     pub doc_why: String,
     pub doc_lookalikes: Option<String>,
+    pub doc_lookalikes_zh: Option<String>,
     pub examples_fire: Vec<String>,
     pub examples_silent: Vec<String>,
     /// Scenarios with facts and the confidence band and fix text they must give.
@@ -830,6 +831,7 @@ fn compile(origin: &str, raw: schema::RawRule) -> Result<Rule, Vec<LoadError>> {
         doc_what: raw.doc.what,
         doc_why: raw.doc.why,
         doc_lookalikes: raw.doc.lookalikes,
+        doc_lookalikes_zh: raw.doc.lookalikes_zh,
         examples_fire: raw.examples.fire,
         examples_silent: raw.examples.silent,
         examples_cases: cases,

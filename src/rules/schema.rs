@@ -132,6 +132,9 @@ pub struct RawDoc {
     pub why: String,
     #[serde(default)]
     pub lookalikes: Option<String>,
+    /// `lookalikes` in Chinese (the report's "what else fits" when evidence argues against).
+    #[serde(default)]
+    pub lookalikes_zh: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
