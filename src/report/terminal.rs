@@ -125,12 +125,15 @@ pub fn render_with(r: &Report, o: &Options) -> String {
             } else {
                 tr.less_evidence()
             };
-            t.add_row(vec![
-                f.category.to_string(),
-                format!("{:.2}", f.confidence),
-                super::cut(tr.title(f), 60),
-                super::cut(why, 70),
-            ]);
+            o.tables.row(
+                &mut t,
+                vec![
+                    f.category.to_string(),
+                    format!("{:.2}", f.confidence),
+                    super::cut(tr.title(f), 60),
+                    super::cut(why, 70),
+                ],
+            );
         }
         let _ = writeln!(out, "{}", o.tables.finish(t));
     }
