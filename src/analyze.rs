@@ -65,6 +65,10 @@ pub struct InputInfo {
     /// Lines read (0 for what is not read as lines).
     #[serde(skip)]
     pub lines: u64,
+    /// Last modification (Unix seconds), when the input is a file: the year of a year-less
+    /// glog time when no line of the run carries a full date.
+    #[serde(skip)]
+    pub modified: Option<i64>,
 }
 
 /// One line that matched one signature of one rule.
@@ -384,6 +388,7 @@ impl<'kb> Engine<'kb> {
                 bytes: bytes.len() as u64,
                 phase: Phase::During,
                 lines: 0,
+                modified: None,
             },
             ..FileResult::default()
         };
@@ -440,6 +445,7 @@ impl<'kb> Engine<'kb> {
                 bytes: input.size,
                 phase: input.phase,
                 lines: 0,
+                modified: input.id.map(|i| (i.mtime_ns / 1_000_000_000) as i64),
             },
             ..FileResult::default()
         };
@@ -483,6 +489,7 @@ impl<'kb> Engine<'kb> {
                 bytes: input.size,
                 phase: input.phase,
                 lines: 0,
+                modified: input.id.map(|i| (i.mtime_ns / 1_000_000_000) as i64),
             },
             ..FileResult::default()
         };
@@ -627,6 +634,8 @@ impl<'kb> Engine<'kb> {
                 bytes: m.size,
                 phase: crate::inputs::phase_of(&display).0,
                 lines: 0,
+                // A year-less time in a member is dated from the run's dated lines only.
+                modified: None,
             },
             ..FileResult::default()
         };
@@ -1163,6 +1172,7 @@ impl Default for InputInfo {
             bytes: 0,
             phase: Phase::During,
             lines: 0,
+            modified: None,
         }
     }
 }

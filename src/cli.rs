@@ -32,6 +32,73 @@ pub mod exit {
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Colour: `auto` (stdout is a terminal, TERM is not `dumb`, NO_COLOR unset or empty),
+    /// `always`, `never`.
+    #[arg(long, global = true, value_enum, default_value_t = ColorWhen::Auto)]
+    pub color: ColorWhen,
+    /// Language of the reports for people (terminal, markdown, github): `zh` or `en`.
+    /// Default: Chinese when LANGUAGE, LC_ALL, LC_MESSAGES or LANG (the first set) starts
+    /// with `zh`. JSON keys and values are the same in both.
+    #[arg(long, global = true, value_enum)]
+    pub lang: Option<LangArg>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColorWhen {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LangArg {
+    Zh,
+    En,
+}
+
+/// How the reports for people look, decided once from the flags and the environment.
+#[derive(Clone, Copy, Debug)]
+pub struct Ui {
+    pub color: ColorWhen,
+    pub lang: crate::model::Lang,
+}
+
+impl Ui {
+    fn of(cli: &Cli) -> Ui {
+        let lang = match cli.lang {
+            Some(LangArg::Zh) => crate::model::Lang::Zh,
+            Some(LangArg::En) => crate::model::Lang::En,
+            None => crate::report::i18n::from_env(|k| std::env::var(k).ok()),
+        };
+        Ui {
+            color: cli.color,
+            lang,
+        }
+    }
+
+    /// The report options for an output that is (or is not) a terminal.
+    pub fn options(self, terminal: bool) -> terminal::Options {
+        let env = |k: &str| std::env::var(k).ok();
+        let color = match self.color {
+            ColorWhen::Always => true,
+            ColorWhen::Never => false,
+            ColorWhen::Auto => {
+                terminal
+                    && env("TERM").is_none_or(|t| t != "dumb")
+                    && env("NO_COLOR").is_none_or(|v| v.is_empty())
+            }
+        };
+        terminal::Options {
+            color,
+            lang: self.lang,
+            tables: crate::report::table::Tables::for_output(terminal, env("COLUMNS").as_deref()),
+        }
+    }
+
+    /// For stdout.
+    fn stdout(self) -> terminal::Options {
+        self.options(std::io::stdout().is_terminal())
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -85,7 +152,7 @@ pub struct AnalyzeArgs {
     /// Worker threads (default: available cores).
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Never colour the terminal report.
+    /// Never colour the terminal report (the same as `--color never`).
     #[arg(long)]
     pub no_color: bool,
     /// Root holding the crashed machine's files, for naming core-dump stack frames
@@ -121,6 +188,7 @@ pub struct DiffArgs {
     pub good: String,
     /// The run that failed.
     pub bad: String,
+    /// Output format.
     #[arg(long, value_enum, default_value_t = DiffFormat::Terminal)]
     pub format: DiffFormat,
     /// Extra rule directories (TOML files), loaded after the built-in rules.
@@ -133,6 +201,8 @@ pub struct DiffArgs {
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DiffFormat {
+    /// Aligned rows for a terminal (`table` is accepted too, as for `analyze`).
+    #[value(alias = "table")]
     Terminal,
     Json,
     /// For a PR comment (secrets always redacted).
@@ -313,12 +383,13 @@ fn threads(n: Option<usize>) -> usize {
 }
 
 pub fn run(cli: Cli) -> i32 {
+    let ui = Ui::of(&cli);
     match cli.command {
-        Command::Analyze(a) => analyze(a),
-        Command::Facts(f) => facts(f),
+        Command::Analyze(a) => analyze(a, ui),
+        Command::Facts(f) => facts(f, ui),
         Command::Capture(c) => capture_cmd(c),
-        Command::Run(r) => run_cmd(r),
-        Command::Triage(t) => triage_cmd(t),
+        Command::Run(r) => run_cmd(r, ui),
+        Command::Triage(t) => triage_cmd(t, ui),
         Command::Diff(d) => diff_cmd(d),
         Command::History(h) => match crate::history::command::run(h) {
             Ok(text) => print_out(&text),
@@ -327,7 +398,7 @@ pub fn run(cli: Cli) -> i32 {
                 exit::HISTORY
             }
         },
-        Command::Rules { command } => rules_cmd(command),
+        Command::Rules { command } => rules_cmd(command, ui),
         Command::Completions { shell } => {
             let mut buf = Vec::new();
             clap_complete::generate(shell, &mut cli_command(), "trainwreck", &mut buf);
@@ -380,7 +451,7 @@ fn missing_paths(paths: &[String]) -> Option<i32> {
     (!missing.is_empty()).then_some(exit::USAGE)
 }
 
-fn analyze(args: AnalyzeArgs) -> i32 {
+fn analyze(args: AnalyzeArgs, ui: Ui) -> i32 {
     if let Some(code) = missing_paths(&args.paths) {
         return code;
     }
@@ -460,11 +531,10 @@ fn analyze(args: AnalyzeArgs) -> i32 {
             None => r.to_json() + "\n",
         },
         Format::Table => {
-            let color = !args.no_color
-                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                && std::io::stdout().is_terminal();
+            let mut o = ui.stdout();
+            o.color &= !args.no_color;
             r.neutralize();
-            let mut t = terminal::render(&r, &terminal::Style { color });
+            let mut t = terminal::render_with(&r, &o);
             if let Some(d) = &r.diff {
                 t.push_str("\nWhat changed since the good run\n\n");
                 t.push_str(&crate::report::diff::terminal(d));
@@ -475,7 +545,7 @@ fn analyze(args: AnalyzeArgs) -> i32 {
             t
         }
         Format::Markdown => {
-            let mut t = crate::report::markdown::render(&r);
+            let mut t = crate::report::markdown::render_in(&r, ui.lang);
             if let Some(d) = &r.diff {
                 t.push('\n');
                 t.push_str(&crate::report::diff::markdown(d));
@@ -487,7 +557,7 @@ fn analyze(args: AnalyzeArgs) -> i32 {
                 [one] if std::path::Path::new(one).is_dir() => one.trim_start_matches("./"),
                 _ => "",
             };
-            crate::report::github::render(&r, root)
+            crate::report::github::render_in(&r, root, ui.lang)
         }
         Format::Junit => crate::report::junit::render(&r),
     };
@@ -590,7 +660,7 @@ fn redactor(flag: Option<&str>, pasted: bool) -> Result<Option<crate::redact::Re
     }
 }
 
-fn triage_cmd(args: TriageArgs) -> i32 {
+fn triage_cmd(args: TriageArgs, ui: Ui) -> i32 {
     if let Some(code) = missing_paths(&args.paths) {
         return code;
     }
@@ -661,7 +731,8 @@ fn triage_cmd(args: TriageArgs) -> i32 {
             ));
         }
         TriageFormat::Table => {
-            crate::report::neutralize(&crate::report::triage::render_table(&t)).into_owned()
+            let tables = ui.stdout().tables;
+            crate::report::neutralize(&crate::report::triage::render_table(&t, tables)).into_owned()
         }
         TriageFormat::Markdown => crate::report::triage::render_markdown(&t),
     };
@@ -685,7 +756,7 @@ fn print_out(text: &str) -> i32 {
     exit::OK
 }
 
-fn facts(args: FactsArgs) -> i32 {
+fn facts(args: FactsArgs, ui: Ui) -> i32 {
     if args.catalog {
         return print_out(&crate::report::facts::catalog(crate::facts::CATALOG));
     }
@@ -715,18 +786,22 @@ fn facts(args: FactsArgs) -> i32 {
     }
     match args.format {
         FactsFormat::Json => print_out(&crate::report::facts::json(&facts, &warnings)),
-        FactsFormat::Table => print_term(&crate::report::facts::table(&facts, &warnings)),
+        FactsFormat::Table => print_term(&crate::report::facts::table(
+            &facts,
+            &warnings,
+            ui.stdout().tables,
+        )),
     }
 }
 
-fn rules_cmd(cmd: RulesCommand) -> i32 {
+fn rules_cmd(cmd: RulesCommand, ui: Ui) -> i32 {
     match cmd {
         RulesCommand::List { rules } => {
             let kb = match load(&rules) {
                 Ok(kb) => kb,
                 Err(c) => return c,
             };
-            print_term(&crate::report::rules::list(&kb))
+            print_term(&crate::report::rules::list(&kb, ui.stdout().tables))
         }
         RulesCommand::Explain { id, rules } => {
             let kb = match load(&rules) {
@@ -824,7 +899,7 @@ fn capture_cmd(args: CaptureArgs) -> i32 {
     }
 }
 
-fn run_cmd(args: RunArgs) -> i32 {
+fn run_cmd(args: RunArgs, ui: Ui) -> i32 {
     let out = args.out.unwrap_or_else(|| {
         let secs = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -865,14 +940,14 @@ fn run_cmd(args: RunArgs) -> i32 {
                     with_history(&mut r, args.db.as_deref(), Some(&ctx));
                 }
                 r.neutralize();
-                let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                    && std::io::stderr().is_terminal();
+                // The diagnosis goes to stderr: colour and tables follow it.
+                let o = ui.options(std::io::stderr().is_terminal());
                 eprintln!(
                     "\ntrainwreck: the command failed (exit status {}); diagnosis of {}:\n",
                     outcome.exit_status,
                     outcome.out_dir.display()
                 );
-                eprint!("{}", terminal::render(&r, &terminal::Style { color }));
+                eprint!("{}", terminal::render_with(&r, &o));
             }
             Err(_) => eprintln!(
                 "trainwreck: rules failed to load; run `trainwreck analyze` on the directory later"

@@ -4,10 +4,15 @@
 //! drop real lines fails here too. One scan per example serves every rule at once, which also
 //! makes the cross-rule overlap check linear in the number of examples. Returns messages; the
 //! CLI and `cargo test` decide what to do with them. Retired rules are not scanned by
-//! `analyze`, so their examples are not checked.
+//! `analyze`, so their examples are not checked. A built-in rule must also carry its Chinese
+//! texts (`title_zh`, each fix's `text_zh`, `next_time_zh`, each condition's `why_zh`,
+//! `doc.lookalikes_zh`), and a
+//! Chinese template must use the same variables as its English twin, so the numbers a fix
+//! computes appear in both; a user rule may leave them out (the report falls back to English).
 
 use crate::analyze::Engine;
 use crate::model::{Fact, RuleStatus};
+use crate::rules::template::{Piece, Template};
 use crate::rules::{ExampleCase, KnowledgeBase, Role, Rule};
 use std::collections::BTreeSet;
 
@@ -91,6 +96,9 @@ fn test_examples_in(kb: &KnowledgeBase, chunk_rules: usize) -> Vec<String> {
         }
     }
     let mut fails = Vec::new();
+    for r in &kb.rules {
+        chinese(r, &mut fails);
+    }
     for (ri, r) in kb.rules.iter().enumerate() {
         if !tested(r) {
             continue;
@@ -140,6 +148,63 @@ fn test_examples_in(kb: &KnowledgeBase, chunk_rules: usize) -> Vec<String> {
         }
     }
     fails
+}
+
+/// The template's variables with their filters, sorted (`{a} {b|docker}` and `{b|docker} {a}`
+/// agree; `{b}` and `{b|docker}` do not).
+fn holes(t: &Template) -> Vec<String> {
+    let mut v: Vec<String> = t
+        .pieces
+        .iter()
+        .filter_map(|p| match p {
+            Piece::Var { name, filter } => Some(format!("{name}{filter:?}")),
+            Piece::Text(_) => None,
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// A rule's Chinese texts: present for a built-in rule, and each Chinese template with the
+/// variables of its English twin (for any rule that gives one).
+fn chinese(r: &Rule, fails: &mut Vec<String>) {
+    let builtin = r.origin.starts_with("builtin:");
+    let mut fail =
+        |what: String| fails.push(format!("{} {} ({}): {what}", r.code, r.name, r.origin));
+    if builtin && r.title_zh.as_deref().is_none_or(|t| t.trim().is_empty()) {
+        fail("no `title_zh`: a built-in rule carries its Chinese title".into());
+    }
+    if builtin && r.next_time.is_some() && r.next_time_zh.is_none() {
+        fail("`next_time` has no `next_time_zh`".into());
+    }
+    if builtin && r.doc_lookalikes.is_some() && r.doc_lookalikes_zh.is_none() {
+        fail("`doc.lookalikes` has no `doc.lookalikes_zh`".into());
+    }
+    let twins = r
+        .fixes
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (format!("fix[{i}].text_zh"), &f.text, f.text_zh.as_ref()))
+        .chain(
+            r.conditions
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (format!("condition[{i}].why_zh"), &c.why, c.why_zh.as_ref())),
+        );
+    for (key, en, zh) in twins {
+        match zh {
+            None if builtin => fail(format!(
+                "no `{key}`: a built-in rule carries the Chinese text next to the English"
+            )),
+            None => {}
+            Some(zh) if holes(zh) != holes(en) => fail(format!(
+                "`{key}` uses the variables {:?} but the English uses {:?}: both must show the same values",
+                holes(zh),
+                holes(en)
+            )),
+            Some(_) => {}
+        }
+    }
 }
 
 /// An overlap between rules of different categories fails unless one of the two declares it

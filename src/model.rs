@@ -608,6 +608,15 @@ vocabulary! {
 }
 
 vocabulary! {
+    /// The language a report is written in for people (`--lang`). Analysis keeps both
+    /// languages' texts where they exist; only `report` picks one. JSON keys never change.
+    Lang {
+        En = "en",
+        Zh = "zh",
+    }
+}
+
+vocabulary! {
     /// A rule's life cycle (`status` in a rule file; `stable` when absent).
     RuleStatus {
         Stable = "stable",

@@ -200,7 +200,9 @@ fn timeline_flag_reads_in_order() {
         .unwrap();
     let s = String::from_utf8_lossy(&out.stdout);
     assert!(
-        s.contains("initiated by rank 0 on host localhost; 1 other rank affected as symptom"),
+        s.contains("started: rank 0, host localhost,")
+            && s.contains("; 1 other rank affected as symptom")
+            && !s.contains("initiated by"),
         "{s}"
     );
     let tl = s.split("Timeline").nth(1).expect("timeline section");

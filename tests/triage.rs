@@ -190,7 +190,7 @@ fn fixtures_of_different_categories_never_share_a_fingerprint() {
         }
         let fp =
             fp.unwrap_or_else(|| panic!("{}: a failure has a fingerprint", e.path().display()));
-        assert!(fp.starts_with("fp1:") && fp.len() == 20, "{fp}");
+        assert!(fp.starts_with("fp2:") && fp.len() == 20, "{fp}");
         by_fp.entry(fp).or_default().insert(cat);
         n += 1;
     }

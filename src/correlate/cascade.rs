@@ -41,6 +41,8 @@ pub struct Culprit {
     /// Weak: only that its log stopped before the others timed out.
     pub strong: bool,
     pub why: Vec<String>,
+    /// `why` in Chinese, one for one.
+    pub why_zh: Vec<String>,
     pub evidence: Vec<Evidence>,
     pub time: Option<String>,
     t: Option<f64>,
@@ -66,7 +68,9 @@ pub struct Verdict {
     pub collective: Option<(u64, String)>,
 }
 
-fn ev(e: &Event, why: Option<String>) -> Evidence {
+/// `why` is given in both languages (English, Chinese).
+fn ev(e: &Event, why: Option<(String, String)>) -> Evidence {
+    let (why, why_zh) = why.map_or((None, None), |(en, zh)| (Some(en), Some(zh)));
     Evidence {
         path: e.path.clone(),
         line: e.line,
@@ -75,6 +79,7 @@ fn ev(e: &Event, why: Option<String>) -> Evidence {
         time: e.time.clone(),
         text: e.text.clone(),
         why,
+        why_zh,
     }
 }
 
@@ -146,18 +151,19 @@ pub fn verdict(tl: &Timeline, flight: &[flight_recorder::FrDump]) -> Verdict {
         .copied();
 
     let mut culprits: BTreeMap<u32, Culprit> = BTreeMap::new();
-    let mut add = |rank: u32, strong: bool, why: String, e: Option<&Event>| {
+    let mut add = |rank: u32, strong: bool, (why, why_zh): (String, String), e: Option<&Event>| {
         let c = culprits.entry(rank).or_insert_with(|| Culprit {
             rank,
             strong: false,
             why: Vec::new(),
+            why_zh: Vec::new(),
             evidence: Vec::new(),
             time: None,
             t: None,
         });
         c.strong |= strong;
         if let Some(e) = e {
-            c.evidence.push(ev(e, Some(why.clone())));
+            c.evidence.push(ev(e, Some((why.clone(), why_zh.clone()))));
             // The origin time is the rank's earliest sign of trouble (its log stopping).
             let earlier = match (e.t, c.t) {
                 (Some(a), Some(b)) => a < b,
@@ -170,6 +176,7 @@ pub fn verdict(tl: &Timeline, flight: &[flight_recorder::FrDump]) -> Verdict {
             }
         }
         c.why.push(why);
+        c.why_zh.push(why_zh);
     };
 
     // Work counters: the latest `last enqueued / completed` line of each rank.
@@ -192,8 +199,13 @@ pub fn verdict(tl: &Timeline, flight: &[flight_recorder::FrDump]) -> Verdict {
                 add(
                     r,
                     true,
-                    format!(
-                        "rank {r} never enqueued collective #{seq} ({op}): last enqueued {enq}, last completed {done}"
+                    (
+                        format!(
+                            "rank {r} never enqueued collective #{seq} ({op}): last enqueued {enq}, last completed {done}"
+                        ),
+                        format!(
+                            "rank {r} 根本没有把第 {seq} 号集合通信（{op}）放进队列：最后入队的是 {enq}，最后完成的是 {done}"
+                        ),
                     ),
                     Some(e),
                 );
@@ -209,8 +221,13 @@ pub fn verdict(tl: &Timeline, flight: &[flight_recorder::FrDump]) -> Verdict {
                     add(
                         r,
                         true,
-                        format!(
-                            "rank {r} lags: completed collective #{done} (enqueued {enq}) while others completed #{max_done}"
+                        (
+                            format!(
+                                "rank {r} lags: completed collective #{done} (enqueued {enq}) while others completed #{max_done}"
+                            ),
+                            format!(
+                                "rank {r} 落后了：它只完成到第 {done} 号集合通信（入队到 {enq}），其他 rank 已完成到第 {max_done} 号"
+                            ),
                         ),
                         Some(e),
                     );
@@ -225,9 +242,15 @@ pub fn verdict(tl: &Timeline, flight: &[flight_recorder::FrDump]) -> Verdict {
             add(
                 *r,
                 true,
-                format!(
-                    "flight recorder: rank {r} never recorded collective #{} ({}) of process group {}",
-                    g.seq, g.op, g.pg
+                (
+                    format!(
+                        "flight recorder: rank {r} never recorded collective #{} ({}) of process group {}",
+                        g.seq, g.op, g.pg
+                    ),
+                    format!(
+                        "flight recorder：rank {r} 没有记录进程组 {} 的第 {} 号集合通信（{}）",
+                        g.pg, g.seq, g.op
+                    ),
                 ),
                 None,
             );
@@ -255,14 +278,20 @@ pub fn verdict(tl: &Timeline, flight: &[flight_recorder::FrDump]) -> Verdict {
             }
             let t = e.t.unwrap_or(t0);
             if t < t0 {
+                let at = when(e).unwrap_or_default();
+                let dog = d.who.rank.map_or("?".into(), |x| x.to_string());
                 add(
                     r,
                     false,
-                    format!(
-                        "rank {r}'s log stops at {} ({:.1} s before rank {}'s watchdog fired) and it never timed out itself",
-                        when(e).unwrap_or_default(),
-                        t0 - t,
-                        d.who.rank.map_or("?".into(), |x| x.to_string())
+                    (
+                        format!(
+                            "rank {r}'s log stops at {at} ({:.1} s before rank {dog}'s watchdog fired) and it never timed out itself",
+                            t0 - t,
+                        ),
+                        format!(
+                            "rank {r} 的日志停在 {at}（比 rank {dog} 的 watchdog 触发早 {:.1} 秒），而它自己从没超时",
+                            t0 - t,
+                        ),
                     ),
                     Some(e),
                 );
@@ -306,9 +335,11 @@ fn is_teardown(text: &str) -> bool {
 struct Synth<'a> {
     id: (&'a str, &'a str, Category),
     title: String,
+    title_zh: String,
     conf: f64,
     evidence: Vec<Evidence>,
     fix: &'a str,
+    fix_zh: &'a str,
     why: Vec<String>,
 }
 
@@ -316,9 +347,11 @@ fn synthetic(x: Synth) -> Finding {
     let Synth {
         id: (rule, code, category),
         title,
+        title_zh,
         conf,
         evidence,
         fix,
+        fix_zh,
         why,
     } = x;
     Finding {
@@ -327,12 +360,14 @@ fn synthetic(x: Synth) -> Finding {
         category,
         action: category.action(),
         title,
+        title_zh: Some(title_zh),
         confidence: conf,
         symptom_of: None,
         origin: Origin::default(),
         evidence,
         against: Vec::new(),
         fix: fix.into(),
+        fix_zh: Some(fix_zh.into()),
         role: Role::Root,
         merged_rules: Vec::new(),
         score: why
@@ -341,7 +376,9 @@ fn synthetic(x: Synth) -> Finding {
             .collect(),
         more_lines: 0,
         next_time: None,
+        next_time_zh: None,
         alternatives: None,
+        alternatives_zh: None,
         affected_ranks: Vec::new(),
     }
 }
@@ -400,15 +437,34 @@ pub fn apply(kb: &KnowledgeBase, a: &Analysis, tl: &Timeline, findings: &mut Vec
             })
             .collect::<Vec<_>>()
             .join(", ");
+        let desc_zh = m
+            .ops
+            .iter()
+            .map(|(op, r)| {
+                format!(
+                    "rank {} 执行的是 {op}",
+                    r.iter()
+                        .map(|x| x.to_string())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("，");
         let f = synthetic(Synth {
             id: (MISMATCH_RULE, "TW9901", Category::CollectiveMismatch),
             title: format!(
                 "Ranks ran different collectives at sequence number {}: {desc}",
                 m.seq
             ),
+            title_zh: format!(
+                "各 rank 在第 {} 号集合通信上执行的操作不一致：{desc_zh}",
+                m.seq
+            ),
             conf: 0.95,
             evidence: m.evidence.clone(),
             fix: "A collective is called conditionally or in a different order on some ranks (rank-dependent `if` around all_reduce/broadcast, early exit on one rank). Make every rank call the same collectives in the same order; TORCH_DISTRIBUTED_DEBUG=DETAIL names the call sites.",
+            fix_zh: "有的 rank 是有条件地或按不同顺序调用集合通信的（all_reduce/broadcast 外面包了依赖 rank 的 `if`，或某个 rank 提前退出）。让所有 rank 按相同顺序调用相同的集合通信；设置 TORCH_DISTRIBUTED_DEBUG=DETAIL 可以看到具体调用位置。",
             why: vec![format!(
                 "collective fingerprints differ at sequence number {}: {desc}",
                 m.seq
@@ -422,6 +478,7 @@ pub fn apply(kb: &KnowledgeBase, a: &Analysis, tl: &Timeline, findings: &mut Vec
         {
             Some(i) => {
                 findings[i].title = f.title.clone();
+                findings[i].title_zh = f.title_zh.clone();
                 root_idx = Some(i);
             }
             None => {
@@ -441,15 +498,25 @@ pub fn apply(kb: &KnowledgeBase, a: &Analysis, tl: &Timeline, findings: &mut Vec
             Some(i) => root_idx = Some(i),
             None => {
                 let (seq, op) = v.collective.clone().unwrap_or((0, "?".into()));
-                let title = if v.collective.is_some() {
-                    format!(
-                        "Rank {} never reached collective #{seq} ({op}); {} waiting rank{} timed out",
-                        c.rank,
-                        v.waiters.len(),
-                        if v.waiters.len() == 1 { "" } else { "s" }
+                let (title, title_zh) = if v.collective.is_some() {
+                    (
+                        format!(
+                            "Rank {} never reached collective #{seq} ({op}); {} waiting rank{} timed out",
+                            c.rank,
+                            v.waiters.len(),
+                            if v.waiters.len() == 1 { "" } else { "s" }
+                        ),
+                        format!(
+                            "rank {} 一直没有走到第 {seq} 号集合通信（{op}），{} 个在等它的 rank 超时了",
+                            c.rank,
+                            v.waiters.len()
+                        ),
                     )
                 } else {
-                    format!("Rank {} lags behind the other ranks' collectives", c.rank)
+                    (
+                        format!("Rank {} lags behind the other ranks' collectives", c.rank),
+                        format!("rank {} 的集合通信进度落后于其他 rank", c.rank),
+                    )
                 };
                 let mut evidence = c.evidence.clone();
                 if let Some(d) = tl
@@ -457,15 +524,23 @@ pub fn apply(kb: &KnowledgeBase, a: &Analysis, tl: &Timeline, findings: &mut Vec
                     .iter()
                     .find(|e| matches!(e.kind, Kind::Launch(What::Watchdog { .. })))
                 {
-                    evidence.push(ev(d, Some("the peers' watchdog fired here".into())));
+                    evidence.push(ev(
+                        d,
+                        Some((
+                            "the peers' watchdog fired here".into(),
+                            "其他 rank 的 watchdog 在这里触发".into(),
+                        )),
+                    ));
                 }
                 let conf = if c.strong { 0.9 } else { 0.75 };
                 findings.push(synthetic(Synth {
                     id: (LAGGING_RULE, "TW9902", Category::NcclTimeout),
                     title,
+                    title_zh,
                     conf,
                     evidence,
                     fix: "Look at what this rank was doing when its log stopped: rank-0-only work (evaluation, checkpoint upload, logging) longer than the process-group timeout, a hang (deadlock, I/O), or a crash without a message. Run such work on all ranks or follow it with a barrier; raise the timeout only if the long step is legitimate.",
+                    fix_zh: "看看这个 rank 在日志停下时在做什么：只在 rank 0 上做、耗时超过进程组 timeout 的工作（评估、上传 checkpoint、写日志），卡死（死锁、I/O），或者没留下任何信息就崩了。这类工作要么所有 rank 一起做，要么后面跟一个 barrier；只有这一步确实就要那么久时，才去调大 timeout。",
                     why: c.why.clone(),
                 }));
                 root_idx = Some(findings.len() - 1);
@@ -545,25 +620,6 @@ pub fn apply(kb: &KnowledgeBase, a: &Analysis, tl: &Timeline, findings: &mut Vec
         if f.origin.time.is_none() {
             f.origin.time = origin_time;
         }
-        // A glog/syslog time has no year and raw dmesg counts from boot: give the origin the
-        // wall-clock time the timeline resolved, in the contract's ISO form.
-        if let Some(t) = f.origin.time.clone()
-            && (t.starts_with("--") || t.starts_with("boot+"))
-        {
-            let month = t.get(2..4).and_then(|m| m.parse::<u32>().ok()).unwrap_or(1);
-            if let Some(epoch) =
-                crate::timeline::resolve(&t, tl.year.map(|y| (y, month)), tl.boot_epoch)
-            {
-                f.origin.time = Some(crate::timeline::format_epoch(epoch));
-            }
-        }
-        if let Some(t) = f.origin.time.as_mut()
-            && t.len() > 10
-            && t.as_bytes()[4] == b'-'
-            && t.as_bytes()[10] == b' '
-        {
-            t.replace_range(10..11, "T");
-        }
     }
 
     // Symptoms: timeouts, aborts, teardown — they follow from the root.
@@ -602,6 +658,64 @@ pub fn apply(kb: &KnowledgeBase, a: &Analysis, tl: &Timeline, findings: &mut Vec
             .then(y.confidence.total_cmp(&x.confidence))
     });
     findings.insert(0, root);
+}
+
+/// Every finding's `origin.time` in the contract's form, ISO 8601 with the date, whatever the
+/// log wrote: a glog/syslog time (`--11-29T19:47:44.123`, no year) takes its year from the
+/// earliest fully dated line of the run, else from the modification time of the file it was
+/// read from; raw dmesg (`boot+1843.3`) takes the boot time the timeline aligned. A time that
+/// cannot be dated is dropped (the evidence keeps it as logged) rather than published
+/// without its date. Runs after the cascade, for symptoms too.
+pub fn date_origins(a: &Analysis, tl: &Timeline, findings: &mut [Finding]) {
+    for f in findings.iter_mut() {
+        let Some(t) = f.origin.time.take() else {
+            continue;
+        };
+        let path = f
+            .evidence
+            .iter()
+            .find(|e| e.time.as_deref() == Some(t.as_str()))
+            .or(f.evidence.first())
+            .map(|e| e.path.as_str());
+        f.origin.time = dated(&t, tl, || modified(a, path));
+    }
+}
+
+/// `t` with its date, in ISO form (`T` between date and time).
+fn dated(t: &str, tl: &Timeline, modified: impl Fn() -> Option<i64>) -> Option<String> {
+    if let Some(md) = t.strip_prefix("--") {
+        let month: u32 = md.get(0..2)?.parse().ok()?;
+        let day: u32 = md.get(3..5)?.parse().ok()?;
+        let year = tl.year.or_else(|| {
+            // The file was last written after its lines: a day later in the year than the
+            // file's is last year's.
+            let (y, m, d) = crate::sources::units::civil_from_days(modified()?.div_euclid(86_400));
+            Some(y as i32 - i32::from((month, day) > (m, d)))
+        })?;
+        return Some(format!("{year:04}-{md}"));
+    }
+    if t.starts_with("boot+") {
+        let epoch = crate::timeline::resolve(t, None, tl.boot_epoch)?;
+        return Some(crate::timeline::format_epoch(epoch).replacen(' ', "T", 1));
+    }
+    let b = t.as_bytes();
+    let has_date =
+        b.len() >= 10 && b[4] == b'-' && b[7] == b'-' && b[..4].iter().all(u8::is_ascii_digit);
+    if !has_date {
+        return None;
+    }
+    let mut t = t.to_string();
+    if t.as_bytes().get(10) == Some(&b' ') {
+        t.replace_range(10..11, "T");
+    }
+    Some(t)
+}
+
+/// The modification time of the input at `path`, else the latest of all inputs'.
+fn modified(a: &Analysis, path: Option<&str>) -> Option<i64> {
+    path.and_then(|p| a.inputs.iter().find(|i| i.path == p))
+        .and_then(|i| i.modified)
+        .or_else(|| a.inputs.iter().filter_map(|i| i.modified).max())
 }
 
 /// The rank whose process the kernel (or a cgroup, or systemd-oomd) killed first, or that

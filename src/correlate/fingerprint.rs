@@ -1,8 +1,8 @@
-//! Failure fingerprints: a short stable id (`fp1:` + 16 hex digits) that groups identical
+//! Failure fingerprints: a short stable id (`fp2:` + 16 hex digits) that groups identical
 //! failures across jobs, nodes, days and rank counts, and keeps different failures apart.
 //! A pure function of the findings and the analysis; it must not read files or format output.
 //!
-//! Algorithm `fp1` (README.md "Fingerprints"; any change to it bumps the version prefix):
+//! Algorithm `fp2` (README.md "Fingerprints"; any change to it bumps the version prefix):
 //!
 //! 1. A confident root cause (the report's top finding): the key is `rule` + `category` + the
 //!    sorted set of the named captures its evidence lines gave (`op=ALLREDUCE`), normalised,
@@ -11,6 +11,9 @@
 //!    which lines and excerpts a run leaves varies with launcher, rank count and log layout.
 //!    For the generic categories `python_exception` and `other` the unknown-failure key of
 //!    step 2 is added, so two different exceptions caught by one generic rule stay apart.
+//!    For `gpu_oom`, when the OOM message shows the card held by something other than this
+//!    process's PyTorch (`derive::gpu_memory_holder`), `gpu_memory_holder=other-process` is
+//!    added: that failure is fixed by freeing the card, not by a smaller batch (new in fp2).
 //! 2. Otherwise (unknown failure): from each file's error tail (`errtail`), the last Python
 //!    exception that is not a launcher wrapper (`ChildFailedError`, `CalledProcessError`),
 //!    as `Type: normalised message @ frame > frame` with the innermost three frames outside
@@ -19,7 +22,7 @@
 //!    each file, normalised, as a sorted set (at most 8).
 //! 3. Otherwise a weak finding's rule and category; a run without any sign of failure has none.
 //!
-//! The key is hashed with 64-bit FNV-1a. [`normalise`] peels log prefixes (rank, host, pid,
+//! The key, seeded with [`KEY_SEED`], is hashed with 64-bit FNV-1a. [`normalise`] peels log prefixes (rank, host, pid,
 //! time), replaces the run's own host names, URLs, temp and home paths, IPv4 addresses, hex
 //! addresses, long mixed ids, sizes and numbers with placeholders, and collapses runs of
 //! placeholders (`[0, 1, 2, 3]` and `[0, 1]` both become `[#]`).
@@ -29,11 +32,19 @@ use super::{Finding, RULED_OUT_BELOW};
 use crate::analyze::Analysis;
 use crate::errtail::TailLine;
 use crate::model::{Category, Verdict};
+use crate::rules::KnowledgeBase;
+use crate::rules::derive::{GpuMemoryHolder, gpu_memory_holder};
 use regex::Regex;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::LazyLock;
 
-pub const VERSION: &str = "fp1";
+/// The prefix of every fingerprint: the algorithm's version. `fp2` splits CUDA OOMs by who
+/// holds the card; every other key is the same as in `fp1`.
+pub const VERSION: &str = "fp2";
+
+/// What the hashed key starts with. It stays `fp1` so that the failures fp2 did not change keep
+/// their 16 hex digits (a history's `fp1:X` and `fp2:X` are the same failure).
+const KEY_SEED: &str = "fp1";
 
 /// Most normalised lines that enter one key.
 const MAX_KEY_LINES: usize = 8;
@@ -160,7 +171,7 @@ pub fn normalise(text: &str) -> String {
 }
 
 fn hash(kind: &str, parts: &[String]) -> String {
-    let mut key = format!("{VERSION}\n{kind}");
+    let mut key = format!("{KEY_SEED}\n{kind}");
     for p in parts {
         key.push('\n');
         key.push_str(p);
@@ -192,7 +203,12 @@ fn known_hosts(findings: &[Finding], a: &Analysis) -> Vec<String> {
 }
 
 /// The fingerprint of a report: see the module documentation for the algorithm.
-pub fn compute(findings: &[Finding], a: &Analysis, verdict: Verdict) -> Option<String> {
+pub fn compute(
+    kb: &KnowledgeBase,
+    findings: &[Finding],
+    a: &Analysis,
+    verdict: Verdict,
+) -> Option<String> {
     if verdict == Verdict::NoFailure {
         return None;
     }
@@ -201,7 +217,7 @@ pub fn compute(findings: &[Finding], a: &Analysis, verdict: Verdict) -> Option<S
         .first()
         .filter(|f| f.symptom_of.is_none() && f.confidence >= RULED_OUT_BELOW);
     if let Some(root) = top {
-        return Some(of_finding(root, a, &hosts));
+        return Some(of_finding(kb, root, a, &hosts));
     }
     if let Some(fp) = of_tail(&a.error_tail, &hosts) {
         return Some(fp);
@@ -227,12 +243,33 @@ fn informative(v: &str) -> bool {
     rest.chars().any(|c| c.is_alphabetic())
 }
 
-fn of_finding(root: &Finding, a: &Analysis, hosts: &[String]) -> String {
+fn of_finding(kb: &KnowledgeBase, root: &Finding, a: &Analysis, hosts: &[String]) -> String {
     let cited: BTreeSet<&str> = root.evidence.iter().map(|e| e.text.as_str()).collect();
+    // A line is cited once (`cite_once`) though several signatures' hits may hold it, each
+    // with its own excerpt: every hit of the finding's rules on a cited line counts.
+    let own: BTreeSet<usize> = kb
+        .rules
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.name == root.rule || root.merged_rules.contains(&r.name))
+        .map(|(i, _)| i)
+        .collect();
+    let at: BTreeSet<(&str, u64)> = root
+        .evidence
+        .iter()
+        .filter_map(|e| Some((e.path.as_str(), e.line?)))
+        .collect();
+    let is_cited = |h: &&crate::analyze::RuleHit| {
+        cited.contains(h.text.as_str())
+            || own.contains(&h.rule)
+                && a.inputs
+                    .get(h.input)
+                    .is_some_and(|i| at.contains(&(i.path.as_str(), h.line)))
+    };
     let captures: BTreeSet<String> = a
         .hits
         .iter()
-        .filter(|h| cited.contains(h.text.as_str()))
+        .filter(is_cited)
         .flat_map(|h| h.captures.iter())
         .filter_map(|(name, value)| {
             let v = normalise_with(value, hosts);
@@ -241,6 +278,18 @@ fn of_finding(root: &Finding, a: &Analysis, hosts: &[String]) -> String {
         .collect();
     let mut parts = vec![root.rule.clone(), root.category.to_string()];
     parts.extend(captures.into_iter().take(MAX_KEY_LINES));
+    if root.category == Category::GpuOom {
+        let caps: Vec<(String, String)> = a
+            .hits
+            .iter()
+            .filter(is_cited)
+            .flat_map(|h| h.captures.iter().cloned())
+            .collect();
+        let lines: Vec<&str> = cited.iter().copied().collect();
+        if gpu_memory_holder(&caps, &lines) == Some(GpuMemoryHolder::OtherProcess) {
+            parts.push("gpu_memory_holder=other-process".into());
+        }
+    }
     if (GENERIC.contains(&root.category) || root.rule == super::traceback::RULE)
         && let Some((kind, more)) = tail_parts(&a.error_tail, hosts)
     {

@@ -15,7 +15,7 @@ pub use verdict::ErrorLine;
 
 use crate::analyze::{Analysis, RuleHit};
 use crate::facts::{self, FactSet, Unit};
-use crate::model::{Action, Attribution, Category, Fact, FactValue, RuleStatus, Verdict};
+use crate::model::{Action, Attribution, Category, Fact, FactValue, Lang, RuleStatus, Verdict};
 use crate::rules::derive::{self, DeriveCtx};
 use crate::rules::{Condition, KnowledgeBase, Op, Role, Rule};
 use serde::Serialize;
@@ -38,6 +38,9 @@ pub struct Evidence {
     /// For fact evidence: why it matters.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,
+    /// `why` in Chinese, where the rule gives it (docs/json-schema.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why_zh: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -47,6 +50,9 @@ pub struct Against {
     pub line: Option<u64>,
     pub text: String,
     pub why: String,
+    /// `why` in Chinese, where the rule gives it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why_zh: Option<String>,
 }
 
 /// One term of the explainable score.
@@ -72,12 +78,18 @@ pub struct Finding {
     pub category: Category,
     pub action: Action,
     pub title: String,
+    /// `title` in Chinese, where one exists (an addition to the contract).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title_zh: Option<String>,
     pub confidence: f64,
     pub symptom_of: Option<String>,
     pub origin: Origin,
     pub evidence: Vec<Evidence>,
     pub against: Vec<Against>,
     pub fix: String,
+    /// `fix` in Chinese, where one exists, with the same computed numbers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix_zh: Option<String>,
     /// Extra fields (the contract allows additions).
     pub role: Role,
     /// Other rules whose evidence was merged into this finding (same category).
@@ -89,9 +101,15 @@ pub struct Finding {
     pub more_lines: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_time: Option<String>,
+    /// `next_time` in Chinese, where one exists.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_time_zh: Option<String>,
     /// When evidence argues against the finding: what else fits (the rule's look-alikes).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub alternatives: Option<String>,
+    /// `alternatives` in Chinese, where the rule gives it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alternatives_zh: Option<String>,
     /// For a root cause: the other ranks whose findings are its symptoms.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub affected_ranks: Vec<u32>,
@@ -137,13 +155,45 @@ fn compare(v: &FactValue, op: Op, want: Option<&FactValue>) -> bool {
     }
 }
 
+/// What a template is rendered with: the run's facts, the finding's captures and cited lines.
+struct Vars<'a> {
+    facts: &'a FactSet,
+    captures: &'a [(String, String)],
+    lines: &'a [&'a str],
+}
+
+impl Vars<'_> {
+    /// `t` rendered in `lang` (derived values are written in it too); `None` when a variable
+    /// is unknown.
+    fn render(&self, t: &crate::rules::template::Template, lang: Lang) -> Option<String> {
+        t.render(&|n| self.lookup(n, lang))
+    }
+
+    /// Look up a template variable: a capture, a derived value, a fact (formatted by its unit).
+    fn lookup(&self, name: &str, lang: Lang) -> Option<(String, Unit)> {
+        lookup(name, self.facts, self.captures, self.lines, lang)
+    }
+}
+
 /// Look up a template variable: a fact (formatted by its unit), a derived value, a capture.
-fn lookup(name: &str, facts: &FactSet, captures: &[(String, String)]) -> Option<(String, Unit)> {
+fn lookup(
+    name: &str,
+    facts: &FactSet,
+    captures: &[(String, String)],
+    lines: &[&str],
+    lang: Lang,
+) -> Option<(String, Unit)> {
     if let Some((_, v)) = captures.iter().find(|(n, _)| n == name) {
         return Some((v.clone(), Unit::Text));
     }
     if derive::is_derived(name) {
-        return derive::derive(name, &DeriveCtx { facts, captures });
+        let ctx = DeriveCtx {
+            facts,
+            captures,
+            lines,
+            lang,
+        };
+        return derive::derive(name, &ctx);
     }
     let f = facts.get(name)?;
     let unit = facts::spec_for(name).map_or(Unit::Text, |s| s.unit);
@@ -232,8 +282,9 @@ pub fn correlate(kb: &KnowledgeBase, a: &Analysis) -> Diagnosis {
     if let Some(f) = outside::finding(a, &findings) {
         findings.insert(0, f);
     }
+    cascade::date_origins(a, &timeline, &mut findings);
     let verdict = verdict::verdict(&findings, a);
-    let fingerprint = fingerprint::compute(&findings, a, verdict);
+    let fingerprint = fingerprint::compute(kb, &findings, a, verdict);
     let last_errors = if verdict == Verdict::UnknownFailure {
         verdict::last_errors(a)
     } else {
@@ -284,13 +335,19 @@ pub fn findings(kb: &KnowledgeBase, a: &Analysis) -> Vec<Finding> {
         }
         let first_caps: Vec<(String, String)> =
             hits.first().map(|h| h.captures.clone()).unwrap_or_default();
+        let first_line: Vec<&str> = hits.first().map(|h| h.text.as_str()).into_iter().collect();
+        let vars = Vars {
+            facts: &a.facts,
+            captures: &first_caps,
+            lines: &first_line,
+        };
         for c in &rule.conditions {
             let ok = holds(c, &a.facts);
             let Some(f) = ok.first() else { continue };
-            let why = c
-                .why
-                .render(&|n| lookup(n, &a.facts, &first_caps))
+            let why = vars
+                .render(&c.why, Lang::En)
                 .unwrap_or_else(|| format!("{} {}", c.fact, f.value));
+            let why_zh = c.why_zh.as_ref().and_then(|t| vars.render(t, Lang::Zh));
             let key = format!("{}{:?}{:?}", c.fact, c.op, c.value);
             if c.weight > 0.0 {
                 triggered |= c.trigger;
@@ -307,6 +364,7 @@ pub fn findings(kb: &KnowledgeBase, a: &Analysis) -> Vec<Finding> {
                         f.text.clone()
                     },
                     why: Some(why),
+                    why_zh,
                 });
             } else {
                 terms.push((key, c.weight, why.clone()));
@@ -319,6 +377,7 @@ pub fn findings(kb: &KnowledgeBase, a: &Analysis) -> Vec<Finding> {
                         f.text.clone()
                     },
                     why,
+                    why_zh,
                 });
             }
         }
@@ -467,6 +526,9 @@ fn finish(kb: &KnowledgeBase, d: Draft, a: &Analysis) -> Finding {
         }
         evidence.push(hit_evidence(h, a));
     }
+    // One line matched by two signatures gives two hits whose excerpts of a long line are
+    // windows around different matches: cite the line once.
+    cite_once(&mut evidence);
     for fe in d.fact_evidence {
         // A fact read from a line already cited (a launcher's exit line) adds its reason to
         // that citation instead of citing the line twice.
@@ -474,7 +536,10 @@ fn finish(kb: &KnowledgeBase, d: Draft, a: &Analysis) -> Finding {
             .iter_mut()
             .find(|e| e.path == fe.path && e.line.is_some() && e.line == fe.line)
         {
-            Some(e) if e.why.is_none() => e.why = fe.why,
+            Some(e) if e.why.is_none() => {
+                e.why = fe.why;
+                e.why_zh = fe.why_zh;
+            }
             Some(_) => {}
             None => evidence.push(fe),
         }
@@ -485,27 +550,44 @@ fn finish(kb: &KnowledgeBase, d: Draft, a: &Analysis) -> Finding {
         .iter()
         .flat_map(|h| h.captures.iter().cloned())
         .collect();
+    let lines: Vec<&str> = evidence.iter().map(|e| e.text.as_str()).collect();
+    let vars = Vars {
+        facts: &a.facts,
+        captures: &caps,
+        lines: &lines,
+    };
     let contradicted = !d.against.is_empty();
     let has_contradicted_variant = d
         .rules
         .iter()
         .flat_map(|r| r.fixes.iter())
         .any(|f| f.contradicted);
-    let fix = d
+    // The fix variant is chosen in English; its Chinese twin is rendered from the same
+    // variables (a missing twin leaves the report to fall back to English).
+    let chosen = d
         .lead
         .fixes
         .iter()
         .chain(d.rules.iter().flat_map(|r| r.fixes.iter()))
         .filter(|f| f.contradicted == (contradicted && has_contradicted_variant))
         .find_map(|f| {
-            if f.when.iter().any(|w| lookup(w, &a.facts, &caps).is_none()) {
+            if f.when.iter().any(|w| vars.lookup(w, Lang::En).is_none()) {
                 return None;
             }
-            f.text.render(&|n| lookup(n, &a.facts, &caps))
-        })
-        .unwrap_or_else(|| "See `trainwreck rules explain` for this rule.".to_string());
+            vars.render(&f.text, Lang::En).map(|text| (f, text))
+        });
+    let (fix, fix_zh) = match chosen {
+        Some((f, text)) => (
+            text,
+            f.text_zh.as_ref().and_then(|t| vars.render(t, Lang::Zh)),
+        ),
+        None => (
+            "See `trainwreck rules explain` for this rule.".to_string(),
+            Some("规则说明见 `trainwreck rules explain`。".to_string()),
+        ),
+    };
     // A symptom is thin evidence however many lines show it: the cause is elsewhere.
-    let next_time = if conf < 0.7 || d.lead.role == Role::Symptom {
+    let (next_time, next_time_zh) = if conf < 0.7 || d.lead.role == Role::Symptom {
         d.rules
             .iter()
             .filter(|r| {
@@ -513,28 +595,43 @@ fn finish(kb: &KnowledgeBase, d: Draft, a: &Analysis) -> Finding {
                     .iter()
                     .any(|k| a.inputs.iter().any(|i| i.kind == *k))
             })
-            .find_map(|r| r.next_time.clone())
+            .find_map(|r| {
+                r.next_time
+                    .clone()
+                    .map(|n| (Some(n), r.next_time_zh.clone()))
+            })
+            .unwrap_or((None, None))
     } else {
-        None
+        (None, None)
     };
-    let alternatives = if d.against.is_empty() {
-        None
+    let (alternatives, alternatives_zh) = if d.against.is_empty() {
+        (None, None)
     } else {
-        d.rules.iter().find_map(|r| r.doc_lookalikes.clone())
+        d.rules
+            .iter()
+            .find_map(|r| {
+                r.doc_lookalikes
+                    .clone()
+                    .map(|l| (Some(l), r.doc_lookalikes_zh.clone()))
+            })
+            .unwrap_or((None, None))
     };
     Finding {
         alternatives,
+        alternatives_zh,
         rule: d.lead.name.clone(),
         code: d.lead.code.clone(),
         category: d.lead.category,
         action: d.lead.action.unwrap_or(d.lead.category.action()),
         title: d.lead.title.clone(),
+        title_zh: d.lead.title_zh.clone(),
         confidence: conf,
         symptom_of: None,
         origin,
         evidence,
         against: d.against,
         fix,
+        fix_zh,
         role: d.lead.role,
         merged_rules: d
             .rules
@@ -549,8 +646,34 @@ fn finish(kb: &KnowledgeBase, d: Draft, a: &Analysis) -> Finding {
             .collect(),
         more_lines: d.dropped,
         next_time,
+        next_time_zh,
         affected_ranks: Vec::new(),
     }
+}
+
+/// Each line (path and line number) cited once, where it was first cited: with the longest
+/// text any of its copies has (a long line is cut to a window around each signature's match,
+/// so copies differ) and the first reason given for it.
+pub fn cite_once(evidence: &mut Vec<Evidence>) {
+    let mut kept: Vec<Evidence> = Vec::with_capacity(evidence.len());
+    for e in evidence.drain(..) {
+        let same = kept
+            .iter_mut()
+            .find(|k| e.line.is_some() && k.line == e.line && k.path == e.path);
+        match same {
+            Some(k) => {
+                if e.text.chars().count() > k.text.chars().count() {
+                    k.text = e.text;
+                }
+                if k.why.is_none() {
+                    k.why = e.why;
+                    k.why_zh = e.why_zh;
+                }
+            }
+            None => kept.push(e),
+        }
+    }
+    *evidence = kept;
 }
 
 fn hit_evidence(h: &RuleHit, a: &Analysis) -> Evidence {
@@ -562,6 +685,7 @@ fn hit_evidence(h: &RuleHit, a: &Analysis) -> Evidence {
         time: h.attr.time.clone(),
         text: h.text.clone(),
         why: None,
+        why_zh: None,
     }
 }
 

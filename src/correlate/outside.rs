@@ -24,6 +24,8 @@ pub const WHAT: &str = "A worker ended by SIGTERM that nothing in the inputs sen
 
 const FIX: &str = "Find who sent SIGTERM: the scheduler's record (`sacct -j <jobid> -o JobID,State,Reason,Elapsed,Timelimit`; `kubectl describe pod <pod>` for eviction or preemption), a `timeout` or watchdog wrapper around the command, the node's log around that time (`journalctl --since '<time>'`; to catch the sender next time, an audit rule `auditctl -a always,exit -F arch=b64 -S kill -S tgkill`). Then resume from the last checkpoint.";
 
+const FIX_ZH: &str = "先查清是谁发的 SIGTERM：调度器的记录（`sacct -j <jobid> -o JobID,State,Reason,Elapsed,Timelimit`；被驱逐或抢占看 `kubectl describe pod <pod>`）、套在命令外面的 `timeout` 或 watchdog 脚本、节点在那个时间点的日志（`journalctl --since '<time>'`；想下次抓到发送者，可以加一条 audit 规则 `auditctl -a always,exit -F arch=b64 -S kill -S tgkill`）。然后从最近的 checkpoint 恢复。";
+
 /// The finding, when a rank's process ended by SIGTERM and nothing in the run sent it.
 pub fn finding(a: &Analysis, findings: &[Finding]) -> Option<Finding> {
     if findings
@@ -96,6 +98,7 @@ pub fn finding(a: &Analysis, findings: &[Finding]) -> Option<Finding> {
     });
     let why =
         "no launcher teardown, scheduler record or OOM kill in the inputs sent it".to_string();
+    let why_zh = "输入里没有启动器的清理、调度器的记录或 OOM kill 能解释它".to_string();
     Some(Finding {
         rule: RULE.into(),
         code: CODE.into(),
@@ -105,6 +108,10 @@ pub fn finding(a: &Analysis, findings: &[Finding]) -> Option<Finding> {
             "{} was terminated from outside (SIGTERM): {why}",
             rank.map_or("A worker".to_string(), |r| format!("Rank {r}"))
         ),
+        title_zh: Some(format!(
+            "{}被外部终止（SIGTERM）：{why_zh}",
+            rank.map_or("某个 worker ".to_string(), |r| format!("rank {r} "))
+        )),
         confidence: 0.4,
         symptom_of: None,
         origin: Origin {
@@ -121,9 +128,11 @@ pub fn finding(a: &Analysis, findings: &[Finding]) -> Option<Finding> {
             time: None,
             text: fact.text.clone(),
             why: Some(format!("SIGTERM, and {why}")),
+            why_zh: Some(format!("SIGTERM，且{why_zh}")),
         }],
         against: Vec::new(),
         fix: FIX.into(),
+        fix_zh: Some(FIX_ZH.into()),
         role: Role::Root,
         merged_rules: Vec::new(),
         score: vec![Contribution {
@@ -135,7 +144,12 @@ pub fn finding(a: &Analysis, findings: &[Finding]) -> Option<Finding> {
             "Keep the scheduler's record of the job (`sacct`, `kubectl describe pod`) and the node's journal beside the logs."
                 .into(),
         ),
+        next_time_zh: Some(
+            "把调度器对这个任务的记录（`sacct`、`kubectl describe pod`）和节点的 journal 跟日志放在一起保留。"
+                .into(),
+        ),
         alternatives: None,
+        alternatives_zh: None,
         affected_ranks: Vec::new(),
     })
 }

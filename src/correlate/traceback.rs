@@ -137,8 +137,11 @@ fn tracebacks(a: &Analysis) -> Vec<Traceback> {
 struct Reading {
     category: Category,
     why: String,
+    /// `why` and `fix` in Chinese (`report` picks the language).
+    why_zh: String,
     confidence: f64,
     fix: String,
+    fix_zh: String,
     /// Higher is more specific: the best reading of a run wins.
     rank: u8,
 }
@@ -224,16 +227,20 @@ fn read(tb: &Traceback) -> Reading {
             Reading {
                 category: Category::ShmExhausted,
                 why: format!("{}: the write that failed is to shared memory ({place})", tb.ty),
+                why_zh: format!("{}：写失败的目标是共享内存（{place}）", tb.ty),
                 confidence: 0.55,
                 fix: "Give the container a larger /dev/shm (`docker run --shm-size=8g` or `--ipc=host`; on Kubernetes an `emptyDir` with `medium: Memory`), or lower the DataLoader's `num_workers`.".into(),
+                fix_zh: "给容器更大的 /dev/shm（`docker run --shm-size=8g` 或 `--ipc=host`；Kubernetes 上挂一个 `medium: Memory` 的 `emptyDir`），或者调小 DataLoader 的 `num_workers`。".into(),
                 rank: 5,
             }
         } else {
             Reading {
                 category: Category::DiskFull,
                 why: format!("{}: no space left on the device written to ({place})", tb.ty),
+                why_zh: format!("{}：写入的设备没有剩余空间了（{place}）", tb.ty),
                 confidence: 0.55,
                 fix: "Free space on the filesystem the run writes to (`df -h` on the output and checkpoint directory, and on $TMPDIR and the HF cache), point the output at a larger one, or keep fewer checkpoints (`save_total_limit`).".into(),
+                fix_zh: "清理训练写入的文件系统（对输出目录、checkpoint 目录以及 $TMPDIR 和 HF 缓存执行 `df -h`），把输出指到更大的盘上，或者少保留几个 checkpoint（`save_total_limit`）。".into(),
                 rank: 5,
             }
         };
@@ -246,9 +253,15 @@ fn read(tb: &Traceback) -> Reading {
                 "{} raised while a checkpoint was loaded or saved ({at})",
                 tb.ty
             ),
+            why_zh: format!("{} 在加载或保存 checkpoint 时抛出（{at}）", tb.ty),
             confidence: 0.5,
             fix: format!(
                 "The checkpoint could not be read or written ({}: {}): check that the file is complete and matches this model and library version (load it alone: `python -c \"import torch; torch.load(PATH, map_location='cpu')\"`), and resume from the previous checkpoint if it is truncated.",
+                tb.ty,
+                clip(msg)
+            ),
+            fix_zh: format!(
+                "checkpoint 读写失败（{}: {}）：确认文件完整，并且和当前模型、库版本匹配（单独加载试试：`python -c \"import torch; torch.load(PATH, map_location='cpu')\"`）；如果文件被截断了，就从上一个 checkpoint 恢复。",
                 tb.ty,
                 clip(msg)
             ),
@@ -279,9 +292,15 @@ fn read(tb: &Traceback) -> Reading {
                 "{}: something the configuration names is missing, raised while loading ({at})",
                 tb.ty
             ),
+            why_zh: format!("{}：配置里指定的东西不存在，在加载时抛出（{at}）", tb.ty),
             confidence: 0.5,
             fix: format!(
                 "A path or name in the configuration does not resolve ({}: {}): check the dataset/model name or path (`--model_name_or_path`, `data_files`, `dataset_dir`), that it exists on every node, and that an offline run has it in its cache.",
+                tb.ty,
+                clip(msg)
+            ),
+            fix_zh: format!(
+                "配置里的某个路径或名称找不到（{}: {}）：检查数据集/模型的名称或路径（`--model_name_or_path`、`data_files`、`dataset_dir`），确认每个节点上都有，离线运行时确认缓存里有。",
                 tb.ty,
                 clip(msg)
             ),
@@ -301,8 +320,14 @@ fn read(tb: &Traceback) -> Reading {
                     tb.ty
                 )
             },
+            why_zh: if raised_here {
+                format!("{} 在你的代码里抛出（{at}）", tb.ty)
+            } else {
+                format!("{} 由你的代码在 {at} 的调用引发（最内层：{place}）", tb.ty)
+            },
             confidence: if raised_here { 0.45 } else { 0.4 },
             fix: format!("Fix the {} at {at}: `{}: {}`.", tb.ty, tb.ty, clip(msg)),
+            fix_zh: format!("修复 {at} 处的 {}：`{}: {}`。", tb.ty, tb.ty, clip(msg)),
             rank: 2,
         };
     }
@@ -312,9 +337,18 @@ fn read(tb: &Traceback) -> Reading {
             "{} raised inside a library ({place}), with no frame of your code kept",
             tb.ty
         ),
+        why_zh: format!(
+            "{} 在某个库内部抛出（{place}），日志里没有保留你代码的栈帧",
+            tb.ty
+        ),
         confidence: 0.35,
         fix: format!(
             "The exception was raised inside a library ({place}: `{}: {}`): check the arguments it was given and the library's version; the full traceback (not only its tail) shows the call from your code.",
+            tb.ty,
+            clip(msg)
+        ),
+        fix_zh: format!(
+            "异常在库内部抛出（{place}：`{}: {}`）：检查传给它的参数和库的版本；完整的 traceback（而不只是结尾几行）能看到是你代码的哪一处调用的。",
             tb.ty,
             clip(msg)
         ),
@@ -331,7 +365,8 @@ fn clip(s: &str) -> String {
     }
 }
 
-fn evidence(a: &Analysis, l: &TailLine, why: Option<String>) -> Evidence {
+fn evidence(a: &Analysis, l: &TailLine, why: Option<(String, String)>) -> Evidence {
+    let (why, why_zh) = why.map_or((None, None), |(en, zh)| (Some(en), Some(zh)));
     let (attr, _) = prefix::peel(&l.text);
     let path = a.inputs.get(l.input).map_or("", |i| i.path.as_str());
     let base = prefix::from_path(path);
@@ -343,6 +378,7 @@ fn evidence(a: &Analysis, l: &TailLine, why: Option<String>) -> Evidence {
         time: attr.time,
         text: l.text.clone(),
         why,
+        why_zh,
     }
 }
 
@@ -364,7 +400,7 @@ pub fn finding(a: &Analysis) -> Option<Finding> {
         .map(|tb| (tb, read(tb)))
         .max_by_key(|(tb, r)| (r.rank, tb.at))?;
     let exc = &a.error_tail[tb.at];
-    let mut ev = vec![evidence(a, exc, Some(r.why.clone()))];
+    let mut ev = vec![evidence(a, exc, Some((r.why.clone(), r.why_zh.clone())))];
     if let Some(f) = tb.frames.last() {
         ev.push(evidence(a, &a.error_tail[f.at], None));
     }
@@ -380,12 +416,14 @@ pub fn finding(a: &Analysis) -> Option<Finding> {
         category: r.category,
         action: r.category.action(),
         title: format!("Uncaught {}", r.why),
+        title_zh: Some(format!("未捕获的异常：{}", r.why_zh)),
         confidence: r.confidence,
         symptom_of: None,
         origin,
         evidence: ev,
         against: Vec::new(),
         fix: r.fix,
+        fix_zh: Some(r.fix_zh),
         role: Role::Root,
         merged_rules: Vec::new(),
         score: vec![Contribution {
@@ -400,7 +438,11 @@ pub fn finding(a: &Analysis) -> Option<Finding> {
             "Keep the whole traceback (every frame) in the log: the tail kept here is bounded."
                 .into(),
         ),
+        next_time_zh: Some(
+            "在日志里保留完整的 traceback（每一帧）：这里只保留了有限的结尾部分。".into(),
+        ),
         alternatives: None,
+        alternatives_zh: None,
         affected_ranks: Vec::new(),
     })
 }
@@ -436,6 +478,11 @@ pub fn apply(a: &Analysis, findings: &mut Vec<Finding>) {
                 }
             }
             same.fix = format!("{} {}", tb.fix, same.fix);
+            // Both languages or neither: a Chinese fix missing half its content would mislead.
+            same.fix_zh = match (tb.fix_zh, same.fix_zh.take()) {
+                (Some(a), Some(b)) => Some(format!("{a}{b}")),
+                _ => None,
+            };
         }
         None => findings.insert(0, tb),
     }

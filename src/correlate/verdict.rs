@@ -226,6 +226,7 @@ pub fn discount_survived(a: &Analysis, findings: &mut [Finding]) {
                 text: "the run went on and ended cleanly after these warnings".into(),
                 why: "every line cited is a warning, and the log shows the run finishing after it"
                     .into(),
+                why_zh: Some("引用的每一行都只是警告，而且日志显示训练在那之后正常结束了".into()),
             });
             f.score.push(super::Contribution {
                 what: SURVIVED.into(),

@@ -14,18 +14,17 @@ pub fn catalog(specs: &[FactSpec]) -> String {
 }
 
 /// The facts as a table (fact, value, `path:line`), then the warnings.
-pub fn table(facts: &[Fact], warnings: &[Warning]) -> String {
-    let mut t = comfy_table::Table::new();
-    t.load_style(comfy_table::presets::UTF8_BORDERS_ONLY);
+pub fn table(facts: &[Fact], warnings: &[Warning], tables: super::table::Tables) -> String {
+    let mut t = tables.table();
     t.set_header(vec!["fact", "value", "source"]);
     for f in facts {
         let loc = match f.line {
             Some(l) => format!("{}:{l}", f.path),
             None => f.path.clone(),
         };
-        t.add_row(vec![f.name.clone(), f.value.to_string(), loc]);
+        tables.row(&mut t, vec![f.name.clone(), f.value.to_string(), loc]);
     }
-    let mut s = format!("{t}\n");
+    let mut s = format!("{}\n", tables.finish(t));
     for w in warnings {
         s.push_str(&format!("warning: {w}\n"));
     }

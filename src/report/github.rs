@@ -3,6 +3,7 @@
 //! runner requires; it prints, it never decides the exit status.
 
 use super::Report;
+use super::i18n::{Lang, Tr};
 use crate::model::Verdict;
 
 /// Escape a command's message (`%`, CR, LF).
@@ -28,6 +29,12 @@ fn join(root: &str, path: &str) -> String {
 /// `root` is prefixed to evidence paths (which are relative to the input given) so that
 /// annotations point at files in the workspace.
 pub fn render(r: &Report, root: &str) -> String {
+    render_in(r, root, Lang::En)
+}
+
+/// The workflow commands with their messages in `lang` (paths, lines and evidence as they are).
+pub fn render_in(r: &Report, root: &str, lang: Lang) -> String {
+    let tr = Tr(lang);
     let mut out = String::new();
     let fp = r
         .fingerprint
@@ -37,10 +44,7 @@ pub fn render(r: &Report, root: &str) -> String {
     match r.top() {
         Some(top) => {
             let title = prop(&format!("trainwreck: {} ({})", top.category, top.action));
-            let msg = data(&format!(
-                "{} (confidence {:.2}, rule {} {}){fp}\nFix: {}",
-                top.title, top.confidence, top.code, top.rule, top.fix
-            ));
+            let msg = data(&tr.gh_message(top, &fp));
             match top.evidence.iter().find(|e| e.line.is_some()) {
                 Some(e) => out.push_str(&format!(
                     "::error file={},line={},title={title}::{msg}\n",
@@ -60,26 +64,29 @@ pub fn render(r: &Report, root: &str) -> String {
                     "::warning file={},line={},title={}::{}\n",
                     prop(&join(root, &e.path)),
                     e.line.unwrap_or(1),
-                    prop(&format!("trainwreck evidence: {}", top.category)),
+                    prop(&format!("{}: {}", tr.gh_evidence_title(), top.category)),
                     data(&e.text)
                 ));
             }
         }
         None if r.verdict == Verdict::NoFailure => {
-            out.push_str("::notice title=trainwreck::no failure found\n");
+            out.push_str(&format!(
+                "::notice title=trainwreck::{}\n",
+                data(tr.gh_no_failure())
+            ));
         }
         None => {
             out.push_str(&format!(
-                "::error title=trainwreck%3A unknown failure::{}\n",
-                data(&format!(
-                    "The run failed, but no known signature explains it; investigate{fp}"
-                ))
+                "::error title={}::{}\n",
+                prop(tr.gh_unknown_title()),
+                data(&tr.gh_unknown(&fp))
             ));
         }
     }
     for w in r.warnings.iter().take(10) {
         out.push_str(&format!(
-            "::notice title=trainwreck warning::{}\n",
+            "::notice title={}::{}\n",
+            prop(tr.gh_warning_title()),
             data(&w.to_string())
         ));
     }

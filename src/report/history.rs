@@ -81,53 +81,104 @@ pub fn ago(secs: i64) -> String {
     }
 }
 
+/// [`ago`] in Chinese: "3 小时前".
+fn ago_zh(secs: i64) -> String {
+    let s = secs.max(0);
+    match s {
+        0..60 => format!("{s} 秒前"),
+        60..3600 => format!("{} 分钟前", s / 60),
+        3600..86_400 => format!("{} 小时前", s / 3600),
+        _ => format!("{} 天前", s / 86_400),
+    }
+}
+
 fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// `Seen 14 times since 2026-10-02 on 6 hosts (last: 3 h ago, node17). Team note: "…" (alice, 2026-10-03)`
 pub fn seen_line(s: &Seen) -> String {
+    seen_line_in(s, crate::model::Lang::En)
+}
+
+/// [`seen_line`] in `lang`.
+pub fn seen_line_in(s: &Seen, lang: crate::model::Lang) -> String {
+    let zh = lang == crate::model::Lang::Zh;
     let others: Vec<_> = s
         .runs
         .iter()
         .filter(|r| Some(&r.run_id) != s.this_run.as_ref())
         .collect();
     let mut line = if s.count == 0 {
-        "Not seen before in the failure history.".to_string()
+        if zh {
+            "故障历史里没有见过这个失败。".to_string()
+        } else {
+            "Not seen before in the failure history.".to_string()
+        }
     } else if others.is_empty() && s.this_run.is_some() {
-        "First time seen (recorded now).".to_string()
+        if zh {
+            "第一次出现（已记录）。".to_string()
+        } else {
+            "First time seen (recorded now).".to_string()
+        }
     } else {
-        let mut l = format!(
-            "Seen {} since {} on {}",
-            plural(s.count, "time", "times"),
-            s.first_seen.as_deref().map(day).unwrap_or("?"),
-            plural(s.hosts.len() as u64, "host", "hosts"),
-        );
+        let since = s.first_seen.as_deref().map(day).unwrap_or("?");
+        let hosts = s.hosts.len() as u64;
+        let mut l = if zh {
+            format!("自 {since} 起在 {hosts} 台主机上出现过 {} 次", s.count)
+        } else {
+            format!(
+                "Seen {} since {since} on {}",
+                plural(s.count, "time", "times"),
+                plural(hosts, "host", "hosts"),
+            )
+        };
         if let Some(last) = others.first() {
             let when = crate::sources::units::epoch_from_iso(last.time.trim())
                 .map(|t| t as i64)
-                .map(|t| ago(s.asked_at - t))
+                .map(|t| {
+                    if zh {
+                        ago_zh(s.asked_at - t)
+                    } else {
+                        ago(s.asked_at - t)
+                    }
+                })
                 .unwrap_or_else(|| last.time.clone());
-            match &last.host {
-                Some(h) => {
+            match (&last.host, zh) {
+                (Some(h), false) => {
                     let _ = write!(l, " (last: {when}, {h})");
                 }
-                None => {
+                (None, false) => {
                     let _ = write!(l, " (last: {when})");
+                }
+                (Some(h), true) => {
+                    let _ = write!(l, "（最近一次：{when}，{h}）");
+                }
+                (None, true) => {
+                    let _ = write!(l, "（最近一次：{when}）");
                 }
             }
         }
-        l.push('.');
+        l.push_str(if zh { "。" } else { "." });
         l
     };
     if let Some(n) = s.notes.last() {
-        let _ = write!(
-            line,
-            " Team note: \"{}\" ({}, {})",
-            super::cut(&n.text, 200),
-            n.author,
-            day(&n.time)
-        );
+        let text = super::cut(&n.text, 200);
+        let _ = if zh {
+            write!(
+                line,
+                "团队备注：\"{text}\"（{}，{}）",
+                n.author,
+                day(&n.time)
+            )
+        } else {
+            write!(
+                line,
+                " Team note: \"{text}\" ({}, {})",
+                n.author,
+                day(&n.time)
+            )
+        };
     }
     line
 }

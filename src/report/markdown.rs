@@ -3,6 +3,7 @@
 //! (Markdown is meant to be pasted) and it never decides anything about the verdict.
 
 use super::Report;
+use super::i18n::{Lang, Tr};
 use crate::correlate::{Finding, RULED_OUT_BELOW};
 use crate::model::Verdict;
 use std::fmt::Write;
@@ -45,7 +46,7 @@ pub fn fenced(body: &str) -> String {
     format!("{fence}text\n{body}\n{fence}\n")
 }
 
-fn evidence_block(out: &mut String, f: &Finding) {
+fn evidence_block(out: &mut String, f: &Finding, tr: Tr) {
     if f.evidence.is_empty() {
         return;
     }
@@ -57,19 +58,18 @@ fn evidence_block(out: &mut String, f: &Finding) {
         };
         let rank = e.rank.map(|r| format!("[rank {r}] ")).unwrap_or_default();
         let _ = writeln!(body, "{loc}  {rank}{}", super::cut(&e.text, 300));
-        if let Some(w) = &e.why {
+        if let Some(w) = tr.why(e) {
             let _ = writeln!(body, "    → {w}");
         }
     }
     let more = f.evidence.len().saturating_sub(MAX_EVIDENCE) as u64 + f.more_lines;
     if more > 0 {
-        let _ = writeln!(body, "… and {more} more matching lines");
+        let _ = writeln!(body, "{}", tr.more_matching(more));
     }
-    let n = f.evidence.len();
     let _ = writeln!(
         out,
-        "<details><summary>Evidence ({n} line{})</summary>\n\n{}\n</details>\n",
-        if n == 1 { "" } else { "s" },
+        "<details><summary>{}</summary>\n\n{}\n</details>\n",
+        tr.md_evidence_summary(f.evidence.len()),
         fenced(body.trim_end())
     );
     if !f.against.is_empty() {
@@ -79,18 +79,31 @@ fn evidence_block(out: &mut String, f: &Finding) {
                 Some(l) => format!("{}:{l}", a.path),
                 None => a.path.clone(),
             };
-            let _ = writeln!(body, "{loc}  {}\n    ✗ {}", super::cut(&a.text, 200), a.why);
+            let _ = writeln!(
+                body,
+                "{loc}  {}\n    ✗ {}",
+                super::cut(&a.text, 200),
+                tr.against_why(a)
+            );
         }
         let _ = writeln!(
             out,
-            "<details><summary>Against ({})</summary>\n\n{}\n</details>\n",
+            "<details><summary>{} ({})</summary>\n\n{}\n</details>\n",
+            tr.against(),
             f.against.len(),
             fenced(body.trim_end())
         );
     }
 }
 
+/// The Markdown report in English (see [`render_in`]).
 pub fn render(r: &Report) -> String {
+    render_in(r, Lang::En)
+}
+
+/// The Markdown report in `lang`; evidence, commands and numbers as they are.
+pub fn render_in(r: &Report, lang: Lang) -> String {
+    let tr = Tr(lang);
     let mut out = String::new();
     match r.top() {
         Some(top) => {
@@ -98,89 +111,72 @@ pub fn render(r: &Report) -> String {
                 out,
                 "## trainwreck: `{}` — {}\n",
                 top.category,
-                inline(&top.title)
+                inline(tr.title(top))
             );
             let _ = writeln!(
                 out,
-                "**Confidence** {:.2} · **action** `{}` · **rule** `{} {}`{}\n",
-                top.confidence,
-                top.action,
-                top.code,
-                top.rule,
-                super::origin_text(top)
-                    .map(|o| format!(" · started at {}", inline(&o)))
+                "{}{}\n",
+                tr.md_confidence_line(top),
+                tr.started(top)
+                    .map(|o| format!(" · {}", inline(&o)))
                     .unwrap_or_default()
             );
-            let _ = writeln!(out, "**Fix:** {}\n", inline(&top.fix));
-            if let Some(n) = &top.next_time {
-                let _ = writeln!(out, "**To be sure next time:** {}\n", inline(n));
+            let _ = writeln!(out, "{} {}\n", tr.md_fix(), inline(tr.fix(top)));
+            if let Some(n) = tr.next_time(top) {
+                let _ = writeln!(out, "{} {}\n", tr.md_next_time(), inline(n));
             }
-            evidence_block(&mut out, top);
+            evidence_block(&mut out, top, tr);
             let symptoms: Vec<&Finding> = r.symptoms_of(&top.rule).collect();
             if !symptoms.is_empty() {
-                let _ = writeln!(out, "**Symptoms of this cause:**\n");
+                let _ = writeln!(out, "{}\n", tr.md_symptoms());
                 for s in symptoms {
                     let _ = writeln!(
                         out,
-                        "- `{}` — {} ({} lines)",
+                        "- `{}` — {}{}",
                         s.category,
-                        inline(&s.title),
-                        s.evidence.len()
+                        inline(tr.title(s)),
+                        tr.md_lines(s.evidence.len())
                     );
                 }
                 out.push('\n');
             }
         }
         None if r.verdict == Verdict::NoFailure => {
-            let _ = writeln!(
-                out,
-                "## trainwreck: no failure found\n\nNo sign of a failure in {} input{}.\n",
-                r.inputs.len(),
-                if r.inputs.len() == 1 { "" } else { "s" }
-            );
+            let _ = writeln!(out, "{}", tr.md_no_failure(r.inputs.len()));
         }
         None => {
-            let _ = writeln!(
-                out,
-                "## trainwreck: unknown failure\n\nThe run failed, but no known signature explains it. **Action** `investigate`.\n"
-            );
+            let _ = writeln!(out, "{}", tr.md_unknown());
             if let Some(f) = r.findings.first() {
-                let _ = writeln!(
-                    out,
-                    "Closest: `{}` — {} (confidence {:.2})\n",
-                    f.category,
-                    inline(&f.title),
-                    f.confidence
-                );
-                evidence_block(&mut out, f);
+                let _ = writeln!(out, "{}", tr.md_closest(f, &inline(tr.title(f))));
+                evidence_block(&mut out, f, tr);
             }
         }
     }
-    if let Some(line) = r.history.as_ref().map(super::history::seen_line) {
-        let _ = writeln!(out, "**History:** {}\n", inline(&line));
+    if let Some(line) = r
+        .history
+        .as_ref()
+        .map(|h| super::history::seen_line_in(h, lang))
+    {
+        let _ = writeln!(out, "{} {}\n", tr.history(), inline(&line));
     }
     let considered: Vec<&Finding> = r.considered().collect();
     if !considered.is_empty() {
-        let _ = writeln!(
-            out,
-            "<details><summary>Also considered ({})</summary>\n\n| category | confidence | hypothesis | why it ranks lower |\n|---|---|---|---|",
-            considered.len()
-        );
+        let _ = writeln!(out, "{}", tr.md_considered_header(considered.len()));
         for f in considered.iter().take(8) {
             let why = if let Some(a) = f.against.first() {
-                a.why.clone()
+                tr.against_why(a)
             } else if f.confidence < RULED_OUT_BELOW {
-                "weak evidence".to_string()
+                tr.weak_evidence()
             } else {
-                "less evidence than the top cause".to_string()
+                tr.less_evidence()
             };
             let _ = writeln!(
                 out,
                 "| `{}` | {:.2} | {} | {} |",
                 f.category,
                 f.confidence,
-                inline(&super::cut(&f.title, 80)),
-                inline(&super::cut(&why, 100))
+                inline(&super::cut(tr.title(f), 80)),
+                inline(&super::cut(why, 100))
             );
         }
         let _ = writeln!(out, "\n</details>\n");
@@ -192,23 +188,21 @@ pub fn render(r: &Report) -> String {
         }
         let _ = writeln!(
             out,
-            "<details><summary>Warnings ({})</summary>\n\n{}\n</details>\n",
+            "<details><summary>{} ({})</summary>\n\n{}\n</details>\n",
+            tr.warnings(),
             r.warnings.len(),
             fenced(body.trim_end())
         );
     }
     let _ = writeln!(
         out,
-        "<sub>verdict `{}` · {} input{} read · {} fact{}{}</sub>",
-        r.verdict,
-        r.inputs.len(),
-        if r.inputs.len() == 1 { "" } else { "s" },
-        r.facts.len(),
-        if r.facts.len() == 1 { "" } else { "s" },
-        r.fingerprint
-            .as_ref()
-            .map(|f| format!(" · fingerprint `{f}`"))
-            .unwrap_or_default()
+        "{}",
+        tr.md_footer(
+            r.verdict,
+            r.inputs.len(),
+            r.facts.len(),
+            r.fingerprint.as_deref()
+        )
     );
     out
 }

@@ -6,10 +6,12 @@ pub mod diff;
 pub mod facts;
 pub mod github;
 pub mod history;
+pub mod i18n;
 pub mod junit;
 pub mod markdown;
 pub mod progress;
 pub mod rules;
+pub mod table;
 pub mod terminal;
 pub mod timeline;
 pub mod triage;
@@ -138,18 +140,27 @@ impl Report {
         for fd in &mut self.findings {
             each(&mut fd.title);
             each(&mut fd.fix);
+            // The Chinese texts hold the same captured values as the English ones.
+            fd.title_zh
+                .iter_mut()
+                .chain(fd.fix_zh.iter_mut())
+                .chain(fd.next_time_zh.iter_mut())
+                .chain(fd.alternatives_zh.iter_mut())
+                .for_each(&mut each);
             for e in &mut fd.evidence {
                 each(&mut e.text);
                 each(&mut e.path);
                 e.host
                     .iter_mut()
                     .chain(e.why.iter_mut())
+                    .chain(e.why_zh.iter_mut())
                     .for_each(&mut each);
             }
             for a in &mut fd.against {
                 each(&mut a.text);
                 each(&mut a.why);
                 each(&mut a.path);
+                a.why_zh.iter_mut().for_each(&mut each);
             }
             fd.score.iter_mut().for_each(|c| each(&mut c.what));
             fd.next_time

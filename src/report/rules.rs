@@ -8,32 +8,39 @@ use crate::rules::xid::XidEntry;
 use crate::rules::{KnowledgeBase, Role, Rule, template::Piece};
 use serde::Serialize;
 
-/// `rules list`: one row per rule (code, name, category, role, title), then the count.
-pub fn list(kb: &KnowledgeBase) -> String {
-    let mut t = comfy_table::Table::new();
-    t.load_style(comfy_table::presets::UTF8_BORDERS_ONLY);
+/// `rules list`: one row per rule (code, name, category, role, title), then the count; rows
+/// laid out as `tables` says (one greppable line per rule when piped).
+pub fn list(kb: &KnowledgeBase, tables: super::table::Tables) -> String {
+    let mut t = tables.table();
     t.set_header(vec!["code", "name", "category", "role", "title"]);
     for r in &kb.rules {
-        t.add_row(vec![
-            r.code.clone(),
-            r.name.clone(),
-            r.category.to_string(),
-            format!("{:?}", r.role).to_lowercase(),
-            r.title.clone(),
-        ]);
+        tables.row(
+            &mut t,
+            vec![
+                r.code.clone(),
+                r.name.clone(),
+                r.category.to_string(),
+                format!("{:?}", r.role).to_lowercase(),
+                r.title.clone(),
+            ],
+        );
     }
     let engine = crate::correlate::ENGINE_FINDINGS;
     for e in engine {
-        t.add_row(vec![
-            e.code.to_string(),
-            e.name.to_string(),
-            e.category.to_string(),
-            "engine".to_string(),
-            format!("made by the engine ({})", e.module),
-        ]);
+        tables.row(
+            &mut t,
+            vec![
+                e.code.to_string(),
+                e.name.to_string(),
+                e.category.to_string(),
+                "engine".to_string(),
+                format!("made by the engine ({})", e.module),
+            ],
+        );
     }
     format!(
-        "{t}\n{} rules, {} findings made by the engine\n",
+        "{}\n{} rules, {} findings made by the engine\n",
+        tables.finish(t),
         kb.rules.len(),
         engine.len()
     )

@@ -1,15 +1,24 @@
 //! The terminal report: readable in five seconds. The cause in one line, its confidence,
 //! the evidence lines, the fix, then what else was considered and why it ranked lower.
-//! Colour only when asked for (a terminal without NO_COLOR); never changes content.
+//! Colour only when asked for (`--color`, see `table::Style`); never changes content.
 
 use super::Report;
+use super::i18n::{Lang, Tr};
+use super::table::Tables;
 use crate::correlate::{Finding, RULED_OUT_BELOW};
 use crate::model::Verdict;
-use comfy_table::{Table, presets::UTF8_BORDERS_ONLY};
 use std::fmt::Write;
 
 pub struct Style {
     pub color: bool,
+}
+
+/// How the CLI wants the report: colour, language, tables.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    pub color: bool,
+    pub lang: Lang,
+    pub tables: Tables,
 }
 
 impl Style {
@@ -46,35 +55,42 @@ fn location(path: &str, line: Option<u64>) -> String {
     }
 }
 
+/// The report in English with boxed tables (see [`render_with`]).
 pub fn render(r: &Report, st: &Style) -> String {
+    render_with(
+        r,
+        &Options {
+            color: st.color,
+            lang: Lang::En,
+            tables: Tables::default(),
+        },
+    )
+}
+
+/// The report in `o.lang`: interface strings from the catalog, the finding's own texts in
+/// that language where analysis gave them; evidence lines, commands and numbers as they are.
+pub fn render_with(r: &Report, o: &Options) -> String {
+    let tr = Tr(o.lang);
+    let st = &Style { color: o.color };
     let mut out = String::new();
     match r.top() {
-        Some(top) => render_top(&mut out, r, top, st),
+        Some(top) => render_top(&mut out, r, top, st, tr),
         None => match r.verdict {
             Verdict::NoFailure => {
                 let _ = writeln!(
                     out,
-                    "{} no failure found in {} input{}.",
+                    "{} {}",
                     st.green("trainwreck:"),
-                    r.inputs.len(),
-                    if r.inputs.len() == 1 { "" } else { "s" }
+                    tr.no_failure(r.inputs.len())
                 );
             }
             _ => {
-                let _ = writeln!(
-                    out,
-                    "{} the run failed, but no known signature explains it.",
-                    st.yellow("trainwreck:")
-                );
+                let _ = writeln!(out, "{} {}", st.yellow("trainwreck:"), tr.unknown_failure());
                 if let Some(f) = r.findings.first() {
-                    let _ = writeln!(
-                        out,
-                        "  closest: {} ({}, confidence {:.2})",
-                        f.title, f.category, f.confidence
-                    );
+                    let _ = writeln!(out, "  {}", tr.closest(f));
                 }
                 if !r.last_errors.is_empty() {
-                    let _ = writeln!(out, "\n{}", st.bold("Last error lines"));
+                    let _ = writeln!(out, "\n{}", st.bold(tr.last_error_lines()));
                     for e in &r.last_errors {
                         let _ = writeln!(
                             out,
@@ -85,110 +101,76 @@ pub fn render(r: &Report, st: &Style) -> String {
                     }
                     let _ = writeln!(out);
                 }
-                let _ = writeln!(
-                    out,
-                    "  Next time capture: `dmesg -T | tail -n 200`, `df -h /dev/shm`, NCCL_DEBUG=INFO, TORCHELASTIC_ERROR_FILE, `ulimit -c unlimited` (or wrap the run in `trainwreck run`)."
-                );
+                let _ = writeln!(out, "  {}", tr.capture_next_time());
             }
         },
     }
-    if let Some(line) = r.history.as_ref().map(super::history::seen_line) {
+    if let Some(line) = r
+        .history
+        .as_ref()
+        .map(|h| super::history::seen_line_in(h, o.lang))
+    {
         let _ = writeln!(out, "\n{}", st.bold(&line));
     }
     let considered: Vec<&Finding> = r.considered().collect();
     if !considered.is_empty() {
-        let _ = writeln!(out, "\n{}", st.bold("Also considered"));
-        let mut t = Table::new();
-        t.load_style(UTF8_BORDERS_ONLY);
-        t.set_header(vec!["category", "conf", "hypothesis", "why it ranks lower"]);
+        let _ = writeln!(out, "\n{}", st.bold(tr.also_considered()));
+        let mut t = o.tables.table();
+        t.set_header(tr.considered_header().to_vec());
         for f in considered.iter().take(8) {
             let why = if let Some(a) = f.against.first() {
-                a.why.clone()
+                tr.against_why(a)
             } else if f.confidence < RULED_OUT_BELOW {
-                "weak evidence".to_string()
+                tr.weak_evidence()
             } else {
-                "less evidence than the top cause".to_string()
+                tr.less_evidence()
             };
-            t.add_row(vec![
-                f.category.to_string(),
-                format!("{:.2}", f.confidence),
-                super::cut(&f.title, 60),
-                super::cut(&why, 70),
-            ]);
+            o.tables.row(
+                &mut t,
+                vec![
+                    f.category.to_string(),
+                    format!("{:.2}", f.confidence),
+                    super::cut(tr.title(f), 60),
+                    super::cut(why, 70),
+                ],
+            );
         }
-        let _ = writeln!(out, "{t}");
+        let _ = writeln!(out, "{}", o.tables.finish(t));
     }
-    let logs = r.inputs.len();
     let _ = writeln!(
         out,
         "\n{}",
-        st.dim(&format!(
-            "{logs} input{} read, {} fact{}, {} warning{}{}",
-            if logs == 1 { "" } else { "s" },
+        st.dim(&tr.footer(
+            r.inputs.len(),
             r.facts.len(),
-            if r.facts.len() == 1 { "" } else { "s" },
             r.warnings.len(),
-            if r.warnings.len() == 1 { "" } else { "s" },
-            r.fingerprint
-                .as_ref()
-                .map(|f| format!(" · fingerprint {f}"))
-                .unwrap_or_default()
+            r.fingerprint.as_deref()
         ))
     );
     for w in r.warnings.iter().take(10) {
-        let _ = writeln!(out, "  {} {w}", st.yellow("warning:"));
+        let _ = writeln!(out, "  {}{}{w}", st.yellow(tr.warning()), tr.after_label());
     }
     if r.warnings.len() > 10 {
-        let _ = writeln!(
-            out,
-            "  … {} more warnings (see --format json)",
-            r.warnings.len() - 10
-        );
+        let _ = writeln!(out, "  {}", tr.more_warnings(r.warnings.len() - 10));
     }
     out
 }
 
-fn render_top(out: &mut String, r: &Report, top: &Finding, st: &Style) {
+fn render_top(out: &mut String, r: &Report, top: &Finding, st: &Style, tr: Tr) {
     let _ = writeln!(
         out,
-        "{} {} — {}",
-        st.red("Cause:"),
+        "{}{}{} — {}",
+        st.red(tr.cause()),
+        tr.after_label(),
         st.bold(top.category.as_str()),
-        top.title
+        tr.title(top)
     );
-    let _ = writeln!(
-        out,
-        "  confidence {:.2} · action {} · rule {} {}{}",
-        top.confidence,
-        top.action,
-        top.code,
-        top.rule,
-        super::origin_text(top)
-            .map(|o| format!(" · started: {o}"))
-            .unwrap_or_default()
-    );
-    if let Some(r) = top.origin.rank {
-        let n = top.affected_ranks.len();
-        let _ = writeln!(
-            out,
-            "  initiated by rank {r}{}{}",
-            top.origin
-                .host
-                .as_ref()
-                .map(|h| format!(" on host {h}"))
-                .unwrap_or_default(),
-            if n > 0 {
-                format!(
-                    "; {n} other rank{} affected as symptom{}",
-                    if n == 1 { "" } else { "s" },
-                    if n == 1 { "" } else { "s" }
-                )
-            } else {
-                String::new()
-            }
-        );
+    let _ = writeln!(out, "  {}", tr.confidence_line(top));
+    // Where it started, said once.
+    if let Some(started) = tr.started(top) {
+        let _ = writeln!(out, "  {started}");
     }
-    let _ = writeln!(out, "\n{}", st.bold("Evidence"));
+    let _ = writeln!(out, "\n{}", st.bold(tr.evidence()));
     for e in top.evidence.iter().take(MAX_EVIDENCE) {
         let rank = e.rank.map(|r| format!("[rank {r}] ")).unwrap_or_default();
         let _ = writeln!(
@@ -198,20 +180,16 @@ fn render_top(out: &mut String, r: &Report, top: &Finding, st: &Style) {
             rank,
             super::cut(&e.text, 300)
         );
-        if let Some(why) = &e.why {
+        if let Some(why) = tr.why(e) {
             let _ = writeln!(out, "      {} {}", st.green("→"), why);
         }
     }
     let more = top.evidence.len().saturating_sub(MAX_EVIDENCE) as u64 + top.more_lines;
     if more > 0 {
-        let _ = writeln!(
-            out,
-            "  {}",
-            st.dim(&format!("… and {more} more matching lines"))
-        );
+        let _ = writeln!(out, "  {}", st.dim(&tr.more_matching(more)));
     }
     if !top.against.is_empty() {
-        let _ = writeln!(out, "\n{}", st.bold("Against"));
+        let _ = writeln!(out, "\n{}", st.bold(tr.against()));
         for a in &top.against {
             let _ = writeln!(
                 out,
@@ -219,56 +197,49 @@ fn render_top(out: &mut String, r: &Report, top: &Finding, st: &Style) {
                 st.dim(&location(&a.path, a.line)),
                 super::cut(&a.text, 160),
                 st.yellow("✗"),
-                a.why
+                tr.against_why(a)
             );
         }
-        if let Some(alt) = &top.alternatives {
-            let _ = writeln!(out, "  {} {}", st.bold("What else fits:"), alt);
+        if let Some(alt) = tr.alternatives(top) {
+            let _ = writeln!(
+                out,
+                "  {}{}{}",
+                st.bold(tr.what_else_fits()),
+                tr.after_label(),
+                alt
+            );
         }
     }
     for c in &r.cores {
-        render_core(out, c, st);
+        render_core(out, c, st, tr);
     }
-    let _ = writeln!(out, "\n{}", st.bold("Fix"));
-    let _ = writeln!(out, "  {}", top.fix);
-    if let Some(n) = &top.next_time {
-        let _ = writeln!(out, "\n{}", st.bold("To be sure next time"));
+    let _ = writeln!(out, "\n{}", st.bold(tr.fix_heading()));
+    let _ = writeln!(out, "  {}", tr.fix(top));
+    if let Some(n) = tr.next_time(top) {
+        let _ = writeln!(out, "\n{}", st.bold(tr.next_time_heading()));
         let _ = writeln!(out, "  {n}");
     }
     let symptoms: Vec<&Finding> = r.symptoms_of(&top.rule).collect();
     if !symptoms.is_empty() {
-        let _ = writeln!(out, "\n{}", st.bold("Symptoms of this cause"));
+        let _ = writeln!(out, "\n{}", st.bold(tr.symptoms_heading()));
         for s in symptoms {
             let ranks: std::collections::BTreeSet<u32> =
                 s.evidence.iter().filter_map(|e| e.rank).collect();
+            let ranks: Vec<u32> = ranks.into_iter().collect();
             let _ = writeln!(
                 out,
-                "  {} — {} ({} line{}{})",
+                "  {} — {}{}",
                 s.category,
-                s.title,
-                s.evidence.len(),
-                if s.evidence.len() == 1 { "" } else { "s" },
-                if ranks.is_empty() {
-                    String::new()
-                } else {
-                    format!(
-                        ", rank{} {}",
-                        if ranks.len() == 1 { "" } else { "s" },
-                        ranks
-                            .iter()
-                            .map(|r| r.to_string())
-                            .collect::<Vec<_>>()
-                            .join(",")
-                    )
-                }
+                tr.title(s),
+                tr.symptom_count(s.evidence.len(), &ranks)
             );
         }
     }
 }
 
-fn render_core(out: &mut String, c: &crate::analyze::CoreReport, st: &Style) {
+fn render_core(out: &mut String, c: &crate::analyze::CoreReport, st: &Style, tr: Tr) {
     let s = &c.summary;
-    let _ = writeln!(out, "\n{} {}", st.bold("Core dump"), st.dim(&c.path));
+    let _ = writeln!(out, "\n{} {}", st.bold(tr.core_dump()), st.dim(&c.path));
     let mut head = Vec::new();
     if let Some(sig) = &s.signal {
         head.push(sig.clone());
@@ -314,23 +285,21 @@ fn render_core(out: &mut String, c: &crate::analyze::CoreReport, st: &Style) {
         );
     }
     if s.frames.len() > 12 {
-        let _ = writeln!(
-            out,
-            "  {}",
-            st.dim(&format!(
-                "… {} more frames (see --format json)",
-                s.frames.len() - 12
-            ))
-        );
+        let _ = writeln!(out, "  {}", st.dim(&tr.more_frames(s.frames.len() - 12)));
     }
     if let Some(py) = &s.python {
-        render_python(out, py, st);
+        render_python(out, py, st, tr);
     }
 }
 
 /// The Python stacks beside the native one: the crashing thread in full (up to 20 frames),
 /// the others shortly; innermost first, as the native frames are.
-fn render_python(out: &mut String, py: &crate::sources::elfcore::python::PythonStacks, st: &Style) {
+fn render_python(
+    out: &mut String,
+    py: &crate::sources::elfcore::python::PythonStacks,
+    st: &Style,
+    tr: Tr,
+) {
     for (i, t) in py.threads.iter().enumerate() {
         let mut marks = Vec::new();
         if t.crashed {
@@ -363,20 +332,14 @@ fn render_python(out: &mut String, py: &crate::sources::elfcore::python::PythonS
             let _ = writeln!(
                 out,
                 "    {}",
-                st.dim(&format!(
-                    "… {} more frames (see --format json)",
-                    t.frames.len() - keep
-                ))
+                st.dim(&tr.more_frames(t.frames.len() - keep))
             );
         }
         if i >= 7 && py.threads.len() > 8 {
             let _ = writeln!(
                 out,
                 "  {}",
-                st.dim(&format!(
-                    "… {} more Python threads (see --format json)",
-                    py.threads.len() - 8
-                ))
+                st.dim(&tr.more_python_threads(py.threads.len() - 8))
             );
             break;
         }

@@ -104,9 +104,8 @@ fn suspect_line(r: &Recurrence) -> String {
     )
 }
 
-pub fn render_table(t: &Triage) -> String {
-    let mut tb = comfy_table::Table::new();
-    tb.load_style(comfy_table::presets::UTF8_BORDERS_ONLY);
+pub fn render_table(t: &Triage, tables: super::table::Tables) -> String {
+    let mut tb = tables.table();
     tb.set_header(vec![
         "runs",
         "fingerprint",
@@ -118,19 +117,27 @@ pub fn render_table(t: &Triage) -> String {
         "example",
     ]);
     for g in &t.groups {
-        tb.add_row(vec![
-            g.count.to_string(),
-            g.fingerprint.clone().unwrap_or_else(|| "-".into()),
-            g.category
-                .map_or_else(|| g.verdict.to_string(), |c| c.to_string()),
-            g.action.to_string(),
-            g.first_seen.clone().unwrap_or_default(),
-            g.last_seen.clone().unwrap_or_default(),
-            hosts_text(&g.hosts, 3),
-            g.example.clone(),
-        ]);
+        tables.row(
+            &mut tb,
+            vec![
+                g.count.to_string(),
+                g.fingerprint.clone().unwrap_or_else(|| "-".into()),
+                g.category
+                    .map_or_else(|| g.verdict.to_string(), |c| c.to_string()),
+                g.action.to_string(),
+                g.first_seen.clone().unwrap_or_default(),
+                g.last_seen.clone().unwrap_or_default(),
+                hosts_text(&g.hosts, 3),
+                g.example.clone(),
+            ],
+        );
     }
-    let mut s = format!("{tb}\n{} runs, {} groups\n", t.runs_total, t.groups.len());
+    let mut s = format!(
+        "{}\n{} runs, {} groups\n",
+        tables.finish(tb),
+        t.runs_total,
+        t.groups.len()
+    );
     for r in &t.suspects {
         s.push_str(&format!("suspect: {}\n", suspect_line(r)));
     }

@@ -1,10 +1,12 @@
 //! Derived values for fix templates: numbers computed from the run's own facts and the
 //! captures of a rule's hits (a `--shm-size` from the observed peak and the host's memory;
 //! how far a batch must shrink from a CUDA OOM message). Pure functions of their inputs;
-//! the rule loader checks template variables against `DERIVED`.
+//! the rule loader checks template variables against `DERIVED`. Text values are written in
+//! the language asked for (`DeriveCtx::lang`), so a Chinese fix carries the same numbers.
 
 use crate::fact_names as names;
 use crate::facts::{FactSet, Unit};
+use crate::model::Lang;
 
 /// A derived variable: its name, unit and meaning, and the function that computes it.
 pub struct Derived {
@@ -101,9 +103,18 @@ pub struct DeriveCtx<'a> {
     pub facts: &'a FactSet,
     /// Named captures of the finding's hits, first hit first.
     pub captures: &'a [(String, String)],
+    /// The finding's cited lines (a CUDA OOM message names the other processes on the card,
+    /// which no capture holds).
+    pub lines: &'a [&'a str],
+    /// The language of the text being rendered.
+    pub lang: Lang,
 }
 
 impl DeriveCtx<'_> {
+    fn zh(&self) -> bool {
+        self.lang == Lang::Zh
+    }
+
     fn capture(&self, name: &str) -> Option<&str> {
         self.captures
             .iter()
@@ -124,7 +135,8 @@ fn shm_size_bytes(ctx: &DeriveCtx) -> Option<String> {
 }
 
 fn shm_basis(ctx: &DeriveCtx) -> Option<String> {
-    Some(shm_recommendation(ctx.facts).basis)
+    let r = shm_recommendation(ctx.facts);
+    Some(if ctx.zh() { r.basis_zh } else { r.basis })
 }
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
@@ -133,6 +145,8 @@ const MIB: f64 = 1024.0 * 1024.0;
 pub struct ShmRecommendation {
     pub bytes: u64,
     pub basis: String,
+    /// `basis` in Chinese.
+    pub basis_zh: String,
 }
 
 /// Size /dev/shm from what the run showed:
@@ -150,32 +164,48 @@ pub fn shm_recommendation(facts: &FactSet) -> ShmRecommendation {
         .reduce(f64::max);
     let host = facts.num(names::HOST_MEM_TOTAL_BYTES);
     let h = super::template::human_bytes;
-    let (mut want, mut basis) = match (peak, size) {
-        (Some(p), Some(s)) if p > 0.0 && p < 0.9 * s => (
+    let peak_margin = |p: f64| {
+        (
             p * 1.5 + 512.0 * MIB,
             format!("observed peak {} plus 50% and 512 MiB of margin", h(p)),
-        ),
-        (Some(p), None) if p > 0.0 => (
-            p * 1.5 + 512.0 * MIB,
-            format!("observed peak {} plus 50% and 512 MiB of margin", h(p)),
-        ),
-        (p, Some(s)) => (
-            (8.0 * GIB).max(4.0 * s),
-            format!(
-                "{}the {} /dev/shm was the ceiling, so the real need is unknown: {} is a safe start",
-                match p {
-                    Some(p) if facts.num(names::SHM_PEAK_BYTES).is_some() => {
-                        format!("the recorded peak ({}) reached the mount's size: ", h(p))
-                    }
-                    _ => String::new(),
-                },
-                h(s),
-                h((8.0 * GIB).max(4.0 * s))
-            ),
-        ),
+            format!("观测到的峰值 {} 再加 50% 和 512 MiB 余量", h(p)),
+        )
+    };
+    let (mut want, mut basis, mut basis_zh) = match (peak, size) {
+        (Some(p), Some(s)) if p > 0.0 && p < 0.9 * s => peak_margin(p),
+        (Some(p), None) if p > 0.0 => peak_margin(p),
+        (p, Some(s)) => {
+            let start = (8.0 * GIB).max(4.0 * s);
+            let recorded = match p {
+                Some(p) if facts.num(names::SHM_PEAK_BYTES).is_some() => Some(h(p)),
+                _ => None,
+            };
+            (
+                start,
+                format!(
+                    "{}the {} /dev/shm was the ceiling, so the real need is unknown: {} is a safe start",
+                    recorded
+                        .as_ref()
+                        .map(|p| format!("the recorded peak ({p}) reached the mount's size: "))
+                        .unwrap_or_default(),
+                    h(s),
+                    h(start)
+                ),
+                format!(
+                    "{}{} 的 /dev/shm 已经被用满，实际需要多少无从得知，先给 {} 比较稳妥",
+                    recorded
+                        .as_ref()
+                        .map(|p| format!("记录到的峰值（{p}）已达到挂载上限，"))
+                        .unwrap_or_default(),
+                    h(s),
+                    h(start)
+                ),
+            )
+        }
         (_, None) => (
             8.0 * GIB,
             "no /dev/shm size or usage was captured: 8 GiB is a safe start".to_string(),
+            "没有采集到 /dev/shm 的大小和用量，先给 8 GiB 比较稳妥".to_string(),
         ),
     };
     want = (want / GIB).ceil() * GIB;
@@ -187,13 +217,19 @@ pub fn shm_recommendation(facts: &FactSet) -> ShmRecommendation {
                 "; capped at half the host's {} because /dev/shm pages are host RAM",
                 h(host)
             ));
+            basis_zh.push_str(&format!(
+                "；/dev/shm 占用的是主机内存，因此上限取主机 {} 的一半",
+                h(host)
+            ));
         } else {
             basis.push_str(&format!("; the host has {}", h(host)));
+            basis_zh.push_str(&format!("；主机内存 {}", h(host)));
         }
     }
     ShmRecommendation {
         bytes: want as u64,
         basis,
+        basis_zh,
     }
 }
 
@@ -201,6 +237,99 @@ pub fn shm_recommendation(facts: &FactSet) -> ShmRecommendation {
 /// `units::size_1024`.
 fn parse_size(s: &str) -> Option<f64> {
     crate::sources::units::size_1024(s, 1).map(|b| b as f64)
+}
+
+/// Who holds a full GPU's memory, as a CUDA OOM message tells: this process's PyTorch
+/// allocator (shrink the batch) or something else on the card (free it). The fix and the
+/// fingerprint (`correlate::fingerprint`) both ask here, so they cannot disagree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GpuMemoryHolder {
+    /// PyTorch in the failing process holds most of the card.
+    ThisProcess,
+    /// PyTorch holds under half the card, or other processes the message names hold more
+    /// than it does.
+    OtherProcess,
+}
+
+/// `Process 3808 has 133.79 GiB memory in use`: since PyTorch 2.1 the OOM message lists every
+/// other process on the card this way (the failing one is `this process has …`).
+static OTHER_PROCESS: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r"\bProcess (\d+) has ([\d.]+ [KMGTP]?i?B) memory in use").ok()
+});
+
+/// What PyTorch's caching allocator has reserved, in either layout: `12.43 GiB reserved in
+/// total by PyTorch` (to 1.13) or `391.99 MiB is reserved by PyTorch but unallocated` (since
+/// 2.0, on top of what is allocated). Memory reserved is this process's, even when unused.
+static RESERVED: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(
+        r"([\d.]+ [KMGTP]?i?B) (?:reserved in total by PyTorch|(is) reserved by PyTorch but unallocated)",
+    )
+    .ok()
+});
+
+/// Bytes PyTorch reserved beyond what it allocated, and whether the figure is the total (old
+/// layout) rather than the unallocated part (new layout).
+fn reserved(lines: &[&str]) -> Option<(f64, bool)> {
+    let re = RESERVED.as_ref()?;
+    lines.iter().find_map(|l| {
+        let c = re.captures(l)?;
+        let b = parse_size(c.get(1)?.as_str())?;
+        Some((b, c.get(2).is_none()))
+    })
+}
+
+/// What this process's PyTorch holds: allocated plus reserved-but-unallocated.
+fn torch_held(allocated: Option<f64>, lines: &[&str]) -> Option<f64> {
+    match (allocated, reserved(lines)) {
+        (Some(a), Some((r, true))) => Some(a.max(r)),
+        (Some(a), Some((r, false))) => Some(a + r),
+        (a, None) => a,
+        (None, Some((r, true))) => Some(r),
+        (None, Some((_, false))) => None,
+    }
+}
+
+/// The other processes a CUDA OOM message names, with the memory each holds (bytes); one
+/// pid counted once however many lines repeat it.
+pub fn other_processes(lines: &[&str]) -> Vec<(u32, f64)> {
+    let Some(re) = OTHER_PROCESS.as_ref() else {
+        return Vec::new();
+    };
+    let mut out: Vec<(u32, f64)> = Vec::new();
+    for l in lines {
+        for c in re.captures_iter(l) {
+            let (Some(pid), Some(b)) = (
+                c.get(1).and_then(|m| m.as_str().parse().ok()),
+                c.get(2).and_then(|m| parse_size(m.as_str())),
+            ) else {
+                continue;
+            };
+            if !out.iter().any(|(p, _)| *p == pid) {
+                out.push((pid, b));
+            }
+        }
+    }
+    out
+}
+
+/// Who holds the card, from the message's figures; `None` when it gives none.
+pub fn gpu_memory_holder(captures: &[(String, String)], lines: &[&str]) -> Option<GpuMemoryHolder> {
+    let cap = |n: &str| {
+        captures
+            .iter()
+            .find(|(k, _)| k == n)
+            .and_then(|(_, v)| parse_size(v))
+    };
+    let (total, torch) = (cap("total"), torch_held(cap("allocated"), lines));
+    let others: f64 = other_processes(lines).iter().map(|(_, b)| b).sum();
+    match (total, torch) {
+        (Some(total), Some(torch)) if torch < 0.5 * total || others > torch => {
+            Some(GpuMemoryHolder::OtherProcess)
+        }
+        (Some(_), Some(_)) => Some(GpuMemoryHolder::ThisProcess),
+        (Some(total), None) if others >= 0.5 * total => Some(GpuMemoryHolder::OtherProcess),
+        _ => None,
+    }
 }
 
 /// From a CUDA OOM message's figures: is it this process's own usage (shrink the batch), or
@@ -211,26 +340,91 @@ fn gpu_oom_plan(ctx: &DeriveCtx) -> Option<String> {
     let free = ctx.capture("free").and_then(parse_size);
     let by_torch = ctx.capture("allocated").and_then(parse_size);
     let h = super::template::human_bytes;
-    if let (Some(total), Some(torch)) = (total, by_torch)
-        && torch < 0.5 * total
+    if gpu_memory_holder(ctx.captures, ctx.lines) == Some(GpuMemoryHolder::OtherProcess)
+        && let Some(total) = total
     {
-        let other = total - torch - free.unwrap_or(0.0);
-        return Some(format!(
-            "PyTorch itself holds only {} of the {} card: about {} is held outside this \
-             process's allocator (another process on the same GPU, or a leak in a native \
-             library). Check `nvidia-smi --query-compute-apps=pid,used_memory --format=csv` \
-             and make sure each rank has its GPU to itself.",
-            h(torch),
-            h(total),
-            h(other.max(0.0))
-        ));
+        let named = other_processes(ctx.lines);
+        let torch = torch_held(by_torch, ctx.lines).unwrap_or(0.0);
+        let other = if named.is_empty() {
+            (total - torch - free.unwrap_or(0.0)).max(0.0)
+        } else {
+            named.iter().map(|(_, b)| b).sum()
+        };
+        let pids = named
+            .iter()
+            .map(|(p, b)| format!("pid {p}: {}", h(*b)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        return Some(if ctx.zh() {
+            format!(
+                "这个进程里 PyTorch 自己只占了 {}（整卡 {}），另有约 {} 被本进程分配器之外的占用拿走了{}（同一张卡上的其他进程，或某个 native 库泄漏）。\
+                 用 `nvidia-smi --query-compute-apps=pid,used_memory --format=csv` 查出占卡的进程并释放它，确保每个 rank 独占自己的 GPU；这种情况减小 batch size 没有用。",
+                h(torch),
+                h(total),
+                h(other),
+                if pids.is_empty() {
+                    String::new()
+                } else {
+                    format!("（{pids}）")
+                }
+            )
+        } else {
+            format!(
+                "PyTorch itself holds only {} of the {} card: about {} is held outside this \
+                 process's allocator{} (another process on the same GPU, or a leak in a native \
+                 library). Find the holder with `nvidia-smi --query-compute-apps=pid,used_memory --format=csv` \
+                 and free the card, so that each rank has its GPU to itself; a smaller batch will not help.",
+                h(torch),
+                h(total),
+                h(other),
+                if pids.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({pids})")
+                }
+            )
+        });
+    }
+    // Reserved far above allocated: the caching allocator holds blocks it cannot hand out.
+    if let (Some(total), Some(alloc), Some(held)) =
+        (total, by_torch, torch_held(by_torch, ctx.lines))
+        && held - alloc > tried.max(0.25 * total)
+    {
+        return Some(if ctx.zh() {
+            format!(
+                "PyTorch 的缓存分配器占着 {}，真正分配出去的只有 {}（整卡 {}）：这是显存碎片，不是模型真的放不下。\
+                 设置 `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`（老版本用 `max_split_size_mb:128`），\
+                 或者在峰值之间避免反复分配大小不一的大张量；仍然不够再减小 micro-batch。",
+                h(held),
+                h(alloc),
+                h(total)
+            )
+        } else {
+            format!(
+                "PyTorch's caching allocator holds {} but only {} of it is allocated (card: {}): \
+                 the memory is fragmented, the model is not too large. Set \
+                 `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` (`max_split_size_mb:128` on old \
+                 versions), or avoid reallocating large tensors of varying size between peaks; \
+                 shrink the micro-batch only if that is not enough.",
+                h(held),
+                h(alloc),
+                h(total)
+            )
+        });
     }
     let (Some(total), Some(torch)) = (total, by_torch) else {
-        return Some(format!(
-            "The allocation of {} did not fit: halve the micro-batch (and double gradient \
-             accumulation to keep the global batch), or enable activation checkpointing.",
-            h(tried)
-        ));
+        return Some(if ctx.zh() {
+            format!(
+                "申请的 {} 分配不下：把 micro-batch 减半（同时把梯度累积步数翻倍，保持全局 batch size 不变），或者开启 activation checkpointing。",
+                h(tried)
+            )
+        } else {
+            format!(
+                "The allocation of {} did not fit: halve the micro-batch (and double gradient \
+                 accumulation to keep the global batch), or enable activation checkpointing.",
+                h(tried)
+            )
+        });
     };
     // The process needs about torch + tried; to fit under ~90% of the card, scale the
     // activation-dominated part by this factor.
@@ -238,23 +432,33 @@ fn gpu_oom_plan(ctx: &DeriveCtx) -> Option<String> {
     let budget = 0.9 * total;
     let factor = (budget / need).clamp(0.05, 1.0);
     let pct = ((1.0 - factor) * 100.0).ceil();
-    Some(format!(
-        "The process needed about {} on a {} card ({} held by PyTorch + {} requested): cut \
-         activation memory by at least {pct:.0}% — e.g. multiply the micro-batch (or sequence \
-         length) by {factor:.2} or less, raising gradient accumulation to keep the global batch, \
-         or enable activation checkpointing.",
-        h(need),
-        h(total),
-        h(torch),
-        h(tried)
-    ))
+    Some(if ctx.zh() {
+        format!(
+            "这个进程大约需要 {}，而卡只有 {}（PyTorch 已占 {} + 本次申请 {}）：激活显存至少要降 {pct:.0}%，\
+             比如把 micro-batch（或序列长度）乘以 {factor:.2} 或更小，同时调大梯度累积步数保持全局 batch size，\
+             或者开启 activation checkpointing。",
+            h(need),
+            h(total),
+            h(torch),
+            h(tried)
+        )
+    } else {
+        format!(
+            "The process needed about {} on a {} card ({} held by PyTorch + {} requested): cut \
+             activation memory by at least {pct:.0}% — e.g. multiply the micro-batch (or sequence \
+             length) by {factor:.2} or less, raising gradient accumulation to keep the global batch, \
+             or enable activation checkpointing.",
+            h(need),
+            h(total),
+            h(torch),
+            h(tried)
+        )
+    })
 }
 
-/// Only when the message shows PyTorch holding under half the card: the rest is someone else's.
+/// Only when something other than this process's PyTorch holds the card.
 fn gpu_oom_foreign(ctx: &DeriveCtx) -> Option<String> {
-    let total = parse_size(ctx.capture("total")?)?;
-    let torch = parse_size(ctx.capture("allocated")?)?;
-    if torch >= 0.5 * total {
+    if gpu_memory_holder(ctx.captures, ctx.lines) != Some(GpuMemoryHolder::OtherProcess) {
         return None;
     }
     gpu_oom_plan(ctx)
@@ -263,69 +467,128 @@ fn gpu_oom_foreign(ctx: &DeriveCtx) -> Option<String> {
 /// The assertion text of a device-side assert, read as a domain statement.
 fn assert_hint(ctx: &DeriveCtx) -> Option<String> {
     let a = ctx.capture("assertion")?;
+    let zh = ctx.zh();
     let what = if a.contains("n_classes") || a.contains("n_class") {
-        "a class label is outside [0, num_classes): labels such as -1 or 255 need the loss's `ignore_index`, or the model has fewer outputs than the dataset has classes."
+        if zh {
+            "类别标签超出了 [0, num_classes)：像 -1 或 255 这样的标签要在 loss 里设 `ignore_index`，否则就是模型输出的类别数比数据集少。"
+        } else {
+            "a class label is outside [0, num_classes): labels such as -1 or 255 need the loss's `ignore_index`, or the model has fewer outputs than the dataset has classes."
+        }
     } else if a.contains("srcIndex < srcSelectDimSize")
         || a.contains("ind_dim_size")
         || a.contains("index out of bounds")
     {
-        "an index into an embedding or gather is out of range: token ids >= the embedding's size (tokenizer larger than the model's vocabulary: `model.resize_token_embeddings(len(tokenizer))`), or position ids beyond `max_position_embeddings`."
+        if zh {
+            "embedding 或 gather 的下标越界：token id 大于等于 embedding 的大小（tokenizer 的词表比模型大，需要 `model.resize_token_embeddings(len(tokenizer))`），或者 position id 超过了 `max_position_embeddings`。"
+        } else {
+            "an index into an embedding or gather is out of range: token ids >= the embedding's size (tokenizer larger than the model's vocabulary: `model.resize_token_embeddings(len(tokenizer))`), or position ids beyond `max_position_embeddings`."
+        }
     } else if a.contains("input_val >= zero && input_val <= one") {
-        "binary cross-entropy got an input outside [0, 1]: apply a sigmoid or use `BCEWithLogitsLoss`."
+        if zh {
+            "binary cross-entropy 的输入不在 [0, 1] 内：先过一层 sigmoid，或者改用 `BCEWithLogitsLoss`。"
+        } else {
+            "binary cross-entropy got an input outside [0, 1]: apply a sigmoid or use `BCEWithLogitsLoss`."
+        }
     } else {
-        return Some(format!(
-            "The kernel checked `{a}` and it failed: one of the index tensors it reads is out of range."
-        ));
+        return Some(if zh {
+            format!("kernel 里的检查 `{a}` 没通过：它读取的某个下标张量越界了。")
+        } else {
+            format!(
+                "The kernel checked `{a}` and it failed: one of the index tensors it reads is out of range."
+            )
+        });
     };
-    Some(format!("The kernel checked `{a}`: {what}"))
+    Some(if zh {
+        format!("kernel 里的检查 `{a}` 没通过：{what}")
+    } else {
+        format!("The kernel checked `{a}`: {what}")
+    })
 }
 
 fn batch_plan(ctx: &DeriveCtx) -> Option<String> {
     let n = |k: &str| ctx.capture(k)?.parse::<u64>().ok();
     let (train, micro, accum, world) = (n("train")?, n("micro")?, n("accum")?, n("world")?);
     let product = micro * accum * world;
-    let mut s = format!(
-        "train_batch_size is {train} but micro-batch {micro} × accumulation {accum} × {world} GPUs = {product}."
-    );
+    let zh = ctx.zh();
+    let mut s = if zh {
+        format!(
+            "train_batch_size 是 {train}，但 micro-batch {micro} × 梯度累积 {accum} × {world} 张卡 = {product}。"
+        )
+    } else {
+        format!(
+            "train_batch_size is {train} but micro-batch {micro} × accumulation {accum} × {world} GPUs = {product}."
+        )
+    };
     if micro * world > 0 && train % (micro * world) == 0 {
-        s.push_str(&format!(
-            " Keep the global batch of {train}: set gradient_accumulation_steps to {}.",
-            train / (micro * world)
-        ));
+        let v = train / (micro * world);
+        s.push_str(&if zh {
+            format!("要保持全局 batch size {train}，把 gradient_accumulation_steps 设为 {v}。")
+        } else {
+            format!(" Keep the global batch of {train}: set gradient_accumulation_steps to {v}.")
+        });
     } else if accum * world > 0 && train % (accum * world) == 0 {
-        s.push_str(&format!(
-            " Keep the global batch of {train}: set train_micro_batch_size_per_gpu to {}.",
-            train / (accum * world)
-        ));
+        let v = train / (accum * world);
+        s.push_str(&if zh {
+            format!("要保持全局 batch size {train}，把 train_micro_batch_size_per_gpu 设为 {v}。")
+        } else {
+            format!(" Keep the global batch of {train}: set train_micro_batch_size_per_gpu to {v}.")
+        });
     }
-    s.push_str(&format!(
-        " Or set train_batch_size to {product} (or \"auto\" with the HF integration)."
-    ));
+    s.push_str(&if zh {
+        format!("或者直接把 train_batch_size 设为 {product}（用 HF 集成时也可以设成 \"auto\"）。")
+    } else {
+        format!(" Or set train_batch_size to {product} (or \"auto\" with the HF integration).")
+    });
     Some(s)
 }
 
 fn disk_full_plan(ctx: &DeriveCtx) -> Option<String> {
     let path = ctx.capture("path");
     let mount = ctx.capture("mount");
+    let zh = ctx.zh();
     match (path, mount) {
-        (Some(p), Some(m)) => Some(format!(
-            "Writing `{p}` failed because the filesystem at {m} is 100% full: free space there or point the output at a larger volume."
-        )),
-        (Some(p), None) => Some(format!(
-            "Writing `{p}` failed: its filesystem is full (`df -h $(dirname {p})`); free space there or point the output at a larger volume."
-        )),
-        (None, Some(m)) => Some(format!(
-            "The filesystem at {m} is 100% full (df): free space there or point the checkpoints at a larger volume; a checkpoint with optimizer state is several times the model's size."
-        )),
+        (Some(p), Some(m)) => Some(if zh {
+            format!(
+                "写 `{p}` 失败，因为 {m} 所在的文件系统已经 100% 满了：清理那里的空间，或者把输出目录指到更大的盘上。"
+            )
+        } else {
+            format!(
+                "Writing `{p}` failed because the filesystem at {m} is 100% full: free space there or point the output at a larger volume."
+            )
+        }),
+        (Some(p), None) => Some(if zh {
+            format!(
+                "写 `{p}` 失败：它所在的文件系统满了（`df -h $(dirname {p})`）；清理那里的空间，或者把输出目录指到更大的盘上。"
+            )
+        } else {
+            format!(
+                "Writing `{p}` failed: its filesystem is full (`df -h $(dirname {p})`); free space there or point the output at a larger volume."
+            )
+        }),
+        (None, Some(m)) => Some(if zh {
+            format!(
+                "{m} 所在的文件系统已经 100% 满了（df）：清理空间，或者把 checkpoint 存到更大的盘上；带 optimizer state 的 checkpoint 往往是模型本身大小的好几倍。"
+            )
+        } else {
+            format!(
+                "The filesystem at {m} is 100% full (df): free space there or point the checkpoints at a larger volume; a checkpoint with optimizer state is several times the model's size."
+            )
+        }),
         (None, None) => None,
     }
 }
 
 fn memlock_plan(ctx: &DeriveCtx) -> Option<String> {
     let kb: u64 = ctx.capture("memlock_kb")?.parse().ok()?;
-    Some(format!(
-        "The ranks ran with a locked-memory limit of {kb} KiB, far below what RDMA registration needs: set it to unlimited where the ranks start (`ulimit -l unlimited`; Docker `--ulimit memlock=-1:-1`; Slurm: slurmd's `LimitMEMLOCK=infinity` and `PropagateResourceLimitsExcept=MEMLOCK`)."
-    ))
+    Some(if ctx.zh() {
+        format!(
+            "各 rank 运行时的 locked memory 上限只有 {kb} KiB，远低于 RDMA 注册内存所需：在启动 rank 的地方把它设成 unlimited（`ulimit -l unlimited`；Docker 用 `--ulimit memlock=-1:-1`；Slurm 要在 slurmd 上配 `LimitMEMLOCK=infinity` 和 `PropagateResourceLimitsExcept=MEMLOCK`）。"
+        )
+    } else {
+        format!(
+            "The ranks ran with a locked-memory limit of {kb} KiB, far below what RDMA registration needs: set it to unlimited where the ranks start (`ulimit -l unlimited`; Docker `--ulimit memlock=-1:-1`; Slurm: slurmd's `LimitMEMLOCK=infinity` and `PropagateResourceLimitsExcept=MEMLOCK`)."
+        )
+    })
 }
 
 fn nofile_plan(ctx: &DeriveCtx) -> Option<String> {
@@ -338,22 +601,44 @@ fn nofile_plan(ctx: &DeriveCtx) -> Option<String> {
             h.parse::<u64>().ok()
         }
     });
+    let zh = ctx.zh();
     let hard_note = match hard {
-        Some(h) if h < want => format!(
-            " The hard limit is also {h}: raise it first (Docker `--ulimit nofile={want}:{want}`, systemd `LimitNOFILE={want}`, /etc/security/limits.conf)."
-        ),
+        Some(h) if h < want => {
+            if zh {
+                format!(
+                    "硬限制也只有 {h}，要先把它调上去（Docker `--ulimit nofile={want}:{want}`，systemd `LimitNOFILE={want}`，或 /etc/security/limits.conf）。"
+                )
+            } else {
+                format!(
+                    " The hard limit is also {h}: raise it first (Docker `--ulimit nofile={want}:{want}`, systemd `LimitNOFILE={want}`, /etc/security/limits.conf)."
+                )
+            }
+        }
         _ => String::new(),
     };
-    Some(format!(
-        "The open-files limit was {seen}: raise it to {want} in the shell that starts the job (`ulimit -n {want}`).{hard_note}"
-    ))
+    Some(if zh {
+        format!(
+            "打开文件数上限是 {seen}：在启动任务的 shell 里把它调到 {want}（`ulimit -n {want}`）。{hard_note}"
+        )
+    } else {
+        format!(
+            "The open-files limit was {seen}: raise it to {want} in the shell that starts the job (`ulimit -n {want}`).{hard_note}"
+        )
+    })
 }
 
 fn port_plan(ctx: &DeriveCtx) -> Option<String> {
     let port: u32 = ctx.capture("port")?.parse().ok()?;
-    Some(format!(
-        "Port {port} is already taken on this host: find the holder with `ss -ltnp 'sport = :{port}'` (a leftover rank of an earlier run: kill it), or start on a free port: `--master_port=$(python -c 'import socket; s=socket.socket(); s.bind((\"\", 0)); print(s.getsockname()[1])')` (torchrun/DeepSpeed `--master_port`, accelerate `--main_process_port`). Jobs sharing a node need distinct ports."
-    ))
+    let pick = r#"--master_port=$(python -c 'import socket; s=socket.socket(); s.bind(("", 0)); print(s.getsockname()[1])')"#;
+    Some(if ctx.zh() {
+        format!(
+            "本机的 {port} 端口已被占用：用 `ss -ltnp 'sport = :{port}'` 找出占用者（多半是上一次运行残留的 rank，kill 掉即可），或者换一个空闲端口启动：`{pick}`（torchrun/DeepSpeed 用 `--master_port`，accelerate 用 `--main_process_port`）。同一节点上的多个任务必须用不同端口。"
+        )
+    } else {
+        format!(
+            "Port {port} is already taken on this host: find the holder with `ss -ltnp 'sport = :{port}'` (a leftover rank of an earlier run: kill it), or start on a free port: `{pick}` (torchrun/DeepSpeed `--master_port`, accelerate `--main_process_port`). Jobs sharing a node need distinct ports."
+        )
+    })
 }
 
 /// Slurm durations: `[D-]HH:MM:SS`, `MM:SS`.
@@ -382,27 +667,47 @@ fn time_limit_plan(ctx: &DeriveCtx) -> Option<String> {
     if limit == 0 {
         return None;
     }
+    let zh = ctx.zh();
     if elapsed + 60 < limit {
-        return Some(format!(
-            "The job ran {} of its {} limit: it was stopped before the limit, so preemption or a cancel is likelier than the time limit.",
-            hm(elapsed),
-            hm(limit)
-        ));
+        return Some(if zh {
+            format!(
+                "任务运行了 {}，时限是 {}：还没到时限就被停了，更可能是被抢占或被取消，而不是超时。",
+                hm(elapsed),
+                hm(limit)
+            )
+        } else {
+            format!(
+                "The job ran {} of its {} limit: it was stopped before the limit, so preemption or a cancel is likelier than the time limit.",
+                hm(elapsed),
+                hm(limit)
+            )
+        });
     }
     let ask = ((limit as f64 * 1.25) / 3600.0).ceil() as u64 * 3600;
-    Some(format!(
-        "The job ran {} against a {} limit: it hit the limit. Request at least {} (`--time`), or checkpoint at least every {} so a requeued job loses little.",
-        hm(elapsed),
-        hm(limit),
-        hm(ask),
-        hm((limit / 4).max(600))
-    ))
+    let every = hm((limit / 4).max(600));
+    Some(if zh {
+        format!(
+            "任务运行了 {}，时限是 {}：撞上了时限。申请至少 {}（`--time`），或者至少每 {} 存一次 checkpoint，这样重新排队后损失不大。",
+            hm(elapsed),
+            hm(limit),
+            hm(ask),
+            every
+        )
+    } else {
+        format!(
+            "The job ran {} against a {} limit: it hit the limit. Request at least {} (`--time`), or checkpoint at least every {} so a requeued job loses little.",
+            hm(elapsed),
+            hm(limit),
+            hm(ask),
+            every
+        )
+    })
 }
 
 fn xid_explain(ctx: &DeriveCtx) -> Option<String> {
     let code: u32 = ctx.capture("xid")?.parse().ok()?;
     let e = super::xid::lookup(code)?;
-    Some(super::xid::sentence(e))
+    Some(super::xid::sentence(e, ctx.lang))
 }
 
 #[cfg(test)]
@@ -431,6 +736,8 @@ mod tests {
         let ctx = DeriveCtx {
             facts: &s,
             captures: &[],
+            lines: &[],
+            lang: Lang::En,
         };
         for d in DERIVED {
             assert!(d.name.starts_with("derive."), "{}", d.name);
@@ -488,6 +795,8 @@ mod tests {
         let plan = gpu_oom_plan(&DeriveCtx {
             facts: &s,
             captures: &caps,
+            lines: &[],
+            lang: Lang::En,
         })
         .unwrap();
         assert!(plan.contains("outside this"), "{plan}");
@@ -506,6 +815,8 @@ mod tests {
         let p = nofile_plan(&DeriveCtx {
             facts: &s,
             captures: &caps,
+            lines: &[],
+            lang: Lang::En,
         })
         .unwrap();
         assert!(
@@ -526,6 +837,8 @@ mod tests {
         let p = batch_plan(&DeriveCtx {
             facts: &s,
             captures: &caps,
+            lines: &[],
+            lang: Lang::En,
         })
         .unwrap();
         assert!(
@@ -541,6 +854,8 @@ mod tests {
         let p = time_limit_plan(&DeriveCtx {
             facts: &s,
             captures: &caps,
+            lines: &[],
+            lang: Lang::En,
         })
         .unwrap();
         assert!(p.contains("hit the limit") && p.contains("30h00m"), "{p}");
@@ -548,9 +863,79 @@ mod tests {
         let p = time_limit_plan(&DeriveCtx {
             facts: &s,
             captures: &caps,
+            lines: &[],
+            lang: Lang::En,
         })
         .unwrap();
         assert!(p.contains("preemption"), "{p}");
+    }
+
+    /// Our own OOM texts in PyTorch's layouts: 2.x names the other processes on the card,
+    /// 1.x gives `reserved in total by PyTorch` beside `already allocated`.
+    #[test]
+    fn who_holds_the_card_decides_the_plan_in_both_languages() {
+        let caps = ctx_caps(&[
+            ("tried", "512.00 MiB"),
+            ("total", "79.15 GiB"),
+            ("free", "20.00 MiB"),
+            ("allocated", "31.00 GiB"),
+        ]);
+        // PyTorch holds 31 of 79 GiB (not under half), but another process holds more.
+        let other = [
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 512.00 MiB. GPU 2 has a total capacity of 79.15 GiB of which 20.00 MiB is free. Process 7001 has 46.50 GiB memory in use. Including non-PyTorch memory, this process has 32.60 GiB memory in use. Of the allocated memory 31.00 GiB is allocated by PyTorch, and 1.10 GiB is reserved by PyTorch but unallocated.",
+        ];
+        assert_eq!(
+            gpu_memory_holder(&caps, &other),
+            Some(GpuMemoryHolder::OtherProcess)
+        );
+        assert_eq!(other_processes(&other), vec![(7001, 46.5 * GIB)]);
+        let s = facts(&[]);
+        let ctx = |lines: &[&str], lang| {
+            gpu_oom_plan(&DeriveCtx {
+                facts: &s,
+                captures: &caps,
+                lines,
+                lang,
+            })
+            .unwrap()
+        };
+        let (en, zh) = (ctx(&other, Lang::En), ctx(&other, Lang::Zh));
+        assert!(
+            en.contains("pid 7001: 46.5 GiB") && en.contains("free the card"),
+            "{en}"
+        );
+        assert!(
+            zh.contains("pid 7001: 46.5 GiB") && zh.contains("释放"),
+            "{zh}"
+        );
+        // The same figures with nobody else on the card: shrink the batch.
+        let own = [
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 512.00 MiB. GPU 2 has a total capacity of 79.15 GiB of which 20.00 MiB is free. Including non-PyTorch memory, this process has 79.10 GiB memory in use. Of the allocated memory 31.00 GiB is allocated by PyTorch, and 47.20 GiB is reserved by PyTorch but unallocated.",
+        ];
+        assert_eq!(
+            gpu_memory_holder(&caps, &own),
+            Some(GpuMemoryHolder::ThisProcess)
+        );
+        let caps_old = ctx_caps(&[
+            ("tried", "20.00 MiB"),
+            ("total", "15.78 GiB"),
+            ("allocated", "2.10 GiB"),
+            ("free", "3.44 MiB"),
+        ]);
+        let old_own = [
+            "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 15.78 GiB total capacity; 2.10 GiB already allocated; 3.44 MiB free; 14.74 GiB reserved in total by PyTorch)",
+        ];
+        let old_other = [
+            "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 15.78 GiB total capacity; 2.10 GiB already allocated; 3.44 MiB free; 2.20 GiB reserved in total by PyTorch)",
+        ];
+        assert_eq!(
+            gpu_memory_holder(&caps_old, &old_own),
+            Some(GpuMemoryHolder::ThisProcess)
+        );
+        assert_eq!(
+            gpu_memory_holder(&caps_old, &old_other),
+            Some(GpuMemoryHolder::OtherProcess)
+        );
     }
 
     #[test]
@@ -560,7 +945,9 @@ mod tests {
         assert!(
             port_plan(&DeriveCtx {
                 facts: &s,
-                captures: &caps
+                captures: &caps,
+                lines: &[],
+                lang: Lang::En,
             })
             .unwrap()
             .contains(":29533")
@@ -569,6 +956,8 @@ mod tests {
         let x = xid_explain(&DeriveCtx {
             facts: &s,
             captures: &caps,
+            lines: &[],
+            lang: Lang::En,
         })
         .unwrap();
         assert!(
@@ -579,7 +968,9 @@ mod tests {
         assert!(
             disk_full_plan(&DeriveCtx {
                 facts: &s,
-                captures: &caps
+                captures: &caps,
+                lines: &[],
+                lang: Lang::En,
             })
             .unwrap()
             .contains("/ckpt")
@@ -598,6 +989,8 @@ mod tests {
         let plan = gpu_oom_plan(&DeriveCtx {
             facts: &s,
             captures: &caps,
+            lines: &[],
+            lang: Lang::En,
         })
         .unwrap();
         assert!(plan.contains("micro-batch"), "{plan}");

@@ -168,6 +168,7 @@ pub struct Condition {
     pub weight: f64,
     pub trigger: bool,
     pub why: Template,
+    pub why_zh: Option<Template>,
 }
 
 #[derive(Debug, Clone)]
@@ -175,6 +176,8 @@ pub struct Fix {
     pub when: Vec<String>,
     pub contradicted: bool,
     pub text: Template,
+    /// The same fix in Chinese (`text_zh`), when the rule file gives it.
+    pub text_zh: Option<Template>,
 }
 
 #[derive(Debug, Clone)]
@@ -184,6 +187,8 @@ pub struct Rule {
     pub category: Category,
     pub role: Role,
     pub title: String,
+    /// The title in Chinese (`title_zh`), when the rule file gives it.
+    pub title_zh: Option<String>,
     pub status: RuleStatus,
     pub symptom_of: Vec<Category>,
     /// Categories whose finding in the same run is this one's cause (`consequence_of`).
@@ -194,12 +199,14 @@ pub struct Rule {
     pub conditions: Vec<Condition>,
     pub fixes: Vec<Fix>,
     pub next_time: Option<String>,
+    pub next_time_zh: Option<String>,
     /// The inputs already hold what `next_time` asks for when one is of these kinds.
     pub next_time_unless: Vec<SourceKind>,
     pub references: Vec<String>,
     pub doc_what: String,
     pub doc_why: String,
     pub doc_lookalikes: Option<String>,
+    pub doc_lookalikes_zh: Option<String>,
     pub examples_fire: Vec<String>,
     pub examples_silent: Vec<String>,
     /// Scenarios with facts and the confidence band and fix text they must give.
@@ -678,10 +685,14 @@ fn compile(origin: &str, raw: schema::RawRule) -> Result<Rule, Vec<LoadError>> {
         } else {
             value
         };
+        let why_zh = zh_template(c.why_zh.as_deref(), &captures, &mut |m| {
+            err(&format!("{key}.why_zh"), m)
+        });
         match Template::parse(&c.why) {
             Ok(t) => {
                 check_vars(&t, &captures, &mut |m| err(&format!("{key}.why"), m));
                 conditions.push(Condition {
+                    why_zh,
                     fact: c.fact.clone(),
                     op,
                     value,
@@ -697,6 +708,9 @@ fn compile(origin: &str, raw: schema::RawRule) -> Result<Rule, Vec<LoadError>> {
     let mut fixes = Vec::new();
     for (i, f) in raw.fix.iter().enumerate() {
         let key = format!("fix[{i}]");
+        let text_zh = zh_template(f.text_zh.as_deref(), &captures, &mut |m| {
+            err(&format!("{key}.text_zh"), m)
+        });
         match Template::parse(&f.text) {
             Ok(t) => {
                 check_vars(&t, &captures, &mut |m| err(&format!("{key}.text"), m));
@@ -712,6 +726,7 @@ fn compile(origin: &str, raw: schema::RawRule) -> Result<Rule, Vec<LoadError>> {
                     when: f.when.clone(),
                     contradicted: f.contradicted,
                     text: t,
+                    text_zh,
                 });
             }
             Err(m) => err(&format!("{key}.text"), m),
@@ -801,6 +816,7 @@ fn compile(origin: &str, raw: schema::RawRule) -> Result<Rule, Vec<LoadError>> {
         category: category.expect("checked"),
         role: role.expect("checked"),
         title: raw.title,
+        title_zh: raw.title_zh,
         status,
         symptom_of,
         consequence_of,
@@ -809,11 +825,13 @@ fn compile(origin: &str, raw: schema::RawRule) -> Result<Rule, Vec<LoadError>> {
         conditions,
         fixes,
         next_time: raw.next_time,
+        next_time_zh: raw.next_time_zh,
         next_time_unless,
         references: raw.references,
         doc_what: raw.doc.what,
         doc_why: raw.doc.why,
         doc_lookalikes: raw.doc.lookalikes,
+        doc_lookalikes_zh: raw.doc.lookalikes_zh,
         examples_fire: raw.examples.fire,
         examples_silent: raw.examples.silent,
         examples_cases: cases,
@@ -821,6 +839,25 @@ fn compile(origin: &str, raw: schema::RawRule) -> Result<Rule, Vec<LoadError>> {
         captures,
         overlaps: raw.overlaps,
     })
+}
+
+/// A Chinese text's template, checked as its English twin is (whether the two use the same
+/// variables is `rules test`'s check, `kbtest`).
+fn zh_template(
+    text: Option<&str>,
+    captures: &BTreeSet<String>,
+    err: &mut dyn FnMut(String),
+) -> Option<Template> {
+    match Template::parse(text?) {
+        Ok(t) => {
+            check_vars(&t, captures, &mut *err);
+            Some(t)
+        }
+        Err(m) => {
+            err(m);
+            None
+        }
+    }
 }
 
 /// A source kind as a rule file spells it, or the error naming every known spelling.

@@ -22,6 +22,10 @@ pub struct RawRule {
     /// `root`, `symptom`, `confirmation` or `advice`.
     pub role: String,
     pub title: String,
+    /// The title in Chinese (required of built-in rules by `rules test`; a user rule without
+    /// it is shown in English).
+    #[serde(default)]
+    pub title_zh: Option<String>,
     /// `stable` (default), `preview`, or `retired` (kept so the code is never reused).
     #[serde(default)]
     pub status: Option<String>,
@@ -47,6 +51,9 @@ pub struct RawRule {
     /// What to capture next time when the evidence is thin.
     #[serde(default)]
     pub next_time: Option<String>,
+    /// `next_time` in Chinese.
+    #[serde(default)]
+    pub next_time_zh: Option<String>,
     /// Source kinds whose presence among the inputs means `next_time` was already followed
     /// (a Flight Recorder dump is there: do not advise turning it on).
     #[serde(default)]
@@ -96,6 +103,9 @@ pub struct RawCondition {
     pub trigger: bool,
     /// Why it matters, shown in the report; may use template variables.
     pub why: String,
+    /// `why` in Chinese, with the same template variables.
+    #[serde(default)]
+    pub why_zh: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -109,6 +119,10 @@ pub struct RawFix {
     #[serde(default)]
     pub contradicted: bool,
     pub text: String,
+    /// `text` in Chinese, with the same template variables (so computed numbers appear in
+    /// both).
+    #[serde(default)]
+    pub text_zh: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -118,6 +132,9 @@ pub struct RawDoc {
     pub why: String,
     #[serde(default)]
     pub lookalikes: Option<String>,
+    /// `lookalikes` in Chinese (the report's "what else fits" when evidence argues against).
+    #[serde(default)]
+    pub lookalikes_zh: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]

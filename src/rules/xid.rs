@@ -59,23 +59,35 @@ pub fn parse_id(s: &str) -> Option<u32> {
     rest.trim_start_matches(['-', ' ', '_']).parse().ok()
 }
 
-/// One sentence for a report: meaning, usual cause, action.
-pub fn sentence(e: &XidEntry) -> String {
-    let cause = match e.cause {
-        XidCause::Hardware => "usually hardware",
-        XidCause::Application => "usually the application",
-        XidCause::Driver => "usually the driver",
-        XidCause::Mixed => "hardware, driver or application",
+/// One sentence for a report: meaning, usual cause, action. The catalog's name and action
+/// are NVIDIA's English in both languages; the frame around them is translated.
+pub fn sentence(e: &XidEntry, lang: crate::model::Lang) -> String {
+    let zh = lang == crate::model::Lang::Zh;
+    let cause = match (e.cause, zh) {
+        (XidCause::Hardware, false) => "usually hardware",
+        (XidCause::Application, false) => "usually the application",
+        (XidCause::Driver, false) => "usually the driver",
+        (XidCause::Mixed, false) => "hardware, driver or application",
+        (XidCause::Hardware, true) => "通常是硬件问题",
+        (XidCause::Application, true) => "通常是应用程序的问题",
+        (XidCause::Driver, true) => "通常是驱动的问题",
+        (XidCause::Mixed, true) => "可能是硬件、驱动或应用程序",
     };
-    let follows = if e.follows_other {
-        " It only follows another event: look for the Xid before it."
-    } else {
-        ""
-    };
-    format!(
-        "Xid {} ({}): {cause}.{follows} {}",
-        e.code, e.name, e.action
-    )
+    match (e.follows_other, zh) {
+        (false, false) => format!("Xid {} ({}): {cause}. {}", e.code, e.name, e.action),
+        (true, false) => format!(
+            "Xid {} ({}): {cause}. It only follows another event: look for the Xid before it. {}",
+            e.code, e.name, e.action
+        ),
+        (false, true) => format!(
+            "Xid {}（{}）：{cause}。处理建议：{}",
+            e.code, e.name, e.action
+        ),
+        (true, true) => format!(
+            "Xid {}（{}）：{cause}。它只会跟在别的事件之后出现，先找它前面的那个 Xid。处理建议：{}",
+            e.code, e.name, e.action
+        ),
+    }
 }
 
 #[cfg(test)]

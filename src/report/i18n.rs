@@ -1,0 +1,567 @@
+//! The interface strings of the reports for people (terminal, Markdown, GitHub) in each
+//! [`Lang`], and the choice of a finding's text in the report's language. A typed catalog:
+//! one method per message, each a `match` on the language, so a message cannot lack a
+//! language (the compiler says so) and its arguments are checked like any call. Texts from
+//! the inputs (evidence lines, commands, paths, numbers) are never translated; what analysis
+//! wrote in both languages (`title_zh`, `fix_zh`, …) is picked here, English when a user rule
+//! gives no Chinese.
+//!
+//! Why not Fluent: two languages, no plural forms in Chinese and English plurals already
+//! computed, and every message built from typed values; a runtime bundle would turn a
+//! missing or misspelt key into a fallback at run time instead of a compile error, and add
+//! four crates to the build for it.
+
+use crate::correlate::{Against, Evidence, Finding};
+pub use crate::model::Lang;
+
+/// The report language the environment asks for, POSIX/gettext order: `LANGUAGE` (its first
+/// entry), then `LC_ALL`, `LC_MESSAGES`, `LANG`; the first set and non-empty decides. As in
+/// gettext, `LANGUAGE` is ignored when the locale itself is `C`/`POSIX`. Chinese when that
+/// value starts with `zh`, else English.
+pub fn from_env(get: impl Fn(&str) -> Option<String>) -> Lang {
+    let set = |k: &str| get(k).filter(|v| !v.is_empty());
+    let locale = ["LC_ALL", "LC_MESSAGES", "LANG"].into_iter().find_map(set);
+    let c_locale = locale
+        .as_deref()
+        .is_some_and(|l| l == "C" || l == "POSIX" || l.starts_with("C."));
+    let language = set("LANGUAGE")
+        .filter(|_| !c_locale)
+        .and_then(|l| l.split(':').find(|x| !x.is_empty()).map(str::to_string));
+    match language.or(locale) {
+        Some(v) if v.starts_with("zh") => Lang::Zh,
+        _ => Lang::En,
+    }
+}
+
+/// The catalog for one language.
+#[derive(Debug, Clone, Copy)]
+pub struct Tr(pub Lang);
+
+fn s(n: u64) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+impl Tr {
+    fn zh(self) -> bool {
+        self.0 == Lang::Zh
+    }
+
+    fn pick<'a>(self, en: &'a str, zh: Option<&'a String>) -> &'a str {
+        match (self.0, zh) {
+            (Lang::Zh, Some(z)) => z,
+            _ => en,
+        }
+    }
+
+    // ----- a finding's own texts, in the report's language where analysis gave it -----
+
+    pub fn title(self, f: &Finding) -> &str {
+        self.pick(&f.title, f.title_zh.as_ref())
+    }
+    pub fn fix(self, f: &Finding) -> &str {
+        self.pick(&f.fix, f.fix_zh.as_ref())
+    }
+    pub fn next_time(self, f: &Finding) -> Option<&str> {
+        f.next_time
+            .as_deref()
+            .map(|n| self.pick(n, f.next_time_zh.as_ref()))
+    }
+    pub fn why(self, e: &Evidence) -> Option<&str> {
+        e.why.as_deref().map(|w| self.pick(w, e.why_zh.as_ref()))
+    }
+    pub fn against_why(self, a: &Against) -> &str {
+        self.pick(&a.why, a.why_zh.as_ref())
+    }
+    pub fn alternatives(self, f: &Finding) -> Option<&str> {
+        f.alternatives
+            .as_deref()
+            .map(|a| self.pick(a, f.alternatives_zh.as_ref()))
+    }
+
+    // ----- headings -----
+
+    pub fn cause(self) -> &'static str {
+        match self.0 {
+            Lang::En => "Cause:",
+            Lang::Zh => "原因：",
+        }
+    }
+    /// What follows a label: a space after an ASCII colon, nothing after a full-width one.
+    pub fn after_label(self) -> &'static str {
+        match self.0 {
+            Lang::En => " ",
+            Lang::Zh => "",
+        }
+    }
+    pub fn evidence(self) -> &'static str {
+        match self.0 {
+            Lang::En => "Evidence",
+            Lang::Zh => "证据",
+        }
+    }
+    pub fn against(self) -> &'static str {
+        match self.0 {
+            Lang::En => "Against",
+            Lang::Zh => "反面证据",
+        }
+    }
+    pub fn what_else_fits(self) -> &'static str {
+        match self.0 {
+            Lang::En => "What else fits:",
+            Lang::Zh => "其他可能：",
+        }
+    }
+    pub fn fix_heading(self) -> &'static str {
+        match self.0 {
+            Lang::En => "Fix",
+            Lang::Zh => "修复建议",
+        }
+    }
+    pub fn next_time_heading(self) -> &'static str {
+        match self.0 {
+            Lang::En => "To be sure next time",
+            Lang::Zh => "下次如何确认",
+        }
+    }
+    pub fn symptoms_heading(self) -> &'static str {
+        match self.0 {
+            Lang::En => "Symptoms of this cause",
+            Lang::Zh => "由此引发的连带症状",
+        }
+    }
+    pub fn also_considered(self) -> &'static str {
+        match self.0 {
+            Lang::En => "Also considered",
+            Lang::Zh => "其他候选原因",
+        }
+    }
+    pub fn last_error_lines(self) -> &'static str {
+        match self.0 {
+            Lang::En => "Last error lines",
+            Lang::Zh => "最后的报错行",
+        }
+    }
+    pub fn warning(self) -> &'static str {
+        match self.0 {
+            Lang::En => "warning:",
+            Lang::Zh => "警告：",
+        }
+    }
+    pub fn warnings(self) -> &'static str {
+        match self.0 {
+            Lang::En => "Warnings",
+            Lang::Zh => "警告",
+        }
+    }
+    pub fn core_dump(self) -> &'static str {
+        match self.0 {
+            Lang::En => "Core dump",
+            Lang::Zh => "Core dump",
+        }
+    }
+    pub fn history(self) -> &'static str {
+        match self.0 {
+            Lang::En => "History:",
+            Lang::Zh => "历史记录：",
+        }
+    }
+
+    /// The "also considered" table's header.
+    pub fn considered_header(self) -> [&'static str; 4] {
+        match self.0 {
+            Lang::En => ["category", "conf", "hypothesis", "why it ranks lower"],
+            Lang::Zh => ["类别", "置信度", "假设", "排名靠后的原因"],
+        }
+    }
+    pub fn weak_evidence(self) -> &'static str {
+        match self.0 {
+            Lang::En => "weak evidence",
+            Lang::Zh => "证据不足",
+        }
+    }
+    pub fn less_evidence(self) -> &'static str {
+        match self.0 {
+            Lang::En => "less evidence than the top cause",
+            Lang::Zh => "证据不如首要原因充分",
+        }
+    }
+
+    // ----- sentences -----
+
+    /// `confidence 0.96 · action fix-config · rule TW0104 ucx-bus-error`
+    pub fn confidence_line(self, f: &Finding) -> String {
+        match self.0 {
+            Lang::En => format!(
+                "confidence {:.2} · action {} · rule {} {}",
+                f.confidence, f.action, f.code, f.rule
+            ),
+            Lang::Zh => format!(
+                "置信度 {:.2} · 处理方式 {} · 规则 {} {}",
+                f.confidence, f.action, f.code, f.rule
+            ),
+        }
+    }
+
+    /// Where the failure started, said once: `started: rank 2, host h, pid 7, at T; 3 other
+    /// ranks affected as symptoms`.
+    pub fn started(self, f: &Finding) -> Option<String> {
+        let o = &f.origin;
+        let zh = self.zh();
+        let mut parts = Vec::new();
+        if let Some(r) = o.rank {
+            parts.push(format!("rank {r}"));
+        }
+        if let Some(h) = &o.host {
+            parts.push(if zh {
+                format!("主机 {h}")
+            } else {
+                format!("host {h}")
+            });
+        }
+        if let Some(p) = o.pid {
+            parts.push(format!("pid {p}"));
+        }
+        if let Some(t) = &o.time {
+            parts.push(if zh {
+                format!("时间 {t}")
+            } else {
+                format!("at {t}")
+            });
+        }
+        if parts.is_empty() {
+            return None;
+        }
+        let n = f.affected_ranks.len() as u64;
+        Some(match (self.0, n) {
+            (Lang::En, 0) => format!("started: {}", parts.join(", ")),
+            (Lang::En, n) => format!(
+                "started: {}; {n} other rank{} affected as symptom{}",
+                parts.join(", "),
+                s(n),
+                s(n)
+            ),
+            (Lang::Zh, 0) => format!("起点：{}", parts.join("，")),
+            (Lang::Zh, n) => format!(
+                "起点：{}；另有 {n} 个 rank 作为连带症状受到影响",
+                parts.join("，")
+            ),
+        })
+    }
+
+    pub fn more_matching(self, n: u64) -> String {
+        match self.0 {
+            Lang::En => format!("… and {n} more matching lines"),
+            Lang::Zh => format!("… 另有 {n} 行匹配"),
+        }
+    }
+
+    pub fn no_failure(self, inputs: usize) -> String {
+        let n = inputs as u64;
+        match self.0 {
+            Lang::En => format!("no failure found in {n} input{}.", s(n)),
+            Lang::Zh => format!("在 {n} 个输入中没有发现失败。"),
+        }
+    }
+
+    pub fn unknown_failure(self) -> &'static str {
+        match self.0 {
+            Lang::En => "the run failed, but no known signature explains it.",
+            Lang::Zh => "训练失败了，但没有已知特征能解释它。",
+        }
+    }
+
+    pub fn closest(self, f: &Finding) -> String {
+        match self.0 {
+            Lang::En => format!(
+                "closest: {} ({}, confidence {:.2})",
+                self.title(f),
+                f.category,
+                f.confidence
+            ),
+            Lang::Zh => format!(
+                "最接近的：{}（{}，置信度 {:.2}）",
+                self.title(f),
+                f.category,
+                f.confidence
+            ),
+        }
+    }
+
+    pub fn capture_next_time(self) -> &'static str {
+        match self.0 {
+            Lang::En => {
+                "Next time capture: `dmesg -T | tail -n 200`, `df -h /dev/shm`, NCCL_DEBUG=INFO, TORCHELASTIC_ERROR_FILE, `ulimit -c unlimited` (or wrap the run in `trainwreck run`)."
+            }
+            Lang::Zh => {
+                "下次请采集：`dmesg -T | tail -n 200`、`df -h /dev/shm`、NCCL_DEBUG=INFO、TORCHELASTIC_ERROR_FILE、`ulimit -c unlimited`（或者直接用 `trainwreck run` 包住训练命令）。"
+            }
+        }
+    }
+
+    /// `4 inputs read, 6 facts, 0 warnings · fingerprint fp2:…`
+    pub fn footer(self, inputs: usize, facts: usize, warnings: usize, fp: Option<&str>) -> String {
+        let (i, f, w) = (inputs as u64, facts as u64, warnings as u64);
+        match self.0 {
+            Lang::En => format!(
+                "{i} input{} read, {f} fact{}, {w} warning{}{}",
+                s(i),
+                s(f),
+                s(w),
+                fp.map(|f| format!(" · fingerprint {f}"))
+                    .unwrap_or_default()
+            ),
+            Lang::Zh => format!(
+                "读取了 {i} 个输入，{f} 条事实，{w} 条警告{}",
+                fp.map(|f| format!(" · 指纹 {f}")).unwrap_or_default()
+            ),
+        }
+    }
+
+    pub fn more_warnings(self, n: usize) -> String {
+        match self.0 {
+            Lang::En => format!("… {n} more warnings (see --format json)"),
+            Lang::Zh => format!("… 另有 {n} 条警告（见 --format json）"),
+        }
+    }
+
+    /// A symptom's line count and ranks, with the space before it where the language has
+    /// one: ` (4 lines, ranks 0,1)`, `（4 行，rank 0,1）`.
+    pub fn symptom_count(self, lines: usize, ranks: &[u32]) -> String {
+        let n = lines as u64;
+        let list = ranks
+            .iter()
+            .map(|r| r.to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        match (self.0, ranks.is_empty()) {
+            (Lang::En, true) => format!(" ({n} line{})", s(n)),
+            (Lang::En, false) => {
+                format!(" ({n} line{}, rank{} {list})", s(n), s(ranks.len() as u64))
+            }
+            (Lang::Zh, true) => format!("（{n} 行）"),
+            (Lang::Zh, false) => format!("（{n} 行，rank {list}）"),
+        }
+    }
+
+    pub fn more_frames(self, n: usize) -> String {
+        match self.0 {
+            Lang::En => format!("… {n} more frames (see --format json)"),
+            Lang::Zh => format!("… 另有 {n} 帧（见 --format json）"),
+        }
+    }
+
+    pub fn more_python_threads(self, n: usize) -> String {
+        match self.0 {
+            Lang::En => format!("… {n} more Python threads (see --format json)"),
+            Lang::Zh => format!("… 另有 {n} 个 Python 线程（见 --format json）"),
+        }
+    }
+
+    // ----- Markdown -----
+
+    pub fn md_confidence_line(self, f: &Finding) -> String {
+        match self.0 {
+            Lang::En => format!(
+                "**Confidence** {:.2} · **action** `{}` · **rule** `{} {}`",
+                f.confidence, f.action, f.code, f.rule
+            ),
+            Lang::Zh => format!(
+                "**置信度** {:.2} · **处理方式** `{}` · **规则** `{} {}`",
+                f.confidence, f.action, f.code, f.rule
+            ),
+        }
+    }
+    pub fn md_fix(self) -> &'static str {
+        match self.0 {
+            Lang::En => "**Fix:**",
+            Lang::Zh => "**修复建议：**",
+        }
+    }
+    pub fn md_next_time(self) -> &'static str {
+        match self.0 {
+            Lang::En => "**To be sure next time:**",
+            Lang::Zh => "**下次如何确认：**",
+        }
+    }
+    pub fn md_symptoms(self) -> &'static str {
+        match self.0 {
+            Lang::En => "**Symptoms of this cause:**",
+            Lang::Zh => "**由此引发的连带症状：**",
+        }
+    }
+    pub fn md_lines(self, n: usize) -> String {
+        match self.0 {
+            Lang::En => format!(" ({n} lines)"),
+            Lang::Zh => format!("（{n} 行）"),
+        }
+    }
+    /// `Evidence (3 lines)` as a `<summary>`.
+    pub fn md_evidence_summary(self, n: usize) -> String {
+        let k = n as u64;
+        match self.0 {
+            Lang::En => format!("Evidence ({n} line{})", s(k)),
+            Lang::Zh => format!("证据（{n} 行）"),
+        }
+    }
+    pub fn md_no_failure(self, inputs: usize) -> String {
+        let n = inputs as u64;
+        match self.0 {
+            Lang::En => format!(
+                "## trainwreck: no failure found\n\nNo sign of a failure in {n} input{}.\n",
+                s(n)
+            ),
+            Lang::Zh => format!("## trainwreck：没有发现失败\n\n{n} 个输入中都没有失败的迹象。\n"),
+        }
+    }
+    pub fn md_unknown(self) -> &'static str {
+        match self.0 {
+            Lang::En => {
+                "## trainwreck: unknown failure\n\nThe run failed, but no known signature explains it. **Action** `investigate`.\n"
+            }
+            Lang::Zh => {
+                "## trainwreck：未知失败\n\n训练失败了，但没有已知特征能解释它。**处理方式** `investigate`。\n"
+            }
+        }
+    }
+    pub fn md_closest(self, f: &Finding, title: &str) -> String {
+        match self.0 {
+            Lang::En => format!(
+                "Closest: `{}` — {title} (confidence {:.2})\n",
+                f.category, f.confidence
+            ),
+            Lang::Zh => format!(
+                "最接近的：`{}` — {title}（置信度 {:.2}）\n",
+                f.category, f.confidence
+            ),
+        }
+    }
+    pub fn md_considered_header(self, n: usize) -> String {
+        let [c, conf, h, why] = match self.0 {
+            Lang::En => ["category", "confidence", "hypothesis", "why it ranks lower"],
+            Lang::Zh => ["类别", "置信度", "假设", "排名靠后的原因"],
+        };
+        format!(
+            "<details><summary>{} ({n})</summary>\n\n| {c} | {conf} | {h} | {why} |\n|---|---|---|---|",
+            self.also_considered()
+        )
+    }
+    pub fn md_footer(
+        self,
+        verdict: crate::model::Verdict,
+        inputs: usize,
+        facts: usize,
+        fp: Option<&str>,
+    ) -> String {
+        let (i, f) = (inputs as u64, facts as u64);
+        match self.0 {
+            Lang::En => format!(
+                "<sub>verdict `{verdict}` · {i} input{} read · {f} fact{}{}</sub>",
+                s(i),
+                s(f),
+                fp.map(|f| format!(" · fingerprint `{f}`"))
+                    .unwrap_or_default()
+            ),
+            Lang::Zh => format!(
+                "<sub>结论 `{verdict}` · 读取了 {i} 个输入 · {f} 条事实{}</sub>",
+                fp.map(|f| format!(" · 指纹 `{f}`")).unwrap_or_default()
+            ),
+        }
+    }
+
+    // ----- GitHub workflow commands -----
+
+    pub fn gh_message(self, f: &Finding, fp: &str) -> String {
+        match self.0 {
+            Lang::En => format!(
+                "{} (confidence {:.2}, rule {} {}){fp}\nFix: {}",
+                self.title(f),
+                f.confidence,
+                f.code,
+                f.rule,
+                self.fix(f)
+            ),
+            Lang::Zh => format!(
+                "{}（置信度 {:.2}，规则 {} {}）{fp}\n修复建议：{}",
+                self.title(f),
+                f.confidence,
+                f.code,
+                f.rule,
+                self.fix(f)
+            ),
+        }
+    }
+    pub fn gh_evidence_title(self) -> &'static str {
+        match self.0 {
+            Lang::En => "trainwreck evidence",
+            Lang::Zh => "trainwreck 证据",
+        }
+    }
+    pub fn gh_no_failure(self) -> &'static str {
+        match self.0 {
+            Lang::En => "no failure found",
+            Lang::Zh => "没有发现失败",
+        }
+    }
+    pub fn gh_unknown_title(self) -> &'static str {
+        match self.0 {
+            Lang::En => "trainwreck: unknown failure",
+            Lang::Zh => "trainwreck：未知失败",
+        }
+    }
+    pub fn gh_unknown(self, fp: &str) -> String {
+        match self.0 {
+            Lang::En => {
+                format!("The run failed, but no known signature explains it; investigate{fp}")
+            }
+            Lang::Zh => format!("训练失败了，但没有已知特征能解释它，需要人工排查{fp}"),
+        }
+    }
+    pub fn gh_warning_title(self) -> &'static str {
+        match self.0 {
+            Lang::En => "trainwreck warning",
+            Lang::Zh => "trainwreck 警告",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |k| {
+            vars.iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    #[test]
+    fn chinese_locales_choose_chinese_in_gettext_order() {
+        assert_eq!(from_env(env(&[("LANG", "zh_CN.UTF-8")])), Lang::Zh);
+        assert_eq!(from_env(env(&[("LANG", "en_US.UTF-8")])), Lang::En);
+        assert_eq!(from_env(env(&[])), Lang::En);
+        // LC_ALL outranks LANG; LANGUAGE outranks both, unless the locale is C.
+        assert_eq!(
+            from_env(env(&[("LANG", "zh_CN.UTF-8"), ("LC_ALL", "en_US.UTF-8")])),
+            Lang::En
+        );
+        assert_eq!(
+            from_env(env(&[("LC_ALL", "en_US.UTF-8"), ("LANGUAGE", "zh_CN:en")])),
+            Lang::Zh
+        );
+        assert_eq!(
+            from_env(env(&[("LC_ALL", "C"), ("LANGUAGE", "zh_CN")])),
+            Lang::En
+        );
+        assert_eq!(
+            from_env(env(&[("LC_MESSAGES", "zh_TW.UTF-8"), ("LANG", "en_US")])),
+            Lang::Zh
+        );
+        // An empty variable is as if unset.
+        assert_eq!(
+            from_env(env(&[("LC_ALL", ""), ("LANG", "zh_CN.UTF-8")])),
+            Lang::Zh
+        );
+    }
+}
