@@ -591,3 +591,36 @@ fn a_secret_in_a_team_note_never_reaches_a_redacted_output() {
     let show = json(run(history(&db, &["show", &fp, "--format", "json"])));
     assert_eq!(show["notes"][0]["text"], note.as_str());
 }
+
+/// An export written before fingerprint version fp2 (`fp1:` ids) imports as the same failures:
+/// the report still says it was seen before, and the note still shows.
+#[test]
+fn an_fp1_export_imports_as_the_same_failures() {
+    let db = sqlite();
+    let run_dir = &seed_copies(&db, 1)[0];
+    ok(run(analyze(&db, run_dir, &["--record"])));
+    let fp = fingerprint_of(&db, run_dir);
+    assert!(fp.starts_with("fp2:"), "{fp}");
+    ok(run(history(
+        &db,
+        &["note", &fp, "use --shm-size 8g", "--author", "eve"],
+    )));
+    let old: String = export_lines(&db)
+        .iter()
+        .map(|l| l.to_string().replace(&fp, &fp.replacen("fp2:", "fp1:", 1)) + "\n")
+        .collect();
+    assert!(old.contains("fp1:") && !old.contains("fp2:"), "{old}");
+    let file = db.dir.path().join("old-export.jsonl");
+    std::fs::write(&file, old).unwrap();
+    let other = sqlite();
+    ok(run(history(&other, &["import", file.to_str().unwrap()])));
+    let text = ok(run(analyze(&other, run_dir, &[])));
+    assert!(text.contains("Seen 1 time"), "{text}");
+    assert!(text.contains("use --shm-size 8g"), "{text}");
+    // An fp1 id pasted from an old ticket finds the runs too.
+    let show = json(run(history(
+        &other,
+        &["show", &fp.replacen("fp2:", "fp1:", 1), "--format", "json"],
+    )));
+    assert_eq!(show["runs"].as_array().map(Vec::len), Some(1), "{show}");
+}

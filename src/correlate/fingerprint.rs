@@ -46,6 +46,16 @@ pub const VERSION: &str = "fp2";
 /// their 16 hex digits (a history's `fp1:X` and `fp2:X` are the same failure).
 const KEY_SEED: &str = "fp1";
 
+/// A fingerprint written by an earlier version, as this version writes it: `fp1:X` is `fp2:X`
+/// (fp2 changed no key but the OOMs' it split, and the fp1 OOM key is fp2's PyTorch-held one).
+/// Anything else is returned as it is.
+pub fn current(fp: &str) -> String {
+    match fp.strip_prefix("fp1:") {
+        Some(hex) => format!("{VERSION}:{hex}"),
+        None => fp.to_string(),
+    }
+}
+
 /// Most normalised lines that enter one key.
 const MAX_KEY_LINES: usize = 8;
 

@@ -263,6 +263,8 @@ pub fn run(args: HistoryArgs) -> Result<String, String> {
             text,
             author,
         } => {
+            // A fingerprint from an older report (`fp1:…`) names the same failure.
+            let fingerprint = crate::correlate::fingerprint::current(&fingerprint);
             let author = author
                 .or_else(|| std::env::var("USER").ok().filter(|u| !u.is_empty()))
                 .unwrap_or_else(|| "unknown".into());
@@ -282,6 +284,7 @@ pub fn run(args: HistoryArgs) -> Result<String, String> {
             limit,
             format,
         } => {
+            let fingerprint = crate::correlate::fingerprint::current(&fingerprint);
             let seen = s.seen(&fingerprint, None, limit).map_err(e)?;
             Ok(match format {
                 HistoryFormat::Json => json(&seen),

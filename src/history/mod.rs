@@ -13,6 +13,7 @@ pub mod stats;
 pub use backend::{HistoryError, Result};
 pub use record::{RecordContext, RunRecord};
 
+use crate::correlate::fingerprint;
 use crate::model::{Note, Seen, SeenRun};
 use backend::{Backend, Postgres, Sqlite, Value};
 use serde::{Deserialize, Serialize};
@@ -446,7 +447,8 @@ impl Store {
             let parsed: ExportLine = serde_json::from_str(&line)
                 .map_err(|e| HistoryError(format!("import: line {}: {e}", i + 1)))?;
             match parsed {
-                ExportLine::Run(r) => {
+                ExportLine::Run(mut r) => {
+                    r.fingerprint = r.fingerprint.as_deref().map(fingerprint::current);
                     batch.push(*r);
                     n.runs += 1;
                     if batch.len() >= 500 {
@@ -455,7 +457,7 @@ impl Store {
                     }
                 }
                 ExportLine::Note { fingerprint, note } => {
-                    self.note(&fingerprint, &note)?;
+                    self.note(&fingerprint::current(&fingerprint), &note)?;
                     n.notes += 1;
                 }
             }

@@ -71,10 +71,15 @@ const V1: &[&str] = &[
 
 /// Version 2: where each run's inputs are (absolute paths, a JSON array), so that
 /// `analyze --baseline last-good` can read the last good run of a job again; runs recorded
-/// before have none (`NULL`) and are never picked.
+/// before have none (`NULL`) and are never picked. And fingerprints as version `fp2` writes
+/// them (`fingerprint::current`: `fp1:X` is `fp2:X`), so a failure seen before the upgrade is
+/// still "seen before" after it.
 const V2: &[&str] = &[
     "ALTER TABLE runs ADD COLUMN inputs TEXT",
     "CREATE INDEX runs_job_verdict ON runs (job, verdict, at)",
+    "UPDATE runs SET fingerprint = 'fp2:' || substr(fingerprint, 5) WHERE fingerprint LIKE 'fp1:%'",
+    "UPDATE run_hosts SET fingerprint = 'fp2:' || substr(fingerprint, 5) WHERE fingerprint LIKE 'fp1:%'",
+    "UPDATE notes SET fingerprint = 'fp2:' || substr(fingerprint, 5) WHERE fingerprint LIKE 'fp1:%'",
 ];
 
 const MIGRATIONS: &[&[&str]] = &[V1, V2];
@@ -177,8 +182,12 @@ mod tests {
             vec![],
         ));
         stmts.push((
-            "INSERT INTO runs (run_id, at, recorded_at, job, verdict, action, class, hosts, gpus, versions, report)
-             VALUES ('old', 1, 1, 'j', 'no_failure', 'none', 'none', '[]', '[]', '{}', '{}')",
+            "INSERT INTO runs (run_id, at, recorded_at, job, verdict, fingerprint, action, class, hosts, gpus, versions, report)
+             VALUES ('old', 1, 1, 'j', 'no_failure', 'fp1:00112233aabbccdd', 'none', 'none', '[]', '[]', '{}', '{}')",
+            vec![],
+        ));
+        stmts.push((
+            "INSERT INTO notes (note_id, fingerprint, at, author, text) VALUES ('n', 'fp1:00112233aabbccdd', 1, 'a', 't')",
             vec![],
         ));
         db.transaction(&stmts).unwrap();
@@ -190,6 +199,16 @@ mod tests {
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0][0].text().as_deref(), Some("old"));
         assert_eq!(rows[0][1].text(), None);
+        // fp1 fingerprints now read as fp2 writes them, in runs and notes alike.
+        for table in ["runs", "notes"] {
+            let q = format!("SELECT fingerprint FROM {table}");
+            let rows = db.query(&q, &[]).unwrap();
+            assert_eq!(
+                rows[0][0].text().as_deref(),
+                Some("fp2:00112233aabbccdd"),
+                "{table}"
+            );
+        }
         // Migrating again changes nothing.
         assert_eq!(migrate(&mut db).unwrap(), (2, 2));
     }
