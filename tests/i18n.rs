@@ -179,7 +179,7 @@ fn kb_of(origin: &str, text: &str) -> trainwreck::rules::KnowledgeBase {
     let mut errors = Vec::new();
     trainwreck::rules::load_text(origin, text, &mut rules, &mut errors);
     assert!(errors.is_empty(), "{errors:?}");
-    trainwreck::rules::KnowledgeBase::from_rules(rules).unwrap()
+    trainwreck::rules::KnowledgeBase::from_rules(rules)
 }
 
 const RULE: &str = r#"
