@@ -90,6 +90,18 @@ impl<R: Read> Read for Measured<R> {
     }
 }
 
+/// The warning for an archive that stops being readable: where (after which member), why,
+/// and that what came before it was analysed.
+fn cut_short(format: &str, last: Option<&str>, e: &dyn std::fmt::Display) -> String {
+    let at = match last {
+        Some(n) => format!("after the member {n}"),
+        None => "at its first member".to_string(),
+    };
+    format!(
+        "{format} archive unreadable {at} ({e}): the members before that point were analysed, the rest of the archive was not read"
+    )
+}
+
 fn short_note(name: &str, got: u64, size: u64) -> Note {
     (
         Some(name.to_string()),
@@ -122,16 +134,7 @@ pub fn tar_members(
         let mut entry = match entry {
             Ok(e) => e,
             Err(e) => {
-                let at = match &last {
-                    Some(n) => format!("after the member {n}"),
-                    None => "before its first member".to_string(),
-                };
-                notes.push((
-                    None,
-                    format!(
-                        "tar archive unreadable {at} ({e}): the members before that point were analysed, the rest of the archive was not read"
-                    ),
-                ));
+                notes.push((None, cut_short("tar", last.as_deref(), &e)));
                 break;
             }
         };
@@ -239,16 +242,7 @@ fn zip_stream_members(r: &mut impl Read, each: &mut dyn FnMut(Member<'_>), notes
             }
             Ok(None) => break,
             Err(e) => {
-                let at = match &last {
-                    Some(n) => format!("after the member {n}"),
-                    None => "at its first member".to_string(),
-                };
-                notes.push((
-                    None,
-                    format!(
-                        "zip archive unreadable {at} ({e}): the members before that point were analysed, the rest was not read"
-                    ),
-                ));
+                notes.push((None, cut_short("zip", last.as_deref(), &e)));
                 break;
             }
         }
