@@ -143,6 +143,19 @@ fn gz(data: &[u8]) -> Vec<u8> {
     e.finish().unwrap()
 }
 
+/// The messages of the report's warnings about `path`.
+fn warnings_on<'a>(v: &'a serde_json::Value, path: &str) -> Vec<&'a str> {
+    v["warnings"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter(|w| w["path"] == path)
+                .filter_map(|w| w["message"].as_str())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
@@ -299,18 +312,9 @@ fn a_tar_gz_inside_a_zip_is_read_and_a_third_level_is_named() {
     );
     assert_eq!(v["findings"][0]["category"], "shm_exhausted");
     let deep = p("deep/run.tar.gz!/more/deep.zip");
-    let w: Vec<&serde_json::Value> = v["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|w| w["path"] == deep.as_str())
-        .collect();
+    let w = warnings_on(&v, &deep);
     assert_eq!(w.len(), 1, "{}", v["warnings"]);
-    assert!(
-        w[0]["message"].as_str().unwrap().contains("not read"),
-        "{}",
-        w[0]
-    );
+    assert!(w[0].contains("not read"), "{}", w[0]);
     // Its member was not read as an input.
     assert!(!inputs.iter().any(|i| i.contains("x.log")), "{inputs:?}");
 }
@@ -478,13 +482,7 @@ fn a_zip_bomb_member_stops_at_the_ratio_cap() {
     z.finish().unwrap();
     let v = json(s(&p));
     let member = format!("{}!/blank.log", s(&p));
-    let w: Vec<&str> = v["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|w| w["path"] == member.as_str())
-        .map(|w| w["message"].as_str().unwrap())
-        .collect();
+    let w = warnings_on(&v, &member);
     assert!(
         w.iter()
             .any(|m| m.contains("decompression stopped after") && m.contains("decompression bomb")),
@@ -619,13 +617,7 @@ fn a_core_inside_an_archive_is_said_not_read() {
     .unwrap();
     let v = json(s(&p));
     let member = format!("{}!/cores/core.1234", s(&p));
-    let w: Vec<&str> = v["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|w| w["path"] == member.as_str())
-        .map(|w| w["message"].as_str().unwrap())
-        .collect();
+    let w = warnings_on(&v, &member);
     assert!(
         w.iter()
             .any(|m| m.contains("core") && m.contains("not read")),
