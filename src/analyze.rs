@@ -28,14 +28,18 @@ pub const SEGMENT_BYTES: u64 = 64 << 20;
 /// (for ordering the work).
 const PARSED_COST: u64 = 16;
 
-/// Counters an analysis updates as it goes, for a progress display. The analysis never
-/// prints; the caller polls these.
+/// Counters an analysis updates as it goes, for a progress display and for the caps that
+/// count the whole analysis. The analysis never prints; the caller polls these. One per
+/// analysis: a second analysis given the same `Progress` would inherit its decompression total.
 #[derive(Debug, Default)]
 pub struct Progress {
     pub files_total: AtomicUsize,
     pub files_done: AtomicUsize,
     pub bytes_total: AtomicU64,
     pub bytes_done: AtomicU64,
+    /// Bytes decompressed so far from all compressed inputs and zip members
+    /// (`limits::GZIP_BYTES_TOTAL` caps it).
+    pub decompressed: sources::open::Inflated,
 }
 
 /// One unit of work: a whole input, or one byte range of a big plain-text file.
@@ -494,7 +498,7 @@ impl<'kb> Engine<'kb> {
             ..FileResult::default()
         };
         let path = input.display.as_str();
-        let opened = match sources::open::open(input) {
+        let opened = match sources::open::open_in(input, &progress.decompressed) {
             Ok(o) => o,
             Err(w) => {
                 res.warnings.push(Warning::new(Some(path), w));
@@ -568,7 +572,7 @@ impl<'kb> Engine<'kb> {
                 archive_notes(path, notes, &mut res);
             }
             How::Zip(z) => {
-                let notes = sources::archive::zip_members(z, &mut |m| {
+                let notes = sources::archive::zip_members(z, &progress.decompressed, &mut |m| {
                     res.members
                         .push(self.member(path, m, &meter, depth, scratch, progress));
                 });
@@ -640,7 +644,8 @@ impl<'kb> Engine<'kb> {
             ..FileResult::default()
         };
         let cap = m.cap.clone();
-        let mut res = match sources::open::open_member(&display, m.reader, meter.clone()) {
+        let total = &progress.decompressed;
+        let mut res = match sources::open::open_member(&display, m.reader, meter.clone(), total) {
             Ok(o) => self.read_opened(o, None, res, depth + 1, scratch, progress),
             Err(w) => {
                 let mut res = res;

@@ -720,3 +720,97 @@ fn a_torch_save_zip_in_a_run_directory_is_one_binary_input() {
     assert_eq!(v["findings"], plain["findings"]);
     assert_eq!(v["fingerprint"], plain["fingerprint"]);
 }
+
+/// A zip that must be held in memory (read from a pipe) and is bigger than
+/// `limits::ZIP_SPOOL_BYTES` is refused with the reason, and the analysis goes on with the
+/// other inputs: the seed run beside it is still diagnosed.
+#[test]
+fn a_zip_on_stdin_over_the_spool_cap_is_refused_and_the_rest_is_read() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("huge.zip");
+    let mut z = zip::ZipWriter::new(std::fs::File::create(&p).unwrap());
+    let stored = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Stored)
+        .large_file(true);
+    z.start_file("train.log", stored).unwrap();
+    z.write_all(b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
+        .unwrap();
+    z.start_file("shard-0000.bin", stored).unwrap();
+    let block = vec![0u8; 1 << 20];
+    let over = trainwreck::limits::ZIP_SPOOL_BYTES / (1 << 20) + 1;
+    for _ in 0..over {
+        z.write_all(&block).unwrap();
+    }
+    z.finish().unwrap();
+    assert!(std::fs::metadata(&p).unwrap().len() > trainwreck::limits::ZIP_SPOOL_BYTES);
+    let out = Command::new(env!("CARGO_BIN_EXE_trainwreck"))
+        .args(["analyze", "-", RUN, "--format", "json"])
+        .stdin(std::fs::File::open(&p).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let w = warnings_on(&v, "<stdin>");
+    assert!(
+        w.iter()
+            .any(|m| m.contains("limits::ZIP_SPOOL_BYTES") && m.contains("save it to a file")),
+        "{}",
+        v["warnings"]
+    );
+    // Nothing of the refused zip was read (its OOM line would be a finding) …
+    assert!(!v.to_string().contains("<stdin>!/"), "{}", v["inputs"]);
+    assert!(!v.to_string().contains("Tried to allocate 2.00 GiB"));
+    // … and the directory beside it was.
+    assert_eq!(v["findings"][0]["category"], "shm_exhausted");
+}
+
+/// The cap on all decompressed bytes together (`limits::GZIP_BYTES_TOTAL`, 32 GiB) belongs to
+/// one analysis: an analysis whose total is near the cap stops reading a `.gz` with the cap's
+/// warning, and the next analysis with the same compiled engine (as the fuzzers and `triage`
+/// reuse it) starts from zero and reads the file whole. Decompressing 32 GiB in a test is not
+/// affordable, so the first analysis starts 4 KiB under the cap.
+#[test]
+fn the_total_decompression_cap_counts_one_analysis_not_the_process() {
+    use std::sync::atomic::Ordering;
+    use trainwreck::limits::GZIP_BYTES_TOTAL;
+    let d = tempfile::tempdir().unwrap();
+    for (name, data) in files(Path::new(RUN)) {
+        let (name, data) = if name == "train.log" {
+            ("train.log.gz".to_string(), gz(&data))
+        } else {
+            (name, data)
+        };
+        std::fs::create_dir_all(d.path().join(&name).parent().unwrap()).unwrap();
+        std::fs::write(d.path().join(name), data).unwrap();
+    }
+    let kb = trainwreck::rules::KnowledgeBase::load(&[]).unwrap();
+    let engine = trainwreck::analyze::Engine::new(&kb);
+    let paths = [s(d.path()).to_string()];
+    // Paths inside the directory given are reported relative to it.
+    let gz_path = "train.log.gz";
+
+    let near = trainwreck::analyze::Progress::default();
+    near.decompressed
+        .store(GZIP_BYTES_TOTAL - 4096, Ordering::Relaxed);
+    let r = trainwreck::diagnose_with_progress(&engine, &paths, 1, &near);
+    let v = serde_json::to_value(&r).unwrap();
+    let w = warnings_on(&v, gz_path);
+    assert!(
+        w.iter().any(|m| m.contains("limits::GZIP_BYTES_TOTAL")
+            && m.contains("the rest of the file is not analysed")),
+        "{}",
+        v["warnings"]
+    );
+    let read = near.decompressed.load(Ordering::Relaxed) - (GZIP_BYTES_TOTAL - 4096);
+    assert!(read > 0, "it read up to the cap");
+
+    let fresh = trainwreck::analyze::Progress::default();
+    let r = trainwreck::diagnose_with_progress(&engine, &paths, 1, &fresh);
+    let v = serde_json::to_value(&r).unwrap();
+    assert!(warnings_on(&v, gz_path).is_empty(), "{}", v["warnings"]);
+    let whole = std::fs::metadata(Path::new(RUN).join("train.log"))
+        .unwrap()
+        .len();
+    assert_eq!(fresh.decompressed.load(Ordering::Relaxed), whole);
+    assert_eq!(v["findings"][0]["category"], "shm_exhausted");
+}

@@ -5,7 +5,7 @@
 //! on where it can and stops with a sentence saying where it stopped. Reads nothing but the
 //! archive; detecting and analysing a member is the caller's (through `open::open_member`).
 
-use crate::sources::open::GzipCap;
+use crate::sources::open::{GzipCap, Inflated};
 use std::cell::Cell;
 use std::io::{self, Read, Seek};
 use std::rc::Rc;
@@ -194,7 +194,12 @@ pub fn tar_members(
 /// Walk a zip through its central directory, calling `each` with every file in the
 /// directory's order. A zip whose central directory cannot be read (cut short: it is at the
 /// end) is walked from its local headers instead, up to where it stops.
-pub fn zip_members(mut r: impl ReadSeek, each: &mut dyn FnMut(Member<'_>)) -> Vec<Note> {
+/// Its members' decompression is counted in the analysis's `total`.
+pub fn zip_members(
+    mut r: impl ReadSeek,
+    total: &Inflated,
+    each: &mut dyn FnMut(Member<'_>),
+) -> Vec<Note> {
     let mut notes = Vec::new();
     let mut z = match zip::ZipArchive::new(&mut r) {
         Ok(z) => z,
@@ -207,7 +212,7 @@ pub fn zip_members(mut r: impl ReadSeek, each: &mut dyn FnMut(Member<'_>)) -> Ve
             ));
             if r.seek(io::SeekFrom::Start(0)).is_ok() {
                 let mut r = io::BufReader::new(&mut r);
-                zip_stream_members(&mut r, each, &mut notes);
+                zip_stream_members(&mut r, total, each, &mut notes);
             }
             return notes;
         }
@@ -224,19 +229,24 @@ pub fn zip_members(mut r: impl ReadSeek, each: &mut dyn FnMut(Member<'_>)) -> Ve
                 continue;
             }
         };
-        zip_one(file, each, &mut notes);
+        zip_one(file, total, each, &mut notes);
     }
     notes
 }
 
 /// Walk a zip from its local headers (no central directory).
-fn zip_stream_members(r: &mut impl Read, each: &mut dyn FnMut(Member<'_>), notes: &mut Vec<Note>) {
+fn zip_stream_members(
+    r: &mut impl Read,
+    total: &Inflated,
+    each: &mut dyn FnMut(Member<'_>),
+    notes: &mut Vec<Note>,
+) {
     let mut last: Option<String> = None;
     loop {
         match zip::read::read_zipfile_from_stream(r) {
             Ok(Some(file)) => {
                 last = file.name().ok().map(|n| clean(&n));
-                if !zip_one(file, each, notes) {
+                if !zip_one(file, total, each, notes) {
                     break;
                 }
             }
@@ -252,6 +262,7 @@ fn zip_stream_members(r: &mut impl Read, each: &mut dyn FnMut(Member<'_>), notes
 /// Hand out one zip member; false when the archive ended inside it.
 fn zip_one<R: Read>(
     mut file: zip::read::ZipFile<'_, R>,
+    total: &Inflated,
     each: &mut dyn FnMut(Member<'_>),
     notes: &mut Vec<Note>,
 ) -> bool {
@@ -282,7 +293,7 @@ fn zip_one<R: Read>(
             got: got.clone(),
         };
         // A zip member inflates on its own: the total and ratio caps count it.
-        let cap = GzipCap::new(measured, compressed, "member");
+        let cap = GzipCap::new(measured, compressed, "member", total);
         let state = cap.state();
         each(Member {
             name: name.clone(),

@@ -68,8 +68,11 @@ impl ReadMeter {
     }
 }
 
-/// Decompressed bytes of all compressed inputs of this process so far (`limits::GZIP_BYTES_TOTAL`).
-static GZIP_TOTAL: AtomicU64 = AtomicU64::new(0);
+/// Decompressed bytes of all compressed inputs (and zip members) of one analysis so far,
+/// checked against `limits::GZIP_BYTES_TOTAL`. One per analysis (it lives in the analysis's
+/// `Progress`), so a process that runs many analyses (a fuzzer, `rules test`, a server) gives
+/// each the whole allowance.
+pub type Inflated = Arc<AtomicU64>;
 
 /// Why a decompression stopped early, once it has.
 pub struct GzipState {
@@ -84,6 +87,8 @@ pub struct GzipState {
     inflates: bool,
     /// "input" or "member", for the warning.
     unit: &'static str,
+    /// The analysis's running total (`Inflated`).
+    total: Inflated,
 }
 
 impl GzipState {
@@ -117,8 +122,14 @@ pub(crate) struct GzipCap<R> {
 }
 
 impl<R> GzipCap<R> {
-    /// Caps for a stream that inflates `compressed` bytes (counted as they are read, or known).
-    pub(crate) fn new(inner: R, compressed: Arc<AtomicU64>, unit: &'static str) -> Self {
+    /// Caps for a stream that inflates `compressed` bytes (counted as they are read, or known),
+    /// counted in the analysis's `total`.
+    pub(crate) fn new(
+        inner: R,
+        compressed: Arc<AtomicU64>,
+        unit: &'static str,
+        total: &Inflated,
+    ) -> Self {
         GzipCap {
             inner,
             state: Arc::new(GzipState {
@@ -128,6 +139,7 @@ impl<R> GzipCap<R> {
                 limit: AtomicU64::new(crate::limits::GZIP_BYTES_PER_INPUT),
                 inflates: true,
                 unit,
+                total: total.clone(),
             }),
         }
     }
@@ -135,7 +147,7 @@ impl<R> GzipCap<R> {
     /// The per-member size cap alone, for a member cut from an archive stream that the caps
     /// on inflating already watch.
     pub(crate) fn member(inner: R) -> Self {
-        let mut c = GzipCap::new(inner, Arc::default(), "member");
+        let mut c = GzipCap::new(inner, Arc::default(), "member", &Inflated::default());
         if let Some(st) = Arc::get_mut(&mut c.state) {
             st.inflates = false;
         }
@@ -159,7 +171,7 @@ impl<R: Read> Read for GzipCap<R> {
             } else {
                 "the per-input cap of limits::GZIP_BYTES_PER_INPUT"
             })
-        } else if st.inflates && GZIP_TOTAL.load(Ordering::Relaxed) >= GZIP_BYTES_TOTAL {
+        } else if st.inflates && st.total.load(Ordering::Relaxed) >= GZIP_BYTES_TOTAL {
             Some("the cap on all compressed inputs together, limits::GZIP_BYTES_TOTAL")
         } else if st.inflates
             && out >= GZIP_RATIO_AFTER
@@ -179,7 +191,7 @@ impl<R: Read> Read for GzipCap<R> {
         let k = self.inner.read(&mut buf[..room])?;
         st.out.fetch_add(k as u64, Ordering::Relaxed);
         if st.inflates {
-            GZIP_TOTAL.fetch_add(k as u64, Ordering::Relaxed);
+            st.total.fetch_add(k as u64, Ordering::Relaxed);
         }
         Ok(k)
     }
@@ -395,9 +407,14 @@ pub fn open_range<'f>(
     Ok((seg, watch))
 }
 
-/// Open `input`, decompress it, detect its kind and decide how it is read. `Err` is the
-/// warning to report when it cannot be opened or read at all.
+/// Open `input` on its own, outside an analysis (its decompression counted alone): `open_in`.
 pub fn open(input: &Input) -> Result<Opened<'static>, String> {
+    open_in(input, &Inflated::default())
+}
+
+/// Open `input`, decompress it (counted in the analysis's `total`), detect its kind and decide
+/// how it is read. `Err` is the warning to report when it cannot be opened or read at all.
+pub fn open_in(input: &Input, total: &Inflated) -> Result<Opened<'static>, String> {
     let path = input.display.as_str();
     let read = Arc::new(AtomicU64::new(0));
     let mut watch = None;
@@ -462,7 +479,7 @@ pub fn open(input: &Input) -> Result<Opened<'static>, String> {
         Source::File(p) => At::File(p),
         Source::Stdin => At::Stdin,
     };
-    let (kind, name, stream, how, gzip) = open_stream(path, raw, head, at)?;
+    let (kind, name, stream, how, gzip) = open_stream(path, raw, head, at, total)?;
     Ok(Opened {
         kind,
         name,
@@ -502,6 +519,7 @@ pub fn open_member<'a>(
     display: &str,
     mut raw: Box<dyn Read + 'a>,
     meter: Arc<ReadMeter>,
+    total: &Inflated,
 ) -> Result<Opened<'a>, String> {
     let (head, err) = read_head_until_error(&mut raw);
     let raw: Box<dyn Read + 'a> = match err {
@@ -509,7 +527,7 @@ pub fn open_member<'a>(
         Some(e) => Box::new(FailOnce(Some(e))),
         None => raw,
     };
-    let (kind, name, stream, how, gzip) = open_stream(display, raw, head, At::Member)?;
+    let (kind, name, stream, how, gzip) = open_stream(display, raw, head, At::Member, total)?;
     Ok(Opened {
         kind,
         name,
@@ -539,6 +557,7 @@ fn open_stream<'a>(
     raw: Box<dyn Read + 'a>,
     head: Vec<u8>,
     at: At<'_>,
+    total: &Inflated,
 ) -> Result<Stream<'a>, String> {
     let file_name = file_name(path);
     let container = sniff(&head);
@@ -559,7 +578,7 @@ fn open_stream<'a>(
             } else {
                 "input"
             };
-            let capped = GzipCap::new(dec, compressed, unit);
+            let capped = GzipCap::new(dec, compressed, unit, total);
             gzip = Some(capped.state.clone());
             let mut dec: Box<dyn Read + 'a> = Box::new(capped);
             // A stream cut short (a truncated .gz, an archive cut mid-way) keeps what it gave:
