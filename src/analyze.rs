@@ -1169,9 +1169,9 @@ fn read_flight_recorder(path: &str, name: &str, stream: &mut dyn Read, res: &mut
         Ok(d) => res.flight = Some(d),
         Err(e) => res.warnings.push(Warning::new(
             Some(path),
-            text!(
-                "flight-recorder dump not read: {e}",
-                "未读取 Flight Recorder 转储：{e}"
+            e.prefixed(
+                "flight-recorder dump not read: ",
+                "未读取 Flight Recorder 转储：",
             ),
         )),
     }

@@ -250,9 +250,10 @@ impl Memory<'_> {
             match self.src.read_at(off, n) {
                 Ok(b) if !b.is_empty() => self.cache.push((a, b)),
                 Ok(_) => {}
-                Err(e) => {
-                    warnings.push(text!("memory at {a:#x}: {e}", "地址 {a:#x} 处的内存：{e}"))
-                }
+                Err(e) => warnings.push(e.prefixed(
+                    &format!("memory at {a:#x}: "),
+                    &format!("地址 {a:#x} 处的内存："),
+                )),
             }
         }
     }
@@ -310,10 +311,7 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
     let head = match src.read_at(0, 64) {
         Ok(h) => h,
         Err(e) => {
-            w.push(text!(
-                "cannot read the ELF header: {e}",
-                "无法读取 ELF 头：{e}"
-            ));
+            w.push(e.prefixed("cannot read the ELF header: ", "无法读取 ELF 头："));
             return a;
         }
     };
@@ -401,10 +399,8 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
     let phbuf = match src.read_at(phoff, phnum * 56) {
         Ok(b) => b,
         Err(e) => {
-            a.warnings.push(text!(
-                "cannot read the program headers: {e}",
-                "无法读取程序头：{e}"
-            ));
+            a.warnings
+                .push(e.prefixed("cannot read the program headers: ", "无法读取程序头："));
             return a;
         }
     };
@@ -474,9 +470,9 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
                 }
                 notes::parse_notes(&seg, arch, &mut nt, &mut a.warnings);
             }
-            Err(e) => a.warnings.push(text!(
-                "cannot read notes at offset {off}: {e}",
-                "无法读取偏移 {off} 处的 note：{e}"
+            Err(e) => a.warnings.push(e.prefixed(
+                &format!("cannot read notes at offset {off}: "),
+                &format!("无法读取偏移 {off} 处的 note："),
             )),
         }
     }
