@@ -278,8 +278,8 @@ impl KnowledgeBase {
                 });
                 if nested > 0 {
                     warnings.push(text!(
-"{}: {nested} rule file(s) in a subdirectory are not loaded (only *.toml directly in {} are): pass it with its own --rules",
-"{}：子目录中的 {nested} 个规则文件未加载（只加载直接位于 {} 下的 *.toml）：请用单独的 --rules 传入该子目录",
+                        "{}: {nested} rule file(s) in a subdirectory are not loaded (only *.toml directly in {} are): pass it with its own --rules",
+                        "{}：子目录中的 {nested} 个规则文件未加载（只加载直接位于 {} 下的 *.toml）：请用单独的 --rules 传入该子目录",
                         sub.display(),
                         dir.display()
                     ));

@@ -51,8 +51,8 @@ impl FactParser for ErrorFileParser {
     fn finish(&mut self, out: &mut FactOut) {
         if self.overflow {
             out.warnings.push(text!(
-"torchelastic: error file is over the {MAX_BYTES}-byte document cap; the first {} bytes were buffered and not parsed (limits::DOCUMENT_BYTES)",
-"torchelastic：错误文件超过了 {MAX_BYTES} 字节的文档上限；只缓存了前 {} 字节，未解析（limits::DOCUMENT_BYTES）",
+                "torchelastic: error file is over the {MAX_BYTES}-byte document cap; the first {} bytes were buffered and not parsed (limits::DOCUMENT_BYTES)",
+                "torchelastic：错误文件超过了 {MAX_BYTES} 字节的文档上限；只缓存了前 {} 字节，未解析（limits::DOCUMENT_BYTES）",
                 self.buf.len()
             ));
             return;
@@ -67,8 +67,8 @@ impl FactParser for ErrorFileParser {
                     .any(|l| l.len() >= crate::limits::LINE_BYTES) =>
             {
                 out.warnings.push(text!(
-"torchelastic: error file holds a line longer than the {}-byte line cap; the first {} bytes were parsed, which is not a whole JSON document, so nothing was read (limits::LINE_BYTES)",
-"torchelastic：错误文件中有一行超过了 {} 字节的单行上限；解析的前 {} 字节不是完整的 JSON 文档，因此没有读取任何内容（limits::LINE_BYTES）",
+                    "torchelastic: error file holds a line longer than the {}-byte line cap; the first {} bytes were parsed, which is not a whole JSON document, so nothing was read (limits::LINE_BYTES)",
+                    "torchelastic：错误文件中有一行超过了 {} 字节的单行上限；解析的前 {} 字节不是完整的 JSON 文档，因此没有读取任何内容（limits::LINE_BYTES）",
                     crate::limits::LINE_BYTES,
                     crate::limits::LINE_BYTES
                 ));

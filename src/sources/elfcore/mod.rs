@@ -371,8 +371,8 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
     a.summary.arch = Some(arch.name());
     if let Arch::Other(m) = arch {
         a.warnings.push(text!(
-"core of an unsupported architecture (ELF machine {m}): registers and stack not read; signal, mappings and process info only",
-"不支持的架构的 core（ELF machine {m}）：未读取寄存器和栈；只有信号、内存映射和进程信息"
+            "core of an unsupported architecture (ELF machine {m}): registers and stack not read; signal, mappings and process info only",
+            "不支持的架构的 core（ELF machine {m}）：未读取寄存器和栈；只有信号、内存映射和进程信息"
         ));
     }
 
@@ -390,8 +390,8 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
     }
     if phentsize != 56 || phnum == 0 {
         a.warnings.push(text!(
-"core has no usable program headers (count {phnum}, entry size {phentsize}): nothing read",
-"core 中没有可用的程序头（数量 {phnum}，表项大小 {phentsize}）：没有读取任何内容"
+            "core has no usable program headers (count {phnum}, entry size {phentsize}): nothing read",
+            "core 中没有可用的程序头（数量 {phnum}，表项大小 {phentsize}）：没有读取任何内容"
         ));
         return a;
     }
@@ -438,8 +438,8 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
         && size < needed
     {
         a.warnings.push(text!(
-"core is truncated: {size} bytes, its segments need {needed} (the dump was cut short, e.g. by RLIMIT_CORE or a full disk); memory past the cut is missing",
-"core 被截断：只有 {size} 字节，而其各段需要 {needed} 字节（转储被中途截断，例如受 RLIMIT_CORE 限制或磁盘已满）；截断处之后的内存缺失"
+            "core is truncated: {size} bytes, its segments need {needed} (the dump was cut short, e.g. by RLIMIT_CORE or a full disk); memory past the cut is missing",
+            "core 被截断：只有 {size} 字节，而其各段需要 {needed} 字节（转储被中途截断，例如受 RLIMIT_CORE 限制或磁盘已满）；截断处之后的内存缺失"
         ));
     }
     let mut note_segs: Vec<(u64, u64)> = phdrs
@@ -800,8 +800,8 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
         .collect();
     if !mismatches.is_empty() {
         a.warnings.push(text!(
-"not symbolized: this machine's copy is a different build than the crashed process had ({}); pass a sysroot or search path holding the originals",
-"未符号化：本机上的文件与崩溃进程所用的不是同一个构建（{}）；请传入包含原始文件的 sysroot 或搜索路径",
+            "not symbolized: this machine's copy is a different build than the crashed process had ({}); pass a sysroot or search path holding the originals",
+            "未符号化：本机上的文件与崩溃进程所用的不是同一个构建（{}）；请传入包含原始文件的 sysroot 或搜索路径",
             mismatches.join(", ")
         ));
     }
@@ -933,8 +933,8 @@ fn python_stacks(
             (None, Some(l)) => (l, "table"),
             (None, None) => {
                 warnings.push(text!(
-"Python: {module} is CPython {}, whose structures this build does not know (3.8-3.13): no Python stacks",
-"Python：{module} 是 CPython {}，本版本不认识它的内部结构（支持 3.8-3.13）：没有 Python 栈",
+                    "Python: {module} is CPython {}, whose structures this build does not know (3.8-3.13): no Python stacks",
+                    "Python：{module} 是 CPython {}，本版本不认识它的内部结构（支持 3.8-3.13）：没有 Python 栈",
                     minor.map_or("3.?".to_string(), |m| format!("3.{m}"))
                 ));
                 return None;
@@ -958,8 +958,8 @@ fn python_stacks(
     }
     if !missing.is_empty() {
         warnings.push(text!(
-"no Python stacks: the interpreter's file of the same build is not on this machine ({}); pass --sysroot or --search-path with the crashed machine's copy",
-"没有 Python 栈：本机上没有同一构建的解释器文件（{}）；请用 --sysroot 或 --search-path 传入崩溃机器上的副本",
+            "no Python stacks: the interpreter's file of the same build is not on this machine ({}); pass --sysroot or --search-path with the crashed machine's copy",
+            "没有 Python 栈：本机上没有同一构建的解释器文件（{}）；请用 --sysroot 或 --search-path 传入崩溃机器上的副本",
             missing.join(", ")
         ));
     }

@@ -106,8 +106,8 @@ pub fn iter_notes<'a>(seg: &'a [u8], warnings: &mut Vec<Text>) -> Vec<RawNote<'a
             (seg.get(name_start..name_end), seg.get(desc_start..desc_end))
         else {
             warnings.push(text!(
-"note of type {ntype:#x} at segment offset {off} runs past the end of the notes ({} bytes)",
-"段内偏移 {off} 处类型为 {ntype:#x} 的 note 超出了 note 段的末尾（{} 字节）",
+                "note of type {ntype:#x} at segment offset {off} runs past the end of the notes ({} bytes)",
+                "段内偏移 {off} 处类型为 {ntype:#x} 的 note 超出了 note 段的末尾（{} 字节）",
                 seg.len()
             ));
             break;
