@@ -934,7 +934,7 @@ fn python_stacks(
             (None, None) => {
                 warnings.push(text!(
                     "Python: {module} is CPython {}, whose structures this build does not know (3.8-3.13): no Python stacks",
-                    "Python：{module} 是 CPython {}，本版本不认识它的内部结构（支持 3.8-3.13）：没有 Python 栈",
+                    "Python：{module} 是 CPython {}，这个版本的 trainwreck 不认识它的内部结构（支持 3.8-3.13）：没有 Python 栈",
                     minor.map_or("3.?".to_string(), |m| format!("3.{m}"))
                 ));
                 return None;
