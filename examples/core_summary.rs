@@ -27,7 +27,7 @@ fn main() {
         println!("{} = {}", f.name, f.value);
     }
     for w in &a.warnings {
-        println!("warning: {w}");
+        println!("warning: {}", w.en);
     }
     eprintln!("analysed in {:.1} ms", took.as_secs_f64() * 1e3);
 }

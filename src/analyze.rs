@@ -7,7 +7,7 @@
 
 use crate::facts::FactSet;
 use crate::inputs::{Input, Source};
-use crate::model::{Attribution, Fact, Phase, SourceKind, Warning};
+use crate::model::{Attribution, Fact, Phase, SourceKind, Warning, text};
 use crate::rules::{KnowledgeBase, Role};
 use crate::scan::watch::{Registry, Routes};
 use crate::scan::{Hit, ScanScratch, Scanner};
@@ -118,18 +118,21 @@ impl Analysis {
     fn absorb(&mut self, r: FileResult) {
         let i = self.inputs.len();
         for l in &r.long_lines {
+            let (line, bytes, first) = (l.lineno, l.bytes, sources::reader::DEFAULT_BUF);
+            let cr = l.after_cr;
+            let (after, after_zh) = if cr > 0 {
+                (
+                    format!(" and the {cr} after its last carriage return"),
+                    format!("和最后一个回车符之后的 {cr} 字节"),
+                )
+            } else {
+                Default::default()
+            };
             self.warnings.push(Warning::new(
                 Some(&r.info.path),
-                format!(
-                    "line {} is {} bytes long: only its first {} bytes{} were scanned",
-                    l.lineno,
-                    l.bytes,
-                    sources::reader::DEFAULT_BUF,
-                    if l.after_cr > 0 {
-                        format!(" and the {} after its last carriage return", l.after_cr)
-                    } else {
-                        String::new()
-                    }
+                text!(
+                    "line {line} is {bytes} bytes long: only its first {first} bytes{after} were scanned",
+                    "第 {line} 行长 {bytes} 字节：只扫描了前 {first} 字节{after_zh}"
                 ),
             ));
         }
@@ -554,11 +557,12 @@ impl<'kb> Engine<'kb> {
                 read_flight_recorder(path, &opened.name, stream.as_mut(), &mut res);
             }
             How::Tar | How::Zip(_) if depth > crate::limits::ARCHIVE_NESTING => {
+                let n = crate::limits::ARCHIVE_NESTING;
                 res.warnings.push(Warning::new(
                     Some(path),
-                    format!(
-                        "an archive inside an archive inside an archive: not read (archives are opened {} level deep, limits::ARCHIVE_NESTING); extract it and pass its path",
-                        crate::limits::ARCHIVE_NESTING
+                    text!(
+                        "an archive inside an archive inside an archive: not read (archives are opened {n} level deep, limits::ARCHIVE_NESTING); extract it and pass its path",
+                        "归档里的归档里还有归档：未读取（归档只展开 {n} 层，见 limits::ARCHIVE_NESTING）；请先解压，再传入解压后的路径"
                     ),
                 ));
             }
@@ -695,11 +699,12 @@ impl<'kb> Engine<'kb> {
                 Ok(Some(c)) => c,
                 Ok(None) => break,
                 Err(e) => {
+                    let n = reader.bytes_read;
                     res.warnings.push(Warning::new(
                         Some(path),
-                        format!(
-                            "read error after {} bytes, the rest is not analysed: {e}",
-                            reader.bytes_read
+                        text!(
+                            "read error after {n} bytes, the rest is not analysed: {e}",
+                            "读到 {n} 字节后出错，其余部分未分析：{e}"
                         ),
                     ));
                     break;
@@ -1062,11 +1067,12 @@ fn discount_preexisting(a: &mut Analysis) {
         keep
     });
     for (input, n) in removed {
+        let were = if n == 1 { " was" } else { "s were" };
         a.warnings.push(Warning::new(
             Some(&a.inputs[input].path),
-            format!(
-                "{n} matching line{} already present in a snapshot taken before the run: not counted as evidence",
-                if n == 1 { " was" } else { "s were" }
+            text!(
+                "{n} matching line{were} already present in a snapshot taken before the run: not counted as evidence",
+                "有 {n} 行匹配的内容在训练开始前的快照中就已存在：不计为证据"
             ),
         ));
     }
@@ -1098,8 +1104,10 @@ struct FileResult {
 /// an archive that gave nothing and said nothing is said to be empty, as a directory is.
 fn archive_notes(path: &str, notes: Vec<sources::archive::Note>, res: &mut FileResult) {
     if notes.is_empty() && res.members.is_empty() {
-        res.warnings
-            .push(Warning::new(Some(path), "archive holds no files"));
+        res.warnings.push(Warning::new(
+            Some(path),
+            text!("archive holds no files", "归档中没有文件"),
+        ));
     }
     for (member, msg) in notes {
         let at = match member {
@@ -1143,7 +1151,7 @@ fn sort_members(res: &mut FileResult) {
         if drop.contains(&i) {
             res.warnings.push(Warning::new(
                 Some(&m.info.path),
-                crate::inputs::CAPTURE_DUPLICATE,
+                crate::inputs::capture_duplicate(),
             ));
         } else {
             res.members.push(m);
@@ -1156,15 +1164,20 @@ fn read_flight_recorder(path: &str, name: &str, stream: &mut dyn Read, res: &mut
     use sources::flight_recorder as fr;
     let mut data = Vec::new();
     if let Err(e) = stream.take(fr::MAX_BYTES as u64 + 1).read_to_end(&mut data) {
-        res.warnings
-            .push(Warning::new(Some(path), format!("cannot read: {e}")));
+        res.warnings.push(Warning::new(
+            Some(path),
+            text!("cannot read: {e}", "无法读取：{e}"),
+        ));
         return;
     }
     match fr::read(name, &data) {
         Ok(d) => res.flight = Some(d),
         Err(e) => res.warnings.push(Warning::new(
             Some(path),
-            format!("flight-recorder dump not read: {e}"),
+            e.prefixed(
+                "flight-recorder dump not read: ",
+                "未读取 Flight Recorder 转储：",
+            ),
         )),
     }
 }

@@ -360,7 +360,7 @@ pub fn cli_command() -> clap::Command {
     <Cli as clap::CommandFactory>::command()
 }
 
-fn load(dirs: &[PathBuf]) -> Result<KnowledgeBase, i32> {
+fn load(dirs: &[PathBuf], lang: crate::model::Lang) -> Result<KnowledgeBase, i32> {
     let refs: Vec<&std::path::Path> = dirs.iter().map(|p| p.as_path()).collect();
     let kb = KnowledgeBase::load(&refs).map_err(|errs| {
         for e in &errs {
@@ -369,7 +369,10 @@ fn load(dirs: &[PathBuf]) -> Result<KnowledgeBase, i32> {
         exit::USAGE
     })?;
     for w in &kb.warnings {
-        eprintln!("trainwreck: rule warning: {w}");
+        eprintln!(
+            "trainwreck: rule warning: {}",
+            crate::report::i18n::Tr(lang).text(w)
+        );
     }
     Ok(kb)
 }
@@ -390,7 +393,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Capture(c) => capture_cmd(c),
         Command::Run(r) => run_cmd(r, ui),
         Command::Triage(t) => triage_cmd(t, ui),
-        Command::Diff(d) => diff_cmd(d),
+        Command::Diff(d) => diff_cmd(d, ui.lang),
         Command::History(h) => match crate::history::command::run(h) {
             Ok(text) => print_out(&text),
             Err(e) => {
@@ -458,7 +461,7 @@ fn analyze(args: AnalyzeArgs, ui: Ui) -> i32 {
     stdin_hint(&args.paths);
     // Detection tables compile beside the rules (start-up is sequential otherwise).
     std::thread::spawn(crate::sources::detect::warm_up);
-    let kb = match load(&args.rules) {
+    let kb = match load(&args.rules, ui.lang) {
         Ok(kb) => kb,
         Err(code) => return code,
     };
@@ -587,13 +590,13 @@ fn baseline_paths(base: &str, db: Option<&str>, job: Option<&str>) -> Result<Vec
     crate::history::command::last_good(db, job)
 }
 
-fn diff_cmd(args: DiffArgs) -> i32 {
+fn diff_cmd(args: DiffArgs, lang: crate::model::Lang) -> i32 {
     let both = [args.good.clone(), args.bad.clone()];
     if let Some(code) = missing_paths(&both) {
         return code;
     }
     std::thread::spawn(crate::sources::detect::warm_up);
-    let kb = match load(&args.rules) {
+    let kb = match load(&args.rules, lang) {
         Ok(kb) => kb,
         Err(code) => return code,
     };
@@ -665,7 +668,7 @@ fn triage_cmd(args: TriageArgs, ui: Ui) -> i32 {
         return code;
     }
     stdin_hint(&args.paths);
-    let kb = match load(&args.rules) {
+    let kb = match load(&args.rules, ui.lang) {
         Ok(kb) => kb,
         Err(code) => return code,
     };
@@ -767,7 +770,7 @@ fn facts(args: FactsArgs, ui: Ui) -> i32 {
     if let Some(code) = missing_paths(&args.paths) {
         return code;
     }
-    let kb = match load(&[]) {
+    let kb = match load(&[], ui.lang) {
         Ok(kb) => kb,
         Err(code) => return code,
     };
@@ -790,6 +793,7 @@ fn facts(args: FactsArgs, ui: Ui) -> i32 {
             &facts,
             &warnings,
             ui.stdout().tables,
+            crate::report::i18n::Tr(ui.lang),
         )),
     }
 }
@@ -797,14 +801,14 @@ fn facts(args: FactsArgs, ui: Ui) -> i32 {
 fn rules_cmd(cmd: RulesCommand, ui: Ui) -> i32 {
     match cmd {
         RulesCommand::List { rules } => {
-            let kb = match load(&rules) {
+            let kb = match load(&rules, ui.lang) {
                 Ok(kb) => kb,
                 Err(c) => return c,
             };
             print_term(&crate::report::rules::list(&kb, ui.stdout().tables))
         }
         RulesCommand::Explain { id, rules } => {
-            let kb = match load(&rules) {
+            let kb = match load(&rules, ui.lang) {
                 Ok(kb) => kb,
                 Err(c) => return c,
             };
@@ -831,7 +835,7 @@ fn rules_cmd(cmd: RulesCommand, ui: Ui) -> i32 {
             }
         }
         RulesCommand::Test { rules } => {
-            let kb = match load(&rules) {
+            let kb = match load(&rules, ui.lang) {
                 Ok(kb) => kb,
                 Err(c) => return c,
             };
@@ -856,14 +860,14 @@ fn rules_cmd(cmd: RulesCommand, ui: Ui) -> i32 {
             }
         }
         RulesCommand::Patterns { rules } => {
-            let kb = match load(&rules) {
+            let kb = match load(&rules, ui.lang) {
                 Ok(kb) => kb,
                 Err(c) => return c,
             };
             print_out(&crate::report::rules::patterns(&kb))
         }
         RulesCommand::Scan { paths, rules } => {
-            let kb = match load(&rules) {
+            let kb = match load(&rules, ui.lang) {
                 Ok(kb) => kb,
                 Err(c) => return c,
             };
@@ -922,7 +926,7 @@ fn run_cmd(args: RunArgs, ui: Ui) -> i32 {
     if outcome.exit_status != 0 && !args.no_analyze {
         // The command's own output went to stdout/stderr; the diagnosis goes to stderr so a
         // pipeline reading the command's stdout is not disturbed.
-        match load(&[]) {
+        match load(&[], ui.lang) {
             Ok(kb) => {
                 let dir = outcome.out_dir.display().to_string();
                 let mut r = crate::diagnose(&kb, std::slice::from_ref(&dir), threads(None));

@@ -3,7 +3,7 @@
 //! (before / during / after the run), decided here once from the layout's names. Skips loops
 //! and special files with a warning; never opens file contents (that is `sources`' job).
 
-use crate::model::{Phase, Warning};
+use crate::model::{Phase, Text, Warning, text};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -166,19 +166,22 @@ pub fn phase_warnings_of<'p>(paths: impl Iterator<Item = &'p str>, warnings: &mu
         }
     }
     for ((name, before), files) in guessed {
-        let what = if before {
-            "before the run started: its lines are history, not evidence of the failure"
+        let (what, what_zh) = if before {
+            (
+                "before the run started: its lines are history, not evidence of the failure",
+                "训练开始前采集的：其中的行是历史记录，不算这次失败的证据",
+            )
         } else {
-            "after the run ended"
+            ("after the run ended", "训练结束后采集的")
         };
         let n = files.len();
+        let s = if n == 1 { "" } else { "s" };
+        let (b, a) = (layout::SNAPSHOT_BEFORE, layout::SNAPSHOT_AFTER);
         warnings.push(Warning::new(
             Some(files[0]),
-            format!(
-                "{n} input{} read as taken {what} (from the name `{name}`; `trainwreck capture` writes `{}/` and `{}/`)",
-                if n == 1 { "" } else { "s" },
-                layout::SNAPSHOT_BEFORE,
-                layout::SNAPSHOT_AFTER
+            text!(
+                "{n} input{s} read as taken {what} (from the name `{name}`; `trainwreck capture` writes `{b}/` and `{a}/`)",
+                "{n} 个输入根据名称 `{name}` 被视为{what_zh}（`trainwreck capture` 写出的是 `{b}/` 和 `{a}/`）"
             ),
         ));
     }
@@ -207,7 +210,10 @@ pub fn collect(args: &[String]) -> (Vec<Input>, Vec<Warning>) {
         let meta = match std::fs::metadata(path) {
             Ok(m) => m,
             Err(e) => {
-                warnings.push(Warning::new(Some(arg), format!("cannot read: {e}")));
+                warnings.push(Warning::new(
+                    Some(arg),
+                    text!("cannot read: {e}", "无法读取：{e}"),
+                ));
                 continue;
             }
         };
@@ -230,7 +236,10 @@ pub fn collect(args: &[String]) -> (Vec<Input>, Vec<Warning>) {
         } else {
             warnings.push(Warning::new(
                 Some(arg),
-                "not a regular file, FIFO or directory (socket or device): skipped",
+                text!(
+                    "not a regular file, FIFO or directory (socket or device): skipped",
+                    "不是普通文件、FIFO 或目录（而是 socket 或设备）：已跳过"
+                ),
             ));
         }
     }
@@ -257,12 +266,10 @@ fn walk_dir(root: &Path, out: &mut Vec<Input>, warnings: &mut Vec<Warning>) {
                     .map(|p| rel(root, p))
                     .unwrap_or_else(|| root.display().to_string());
                 let msg = if e.loop_ancestor().is_some() {
-                    "symbolic link loop: skipped".to_string()
+                    text!("symbolic link loop: skipped", "符号链接成环：已跳过")
                 } else {
-                    format!(
-                        "cannot read: {}",
-                        e.io_error().map_or(e.to_string(), |io| io.to_string())
-                    )
+                    let e = e.io_error().map_or(e.to_string(), |io| io.to_string());
+                    text!("cannot read: {e}", "无法读取：{e}")
                 };
                 warnings.push(Warning::new(Some(&p), msg));
                 continue;
@@ -276,7 +283,10 @@ fn walk_dir(root: &Path, out: &mut Vec<Input>, warnings: &mut Vec<Warning>) {
         if !ft.is_file() {
             warnings.push(Warning::new(
                 Some(&display),
-                "not a regular file (FIFO, socket or device): skipped",
+                text!(
+                    "not a regular file (FIFO, socket or device): skipped",
+                    "不是普通文件（而是 FIFO、socket 或设备）：已跳过"
+                ),
             ));
             continue;
         }
@@ -290,14 +300,22 @@ fn walk_dir(root: &Path, out: &mut Vec<Input>, warnings: &mut Vec<Warning>) {
     if out.len() == before {
         warnings.push(Warning::new(
             Some(&root.display().to_string()),
-            "directory holds no readable files",
+            text!(
+                "directory holds no readable files",
+                "目录中没有可读取的文件"
+            ),
         ));
     }
     drop_capture_duplicates(out, before, warnings);
 }
 
 /// Why a capture's `stdout.log` / `stderr.log` is not read.
-pub const CAPTURE_DUPLICATE: &str = "same output as console.log beside it (written by `trainwreck run`): read once, from console.log";
+pub fn capture_duplicate() -> Text {
+    text!(
+        "same output as console.log beside it (written by `trainwreck run`): read once, from console.log",
+        "与旁边的 console.log 内容相同（由 `trainwreck run` 写出）：只从 console.log 读一次"
+    )
+}
 
 fn is_split_output(name: &str) -> bool {
     name == layout::STDOUT_LOG || name == layout::STDERR_LOG
@@ -359,7 +377,7 @@ fn drop_capture_duplicates(out: &mut Vec<Input>, from: usize, warnings: &mut Vec
         };
         if dup {
             let gone = out.remove(i);
-            warnings.push(Warning::new(Some(&gone.display), CAPTURE_DUPLICATE));
+            warnings.push(Warning::new(Some(&gone.display), capture_duplicate()));
         } else {
             i += 1;
         }

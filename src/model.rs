@@ -287,15 +287,52 @@ impl Fact {
     }
 }
 
-/// Something the tool could not read, or read only in part. Never fatal.
+/// A message for people in both report languages, made once from the same values: English
+/// and Chinese side by side, so nothing that builds one can leave out its Chinese. Analysis
+/// builds these (see [`text!`]); only `report/` picks the language
+/// (`report::i18n::Tr::warning_text`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Text {
+    pub en: String,
+    pub zh: String,
+}
+
+impl Text {
+    /// The same message after a label in each language (`"NT_FILE: "`, `"NT_FILE："`), for
+    /// a caller that says which part of an input the message is about.
+    pub fn prefixed(self, en: &str, zh: &str) -> Text {
+        Text {
+            en: format!("{en}{}", self.en),
+            zh: format!("{zh}{}", self.zh),
+        }
+    }
+}
+
+/// `text!("cannot read: {e}", "无法读取：{e}")`: a [`Text`], each language formatted like
+/// `format!` with the same arguments (inline `{name}`s, or arguments after both strings,
+/// which are evaluated once per language, so they must be plain values).
+macro_rules! text {
+    ($en:literal, $zh:literal $(, $arg:expr)* $(,)?) => {
+        $crate::model::Text {
+            en: format!($en $(, $arg)*),
+            zh: format!($zh $(, $arg)*),
+        }
+    };
+}
+pub(crate) use text;
+
+/// Something the tool could not read, or read only in part. Never fatal. Its message is in
+/// English (`message`, the stable field) and in Chinese (`message_zh`), both always present.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Warning {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     pub message: String,
+    pub message_zh: String,
 }
 
-/// `path: message`, or the message alone when no input is named.
+/// `path: message`, or the message alone when no input is named; in English (a report in
+/// another language picks its text through `report::i18n::Tr`).
 impl std::fmt::Display for Warning {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.path {
@@ -306,10 +343,11 @@ impl std::fmt::Display for Warning {
 }
 
 impl Warning {
-    pub fn new(path: Option<&str>, message: impl Into<String>) -> Warning {
+    pub fn new(path: Option<&str>, message: Text) -> Warning {
         Warning {
             path: path.map(str::to_string),
-            message: message.into(),
+            message: message.en,
+            message_zh: message.zh,
         }
     }
 }
@@ -671,6 +709,28 @@ pub struct Note {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_formats_both_languages_from_the_same_values() {
+        let (n, path) = (3u64, "logs/rank0.log");
+        let t = text!("{n} lines of {path} lost", "{path} 丢失了 {n} 行");
+        assert_eq!(t.en, "3 lines of logs/rank0.log lost");
+        assert_eq!(t.zh, "logs/rank0.log 丢失了 3 行");
+        let offset = 0x40u64;
+        let t = text!("cut at {:#x}", "在 {:#x} 处截断", offset);
+        assert_eq!(
+            (t.en.as_str(), t.zh.as_str()),
+            ("cut at 0x40", "在 0x40 处截断")
+        );
+        let t = text!("empty", "为空").prefixed("df: ", "df：");
+        assert_eq!((t.en.as_str(), t.zh.as_str()), ("df: empty", "df：为空"));
+        let w = Warning::new(Some("a.log"), text!("cannot read", "无法读取"));
+        assert_eq!(w.to_string(), "a.log: cannot read");
+        assert_eq!(
+            serde_json::to_string(&w).unwrap(),
+            r#"{"path":"a.log","message":"cannot read","message_zh":"无法读取"}"#
+        );
+    }
 
     #[test]
     fn vocabularies_spell_and_parse_back_one_way() {

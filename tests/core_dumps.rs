@@ -332,7 +332,7 @@ fn find_note(raw: &[u8], ntype: u32) -> Option<(usize, usize, usize)> {
 #[test]
 fn damaged_cores_give_partial_facts_and_name_what_is_missing() {
     let raw = gunzip(&fixture("bus-static.core.gz"));
-    let has = |a: &CoreAnalysis, s: &str| a.warnings.iter().any(|w| w.contains(s));
+    let has = |a: &CoreAnalysis, s: &str| a.warnings.iter().any(|w| w.en.contains(s));
 
     // Another architecture: signal and mappings still read, no registers.
     let mut other = raw.clone();

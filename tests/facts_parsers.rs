@@ -33,7 +33,14 @@ fn run(rel: &str) -> (SourceKind, FactOut) {
     let out = FactOut {
         facts: a.facts.all().to_vec(),
         events: a.events.into_iter().map(|(_, e)| e).collect(),
-        warnings: a.warnings.into_iter().map(|w| w.message).collect(),
+        warnings: a
+            .warnings
+            .into_iter()
+            .map(|w| trainwreck::model::Text {
+                en: w.message,
+                zh: w.message_zh,
+            })
+            .collect(),
     };
     (a.inputs[0].kind, out)
 }

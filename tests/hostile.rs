@@ -124,11 +124,12 @@ fn a_file_truncated_while_read_gives_one_warning_naming_the_sizes() {
     let c = o.watch.as_ref().unwrap().check().expect("a change");
     assert!(
         c.message
+            .en
             .contains(&format!("shrank from {full} to 150000 bytes")),
-        "{}",
+        "{:?}",
         c.message
     );
-    assert_eq!(c.bytes_read, Some(150_000), "{}", c.message);
+    assert_eq!(c.bytes_read, Some(150_000), "{:?}", c.message);
     // And through the analysis: the same one warning (a truncation before the open is a
     // change since listing, said as such).
     std::fs::write(&p, "x".repeat(10)).unwrap();
@@ -164,13 +165,14 @@ fn a_file_replaced_by_rename_while_read_is_read_whole_from_the_original_and_said
     let c = o.watch.as_ref().unwrap().check().expect("a change");
     assert!(
         c.message
+            .en
             .contains("replaced (renamed over) while being read")
-            && c.message.contains(&format!(
+            && c.message.en.contains(&format!(
                 "{} bytes of the original were read",
                 original.len()
             ))
-            && c.message.contains("(16000 bytes) was not"),
-        "{}",
+            && c.message.en.contains("(16000 bytes) was not"),
+        "{:?}",
         c.message
     );
 }
@@ -188,10 +190,15 @@ fn a_file_deleted_while_read_gives_one_warning() {
     assert!(got.ends_with(OOM.as_bytes()));
     let c = o.watch.as_ref().unwrap().check().expect("a change");
     assert_eq!(
-        c.message,
+        c.message.en,
         format!(
             "the file was deleted while being read; {len} bytes were read from the handle already open"
         )
+    );
+    // The same values in the Chinese sentence.
+    assert_eq!(
+        c.message.zh,
+        format!("文件在读取过程中被删除；已从打开的句柄读取了 {len} 字节")
     );
 }
 

@@ -13,8 +13,13 @@ pub fn catalog(specs: &[FactSpec]) -> String {
     s
 }
 
-/// The facts as a table (fact, value, `path:line`), then the warnings.
-pub fn table(facts: &[Fact], warnings: &[Warning], tables: super::table::Tables) -> String {
+/// The facts as a table (fact, value, `path:line`), then the warnings in `tr`'s language.
+pub fn table(
+    facts: &[Fact],
+    warnings: &[Warning],
+    tables: super::table::Tables,
+    tr: super::i18n::Tr,
+) -> String {
     let mut t = tables.table();
     t.set_header(vec!["fact", "value", "source"]);
     for f in facts {
@@ -26,7 +31,12 @@ pub fn table(facts: &[Fact], warnings: &[Warning], tables: super::table::Tables)
     }
     let mut s = format!("{}\n", tables.finish(t));
     for w in warnings {
-        s.push_str(&format!("warning: {w}\n"));
+        s.push_str(&format!(
+            "{}{}{}\n",
+            tr.warning(),
+            tr.after_label(),
+            tr.warning_line(w)
+        ));
     }
     s
 }

@@ -87,7 +87,7 @@ pub fn render_in(r: &Report, root: &str, lang: Lang) -> String {
         out.push_str(&format!(
             "::notice title={}::{}\n",
             prop(tr.gh_warning_title()),
-            data(&w.to_string())
+            data(&tr.warning_line(w))
         ));
     }
     out

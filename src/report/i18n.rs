@@ -13,6 +13,7 @@
 
 use crate::correlate::{Against, Evidence, Finding};
 pub use crate::model::Lang;
+use crate::model::{Text, Warning};
 
 /// The report language the environment asks for, POSIX/gettext order: `LANGUAGE` (its first
 /// entry), then `LC_ALL`, `LC_MESSAGES`, `LANG`; the first set and non-empty decides. As in
@@ -183,6 +184,31 @@ impl Tr {
         match self.0 {
             Lang::En => "less evidence than the top cause",
             Lang::Zh => "证据不如首要原因充分",
+        }
+    }
+
+    // ----- warnings: analysis wrote each in both languages; pick the report's -----
+
+    /// A message analysis wrote in both languages (a warning's, a rule directory's).
+    pub fn text(self, t: &Text) -> &str {
+        match self.0 {
+            Lang::En => &t.en,
+            Lang::Zh => &t.zh,
+        }
+    }
+    /// A warning's message in the report's language.
+    pub fn warning_text(self, w: &Warning) -> &str {
+        match self.0 {
+            Lang::En => &w.message,
+            Lang::Zh => &w.message_zh,
+        }
+    }
+    /// `path: message` (the message alone when no input is named), the message in the
+    /// report's language. The colon after a path stays ASCII, as compilers print a location.
+    pub fn warning_line(self, w: &Warning) -> String {
+        match &w.path {
+            Some(p) => format!("{p}: {}", self.warning_text(w)),
+            None => self.warning_text(w).to_string(),
         }
     }
 

@@ -184,7 +184,7 @@ pub fn render_in(r: &Report, lang: Lang) -> String {
     if !r.warnings.is_empty() {
         let mut body = String::new();
         for w in r.warnings.iter().take(20) {
-            let _ = writeln!(body, "{w}");
+            let _ = writeln!(body, "{}", tr.warning_line(w));
         }
         let _ = writeln!(
             out,

@@ -175,7 +175,10 @@ impl Report {
             each(&mut e.path);
             e.time.iter_mut().for_each(&mut each);
         }
-        self.warnings.iter_mut().for_each(|w| each(&mut w.message));
+        for w in &mut self.warnings {
+            each(&mut w.message);
+            each(&mut w.message_zh);
+        }
         for e in &mut self.last_errors {
             each(&mut e.text);
             each(&mut e.path);

@@ -148,7 +148,13 @@ pub fn render_with(r: &Report, o: &Options) -> String {
         ))
     );
     for w in r.warnings.iter().take(10) {
-        let _ = writeln!(out, "  {}{}{w}", st.yellow(tr.warning()), tr.after_label());
+        let _ = writeln!(
+            out,
+            "  {}{}{}",
+            st.yellow(tr.warning()),
+            tr.after_label(),
+            tr.warning_line(w)
+        );
     }
     if r.warnings.len() > 10 {
         let _ = writeln!(out, "  {}", tr.more_warnings(r.warnings.len() - 10));

@@ -8,7 +8,7 @@ pub mod template;
 pub mod xid;
 
 use crate::facts;
-use crate::model::{self, Action, Category, RuleStatus, SourceKind};
+use crate::model::{self, Action, Category, RuleStatus, SourceKind, Text, text};
 use regex::bytes::Regex;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -241,7 +241,7 @@ pub struct KnowledgeBase {
     pub sig_of: Vec<(usize, usize)>,
     /// What loading noticed without failing: an empty rule directory, rules in a
     /// subdirectory (not loaded). Printed by the CLI.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Text>,
 }
 
 impl KnowledgeBase {
@@ -277,16 +277,18 @@ impl KnowledgeBase {
                         .count()
                 });
                 if nested > 0 {
-                    warnings.push(format!(
+                    warnings.push(text!(
                         "{}: {nested} rule file(s) in a subdirectory are not loaded (only *.toml directly in {} are): pass it with its own --rules",
+                        "{}：子目录中的 {nested} 个规则文件未加载（只加载直接位于 {} 下的 *.toml）：请用单独的 --rules 传入该子目录",
                         sub.display(),
                         dir.display()
                     ));
                 }
             }
             if tomls == 0 {
-                warnings.push(format!(
+                warnings.push(text!(
                     "{}: rule directory holds no *.toml files; no rules loaded from it",
+                    "{}：规则目录中没有 *.toml 文件；未从中加载任何规则",
                     dir.display()
                 ));
             }
@@ -993,12 +995,14 @@ mod loader_tests {
         let kb = KnowledgeBase::load(&[&empty, &nested]).unwrap();
         assert_eq!(kb.warnings.len(), 3, "{:?}", kb.warnings);
         assert!(
-            kb.warnings[0].contains("holds no *.toml"),
+            kb.warnings[0].en.contains("holds no *.toml"),
             "{:?}",
             kb.warnings
         );
         assert!(
-            kb.warnings[1].contains("1 rule file(s) in a subdirectory"),
+            kb.warnings[1]
+                .en
+                .contains("1 rule file(s) in a subdirectory"),
             "{:?}",
             kb.warnings
         );

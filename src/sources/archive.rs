@@ -5,6 +5,7 @@
 //! on where it can and stops with a sentence saying where it stopped. Reads nothing but the
 //! archive; detecting and analysing a member is the caller's (through `open::open_member`).
 
+use crate::model::{Text, text};
 use crate::sources::open::{GzipCap, Inflated};
 use std::cell::Cell;
 use std::io::{self, Read, Seek};
@@ -39,18 +40,22 @@ pub fn is_torch_save(head: &[u8]) -> bool {
 
 /// Hold a zip that has no random access (read from a pipe, or a member of another archive)
 /// in memory, up to `limits::ZIP_SPOOL_BYTES`; a bigger one is refused with the reason.
-pub fn spool(mut r: impl Read) -> Result<io::Cursor<Vec<u8>>, String> {
+pub fn spool(mut r: impl Read) -> Result<io::Cursor<Vec<u8>>, Text> {
     use crate::limits::ZIP_SPOOL_BYTES;
     let mut buf = Vec::new();
     match (&mut r).take(ZIP_SPOOL_BYTES + 1).read_to_end(&mut buf) {
-        Ok(_) if buf.len() as u64 > ZIP_SPOOL_BYTES => Err(format!(
-            "a zip read from a pipe or from inside another archive is held in memory to find its member list, and this one is over limits::ZIP_SPOOL_BYTES ({ZIP_SPOOL_BYTES} bytes): not read; save it to a file and pass its path"
+        Ok(_) if buf.len() as u64 > ZIP_SPOOL_BYTES => Err(text!(
+            "a zip read from a pipe or from inside another archive is held in memory to find its member list, and this one is over limits::ZIP_SPOOL_BYTES ({ZIP_SPOOL_BYTES} bytes): not read; save it to a file and pass its path",
+            "从管道或另一个归档里读到的 zip 要整个放进内存才能找到成员列表，而这个 zip 超过了 limits::ZIP_SPOOL_BYTES（{ZIP_SPOOL_BYTES} 字节）：未读取；请先存成文件，再传入它的路径"
         )),
         Ok(_) => Ok(io::Cursor::new(buf)),
-        Err(e) => Err(format!(
-            "zip cannot be read after {} bytes: {e}; not read",
-            buf.len()
-        )),
+        Err(e) => {
+            let n = buf.len();
+            Err(text!(
+                "zip cannot be read after {n} bytes: {e}; not read",
+                "zip 读到 {n} 字节后无法继续读取：{e}；未读取"
+            ))
+        }
     }
 }
 
@@ -68,7 +73,7 @@ pub struct Member<'r> {
 
 /// Something the walk has to say: about a member (by its name in the archive) or, with no
 /// name, about the archive itself.
-pub type Note = (Option<String>, String);
+pub type Note = (Option<String>, Text);
 
 fn clean(name: &str) -> String {
     let n = name.trim_start_matches("./").trim_start_matches('/');
@@ -92,21 +97,26 @@ impl<R: Read> Read for Measured<R> {
 
 /// The warning for an archive that stops being readable: where (after which member), why,
 /// and that what came before it was analysed.
-fn cut_short(format: &str, last: Option<&str>, e: &dyn std::fmt::Display) -> String {
-    let at = match last {
-        Some(n) => format!("after the member {n}"),
-        None => "at its first member".to_string(),
+fn cut_short(format: &str, last: Option<&str>, e: &dyn std::fmt::Display) -> Text {
+    let (at, at_zh) = match last {
+        Some(n) => (format!("after the member {n}"), format!("在成员 {n} 之后")),
+        None => (
+            "at its first member".to_string(),
+            "从第一个成员起就".to_string(),
+        ),
     };
-    format!(
-        "{format} archive unreadable {at} ({e}): the members before that point were analysed, the rest of the archive was not read"
+    text!(
+        "{format} archive unreadable {at} ({e}): the members before that point were analysed, the rest of the archive was not read",
+        "{format} 归档{at_zh}无法读取（{e}）：此前的成员已分析，归档的其余部分未读取"
     )
 }
 
 fn short_note(name: &str, got: u64, size: u64) -> Note {
     (
         Some(name.to_string()),
-        format!(
-            "the archive ends inside this member: {got} of its {size} bytes were read (a truncated archive); what was read is analysed"
+        text!(
+            "the archive ends inside this member: {got} of its {size} bytes were read (a truncated archive); what was read is analysed",
+            "归档在这个成员中间就结束了：只读到它 {size} 字节中的 {got} 字节（归档被截断）；已读到的部分照常分析"
         ),
     )
 }
@@ -125,7 +135,10 @@ pub fn tar_members(
     let entries = match ar.entries() {
         Ok(e) => e,
         Err(e) => {
-            notes.push((None, format!("tar archive cannot be read: {e}")));
+            notes.push((
+                None,
+                text!("tar archive cannot be read: {e}", "无法读取 tar 归档：{e}"),
+            ));
             return notes;
         }
     };
@@ -151,14 +164,20 @@ pub fn tar_members(
                 .unwrap_or_default();
             notes.push((
                 Some(name),
-                format!("a link in the archive (to {to}): not followed"),
+                text!(
+                    "a link in the archive (to {to}): not followed",
+                    "归档中的链接（指向 {to}）：不跟随"
+                ),
             ));
             continue;
         }
         if !(t.is_file() || t.is_contiguous() || t.is_gnu_sparse()) {
             notes.push((
                 Some(name),
-                "not a regular file (FIFO, device or other special member): skipped".into(),
+                text!(
+                    "not a regular file (FIFO, device or other special member): skipped",
+                    "不是普通文件（而是 FIFO、设备或其他特殊成员）：已跳过"
+                ),
             ));
             continue;
         }
@@ -206,8 +225,9 @@ pub fn zip_members(
         Err(e) => {
             notes.push((
                 None,
-                format!(
-                    "zip member list (its central directory, at the end) cannot be read ({e}): members are read from the start up to where the archive stops"
+                text!(
+                    "zip member list (its central directory, at the end) cannot be read ({e}): members are read from the start up to where the archive stops",
+                    "无法读取 zip 末尾的中央目录（成员列表）：{e}；改为从头依次读取成员，直到归档中断处"
                 ),
             ));
             if r.seek(io::SeekFrom::Start(0)).is_ok() {
@@ -225,7 +245,13 @@ pub fn zip_members(
         let file = match z.by_index(i) {
             Ok(f) => f,
             Err(e) => {
-                notes.push((Some(name), format!("member cannot be read ({e}): skipped")));
+                notes.push((
+                    Some(name),
+                    text!(
+                        "member cannot be read ({e}): skipped",
+                        "无法读取该成员（{e}）：已跳过"
+                    ),
+                ));
                 continue;
             }
         };
@@ -276,7 +302,10 @@ fn zip_one<R: Read>(
     if file.is_symlink() {
         notes.push((
             Some(name),
-            "a link in the archive: not followed".to_string(),
+            text!(
+                "a link in the archive: not followed",
+                "归档中的链接：不跟随"
+            ),
         ));
         return true;
     }
@@ -305,10 +334,13 @@ fn zip_one<R: Read>(
     if let Some(e) = err {
         notes.push((
             Some(name),
-            format!(
-                "member damaged or cut short after {} of its {size} bytes ({e}); what was read is analysed",
-                got.get()
-            ),
+            {
+                let got = got.get();
+                text!(
+                    "member damaged or cut short after {got} of its {size} bytes ({e}); what was read is analysed",
+                    "成员损坏或被截断，只读到它 {size} 字节中的 {got} 字节（{e}）；已读到的部分照常分析"
+                )
+            },
         ));
         return false;
     }

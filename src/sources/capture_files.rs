@@ -4,7 +4,7 @@
 //! knows nothing of how they were sampled.
 
 use super::{FactOut, FactParser};
-use crate::model::Fact;
+use crate::model::{Fact, text};
 
 pub struct PeaksParser;
 
@@ -14,8 +14,10 @@ impl FactParser for PeaksParser {
             return;
         }
         let Some((name, value)) = line.split_once(':') else {
-            out.warnings
-                .push(format!("line {lineno}: not a `name: value` line: {line:?}"));
+            out.warnings.push(text!(
+                "line {lineno}: not a `name: value` line: {line:?}",
+                "第 {lineno} 行：不是 `name: value` 格式的行：{line:?}"
+            ));
             return;
         };
         let name = name.trim();
@@ -23,12 +25,14 @@ impl FactParser for PeaksParser {
             Ok(v) if crate::facts::spec_for(name).is_some() => {
                 out.facts.push(Fact::new(name, v).at(lineno, line))
             }
-            Ok(_) => out.warnings.push(format!(
-                "line {lineno}: unknown fact name {name:?}: ignored"
+            Ok(_) => out.warnings.push(text!(
+                "line {lineno}: unknown fact name {name:?}: ignored",
+                "第 {lineno} 行：未知的事实名 {name:?}：已忽略"
             )),
-            Err(_) => out
-                .warnings
-                .push(format!("line {lineno}: {name}: value is not a number")),
+            Err(_) => out.warnings.push(text!(
+                "line {lineno}: {name}: value is not a number",
+                "第 {lineno} 行：{name}：值不是数字"
+            )),
         }
     }
 }

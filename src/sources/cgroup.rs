@@ -3,7 +3,7 @@
 //! "Unlimited" (`max`, v1's page-rounded i64::MAX) yields no limit fact rather than a huge one.
 
 use super::{FactOut, FactParser};
-use crate::model::Fact;
+use crate::model::{Fact, text};
 use nom::Parser;
 use nom::bytes::complete::take_while1;
 use nom::character::complete::{digit1, space0, space1};
@@ -147,8 +147,9 @@ impl FactParser for CgroupParser {
         match self.file {
             File::Single { fact, limit } => {
                 if self.seen_value {
-                    out.warnings.push(format!(
+                    out.warnings.push(text!(
                         "{}: line {lineno}: extra content after the value; ignored",
+                        "{}：第 {lineno} 行：值后面还有多余内容；已忽略",
                         self.name
                     ));
                     return;
@@ -160,23 +161,29 @@ impl FactParser for CgroupParser {
                 match t.parse::<u64>() {
                     Ok(v) if limit && v >= V1_UNLIMITED => {}
                     Ok(v) => out.facts.push(Fact::new(fact, v).at(lineno, line)),
-                    Err(_) => out
-                        .warnings
-                        .push(format!("{}: `{t}` is not a number", self.name)),
+                    Err(_) => out.warnings.push(text!(
+                        "{}: `{t}` is not a number",
+                        "{}：`{t}` 不是数字",
+                        self.name
+                    )),
                 }
             }
             File::Flag(fact) => {
                 if let Ok(v) = t.parse::<u64>() {
                     out.facts.push(Fact::new(fact, v != 0).at(lineno, line));
                 } else {
-                    out.warnings
-                        .push(format!("{}: `{t}` is not 0 or 1", self.name));
+                    out.warnings.push(text!(
+                        "{}: `{t}` is not 0 or 1",
+                        "{}：`{t}` 不是 0 或 1",
+                        self.name
+                    ));
                 }
             }
             File::Events { .. } | File::Stat | File::OomControl | File::SwapEvents => {
                 let Some((k, v)) = kv_line(t) else {
-                    out.warnings.push(format!(
+                    out.warnings.push(text!(
                         "{}: line {lineno} is not `key value`: `{t}`",
+                        "{}：第 {lineno} 行不是 `key value` 格式：`{t}`",
                         self.name
                     ));
                     return;
@@ -192,8 +199,9 @@ impl FactParser for CgroupParser {
                     };
                     out.facts.push(f.at(lineno, line));
                 } else if !self.known_key(k) {
-                    out.warnings.push(format!(
+                    out.warnings.push(text!(
                         "{}: unknown key `{k}` (newer kernel?); skipped",
+                        "{}：未知的键 `{k}`（内核版本较新？）；已跳过",
                         self.name
                     ));
                 }
@@ -204,7 +212,8 @@ impl FactParser for CgroupParser {
 
     fn finish(&mut self, out: &mut FactOut) {
         if matches!(self.file, File::Single { .. }) && !self.seen_value {
-            out.warnings.push(format!("{}: empty file", self.name));
+            out.warnings
+                .push(text!("{}: empty file", "{}：空文件", self.name));
         }
     }
 }

@@ -5,7 +5,7 @@
 use super::units::size_1024;
 use super::{FactOut, FactParser};
 use crate::fact_names;
-use crate::model::Fact;
+use crate::model::{Fact, text};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Col {
@@ -62,7 +62,10 @@ impl DfParser {
                     let n = t.trim_end_matches("-blocks");
                     match size_1024(n, 1) {
                         Some(u) if u > 0 => self.unit = u,
-                        _ => out.warnings.push(format!("df: unknown block size `{t}`")),
+                        _ => out.warnings.push(text!(
+                            "df: unknown block size `{t}`",
+                            "df：未知的块大小 `{t}`"
+                        )),
                     }
                     Col::Size
                 }
@@ -70,17 +73,19 @@ impl DfParser {
             };
             if col == Col::Unknown && !self.warned_unknown {
                 self.warned_unknown = true;
-                out.warnings.push(format!(
-                    "df: column `{t}` is not one this reader knows; skipped"
+                out.warnings.push(text!(
+                    "df: column `{t}` is not one this reader knows; skipped",
+                    "df：无法识别的列 `{t}`；已跳过"
                 ));
             }
             cols.push(col);
             i += 1;
         }
         if !cols.contains(&Col::Size) && !cols.contains(&Col::Avail) {
-            out.warnings.push(
-                "df: no size columns in the header (inode listing?); no sizes read".to_string(),
-            );
+            out.warnings.push(text!(
+                "df: no size columns in the header (inode listing?); no sizes read",
+                "df：表头中没有容量列（是 inode 列表？）；没有读取任何容量"
+            ));
         }
         self.cols = cols;
     }
@@ -89,8 +94,9 @@ impl DfParser {
         let n = self.cols.len();
         let mount_last = self.cols.last() == Some(&Col::Mount);
         if toks.len() < n || (!mount_last && toks.len() != n) {
-            out.warnings.push(format!(
+            out.warnings.push(text!(
                 "df: line {lineno} has {} fields, the header has {n}: skipped (truncated?)",
+                "df：第 {lineno} 行有 {} 个字段，而表头有 {n} 个：已跳过（被截断？）",
                 toks.len()
             ));
             return;
@@ -134,8 +140,9 @@ impl DfParser {
             }
         }
         if !bad.is_empty() {
-            out.warnings.push(format!(
-                "df: line {lineno}: unreadable values {bad:?}; kept the rest"
+            out.warnings.push(text!(
+                "df: line {lineno}: unreadable values {bad:?}; kept the rest",
+                "df：第 {lineno} 行：无法解析的值 {bad:?}；其余的值已保留"
             ));
         }
         let disk = if mount == "/dev/shm" {
@@ -186,7 +193,10 @@ impl FactParser for DfParser {
         if self.cols.is_empty() {
             // `df: /x: No such file or directory` and the like.
             if trimmed.starts_with("df:") {
-                out.warnings.push(format!("df: line {lineno}: {trimmed}"));
+                out.warnings.push(text!(
+                    "df: line {lineno}: {trimmed}",
+                    "df：第 {lineno} 行：{trimmed}"
+                ));
             }
             return;
         }
@@ -197,8 +207,10 @@ impl FactParser for DfParser {
                 joined = p;
                 toks.insert(0, joined.as_str());
             } else {
-                out.warnings
-                    .push(format!("df: filesystem `{p}` has no numbers after it"));
+                out.warnings.push(text!(
+                    "df: filesystem `{p}` has no numbers after it",
+                    "df：文件系统 `{p}` 后面没有数字"
+                ));
             }
         }
         if toks.len() == 1 && line.starts_with(|c: char| !c.is_whitespace()) {
@@ -210,12 +222,14 @@ impl FactParser for DfParser {
 
     fn finish(&mut self, out: &mut FactOut) {
         if let Some(p) = self.pending.take() {
-            out.warnings.push(format!(
-                "df: filesystem `{p}` has no numbers after it (truncated)"
+            out.warnings.push(text!(
+                "df: filesystem `{p}` has no numbers after it (truncated)",
+                "df：文件系统 `{p}` 后面没有数字（被截断）"
             ));
         }
         if self.cols.is_empty() {
-            out.warnings.push("df: no header line found".to_string());
+            out.warnings
+                .push(text!("df: no header line found", "df：没有找到表头行"));
         }
     }
 }

@@ -4,7 +4,7 @@
 
 use super::{FactOut, FactParser};
 use crate::fact_names;
-use crate::model::{Fact, FactValue};
+use crate::model::{Fact, FactValue, text};
 use serde_json::Value;
 
 const MAX_BYTES: usize = crate::limits::DOCUMENT_BYTES;
@@ -27,15 +27,18 @@ impl FactParser for InspectParser {
 
     fn finish(&mut self, out: &mut FactOut) {
         if self.overflow {
-            out.warnings
-                .push("docker inspect: too large; not read".to_string());
+            out.warnings.push(text!(
+                "docker inspect: too large; not read",
+                "docker inspect：内容过大；未读取"
+            ));
             return;
         }
         let v: Value = match serde_json::from_str(&self.buf) {
             Ok(v) => v,
             Err(e) => {
-                out.warnings.push(format!(
-                    "docker inspect: not valid JSON ({e}); nothing read"
+                out.warnings.push(text!(
+                    "docker inspect: not valid JSON ({e}); nothing read",
+                    "docker inspect：不是合法的 JSON（{e}）；没有读取任何内容"
                 ));
                 return;
             }
@@ -43,8 +46,9 @@ impl FactParser for InspectParser {
         let c = match &v {
             Value::Array(items) => {
                 if items.len() > 1 {
-                    out.warnings.push(format!(
+                    out.warnings.push(text!(
                         "docker inspect: {} objects; only the first is read",
+                        "docker inspect：共有 {} 个对象；只读取第一个",
                         items.len()
                     ));
                 }
@@ -63,8 +67,10 @@ impl FactParser for InspectParser {
         };
         let hc = c.get("HostConfig");
         if hc.is_none() {
-            out.warnings
-                .push("docker inspect: no HostConfig (not a container?)".to_string());
+            out.warnings.push(text!(
+                "docker inspect: no HostConfig (not a container?)",
+                "docker inspect：没有 HostConfig（不是容器？）"
+            ));
         }
         let int = |k: &str| hc.and_then(|h| h.get(k)).and_then(Value::as_i64);
         if let Some(s) = int("ShmSize") {

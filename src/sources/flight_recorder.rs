@@ -4,7 +4,12 @@
 //! It never imports, calls or builds anything but plain data: any opcode that would
 //! (GLOBAL, REDUCE, BUILD, …) is an error that becomes a warning. Memory and depth are bounded.
 
+use crate::model::{Text, text};
 use std::collections::BTreeMap;
+
+fn underflow() -> Text {
+    text!("stack underflow", "栈下溢")
+}
 
 /// Dumps bigger than this are not read (a 2000-entry trace is well under 10 MiB).
 pub const MAX_BYTES: usize = crate::limits::FLIGHT_RECORDER_BYTES;
@@ -60,10 +65,11 @@ impl Value {
 }
 
 /// Interpret a pickle (protocols 0–5, data opcodes only). Errors name the opcode and offset.
-pub fn unpickle(data: &[u8]) -> Result<Value, String> {
+pub fn unpickle(data: &[u8]) -> Result<Value, Text> {
     if data.len() > MAX_BYTES {
-        return Err(format!(
+        return Err(text!(
             "pickle is {} bytes, more than the {} read",
+            "pickle 有 {} 字节，超过了读取上限 {} 字节",
             data.len(),
             MAX_BYTES
         ));
@@ -73,7 +79,7 @@ pub fn unpickle(data: &[u8]) -> Result<Value, String> {
     let mut memo: BTreeMap<u64, Value> = BTreeMap::new();
     let mut nodes = 0usize;
     let mut p = 0usize;
-    let take = |p: &mut usize, n: usize| -> Result<&[u8], String> {
+    let take = |p: &mut usize, n: usize| -> Result<&[u8], Text> {
         let end = p.checked_add(n).filter(|e| *e <= data.len());
         match end {
             Some(e) => {
@@ -81,15 +87,17 @@ pub fn unpickle(data: &[u8]) -> Result<Value, String> {
                 *p = e;
                 Ok(s)
             }
-            None => Err(format!("truncated at byte {}", *p)),
+            None => Err(text!("truncated at byte {}", "在第 {} 字节处被截断", *p)),
         }
     };
     let le = |b: &[u8]| -> u64 { b.iter().rev().fold(0u64, |acc, x| (acc << 8) | *x as u64) };
-    let pop = |stack: &mut Vec<Value>| stack.pop().ok_or_else(|| "stack underflow".to_string());
-    let pop_mark = |stack: &mut Vec<Value>, marks: &mut Vec<usize>| -> Result<Vec<Value>, String> {
-        let m = marks.pop().ok_or("MARK missing")?;
+    let pop = |stack: &mut Vec<Value>| stack.pop().ok_or_else(underflow);
+    let pop_mark = |stack: &mut Vec<Value>, marks: &mut Vec<usize>| -> Result<Vec<Value>, Text> {
+        let m = marks
+            .pop()
+            .ok_or_else(|| text!("MARK missing", "缺少 MARK"))?;
         if m > stack.len() {
-            return Err("MARK past the stack".into());
+            return Err(text!("MARK past the stack", "MARK 超出了栈"));
         }
         Ok(stack.split_off(m))
     };
@@ -102,10 +110,15 @@ pub fn unpickle(data: &[u8]) -> Result<Value, String> {
     }
     loop {
         let at = p;
-        let op = *take(&mut p, 1)?.first().ok_or("empty")?;
+        let op = *take(&mut p, 1)?
+            .first()
+            .ok_or_else(|| text!("empty", "为空"))?;
         nodes += 1;
         if nodes > MAX_NODES || stack.len() > MAX_NODES {
-            return Err("pickle too large (value limit reached)".into());
+            return Err(text!(
+                "pickle too large (value limit reached)",
+                "pickle 过大（达到了值的数量上限）"
+            ));
         }
         let v: Option<Value> = match op {
             0x80 => {
@@ -119,7 +132,7 @@ pub fn unpickle(data: &[u8]) -> Result<Value, String> {
             b'.' => return pop(&mut stack), // STOP
             b'(' => {
                 if marks.len() >= MAX_MARKS {
-                    return Err("nesting too deep".into());
+                    return Err(text!("nesting too deep", "嵌套过深"));
                 }
                 marks.push(stack.len());
                 None
@@ -141,7 +154,7 @@ pub fn unpickle(data: &[u8]) -> Result<Value, String> {
             0x85..=0x87 => {
                 let n = (op - 0x84) as usize;
                 if stack.len() < n {
-                    return Err("stack underflow".into());
+                    return Err(underflow());
                 }
                 let items = stack.split_off(stack.len() - n);
                 Some(Value::Tuple(items))
@@ -150,7 +163,12 @@ pub fn unpickle(data: &[u8]) -> Result<Value, String> {
                 let v = pop(&mut stack)?;
                 match stack.last_mut() {
                     Some(Value::List(l)) => l.push(v),
-                    _ => return Err(format!("APPEND to a non-list at byte {at}")),
+                    _ => {
+                        return Err(text!(
+                            "APPEND to a non-list at byte {at}",
+                            "第 {at} 字节处的 APPEND 作用于非 list"
+                        ));
+                    }
                 }
                 None
             }
@@ -158,7 +176,12 @@ pub fn unpickle(data: &[u8]) -> Result<Value, String> {
                 let items = pop_mark(&mut stack, &mut marks)?;
                 match stack.last_mut() {
                     Some(Value::List(l)) => l.extend(items),
-                    _ => return Err(format!("APPENDS to a non-list at byte {at}")),
+                    _ => {
+                        return Err(text!(
+                            "APPENDS to a non-list at byte {at}",
+                            "第 {at} 字节处的 APPENDS 作用于非 list"
+                        ));
+                    }
                 }
                 None
             }
@@ -177,7 +200,12 @@ pub fn unpickle(data: &[u8]) -> Result<Value, String> {
                             d.push((k, v));
                         }
                     }
-                    _ => return Err(format!("SETITEM on a non-dict at byte {at}")),
+                    _ => {
+                        return Err(text!(
+                            "SETITEM on a non-dict at byte {at}",
+                            "第 {at} 字节处的 SETITEM 作用于非 dict"
+                        ));
+                    }
                 }
                 None
             }
@@ -195,7 +223,10 @@ pub fn unpickle(data: &[u8]) -> Result<Value, String> {
                 };
                 let b = take(&mut p, n)?;
                 if n > 8 {
-                    return Err(format!("integer of {n} bytes at byte {at}: too large"));
+                    return Err(text!(
+                        "integer of {n} bytes at byte {at}: too large",
+                        "第 {at} 字节处的 {n} 字节整数：过大"
+                    ));
                 }
                 let mut v = le(b) as i64;
                 if n > 0 && n < 8 && b[n - 1] & 0x80 != 0 {
@@ -228,7 +259,10 @@ pub fn unpickle(data: &[u8]) -> Result<Value, String> {
                     b'r' => le(take(&mut p, 4)?),
                     _ => memo.len() as u64,
                 };
-                let v = stack.last().ok_or("MEMOIZE on an empty stack")?.clone();
+                let v = stack
+                    .last()
+                    .ok_or_else(|| text!("MEMOIZE on an empty stack", "栈为空时执行了 MEMOIZE"))?
+                    .clone();
                 nodes += size(&v);
                 memo.insert(key, v);
                 None
@@ -241,7 +275,12 @@ pub fn unpickle(data: &[u8]) -> Result<Value, String> {
                 };
                 let v = memo
                     .get(&key)
-                    .ok_or_else(|| format!("memo {key} unset at byte {at}"))?
+                    .ok_or_else(|| {
+                        text!(
+                            "memo {key} unset at byte {at}",
+                            "第 {at} 字节处引用的 memo {key} 未设置"
+                        )
+                    })?
                     .clone();
                 nodes += size(&v);
                 Some(v)
@@ -251,8 +290,9 @@ pub fn unpickle(data: &[u8]) -> Result<Value, String> {
                 None
             }
             other => {
-                return Err(format!(
-                    "unsupported pickle opcode 0x{other:02x} at byte {at} (only plain data is read)"
+                return Err(text!(
+                    "unsupported pickle opcode 0x{other:02x} at byte {at} (only plain data is read)",
+                    "第 {at} 字节处是不支持的 pickle 操作码 0x{other:02x}（只读取纯数据）"
                 ));
             }
         };
@@ -311,10 +351,13 @@ fn text(v: &Value) -> String {
 }
 
 /// Read a dump's bytes into the summary.
-pub fn read(name: &str, data: &[u8]) -> Result<FrDump, String> {
+pub fn read(name: &str, data: &[u8]) -> Result<FrDump, Text> {
     let v = unpickle(data)?;
     if !matches!(v, Value::Dict(_)) {
-        return Err("not a flight recorder dump (top level is not a dict)".into());
+        return Err(text!(
+            "not a flight recorder dump (top level is not a dict)",
+            "不是 Flight Recorder 转储（顶层不是 dict）"
+        ));
     }
     let mut d = FrDump {
         rank: rank_from_name(name),
@@ -463,7 +506,8 @@ mod tests {
         // protocol 2: GLOBAL 'os\nsystem\n' — must be refused, never resolved.
         let p = b"\x80\x02cos\nsystem\nq\x00.";
         let e = unpickle(p).unwrap_err();
-        assert!(e.contains("unsupported pickle opcode 0x63"), "{e}");
+        assert!(e.en.contains("unsupported pickle opcode 0x63"), "{e:?}");
+        assert!(e.zh.contains("不支持的 pickle 操作码 0x63"), "{e:?}");
     }
 
     #[test]

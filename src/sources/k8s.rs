@@ -5,7 +5,7 @@
 use super::units::k8s_quantity;
 use super::{FactOut, FactParser};
 use crate::fact_names;
-use crate::model::Fact;
+use crate::model::{Fact, text};
 use serde_json::{Map, Value};
 
 const MAX_BYTES: usize = crate::limits::DOCUMENT_BYTES;
@@ -127,9 +127,10 @@ impl Describe {
                             lineno,
                             line,
                         ),
-                        None => out
-                            .warnings
-                            .push(format!("k8s: line {lineno}: memory `{val}` unreadable")),
+                        None => out.warnings.push(text!(
+                            "k8s: line {lineno}: memory `{val}` unreadable",
+                            "k8s：第 {lineno} 行：无法解析内存值 `{val}`"
+                        )),
                     },
                     _ => {}
                 }
@@ -307,8 +308,9 @@ fn from_value(v: &Value, out: &mut FactOut) {
     let pod = match v.get("items").and_then(Value::as_array) {
         Some(items) => {
             if items.len() > 1 {
-                out.warnings.push(format!(
+                out.warnings.push(text!(
                     "k8s: {} pods in the list; only the first is read",
+                    "k8s：列表中有 {} 个 pod；只读取第一个",
                     items.len()
                 ));
             }
@@ -338,9 +340,10 @@ fn from_value(v: &Value, out: &mut FactOut) {
                     Fact::new(fact_names::k8s_container(name, "memory_limit_bytes"), b)
                         .with_text(cite(name)),
                 ),
-                None => out
-                    .warnings
-                    .push(format!("k8s: memory limit `{q}` unreadable")),
+                None => out.warnings.push(text!(
+                    "k8s: memory limit `{q}` unreadable",
+                    "k8s：无法解析内存上限 `{q}`"
+                )),
             }
         }
         for m in c
@@ -452,8 +455,10 @@ impl FactParser for PodParser {
 
     fn finish(&mut self, out: &mut FactOut) {
         if self.overflow {
-            out.warnings
-                .push("k8s: pod object too large; not read".to_string());
+            out.warnings.push(text!(
+                "k8s: pod object too large; not read",
+                "k8s：pod 对象过大；未读取"
+            ));
             return;
         }
         if self.structured == Some(true) {
@@ -461,8 +466,10 @@ impl FactParser for PodParser {
                 match serde_json::from_str::<Value>(&self.buf) {
                     Ok(v) => v,
                     Err(e) => {
-                        out.warnings
-                            .push(format!("k8s: not valid JSON ({e}); nothing read"));
+                        out.warnings.push(text!(
+                            "k8s: not valid JSON ({e}); nothing read",
+                            "k8s：不是合法的 JSON（{e}）；没有读取任何内容"
+                        ));
                         return;
                     }
                 }

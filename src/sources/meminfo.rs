@@ -4,7 +4,7 @@
 
 use super::units::size_1024;
 use super::{FactOut, FactParser};
-use crate::model::Fact;
+use crate::model::{Fact, text};
 use nom::Parser;
 use nom::bytes::complete::{tag, take_while1};
 use nom::character::complete::{char, digit1, space0};
@@ -65,8 +65,9 @@ impl FactParser for MeminfoParser {
             None => {
                 self.bad += 1;
                 if self.bad <= 3 {
-                    out.warnings.push(format!(
+                    out.warnings.push(text!(
                         "meminfo: line {lineno} unreadable: `{}`",
+                        "meminfo：第 {lineno} 行无法解析：`{}`",
                         line.trim()
                     ));
                 }
@@ -126,8 +127,9 @@ impl FactParser for FreeParser {
             _ => return,
         };
         if self.cols.is_empty() {
-            out.warnings.push(format!(
-                "free: line {lineno} comes before any header; skipped"
+            out.warnings.push(text!(
+                "free: line {lineno} comes before any header; skipped",
+                "free：第 {lineno} 行出现在表头之前；已跳过"
             ));
             return;
         }
@@ -150,8 +152,7 @@ impl FactParser for FreeParser {
                     if !self.unit_warned {
                         self.unit_warned = true;
                         out.warnings.push(
-                            "free: numbers without a unit and no -b/-k/-m in the file name: read as KiB, free's default"
-                                .to_string(),
+                            text!("free: numbers without a unit and no -b/-k/-m in the file name: read as KiB, free's default", "free：数字没有单位，文件名中也没有 -b/-k/-m：按 free 的默认单位 KiB 读取"),
                         );
                     }
                     1024
@@ -159,14 +160,17 @@ impl FactParser for FreeParser {
             };
             match size_1024(tok, unit) {
                 Some(v) => out.facts.push(Fact::new(name, v).at(lineno, line)),
-                None => out
-                    .warnings
-                    .push(format!("free: line {lineno}: `{tok}` is not a size")),
+                None => out.warnings.push(text!(
+                    "free: line {lineno}: `{tok}` is not a size",
+                    "free：第 {lineno} 行：`{tok}` 不是有效的容量"
+                )),
             }
         }
         if toks.len() < 2 {
-            out.warnings
-                .push(format!("free: line {lineno} has no values (truncated?)"));
+            out.warnings.push(text!(
+                "free: line {lineno} has no values (truncated?)",
+                "free：第 {lineno} 行没有数值（被截断？）"
+            ));
         }
     }
 }

@@ -29,7 +29,7 @@ pub mod ulimit;
 pub mod units;
 pub mod unmangle;
 
-use crate::model::{Fact, SourceKind};
+use crate::model::{Fact, SourceKind, Text};
 use std::collections::BTreeMap;
 
 /// What a source event is. Closed: a parser that reads something new adds a kind here.
@@ -104,7 +104,7 @@ pub struct FactOut {
     pub events: Vec<Event>,
     /// Parts of the file that could not be read (a truncated row, an unknown column):
     /// reported, never guessed.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Text>,
 }
 
 /// A parser that turns one snapshot's lines into facts. Fed every line of the file in order

@@ -5,7 +5,7 @@
 use super::units::size_1024;
 use super::{Event, EventKind, FactOut, FactParser};
 use crate::fact_names;
-use crate::model::{Fact, FactValue};
+use crate::model::{Fact, FactValue, text};
 use regex::Regex;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -170,8 +170,9 @@ impl TableParser {
         if let Some(i) = self.current.take()
             && !self.current_has_memory
         {
-            out.warnings.push(format!(
-                "nvidia-smi: GPU {i}: no memory row found (unknown table layout?)"
+            out.warnings.push(text!(
+                "nvidia-smi: GPU {i}: no memory row found (unknown table layout?)",
+                "nvidia-smi：GPU {i}：没有找到显存行（未知的表格布局？）"
             ));
         }
         self.current_has_memory = false;
@@ -270,8 +271,9 @@ impl FactParser for TableParser {
                             gpu(out, i, "memory_used_bytes", u, lineno, line);
                             gpu(out, i, "memory_total_bytes", tot, lineno, line);
                         }
-                        _ => out.warnings.push(format!(
-                            "nvidia-smi: line {lineno}: GPU {i} memory `{mem}` unreadable"
+                        _ => out.warnings.push(text!(
+                            "nvidia-smi: line {lineno}: GPU {i} memory `{mem}` unreadable",
+                            "nvidia-smi：第 {lineno} 行：无法解析 GPU {i} 的显存 `{mem}`"
                         )),
                     }
                     let c0: Vec<&str> = cells
@@ -315,8 +317,10 @@ impl FactParser for TableParser {
                     .iter()
                     .position(|s| matches!(*s, "C" | "G" | "C+G" | "M" | "M+C"))
                 else {
-                    out.warnings
-                        .push(format!("nvidia-smi: line {lineno}: process row unreadable"));
+                    out.warnings.push(text!(
+                        "nvidia-smi: line {lineno}: process row unreadable",
+                        "nvidia-smi：第 {lineno} 行：无法解析进程行"
+                    ));
                     return;
                 };
                 let Some(pid) = ty.checked_sub(1).and_then(|p| toks.get(p)) else {
@@ -349,8 +353,10 @@ impl FactParser for TableParser {
             && self.handle_errors.0 == 0
             && !out.facts.iter().any(|f| f.name == "nvidia_smi.failed")
         {
-            out.warnings
-                .push("nvidia-smi: no table header found".to_string());
+            out.warnings.push(text!(
+                "nvidia-smi: no table header found",
+                "nvidia-smi：没有找到表头"
+            ));
         }
     }
 }
@@ -557,8 +563,10 @@ impl FactParser for QueryParser {
             && self.handle_errors.0 == 0
             && !out.facts.iter().any(|f| f.name == "nvidia_smi.failed")
         {
-            out.warnings
-                .push("nvidia-smi -q: no GPU section found".to_string());
+            out.warnings.push(text!(
+                "nvidia-smi -q: no GPU section found",
+                "nvidia-smi -q：没有找到 GPU 段落"
+            ));
         }
     }
 }
@@ -668,14 +676,15 @@ impl FactParser for CsvParser {
             if !self.warned_no_header {
                 self.warned_no_header = true;
                 out.warnings.push(
-                    "nvidia-smi csv: no header line (noheader): the columns are unknown, nothing read".to_string(),
+                    text!("nvidia-smi csv: no header line (noheader): the columns are unknown, nothing read", "nvidia-smi csv：没有表头行（noheader）：不知道各列是什么，没有读取任何内容"),
                 );
             }
             return;
         };
         if fields.len() != cols.len() {
-            out.warnings.push(format!(
+            out.warnings.push(text!(
                 "nvidia-smi csv: line {lineno} has {} fields, the header {}: skipped",
+                "nvidia-smi csv：第 {lineno} 行有 {} 个字段，表头有 {} 个：已跳过",
                 fields.len(),
                 cols.len()
             ));
@@ -717,8 +726,10 @@ impl FactParser for CsvParser {
             Some(p) => match fields.get(p).and_then(|s| s.parse::<u32>().ok()) {
                 Some(i) => i,
                 None => {
-                    out.warnings
-                        .push(format!("nvidia-smi csv: line {lineno}: unreadable index"));
+                    out.warnings.push(text!(
+                        "nvidia-smi csv: line {lineno}: unreadable index",
+                        "nvidia-smi csv：第 {lineno} 行：无法解析 GPU 序号"
+                    ));
                     return;
                 }
             },
@@ -757,8 +768,9 @@ impl FactParser for CsvParser {
                     };
                     match mib(v, unit) {
                         Some(b) => gpu(out, idx, name, b, lineno, line),
-                        None => out.warnings.push(format!(
-                            "nvidia-smi csv: line {lineno}: `{v}` is not a size"
+                        None => out.warnings.push(text!(
+                            "nvidia-smi csv: line {lineno}: `{v}` is not a size",
+                            "nvidia-smi csv：第 {lineno} 行：`{v}` 不是有效的容量"
                         )),
                     }
                 }

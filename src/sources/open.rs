@@ -9,7 +9,7 @@
 //! done (`Watch`), so a file truncated, grown, replaced or deleted while read is said once.
 
 use crate::inputs::{FileId, Input, Source};
-use crate::model::SourceKind;
+use crate::model::{SourceKind, Text, text};
 use crate::sources::archive;
 use crate::sources::elfcore::input::{Container, decoder, sniff};
 use crate::sources::{FactParser, detect, fact_parser};
@@ -31,7 +31,7 @@ pub enum How<'a> {
     /// A zip archive, with the random access its central directory needs.
     Zip(Box<dyn archive::ReadSeek + 'a>),
     /// Not read: why, when there is something to say (a capture's own manifest is silent).
-    Skip(Option<String>),
+    Skip(Option<Text>),
 }
 
 /// An input (or an archive member), opened.
@@ -78,7 +78,8 @@ pub type Inflated = Arc<AtomicU64>;
 pub struct GzipState {
     out: AtomicU64,
     compressed: Arc<AtomicU64>,
-    stopped: std::sync::Mutex<Option<&'static str>>,
+    /// Which cap, in English and in Chinese.
+    stopped: std::sync::Mutex<Option<(&'static str, &'static str)>>,
     /// The size cap of this stream: `GZIP_BYTES_PER_INPUT`, or none for a tar archive's
     /// stream (its members are capped one by one).
     limit: AtomicU64,
@@ -93,22 +94,24 @@ pub struct GzipState {
 
 impl GzipState {
     /// The warning to give when a cap stopped the read: which cap, with the real numbers.
-    pub fn hit(&self) -> Option<String> {
-        let why = (*self.stopped.lock().unwrap_or_else(|e| e.into_inner()))?;
+    pub fn hit(&self) -> Option<Text> {
+        let (why, why_zh) = (*self.stopped.lock().unwrap_or_else(|e| e.into_inner()))?;
         let out = self.out.load(Ordering::Relaxed);
         Some(if self.inflates {
-            format!(
-                "decompression stopped after {out} bytes from {} compressed bytes ({why}); the rest of the {} is not analysed",
-                self.compressed.load(Ordering::Relaxed),
-                if self.unit == "member" {
-                    "member"
-                } else {
-                    "file"
-                }
+            let compressed = self.compressed.load(Ordering::Relaxed);
+            let (unit, unit_zh) = if self.unit == "member" {
+                ("member", "成员")
+            } else {
+                ("file", "文件")
+            };
+            text!(
+                "decompression stopped after {out} bytes from {compressed} compressed bytes ({why}); the rest of the {unit} is not analysed",
+                "从 {compressed} 字节压缩数据解压出 {out} 字节后停止（{why_zh}）；该{unit_zh}的其余部分未分析"
             )
         } else {
-            format!(
-                "decompression stopped after {out} bytes of this member ({why}); the rest of the member is not analysed"
+            text!(
+                "decompression stopped after {out} bytes of this member ({why}); the rest of the member is not analysed",
+                "这个成员解压到 {out} 字节时停止（{why_zh}）；成员的其余部分未分析"
             )
         })
     }
@@ -167,19 +170,29 @@ impl<R: Read> Read for GzipCap<R> {
         let limit = st.limit.load(Ordering::Relaxed);
         let why = if out >= limit {
             Some(if st.unit == "member" {
-                "the per-member cap of limits::GZIP_BYTES_PER_INPUT"
+                (
+                    "the per-member cap of limits::GZIP_BYTES_PER_INPUT",
+                    "达到单个成员的上限 limits::GZIP_BYTES_PER_INPUT",
+                )
             } else {
-                "the per-input cap of limits::GZIP_BYTES_PER_INPUT"
+                (
+                    "the per-input cap of limits::GZIP_BYTES_PER_INPUT",
+                    "达到单个输入的上限 limits::GZIP_BYTES_PER_INPUT",
+                )
             })
         } else if st.inflates && st.total.load(Ordering::Relaxed) >= GZIP_BYTES_TOTAL {
-            Some("the cap on all compressed inputs together, limits::GZIP_BYTES_TOTAL")
+            Some((
+                "the cap on all compressed inputs together, limits::GZIP_BYTES_TOTAL",
+                "达到所有压缩输入合计的上限 limits::GZIP_BYTES_TOTAL",
+            ))
         } else if st.inflates
             && out >= GZIP_RATIO_AFTER
             && out / st.compressed.load(Ordering::Relaxed).max(1) > GZIP_RATIO
         {
-            Some(
+            Some((
                 "it inflates over limits::GZIP_RATIO times its compressed size: a decompression bomb",
-            )
+                "解压后超过压缩大小的 limits::GZIP_RATIO 倍：疑似解压炸弹",
+            ))
         } else {
             None
         };
@@ -231,7 +244,7 @@ pub struct Watch {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Change {
     /// One sentence naming what happened and what was read.
-    pub message: String,
+    pub message: Text,
     /// The bytes really read from the file, when that differs from its listed size.
     pub bytes_read: Option<u64>,
 }
@@ -267,84 +280,115 @@ impl Watch {
         let mut what = Vec::new();
         if let Some(l) = self.listed {
             if !l.same_file(&open) {
-                what.push(format!(
+                what.push(text!(
                     "was replaced between listing ({} bytes) and opening ({} bytes): the file found at opening was read",
-                    l.size, open.size
+                    "在列出（{} 字节）和打开（{} 字节）之间被替换：读取的是打开时找到的文件",
+                    l.size,
+                    open.size
                 ));
             } else if l.size != open.size {
-                what.push(format!(
+                what.push(text!(
                     "changed from {} to {} bytes between listing and opening",
-                    l.size, open.size
+                    "在列出和打开之间从 {} 字节变成了 {} 字节",
+                    l.size,
+                    open.size
                 ));
             }
         }
         let mut bytes_read = None;
         match &at_path {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => what.push(format!(
-                "was deleted while being read; {read} bytes were read from the handle already open"
+            Err(e) if e.kind() == io::ErrorKind::NotFound => what.push(text!(
+                "was deleted while being read; {read} bytes were read from the handle already open",
+                "在读取过程中被删除；已从打开的句柄读取了 {read} 字节"
             )),
-            Ok(m) if !FileId::of(m).same_file(&now) => what.push(format!(
+            Ok(m) if !FileId::of(m).same_file(&now) => what.push(text!(
                 "was replaced (renamed over) while being read: {read} bytes of the original were read, the new file at this path ({} bytes) was not",
+                "在读取过程中被替换（被重命名覆盖）：读取了原文件的 {read} 字节，该路径上的新文件（{} 字节）未读取",
                 m.len()
             )),
             _ => {}
         }
         if now.size < open.size {
-            what.push(format!(
+            what.push(text!(
                 "shrank from {} to {} bytes while being read (truncated); {read} bytes were read, anything after them was lost",
-                open.size, now.size
+                "在读取过程中从 {} 字节缩小到 {} 字节（被截断）；读取了 {read} 字节，其后的内容已丢失",
+                open.size,
+                now.size
             ));
             bytes_read = Some(read);
         } else if now.size > open.size {
-            what.push(format!(
+            what.push(text!(
                 "grew from {} to {} bytes while being read (still being written); {read} bytes were read",
-                open.size, now.size
+                "在读取过程中从 {} 字节增长到 {} 字节（仍在写入）；读取了 {read} 字节",
+                open.size,
+                now.size
             ));
         } else if now.mtime_ns != open.mtime_ns && what.is_empty() {
-            what.push(format!(
-                "was modified in place while being read (same size, new modification time); {read} bytes were read"
+            what.push(text!(
+                "was modified in place while being read (same size, new modification time); {read} bytes were read",
+                "在读取过程中被原地修改（大小不变，修改时间变了）；读取了 {read} 字节"
             ));
         }
         if what.is_empty() {
             return None;
         }
         Some(Change {
-            message: format!("the file {}", what.join("; then it ")),
+            message: Text {
+                en: format!(
+                    "the file {}",
+                    what.iter()
+                        .map(|t| t.en.as_str())
+                        .collect::<Vec<_>>()
+                        .join("; then it ")
+                ),
+                zh: format!(
+                    "文件{}",
+                    what.iter()
+                        .map(|t| t.zh.as_str())
+                        .collect::<Vec<_>>()
+                        .join("；随后又")
+                ),
+            },
             bytes_read,
         })
     }
 
     /// As `check`, for one range of a file split over threads: the same sentence from every
     /// range (no per-range numbers), so the ranges of one file give one warning.
-    pub fn check_range(&self) -> Option<String> {
+    pub fn check_range(&self) -> Option<Text> {
         let now = FileId::of(&self.handle.metadata().ok()?);
         let at_path = std::fs::metadata(&self.path);
         let listed = self.listed?;
         if !listed.same_file(&self.at_open) {
-            return Some(format!(
+            return Some(text!(
                 "the file was replaced while being read (listed at {} bytes): ranges opened after that were not read",
+                "文件在读取过程中被替换（列出时为 {} 字节）：之后打开的分段未读取",
                 listed.size
             ));
         }
         match at_path {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return Some(format!(
+                return Some(text!(
                     "the file was deleted while being read (listed at {} bytes); what was read came from the handles already open",
+                    "文件在读取过程中被删除（列出时为 {} 字节）；读到的内容来自已打开的句柄",
                     listed.size
                 ));
             }
             Ok(m) if !FileId::of(&m).same_file(&now) => {
-                return Some(format!(
+                return Some(text!(
                     "the file was replaced (renamed over) while being read (listed at {} bytes): only the original was read",
+                    "文件在读取过程中被替换（被重命名覆盖，列出时为 {} 字节）：只读取了原文件",
                     listed.size
                 ));
             }
             _ => {}
         }
         if now.size != listed.size || now.mtime_ns != listed.mtime_ns {
-            return Some(format!(
+            return Some(text!(
                 "the file changed while being read (listed at {} bytes, {} bytes at the end of a range): lines past the change may be missing or doubled",
-                listed.size, now.size
+                "文件在读取过程中发生了变化（列出时为 {} 字节，某个分段读完时为 {} 字节）：变化之后的行可能缺失或重复",
+                listed.size,
+                now.size
             ));
         }
         None
@@ -391,10 +435,10 @@ pub fn open_range<'f>(
         crate::sources::reader::SegmentRead<impl Read + Send + 'f>,
         Option<Watch>,
     ),
-    String,
+    Text,
 > {
     let Source::File(p) = &input.source else {
-        return Err("stdin cannot be split".into());
+        return Err(text!("stdin cannot be split", "标准输入无法分段读取"));
     };
     let n = Arc::new(AtomicU64::new(0));
     let watch = Watch::new(p, file, input.id, &n);
@@ -403,18 +447,18 @@ pub fn open_range<'f>(
         n,
     };
     let seg = crate::sources::reader::SegmentRead::new(counted, start, end)
-        .map_err(|e| format!("cannot read: {e}"))?;
+        .map_err(|e| text!("cannot read: {e}", "无法读取：{e}"))?;
     Ok((seg, watch))
 }
 
 /// Open `input` on its own, outside an analysis (its decompression counted alone): `open_in`.
-pub fn open(input: &Input) -> Result<Opened<'static>, String> {
+pub fn open(input: &Input) -> Result<Opened<'static>, Text> {
     open_in(input, &Inflated::default())
 }
 
 /// Open `input`, decompress it (counted in the analysis's `total`), detect its kind and decide
 /// how it is read. `Err` is the warning to report when it cannot be opened or read at all.
-pub fn open_in(input: &Input, total: &Inflated) -> Result<Opened<'static>, String> {
+pub fn open_in(input: &Input, total: &Inflated) -> Result<Opened<'static>, Text> {
     let path = input.display.as_str();
     let read = Arc::new(AtomicU64::new(0));
     let mut watch = None;
@@ -425,7 +469,8 @@ pub fn open_in(input: &Input, total: &Inflated) -> Result<Opened<'static>, Strin
             n: read.clone(),
         })),
         Source::File(p) => {
-            let f = std::fs::File::open(p).map_err(|e| format!("cannot open: {e}"))?;
+            let f =
+                std::fs::File::open(p).map_err(|e| text!("cannot open: {e}", "无法打开：{e}"))?;
             watch = Watch::new(p, &f, input.id, &read);
             let counted = Counted {
                 inner: f,
@@ -442,7 +487,7 @@ pub fn open_in(input: &Input, total: &Inflated) -> Result<Opened<'static>, Strin
         Raw::File(f) => read_head(f),
         Raw::Stream(r) => read_head(r),
     }
-    .map_err(|e| format!("cannot read: {e}"))?;
+    .map_err(|e| text!("cannot read: {e}", "无法读取：{e}"))?;
     let meter = Arc::new(ReadMeter {
         read,
         ..ReadMeter::default()
@@ -453,7 +498,7 @@ pub fn open_in(input: &Input, total: &Inflated) -> Result<Opened<'static>, Strin
                 kind: SourceKind::Binary,
                 name: file_name(path).to_string(),
                 stream: Box::new(io::empty()),
-                how: How::Skip(Some(TORCH_SAVE.into())),
+                how: How::Skip(Some(torch_save())),
                 watch,
                 gzip: None,
                 meter,
@@ -461,7 +506,7 @@ pub fn open_in(input: &Input, total: &Inflated) -> Result<Opened<'static>, Strin
         }
         Raw::File(mut f) if archive::is_zip(&head) => {
             f.seek(io::SeekFrom::Start(0))
-                .map_err(|e| format!("cannot read: {e}"))?;
+                .map_err(|e| text!("cannot read: {e}", "无法读取：{e}"))?;
             return Ok(Opened {
                 kind: SourceKind::Binary,
                 name: file_name(path).to_string(),
@@ -492,7 +537,12 @@ pub fn open_in(input: &Input, total: &Inflated) -> Result<Opened<'static>, Strin
 }
 
 /// What a PyTorch checkpoint (a zip, but not an archive of logs) is said to be.
-const TORCH_SAVE: &str = "binary file (a PyTorch checkpoint: torch.save's zip): not scanned";
+fn torch_save() -> Text {
+    text!(
+        "binary file (a PyTorch checkpoint: torch.save's zip): not scanned",
+        "二进制文件（PyTorch 检查点，即 torch.save 写出的 zip）：不扫描"
+    )
+}
 
 /// An input's bytes as opened: a regular file (random access) or a stream.
 enum Raw {
@@ -520,10 +570,10 @@ pub fn open_member<'a>(
     mut raw: Box<dyn Read + 'a>,
     meter: Arc<ReadMeter>,
     total: &Inflated,
-) -> Result<Opened<'a>, String> {
+) -> Result<Opened<'a>, Text> {
     let (head, err) = read_head_until_error(&mut raw);
     let raw: Box<dyn Read + 'a> = match err {
-        Some(e) if head.is_empty() => return Err(format!("cannot read: {e}")),
+        Some(e) if head.is_empty() => return Err(text!("cannot read: {e}", "无法读取：{e}")),
         Some(e) => Box::new(FailOnce(Some(e))),
         None => raw,
     };
@@ -558,7 +608,7 @@ fn open_stream<'a>(
     head: Vec<u8>,
     at: At<'_>,
     total: &Inflated,
-) -> Result<Stream<'a>, String> {
+) -> Result<Stream<'a>, Text> {
     let file_name = file_name(path);
     let container = sniff(&head);
     let mut gzip = None;
@@ -571,8 +621,8 @@ fn open_stream<'a>(
                 inner: io::Cursor::new(head).chain(raw),
                 n: compressed.clone(),
             };
-            let dec =
-                decoder(container, counted).map_err(|e| format!("{z} data cannot be read: {e}"))?;
+            let dec = decoder(container, counted)
+                .map_err(|e| text!("{z} data cannot be read: {e}", "无法读取 {z} 数据：{e}"))?;
             let unit = if matches!(at, At::Member) {
                 "member"
             } else {
@@ -586,8 +636,9 @@ fn open_stream<'a>(
             let (inner, err) = read_head_until_error(&mut dec);
             let dec: Box<dyn Read + 'a> = match err {
                 Some(e) if inner.is_empty() => {
-                    return Err(format!(
-                        "{z} data is corrupt or truncated before any text: {e}"
+                    return Err(text!(
+                        "{z} data is corrupt or truncated before any text: {e}",
+                        "{z} 数据还没解出任何文本就已损坏或被截断：{e}"
                     ));
                 }
                 Some(e) => Box::new(FailOnce(Some(e))),
@@ -606,7 +657,7 @@ fn open_stream<'a>(
         return Ok((SourceKind::Binary, name.to_string(), stream, How::Tar, gzip));
     }
     if archive::is_torch_save(&head) {
-        let how = How::Skip(Some(TORCH_SAVE.into()));
+        let how = How::Skip(Some(torch_save()));
         return Ok((SourceKind::Binary, name.to_string(), stream, how, gzip));
     }
     if archive::is_zip(&head) {
@@ -647,34 +698,39 @@ fn classify<'a>(at: At<'_>, name: &str, head: &[u8]) -> (SourceKind, How<'a>) {
     if detect::is_zstd(head) || detect::is_xz(head) {
         return (
             SourceKind::Binary,
-            How::Skip(Some(
-                "zstd/xz-compressed file: decompress it first (e.g. `zstd -d` / `xz -d`); not read"
-                    .into(),
-            )),
+            How::Skip(Some(text!(
+                "zstd/xz-compressed file: decompress it first (e.g. `zstd -d` / `xz -d`); not read",
+                "zstd/xz 压缩文件：请先解压（如 `zstd -d` / `xz -d`）；未读取"
+            ))),
         );
     }
     let kind = detect::detect(name, head);
     if head.is_empty() {
         let why = match at {
-            At::Stdin => "stdin was empty",
-            At::File(_) => "empty file",
-            At::Member => "empty member",
+            At::Stdin => text!("stdin was empty", "标准输入为空"),
+            At::File(_) => text!("empty file", "空文件"),
+            At::Member => text!("empty member", "空成员"),
         };
-        return (kind, How::Skip(Some(why.into())));
+        return (kind, How::Skip(Some(why)));
     }
     let how = match kind {
         SourceKind::ElfCore => match at {
             At::File(p) => How::Core(p.to_path_buf()),
-            At::Stdin => How::Skip(Some(
-                "an ELF core on stdin is not read: save it to a file and pass its path".into(),
-            )),
+            At::Stdin => How::Skip(Some(text!(
+                "an ELF core on stdin is not read: save it to a file and pass its path",
+                "不读取从标准输入传入的 ELF core：请先存成文件，再传入它的路径"
+            ))),
             // The core reader needs random access (or a file to decompress again from).
-            At::Member => How::Skip(Some(
-                "an ELF core inside an archive is not read (the core reader needs the file itself): extract it and pass its path".into(),
-            )),
+            At::Member => How::Skip(Some(text!(
+                "an ELF core inside an archive is not read (the core reader needs the file itself): extract it and pass its path",
+                "不读取归档里的 ELF core（读取 core 需要文件本身）：请先解压出来，再传入它的路径"
+            ))),
         },
         SourceKind::FlightRecorder => How::FlightRecorder,
-        SourceKind::Binary => How::Skip(Some(format!("{} file: not scanned", kind.as_str()))),
+        SourceKind::Binary => {
+            let k = kind.as_str();
+            How::Skip(Some(text!("{k} file: not scanned", "二进制文件：不扫描")))
+        }
         // What a capture recorded about itself, listed in the inputs but not evidence.
         // trainwreck's own saved reports and people's notes: listed, never evidence.
         SourceKind::CaptureManifest
@@ -802,7 +858,7 @@ mod tests {
             let mut s = String::new();
             seg.read_to_string(&mut s).unwrap();
             lines.extend(s.lines().map(str::to_string));
-            if let Some(w) = watch.and_then(|w| w.check_range())
+            if let Some(w) = watch.and_then(|w| w.check_range()).map(|t| t.en)
                 && !warnings.contains(&w)
             {
                 warnings.push(w);

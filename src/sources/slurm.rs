@@ -4,7 +4,7 @@
 
 use super::units::{size_1024, slurm_duration};
 use super::{Event, EventKind, FactOut, FactParser};
-use crate::model::Fact;
+use crate::model::{Fact, text};
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -218,8 +218,9 @@ impl FactParser for SlurmParser {
                 }
             }
             if self.sacct_spans.len() != self.sacct_cols.len() {
-                out.warnings.push(format!(
+                out.warnings.push(text!(
                     "sacct: {} columns in the header but {} in the dashes line; rows not read",
+                    "sacct：表头有 {} 列，分隔线却有 {} 列；未读取数据行",
                     self.sacct_cols.len(),
                     self.sacct_spans.len()
                 ));

@@ -3,7 +3,7 @@
 //! buffered (capped) and parsed at the end; a cut or foreign file is a warning.
 
 use super::{FactOut, FactParser};
-use crate::model::Fact;
+use crate::model::{Fact, text};
 use serde_json::Value;
 
 /// Error files are small; anything larger is not one, or is damaged.
@@ -50,8 +50,9 @@ impl FactParser for ErrorFileParser {
 
     fn finish(&mut self, out: &mut FactOut) {
         if self.overflow {
-            out.warnings.push(format!(
+            out.warnings.push(text!(
                 "torchelastic: error file is over the {MAX_BYTES}-byte document cap; the first {} bytes were buffered and not parsed (limits::DOCUMENT_BYTES)",
+                "torchelastic：错误文件超过了 {MAX_BYTES} 字节的文档上限；只缓存了前 {} 字节，未解析（limits::DOCUMENT_BYTES）",
                 self.buf.len()
             ));
             return;
@@ -65,16 +66,19 @@ impl FactParser for ErrorFileParser {
                     .lines()
                     .any(|l| l.len() >= crate::limits::LINE_BYTES) =>
             {
-                out.warnings.push(format!(
+                out.warnings.push(text!(
                     "torchelastic: error file holds a line longer than the {}-byte line cap; the first {} bytes were parsed, which is not a whole JSON document, so nothing was read (limits::LINE_BYTES)",
+                    "torchelastic：错误文件中有一行超过了 {} 字节的单行上限；解析的前 {} 字节不是完整的 JSON 文档，因此没有读取任何内容（limits::LINE_BYTES）",
                     crate::limits::LINE_BYTES,
                     crate::limits::LINE_BYTES
                 ));
                 return;
             }
             Err(e) => {
-                out.warnings
-                    .push(format!("torchelastic: not valid JSON ({e}); nothing read"));
+                out.warnings.push(text!(
+                    "torchelastic: not valid JSON ({e}); nothing read",
+                    "torchelastic：不是合法的 JSON（{e}）；没有读取任何内容"
+                ));
                 return;
             }
         };
@@ -98,8 +102,10 @@ impl FactParser for ErrorFileParser {
         if let Some(msg) = msg {
             out.facts.push(fact("torchelastic.message", msg.into()));
         } else {
-            out.warnings
-                .push("torchelastic: no `message` field".to_string());
+            out.warnings.push(text!(
+                "torchelastic: no `message` field",
+                "torchelastic：没有 `message` 字段"
+            ));
         }
         let extra = inner.get("extraInfo");
         if let Some(tb) = extra

@@ -3,7 +3,7 @@
 //! i64::MAX so comparisons stay numeric; a value that cannot be read is a warning, not a guess.
 
 use super::{FactOut, FactParser};
-use crate::model::Fact;
+use crate::model::{Fact, text};
 
 const UNLIMITED: i64 = i64::MAX;
 
@@ -83,9 +83,10 @@ impl FactParser for UlimitParser {
                         out.facts.push(Fact::new(*hf, h).at(lineno, line));
                     }
                 }
-                _ => out
-                    .warnings
-                    .push(format!("limits: line {lineno} unreadable: `{t}`")),
+                _ => out.warnings.push(text!(
+                    "limits: line {lineno} unreadable: `{t}`",
+                    "limits：第 {lineno} 行无法解析：`{t}`"
+                )),
             }
             return;
         }
@@ -99,16 +100,19 @@ impl FactParser for UlimitParser {
         // zsh prints the unit in the label too (`-l: locked-in-memory size (kbytes) 64`).
         match value(tok, *unit) {
             Some(v) => out.facts.push(Fact::new(*fact, v).at(lineno, line)),
-            None => out
-                .warnings
-                .push(format!("ulimit: line {lineno}: `{tok}` is not a limit")),
+            None => out.warnings.push(text!(
+                "ulimit: line {lineno}: `{tok}` is not a limit",
+                "ulimit：第 {lineno} 行：`{tok}` 不是有效的限制值"
+            )),
         }
     }
 
     fn finish(&mut self, out: &mut FactOut) {
         if !self.saw_any {
-            out.warnings
-                .push("ulimit: no limit lines recognised".to_string());
+            out.warnings.push(text!(
+                "ulimit: no limit lines recognised",
+                "ulimit：没有识别出任何限制行"
+            ));
         }
     }
 }

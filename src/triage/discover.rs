@@ -2,7 +2,7 @@
 //! arguments into run directories by their layout. Looks at names and file types only; it
 //! never reads a file's contents.
 
-use crate::model::Warning;
+use crate::model::{Warning, text};
 use std::path::{Path, PathBuf};
 
 /// Subdirectory names that are parts of one run, never runs of their own.
@@ -39,7 +39,10 @@ pub fn discover(args: &[String]) -> (Vec<PathBuf>, Vec<Warning>) {
         } else if p.is_dir() {
             walk(p, 0, &mut runs, &mut warnings);
         } else {
-            warnings.push(Warning::new(Some(a), "not a file or directory: skipped"));
+            warnings.push(Warning::new(
+                Some(a),
+                text!("not a file or directory: skipped", "不是文件或目录：已跳过"),
+            ));
         }
     }
     (runs, warnings)
@@ -55,7 +58,7 @@ fn walk(dir: &Path, depth: usize, runs: &mut Vec<PathBuf>, warnings: &mut Vec<Wa
         Err(e) => {
             warnings.push(Warning::new(
                 Some(&dir.display().to_string()),
-                format!("cannot read directory: {e}"),
+                text!("cannot read directory: {e}", "无法读取目录：{e}"),
             ));
             return;
         }

@@ -3,6 +3,7 @@
 //! a stream goes back only by decompressing again from the start, so the analysis asks for
 //! its ranges in ascending file order wherever it can.
 
+use crate::model::{Text, text};
 use flate2::read::MultiGzDecoder;
 use std::fs::File;
 use std::io::{self, BufReader, Read};
@@ -13,7 +14,7 @@ pub const MAX_READ: usize = 64 << 20;
 
 pub trait CoreBytes {
     /// Up to `len` bytes at `off`; fewer when the file ends first (a truncated core).
-    fn read_at(&mut self, off: u64, len: usize) -> Result<Vec<u8>, String>;
+    fn read_at(&mut self, off: u64, len: usize) -> Result<Vec<u8>, Text>;
     /// The core's size, when known without reading it (not for a stream).
     fn size(&self) -> Option<u64> {
         None
@@ -26,7 +27,7 @@ impl CoreBytes for SliceBytes<'_> {
     fn size(&self) -> Option<u64> {
         Some(self.0.len() as u64)
     }
-    fn read_at(&mut self, off: u64, len: usize) -> Result<Vec<u8>, String> {
+    fn read_at(&mut self, off: u64, len: usize) -> Result<Vec<u8>, Text> {
         let Ok(start) = usize::try_from(off) else {
             return Ok(Vec::new());
         };
@@ -44,9 +45,12 @@ impl CoreBytes for FileBytes {
     fn size(&self) -> Option<u64> {
         self.0.metadata().ok().map(|m| m.len())
     }
-    fn read_at(&mut self, off: u64, len: usize) -> Result<Vec<u8>, String> {
+    fn read_at(&mut self, off: u64, len: usize) -> Result<Vec<u8>, Text> {
         if len > MAX_READ {
-            return Err(format!("refusing a {len}-byte read at offset {off}"));
+            return Err(text!(
+                "refusing a {len}-byte read at offset {off}",
+                "拒绝在偏移 {off} 处一次读取 {len} 字节"
+            ));
         }
         let mut buf = vec![0u8; len];
         let mut got = 0;
@@ -55,7 +59,12 @@ impl CoreBytes for FileBytes {
                 Ok(0) => break,
                 Ok(n) => got += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(format!("read at offset {off}: {e}")),
+                Err(e) => {
+                    return Err(text!(
+                        "read at offset {off}: {e}",
+                        "在偏移 {off} 处读取失败：{e}"
+                    ));
+                }
             }
         }
         buf.truncate(got);
@@ -154,9 +163,12 @@ impl Container {
 }
 
 impl CoreBytes for Stream {
-    fn read_at(&mut self, off: u64, len: usize) -> Result<Vec<u8>, String> {
+    fn read_at(&mut self, off: u64, len: usize) -> Result<Vec<u8>, Text> {
         if len > MAX_READ {
-            return Err(format!("refusing a {len}-byte read at offset {off}"));
+            return Err(text!(
+                "refusing a {len}-byte read at offset {off}",
+                "拒绝在偏移 {off} 处一次读取 {len} 字节"
+            ));
         }
         let name = self.container.compression().unwrap_or("file");
         let end = off.saturating_add(len as u64);
@@ -170,20 +182,30 @@ impl CoreBytes for Stream {
         }
         if off < self.pos {
             if self.rewinds >= MAX_REWINDS {
-                return Err(format!(
+                return Err(text!(
                     "{name} stream cannot go back to offset {off} (already at {}; {MAX_REWINDS} restarts spent)",
+                    "{name} 流无法回退到偏移 {off}（已读到 {}；{MAX_REWINDS} 次从头重新解压的机会已用完）",
                     self.pos
                 ));
             }
-            self.restart()
-                .map_err(|e| format!("{name} stream cannot restart: {e}"))?;
+            self.restart().map_err(|e| {
+                text!(
+                    "{name} stream cannot restart: {e}",
+                    "{name} 流无法从头重新解压：{e}"
+                )
+            })?;
         }
         if self.ended {
             return Ok(Vec::new());
         }
         let skip = off - self.pos;
-        let skipped = io::copy(&mut (&mut self.dec).take(skip), &mut io::sink())
-            .map_err(|e| format!("{name} stream at offset {}: {e}", self.pos))?;
+        let skipped = io::copy(&mut (&mut self.dec).take(skip), &mut io::sink()).map_err(|e| {
+            text!(
+                "{name} stream at offset {}: {e}",
+                "{name} 流在偏移 {} 处出错：{e}",
+                self.pos
+            )
+        })?;
         self.pos += skipped;
         if skipped < skip {
             self.ended = true;
@@ -193,7 +215,13 @@ impl CoreBytes for Stream {
         let got = (&mut self.dec)
             .take(len as u64)
             .read_to_end(&mut buf)
-            .map_err(|e| format!("{name} stream at offset {}: {e}", self.pos))?;
+            .map_err(|e| {
+                text!(
+                    "{name} stream at offset {}: {e}",
+                    "{name} 流在偏移 {} 处出错：{e}",
+                    self.pos
+                )
+            })?;
         self.pos += got as u64;
         if got < len {
             self.ended = true;

@@ -14,7 +14,7 @@ pub mod stack;
 pub mod symbols;
 pub mod text;
 
-use crate::model::Fact;
+use crate::model::{Fact, Text, text};
 use input::{CoreBytes, FileBytes, SliceBytes, Stream};
 use notes::{Arch, FileMapping, Notes, ThreadStatus};
 use serde::Serialize;
@@ -55,7 +55,7 @@ impl Default for CoreOptions {
 pub struct CoreAnalysis {
     pub facts: Vec<Fact>,
     /// What could not be read, or read only in part. Never fatal.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Text>,
     pub summary: CoreSummary,
 }
 
@@ -135,7 +135,8 @@ pub fn analyze_core(path: &Path, opts: &CoreOptions) -> CoreAnalysis {
     let mut f = match File::open(path) {
         Ok(f) => f,
         Err(e) => {
-            a.warnings.push(format!("cannot open core: {e}"));
+            a.warnings
+                .push(text!("cannot open core: {e}", "无法打开 core：{e}"));
             return a;
         }
     };
@@ -147,7 +148,8 @@ pub fn analyze_core(path: &Path, opts: &CoreOptions) -> CoreAnalysis {
             Ok(0) => break,
             Ok(k) => n += k,
             Err(e) => {
-                a.warnings.push(format!("cannot read core: {e}"));
+                a.warnings
+                    .push(text!("cannot read core: {e}", "无法读取 core：{e}"));
                 return a;
             }
         }
@@ -162,19 +164,25 @@ pub fn analyze_core(path: &Path, opts: &CoreOptions) -> CoreAnalysis {
             Ok(mut s) => analyze(&mut s, opts, true),
             Err(e) => {
                 let name = c.compression().unwrap_or("compressed");
-                a.warnings
-                    .push(format!("cannot open {name}-compressed core: {e}"));
+                a.warnings.push(text!(
+                    "cannot open {name}-compressed core: {e}",
+                    "无法打开 {name} 压缩的 core：{e}"
+                ));
                 a
             }
         },
         input::Container::Other if n == 0 => {
-            a.warnings.push("empty file: no core to read".into());
+            a.warnings.push(text!(
+                "empty file: no core to read",
+                "空文件：没有可读取的 core"
+            ));
             a
         }
         input::Container::Other => {
-            a.warnings.push(
-                "not an ELF core (no ELF magic, not gzip/zstd/xz/lz4/bzip2): nothing read".into(),
-            );
+            a.warnings.push(text!(
+                "not an ELF core (no ELF magic, not gzip/zstd/xz/lz4/bzip2): nothing read",
+                "不是 ELF core（没有 ELF 魔数，也不是 gzip/zstd/xz/lz4/bzip2）：没有读取任何内容"
+            ));
             a
         }
     }
@@ -232,7 +240,7 @@ impl Memory<'_> {
     }
 
     /// Read the given ranges in file order (the gzip stream cannot go back) into the cache.
-    fn prefetch(&mut self, ranges: &[(u64, usize)], warnings: &mut Vec<String>) {
+    fn prefetch(&mut self, ranges: &[(u64, usize)], warnings: &mut Vec<Text>) {
         let mut want: Vec<(u64, u64, usize)> = ranges
             .iter()
             .filter_map(|&(a, len)| self.file_range(a, len).map(|(o, n)| (o, a, n)))
@@ -242,7 +250,10 @@ impl Memory<'_> {
             match self.src.read_at(off, n) {
                 Ok(b) if !b.is_empty() => self.cache.push((a, b)),
                 Ok(_) => {}
-                Err(e) => warnings.push(format!("memory at {a:#x}: {e}")),
+                Err(e) => warnings.push(e.prefixed(
+                    &format!("memory at {a:#x}: "),
+                    &format!("地址 {a:#x} 处的内存："),
+                )),
             }
         }
     }
@@ -300,31 +311,43 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
     let head = match src.read_at(0, 64) {
         Ok(h) => h,
         Err(e) => {
-            w.push(format!("cannot read the ELF header: {e}"));
+            w.push(e.prefixed("cannot read the ELF header: ", "无法读取 ELF 头："));
             return a;
         }
     };
     if head.is_empty() {
-        w.push("empty file: no core to read".into());
+        w.push(text!(
+            "empty file: no core to read",
+            "空文件：没有可读取的 core"
+        ));
         return a;
     }
     if !head.starts_with(b"\x7fELF") {
-        w.push("not an ELF file: nothing read".into());
+        w.push(text!(
+            "not an ELF file: nothing read",
+            "不是 ELF 文件：没有读取任何内容"
+        ));
         return a;
     }
     if head.len() < 64 {
-        w.push(format!(
-            "core cut short in its ELF header ({} of 64 bytes): nothing read",
-            head.len()
+        let n = head.len();
+        w.push(text!(
+            "core cut short in its ELF header ({n} of 64 bytes): nothing read",
+            "core 在 ELF 头处被截断（64 字节中只有 {n} 字节）：没有读取任何内容"
         ));
         return a;
     }
     let (class, data) = (head[4], head[5]);
     if class != 2 || data != 1 {
-        w.push(format!(
-            "only 64-bit little-endian cores are read (this one is {}-bit {}-endian): nothing read",
-            if class == 1 { 32 } else { 64 },
-            if data == 2 { "big" } else { "little" }
+        let bits = if class == 1 { 32 } else { 64 };
+        let (end, end_zh) = if data == 2 {
+            ("big", "大端")
+        } else {
+            ("little", "小端")
+        };
+        w.push(text!(
+            "only 64-bit little-endian cores are read (this one is {bits}-bit {end}-endian): nothing read",
+            "只读取 64 位小端的 core（这个是 {bits} 位{end_zh}）：没有读取任何内容"
         ));
         return a;
     }
@@ -332,22 +355,24 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
         return a;
     };
     if e_type != 4 {
-        w.push(format!(
-            "ELF file of type {} is not a core dump (ET_CORE = 4): nothing read",
-            match e_type {
-                1 => "ET_REL".to_string(),
-                2 => "ET_EXEC".to_string(),
-                3 => "ET_DYN".to_string(),
-                t => t.to_string(),
-            }
+        let t = match e_type {
+            1 => "ET_REL".to_string(),
+            2 => "ET_EXEC".to_string(),
+            3 => "ET_DYN".to_string(),
+            t => t.to_string(),
+        };
+        w.push(text!(
+            "ELF file of type {t} is not a core dump (ET_CORE = 4): nothing read",
+            "类型为 {t} 的 ELF 文件不是 core dump（ET_CORE = 4）：没有读取任何内容"
         ));
         return a;
     }
     let arch = Arch::from_machine(notes::u16_at(&head, 18).unwrap_or(0));
     a.summary.arch = Some(arch.name());
     if let Arch::Other(m) = arch {
-        a.warnings.push(format!(
-            "core of an unsupported architecture (ELF machine {m}): registers and stack not read; signal, mappings and process info only"
+        a.warnings.push(text!(
+            "core of an unsupported architecture (ELF machine {m}): registers and stack not read; signal, mappings and process info only",
+            "不支持的架构的 core（ELF machine {m}）：未读取寄存器和栈；只有信号、内存映射和进程信息"
         ));
     }
 
@@ -364,8 +389,9 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
             .map_or(0, u64::from);
     }
     if phentsize != 56 || phnum == 0 {
-        a.warnings.push(format!(
-            "core has no usable program headers (count {phnum}, entry size {phentsize}): nothing read"
+        a.warnings.push(text!(
+            "core has no usable program headers (count {phnum}, entry size {phentsize}): nothing read",
+            "core 中没有可用的程序头（数量 {phnum}，表项大小 {phentsize}）：没有读取任何内容"
         ));
         return a;
     }
@@ -374,14 +400,15 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
         Ok(b) => b,
         Err(e) => {
             a.warnings
-                .push(format!("cannot read the program headers: {e}"));
+                .push(e.prefixed("cannot read the program headers: ", "无法读取程序头："));
             return a;
         }
     };
     let got = phbuf.len() / 56;
     if got < phnum {
-        a.warnings.push(format!(
-            "core cut short in its program headers: {got} of {phnum} read"
+        a.warnings.push(text!(
+            "core cut short in its program headers: {got} of {phnum} read",
+            "core 在程序头处被截断：{phnum} 个中只读到 {got} 个"
         ));
     }
     let ctx = goblin::container::Ctx::new(
@@ -410,8 +437,9 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
     if let Some(size) = src.size()
         && size < needed
     {
-        a.warnings.push(format!(
-            "core is truncated: {size} bytes, its segments need {needed} (the dump was cut short, e.g. by RLIMIT_CORE or a full disk); memory past the cut is missing"
+        a.warnings.push(text!(
+            "core is truncated: {size} bytes, its segments need {needed} (the dump was cut short, e.g. by RLIMIT_CORE or a full disk); memory past the cut is missing",
+            "core 被截断：只有 {size} 字节，而其各段需要 {needed} 字节（转储被中途截断，例如受 RLIMIT_CORE 限制或磁盘已满）；截断处之后的内存缺失"
         ));
     }
     let mut note_segs: Vec<(u64, u64)> = phdrs
@@ -424,43 +452,53 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
     // Notes.
     let mut nt = Notes::default();
     if note_segs.is_empty() {
-        a.warnings
-            .push("core has no PT_NOTE segment: no signal, threads or mapped files".into());
+        a.warnings.push(text!(
+            "core has no PT_NOTE segment: no signal, threads or mapped files",
+            "core 中没有 PT_NOTE 段：没有信号、线程和映射文件信息"
+        ));
     }
     for (off, size) in note_segs {
         let want = (size as usize).min(input::MAX_READ);
         match src.read_at(off, want) {
             Ok(seg) => {
                 if (seg.len() as u64) < size {
-                    a.warnings.push(format!(
+                    a.warnings.push(text!(
                         "core cut short in its notes: {} of {size} bytes at offset {off}",
+                        "core 在 note 段处被截断：偏移 {off} 处的 {size} 字节中只读到 {} 字节",
                         seg.len()
                     ));
                 }
                 notes::parse_notes(&seg, arch, &mut nt, &mut a.warnings);
             }
-            Err(e) => a
-                .warnings
-                .push(format!("cannot read notes at offset {off}: {e}")),
+            Err(e) => a.warnings.push(e.prefixed(
+                &format!("cannot read notes at offset {off}: "),
+                &format!("无法读取偏移 {off} 处的 note："),
+            )),
         }
     }
     if nt.threads.is_empty() {
-        a.warnings
-            .push("no NT_PRSTATUS: no threads, registers or stack".into());
+        a.warnings.push(text!(
+            "no NT_PRSTATUS: no threads, registers or stack",
+            "没有 NT_PRSTATUS：没有线程、寄存器和栈"
+        ));
     }
     if nt.siginfo.is_none() {
-        a.warnings.push(
-            "no NT_SIGINFO: signal taken from NT_PRSTATUS, no si_code or fault address".into(),
-        );
+        a.warnings.push(text!(
+            "no NT_SIGINFO: signal taken from NT_PRSTATUS, no si_code or fault address",
+            "没有 NT_SIGINFO：信号取自 NT_PRSTATUS，没有 si_code 和出错地址"
+        ));
     }
     if nt.files.is_none() {
-        a.warnings.push(
-            "no NT_FILE: mapped files unknown, so no fault mapping, modules or symbols".into(),
-        );
+        a.warnings.push(text!(
+            "no NT_FILE: mapped files unknown, so no fault mapping, modules or symbols",
+            "没有 NT_FILE：不知道映射了哪些文件，因此没有出错所在的映射、模块和符号"
+        ));
     }
     if nt.psinfo.is_none() {
-        a.warnings
-            .push("no NT_PRPSINFO: process name and arguments unknown".into());
+        a.warnings.push(text!(
+            "no NT_PRPSINFO: process name and arguments unknown",
+            "没有 NT_PRPSINFO：进程名和参数未知"
+        ));
     }
 
     let signo = nt
@@ -607,10 +645,10 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
             .map(|bytes| Window { base, bytes })
     });
     if crash.as_ref().is_some_and(|t| t.sp.is_some()) && window.is_none() {
-        a.warnings.push(
-            "the crashing thread's stack memory is not in the core: frames from registers only"
-                .into(),
-        );
+        a.warnings.push(text!(
+            "the crashing thread's stack memory is not in the core: frames from registers only",
+            "崩溃线程的栈内存不在 core 中：只能根据寄存器给出栈帧"
+        ));
     }
     let mut images: BTreeMap<String, Option<ElfImage>> = BTreeMap::new();
     let mut raw: Vec<RawFrame> = Vec::new();
@@ -761,8 +799,9 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
         .map(|m| m.path.as_str())
         .collect();
     if !mismatches.is_empty() {
-        a.warnings.push(format!(
+        a.warnings.push(text!(
             "not symbolized: this machine's copy is a different build than the crashed process had ({}); pass a sysroot or search path holding the originals",
+            "未符号化：本机上的文件与崩溃进程所用的不是同一个构建（{}）；请传入包含原始文件的 sysroot 或搜索路径",
             mismatches.join(", ")
         ));
     }
@@ -845,7 +884,7 @@ fn python_stacks(
     opts: &CoreOptions,
     threads: &[python::CoreThread],
     crashing_tid: Option<i32>,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Text>,
 ) -> Option<python::PythonStacks> {
     let mut candidates: Vec<&Module> = modules
         .iter()
@@ -893,8 +932,9 @@ fn python_stacks(
             (Some(l), _) => (l, "debug-offsets"),
             (None, Some(l)) => (l, "table"),
             (None, None) => {
-                warnings.push(format!(
+                warnings.push(text!(
                     "Python: {module} is CPython {}, whose structures this build does not know (3.8-3.13): no Python stacks",
+                    "Python：{module} 是 CPython {}，这个版本的 trainwreck 不认识它的内部结构（支持 3.8-3.13）：没有 Python 栈",
                     minor.map_or("3.?".to_string(), |m| format!("3.{m}"))
                 ));
                 return None;
@@ -917,8 +957,9 @@ fn python_stacks(
         });
     }
     if !missing.is_empty() {
-        warnings.push(format!(
+        warnings.push(text!(
             "no Python stacks: the interpreter's file of the same build is not on this machine ({}); pass --sysroot or --search-path with the crashed machine's copy",
+            "没有 Python 栈：本机上没有同一构建的解释器文件（{}）；请用 --sysroot 或 --search-path 传入崩溃机器上的副本",
             missing.join(", ")
         ));
     }

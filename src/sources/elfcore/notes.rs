@@ -2,6 +2,8 @@
 //! NT_PRSTATUS, NT_SIGINFO, NT_PRPSINFO, NT_FILE, NT_AUXV. Every field may be missing or cut
 //! short; a short or malformed note becomes a warning and the notes after it are still read.
 
+use crate::model::{Text, text};
+
 pub const NT_PRSTATUS: u32 = 1;
 pub const NT_PRPSINFO: u32 = 3;
 pub const NT_AUXV: u32 = 6;
@@ -71,7 +73,7 @@ pub struct RawNote<'a> {
 
 /// Iterate the notes of a segment. Stops (and says so) at the first note that runs past
 /// the end of the segment: the rest cannot be framed reliably.
-pub fn iter_notes<'a>(seg: &'a [u8], warnings: &mut Vec<String>) -> Vec<RawNote<'a>> {
+pub fn iter_notes<'a>(seg: &'a [u8], warnings: &mut Vec<Text>) -> Vec<RawNote<'a>> {
     let mut out = Vec::new();
     let mut off = 0usize;
     let align4 = |v: usize| v.checked_add(3).map(|x| x & !3);
@@ -79,7 +81,10 @@ pub fn iter_notes<'a>(seg: &'a [u8], warnings: &mut Vec<String>) -> Vec<RawNote<
         let (Some(namesz), Some(descsz), Some(ntype)) =
             (u32_at(seg, off), u32_at(seg, off + 4), u32_at(seg, off + 8))
         else {
-            warnings.push(format!("note header cut short at segment offset {off}"));
+            warnings.push(text!(
+                "note header cut short at segment offset {off}",
+                "note 头在段内偏移 {off} 处被截断"
+            ));
             break;
         };
         let name_start = off + 12;
@@ -91,14 +96,18 @@ pub fn iter_notes<'a>(seg: &'a [u8], warnings: &mut Vec<String>) -> Vec<RawNote<
             Some((name_end, desc_start, desc_end, next))
         })();
         let Some((name_end, desc_start, desc_end, next)) = framed else {
-            warnings.push(format!("note at segment offset {off} has impossible sizes"));
+            warnings.push(text!(
+                "note at segment offset {off} has impossible sizes",
+                "段内偏移 {off} 处的 note 大小不合理"
+            ));
             break;
         };
         let (Some(name), Some(desc)) =
             (seg.get(name_start..name_end), seg.get(desc_start..desc_end))
         else {
-            warnings.push(format!(
+            warnings.push(text!(
                 "note of type {ntype:#x} at segment offset {off} runs past the end of the notes ({} bytes)",
+                "段内偏移 {off} 处类型为 {ntype:#x} 的 note 超出了 note 段的末尾（{} 字节）",
                 seg.len()
             ));
             break;
@@ -214,16 +223,20 @@ pub struct FileMapping {
     pub path: String,
 }
 
-pub fn parse_nt_file(d: &[u8], warnings: &mut Vec<String>) -> Vec<FileMapping> {
+pub fn parse_nt_file(d: &[u8], warnings: &mut Vec<Text>) -> Vec<FileMapping> {
     let (Some(count), Some(page)) = (u64_at(d, 0), u64_at(d, 8)) else {
-        warnings.push("NT_FILE note is cut short: no mapped files".into());
+        warnings.push(text!(
+            "NT_FILE note is cut short: no mapped files",
+            "NT_FILE note 被截断：没有映射文件信息"
+        ));
         return Vec::new();
     };
     // Each entry needs 24 bytes of triple plus at least one byte of name.
     let fits = (d.len().saturating_sub(16) / 25) as u64;
     if count > fits {
-        warnings.push(format!(
-            "NT_FILE claims {count} mappings but holds room for at most {fits}"
+        warnings.push(text!(
+            "NT_FILE claims {count} mappings but holds room for at most {fits}",
+            "NT_FILE 声称有 {count} 个映射，但最多只容得下 {fits} 个"
         ));
     }
     let count = count.min(fits) as usize;
@@ -238,7 +251,10 @@ pub fn parse_nt_file(d: &[u8], warnings: &mut Vec<String>) -> Vec<FileMapping> {
             break;
         };
         let Some(name) = names.next() else {
-            warnings.push(format!("NT_FILE names stop after {i} of {count} mappings"));
+            warnings.push(text!(
+                "NT_FILE names stop after {i} of {count} mappings",
+                "NT_FILE 的文件名在 {count} 个映射中的第 {i} 个之后中断"
+            ));
             break;
         };
         out.push(FileMapping {
@@ -268,7 +284,7 @@ pub struct Notes {
     pub auxv: Option<Vec<(u64, u64)>>,
 }
 
-pub fn parse_notes(seg: &[u8], arch: Arch, notes: &mut Notes, warnings: &mut Vec<String>) {
+pub fn parse_notes(seg: &[u8], arch: Arch, notes: &mut Notes, warnings: &mut Vec<Text>) {
     for n in iter_notes(seg, warnings) {
         if n.name != b"CORE" && n.name != b"LINUX" {
             continue;
@@ -277,8 +293,9 @@ pub fn parse_notes(seg: &[u8], arch: Arch, notes: &mut Notes, warnings: &mut Vec
             NT_PRSTATUS if n.name == b"CORE" => {
                 let t = parse_prstatus(n.desc, arch);
                 if t.pc.is_none() && !matches!(arch, Arch::Other(_)) {
-                    warnings.push(format!(
+                    warnings.push(text!(
                         "NT_PRSTATUS of thread {} is cut short ({} bytes): no registers",
+                        "线程 {} 的 NT_PRSTATUS 被截断（{} 字节）：没有寄存器",
                         t.tid.map_or("?".to_string(), |t| t.to_string()),
                         n.desc.len()
                     ));
@@ -288,7 +305,10 @@ pub fn parse_notes(seg: &[u8], arch: Arch, notes: &mut Notes, warnings: &mut Vec
             NT_PRPSINFO if n.name == b"CORE" => notes.psinfo = Some(parse_prpsinfo(n.desc)),
             NT_SIGINFO => match parse_siginfo(n.desc) {
                 Some(s) => notes.siginfo = Some(s),
-                None => warnings.push("NT_SIGINFO note is cut short".into()),
+                None => warnings.push(text!(
+                    "NT_SIGINFO note is cut short",
+                    "NT_SIGINFO note 被截断"
+                )),
             },
             NT_FILE => notes.files = Some(parse_nt_file(n.desc, warnings)),
             NT_AUXV => notes.auxv = Some(parse_auxv(n.desc)),

@@ -10,6 +10,7 @@ pub mod layout;
 pub mod lines;
 
 use super::notes::{i32_at, u32_at, u64_at};
+use crate::model::{Text, text};
 use layout::{FrameKind, FrameRoot, Layout};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -298,7 +299,7 @@ pub fn walk(
     runtime: u64,
     threads: &[CoreThread],
     crashing_tid: Option<i32>,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Text>,
 ) -> Vec<PythonThread> {
     let mut r = Reader {
         mem,
@@ -320,8 +321,9 @@ pub fn walk(
         .checked_add(l.runtime_interpreters_head)
         .and_then(|a| r.word(a))
     else {
-        warnings.push(format!(
-            "Python: _PyRuntime at {runtime:#x} is not in the core: no Python stacks"
+        warnings.push(text!(
+            "Python: _PyRuntime at {runtime:#x} is not in the core: no Python stacks",
+            "Python：位于 {runtime:#x} 的 _PyRuntime 不在 core 中：没有 Python 栈"
         ));
         return out;
     };
@@ -341,8 +343,9 @@ pub fn walk(
             .checked_add(l.interp_threads_head)
             .and_then(|a| r.word(a));
         if ts.is_none() {
-            warnings.push(format!(
-                "Python: interpreter state at {interp:#x} is not in the core"
+            warnings.push(text!(
+                "Python: interpreter state at {interp:#x} is not in the core",
+                "Python：位于 {interp:#x} 的解释器状态不在 core 中"
             ));
         }
         while let Some(t) = ts.filter(|&t| t != 0) {
@@ -350,7 +353,10 @@ pub fn walk(
                 break;
             }
             let Some(pthread) = t.checked_add(l.thread_id).and_then(|a| r.word(a)) else {
-                warnings.push(format!("Python: thread state at {t:#x} is not in the core"));
+                warnings.push(text!(
+                    "Python: thread state at {t:#x} is not in the core",
+                    "Python：位于 {t:#x} 的线程状态不在 core 中"
+                ));
                 break;
             };
             let native = l
@@ -380,10 +386,10 @@ pub fn walk(
         };
     }
     if out.iter().any(|t| t.truncated) {
-        warnings.push(
-            "Python: some threads' stacks stop early (a frame is not in the core or is damaged)"
-                .into(),
-        );
+        warnings.push(text!(
+            "Python: some threads' stacks stop early (a frame is not in the core or is damaged)",
+            "Python：部分线程的栈提前中断（某个栈帧不在 core 中或已损坏）"
+        ));
     }
     out.sort_by_key(|t| !t.crashed);
     out
