@@ -390,7 +390,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Capture(c) => capture_cmd(c),
         Command::Run(r) => run_cmd(r, ui),
         Command::Triage(t) => triage_cmd(t, ui),
-        Command::Diff(d) => diff_cmd(d),
+        Command::Diff(d) => diff_cmd(d, ui),
         Command::History(h) => match crate::history::command::run(h) {
             Ok(text) => print_out(&text),
             Err(e) => {
@@ -536,8 +536,9 @@ fn analyze(args: AnalyzeArgs, ui: Ui) -> i32 {
             r.neutralize();
             let mut t = terminal::render_with(&r, &o);
             if let Some(d) = &r.diff {
-                t.push_str("\nWhat changed since the good run\n\n");
-                t.push_str(&crate::report::diff::terminal(d));
+                let tr = crate::report::i18n::Tr(ui.lang);
+                t.push_str(&format!("\n{}\n\n", tr.diff_section()));
+                t.push_str(&crate::report::diff::terminal(d, ui.lang));
             }
             if args.timeline {
                 t.push_str(&crate::report::timeline::render(&r));
@@ -548,7 +549,7 @@ fn analyze(args: AnalyzeArgs, ui: Ui) -> i32 {
             let mut t = crate::report::markdown::render_in(&r, ui.lang);
             if let Some(d) = &r.diff {
                 t.push('\n');
-                t.push_str(&crate::report::diff::markdown(d));
+                t.push_str(&crate::report::diff::markdown(d, ui.lang));
             }
             t
         }
@@ -587,7 +588,7 @@ fn baseline_paths(base: &str, db: Option<&str>, job: Option<&str>) -> Result<Vec
     crate::history::command::last_good(db, job)
 }
 
-fn diff_cmd(args: DiffArgs) -> i32 {
+fn diff_cmd(args: DiffArgs, ui: Ui) -> i32 {
     let both = [args.good.clone(), args.bad.clone()];
     if let Some(code) = missing_paths(&both) {
         return code;
@@ -604,9 +605,9 @@ fn diff_cmd(args: DiffArgs) -> i32 {
     let d = crate::diff::compare(&good, &bad);
     match args.format {
         DiffFormat::Json => print_out(&crate::report::diff::json(&d)),
-        DiffFormat::Terminal => print_term(&crate::report::diff::terminal(&d)),
+        DiffFormat::Terminal => print_term(&crate::report::diff::terminal(&d, ui.lang)),
         DiffFormat::Markdown => {
-            let text = crate::report::diff::markdown(&d);
+            let text = crate::report::diff::markdown(&d, ui.lang);
             match redactor(None, true) {
                 Ok(Some(mut red)) => print_out(&red.text(&text)),
                 _ => print_out(&text),
@@ -801,7 +802,11 @@ fn rules_cmd(cmd: RulesCommand, ui: Ui) -> i32 {
                 Ok(kb) => kb,
                 Err(c) => return c,
             };
-            print_term(&crate::report::rules::list(&kb, ui.stdout().tables))
+            print_term(&crate::report::rules::list(
+                &kb,
+                ui.stdout().tables,
+                ui.lang,
+            ))
         }
         RulesCommand::Explain { id, rules } => {
             let kb = match load(&rules) {
@@ -809,18 +814,19 @@ fn rules_cmd(cmd: RulesCommand, ui: Ui) -> i32 {
                 Err(c) => return c,
             };
             if let Some(e) = rules::xid::parse_id(&id).and_then(rules::xid::lookup) {
-                return print_out(&crate::report::rules::explain_xid(e));
+                return print_out(&crate::report::rules::explain_xid(e, ui.lang));
             }
             let engine_made = crate::correlate::ENGINE_FINDINGS
                 .iter()
                 .find(|e| e.code.eq_ignore_ascii_case(&id) || e.name == id);
             if let (None, Some(f)) = (kb.find(&id), engine_made) {
                 let e = crate::report::rules::Explain::of_engine(f);
-                return print_term(&crate::report::rules::explain(&e));
+                return print_term(&crate::report::rules::explain(&e, ui.lang));
             }
             match kb.find(&id) {
                 Some(r) => print_term(&crate::report::rules::explain(
                     &crate::report::rules::Explain::of_rule(r),
+                    ui.lang,
                 )),
                 None => {
                     eprintln!(

@@ -231,6 +231,10 @@ pub enum Side {
 pub struct Difference {
     /// For people: `/dev/shm size`, `DataLoader workers`.
     pub what: String,
+    /// `what` in Chinese (`/dev/shm 大小`); absent where the label is the input's own name
+    /// (an environment variable).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub what_zh: Option<String>,
     /// Stable: `shm.size_bytes`, `config.micro_batch`, `env.NCCL_DEBUG`.
     pub key: String,
     /// The comparer that found it.
@@ -264,6 +268,8 @@ pub struct TopFinding {
     pub rule: String,
     pub category: Category,
     pub title: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title_zh: Option<String>,
 }
 
 impl RunSummary {
@@ -275,6 +281,7 @@ impl RunSummary {
                 rule: f.rule.clone(),
                 category: f.category,
                 title: f.title.clone(),
+                title_zh: f.title_zh.clone(),
             }),
             steps: run.steps.iter().map(|p| p.step).max(),
         }
@@ -291,6 +298,9 @@ pub struct Diff {
     /// finding; else what can be said.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub headline: Option<String>,
+    /// The headline in Chinese (present whenever `headline` is).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub headline_zh: Option<String>,
     /// Most relevant first.
     pub differences: Vec<Difference>,
     /// Where the bad run's trajectory left the good run's band, when both logged steps.
@@ -346,7 +356,7 @@ pub fn compare(good: &Run, bad: &Run) -> Diff {
     }
     // Most relevant first; ties keep the comparers' order (stable sort).
     differences.sort_by(|a, b| b.relevance.total_cmp(&a.relevance));
-    let headline = headline(&differences, bad, top);
+    let (headline, headline_zh) = headline(&differences, bad, top).unzip();
     let parting = trajectory::parting(good, bad);
     let mut warnings = Vec::new();
     for (side, run) in [("good", good), ("bad", bad)] {
@@ -357,28 +367,45 @@ pub fn compare(good: &Run, bad: &Run) -> Diff {
         good: RunSummary::of(good),
         bad: RunSummary::of(bad),
         headline,
+        headline_zh,
         differences,
         parting,
         warnings,
     }
 }
 
-fn headline(diffs: &[Difference], bad: &Run, top: Option<Category>) -> Option<String> {
+/// The headline in English and in Chinese: both are data of the comparison, as a finding's
+/// `title` and `title_zh` are (the report picks one; the JSON carries both).
+fn headline(diffs: &[Difference], bad: &Run, top: Option<Category>) -> Option<(String, String)> {
     let first = diffs.first();
+    let n = diffs.len();
     match (top, first) {
-        (Some(t), Some(d)) if d.explains.contains(&t) => Some(format!(
-            "Likely culprit: {} {} here vs {} in the good run (can explain {t}, the top finding)",
-            d.what,
-            display(&d.bad, d.unit),
-            display(&d.good, d.unit)
+        (Some(t), Some(d)) if d.explains.contains(&t) => {
+            let (b, g) = (display(&d.bad, d.unit), display(&d.good, d.unit));
+            Some((
+                format!(
+                    "Likely culprit: {} {b} here vs {g} in the good run (can explain {t}, the top finding)",
+                    d.what
+                ),
+                format!(
+                    "最可能的原因：{}，本次为 {b}，正常那次为 {g}（能解释首要发现 {t}）",
+                    d.what_zh.as_deref().unwrap_or(&d.what)
+                ),
+            ))
+        }
+        (Some(t), _) => Some((
+            format!(
+                "No difference found explains {t} (the top finding); {} listed",
+                plural(n, "difference")
+            ),
+            format!("没有哪项差异能解释首要发现 {t}；共列出 {n} 项差异"),
         )),
-        (Some(t), _) => Some(format!(
-            "No difference found explains {t} (the top finding); {} listed",
-            plural(diffs.len(), "difference")
-        )),
-        (None, _) if bad.verdict == Some(Verdict::NoFailure) => Some(format!(
-            "The second run did not fail either; {} listed",
-            plural(diffs.len(), "difference")
+        (None, _) if bad.verdict == Some(Verdict::NoFailure) => Some((
+            format!(
+                "The second run did not fail either; {} listed",
+                plural(n, "difference")
+            ),
+            format!("第二次运行也没有失败；共列出 {n} 项差异"),
         )),
         _ => None,
     }
@@ -397,6 +424,7 @@ impl Diff {
     /// report's one walk (redaction, terminal neutralising).
     pub fn map_texts(&mut self, each: &mut dyn FnMut(&mut String)) {
         self.headline.iter_mut().for_each(&mut *each);
+        self.headline_zh.iter_mut().for_each(&mut *each);
         for d in &mut self.differences {
             for v in [&mut d.good, &mut d.bad] {
                 if let Value::Text(t) = v {

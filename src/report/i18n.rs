@@ -12,6 +12,7 @@
 //! four crates to the build for it.
 
 use crate::correlate::{Against, Evidence, Finding};
+use crate::diff::{Diff, Difference, Side};
 pub use crate::model::Lang;
 
 /// The report language the environment asks for, POSIX/gettext order: `LANGUAGE` (its first
@@ -520,6 +521,260 @@ impl Tr {
         match self.0 {
             Lang::En => "trainwreck warning",
             Lang::Zh => "trainwreck 警告",
+        }
+    }
+
+    // ----- diff: what changed between a good run and a bad one (helper D) -----
+
+    /// A difference's label, in the report's language where the comparer gave it.
+    pub fn diff_what(self, d: &Difference) -> &str {
+        self.pick(&d.what, d.what_zh.as_ref())
+    }
+    pub fn diff_headline(self, d: &Diff) -> Option<&str> {
+        d.headline
+            .as_deref()
+            .map(|h| self.pick(h, d.headline_zh.as_ref()))
+    }
+    pub fn diff_section(self) -> &'static str {
+        match self.0 {
+            Lang::En => "What changed since the good run",
+            Lang::Zh => "与正常运行相比的变化",
+        }
+    }
+    /// A side as a row label or a citation's prefix: `good`, `bad`.
+    pub fn diff_side(self, side: Side) -> &'static str {
+        match (self.0, side) {
+            (Lang::En, Side::Good) => "good",
+            (Lang::En, Side::Bad) => "bad",
+            (Lang::Zh, Side::Good) => "正常",
+            (Lang::Zh, Side::Bad) => "失败",
+        }
+    }
+    /// `good: runs/good (no_failure, 40 steps)`; `aligned` pads the label where the language
+    /// needs it for two such lines to align (the terminal's).
+    pub fn diff_run_line(
+        self,
+        side: Side,
+        aligned: bool,
+        paths: &str,
+        about: Option<String>,
+    ) -> String {
+        let label = match (self.0, side) {
+            (Lang::En, Side::Good) => "good:",
+            (Lang::En, Side::Bad) if aligned => "bad :",
+            (Lang::En, Side::Bad) => "bad:",
+            (Lang::Zh, Side::Good) => "正常运行：",
+            (Lang::Zh, Side::Bad) => "失败运行：",
+        };
+        let about = about.map(|a| match self.0 {
+            Lang::En => format!(" ({a})"),
+            Lang::Zh => format!("（{a}）"),
+        });
+        format!(
+            "{label}{}{paths}{}",
+            self.after_label(),
+            about.unwrap_or_default()
+        )
+    }
+    /// The separator inside a run's parentheses: `, ` / `，`.
+    pub fn comma(self) -> &'static str {
+        match self.0 {
+            Lang::En => ", ",
+            Lang::Zh => "，",
+        }
+    }
+    pub fn diff_steps(self, n: u64) -> String {
+        match self.0 {
+            Lang::En => format!("{n} step{}", s(n)),
+            Lang::Zh => format!("{n} 步"),
+        }
+    }
+    pub fn diff_no_differences(self) -> &'static str {
+        match self.0 {
+            Lang::En => "No differences: everything both runs tell is the same.",
+            Lang::Zh => "没有差异：两次运行能读到的一切都相同。",
+        }
+    }
+    /// The terminal table's header.
+    pub fn diff_header(self) -> [&'static str; 4] {
+        match self.0 {
+            Lang::En => ["what", "good", "bad", "can explain"],
+            Lang::Zh => ["项目", "正常", "失败", "可解释"],
+        }
+    }
+    /// The Markdown table's header.
+    pub fn diff_md_header(self) -> [&'static str; 6] {
+        match self.0 {
+            Lang::En => ["what", "good", "bad", "can explain", "relevance", "where"],
+            Lang::Zh => ["项目", "正常", "失败", "可解释", "相关度", "出处"],
+        }
+    }
+    /// `… 3 more (--format json lists all)`, the flag in backticks for Markdown.
+    pub fn diff_more(self, n: usize, flag: &str) -> String {
+        match self.0 {
+            Lang::En => format!("… {n} more ({flag} lists all)"),
+            Lang::Zh => format!("… 另有 {n} 项（{flag} 会全部列出）"),
+        }
+    }
+    /// `loss NaN (good run's band -1.2 .. 3.4)`.
+    pub fn diff_band(self, metric: &str, bad: &str, lo: &str, hi: &str) -> String {
+        match self.0 {
+            Lang::En => format!("{metric} {bad} (good run's band {lo} .. {hi})"),
+            Lang::Zh => format!("{metric} 为 {bad}（正常运行的区间 {lo} .. {hi}）"),
+        }
+    }
+    pub fn diff_band_separator(self) -> &'static str {
+        match self.0 {
+            Lang::En => "; ",
+            Lang::Zh => "；",
+        }
+    }
+    /// `The runs part at step 12: …`.
+    pub fn diff_parting(self, step: u64, bands: &str) -> String {
+        match self.0 {
+            Lang::En => format!("The runs part at step {step}: {bands}"),
+            Lang::Zh => format!("两次运行从第 {step} 步开始偏离：{bands}"),
+        }
+    }
+    pub fn diff_warnings(self, n: usize) -> String {
+        match self.0 {
+            Lang::En => {
+                format!("{n} warnings from reading the two runs (--format json lists them)")
+            }
+            Lang::Zh => format!("读取两次运行时有 {n} 条警告（--format json 会列出）"),
+        }
+    }
+    // ----- rules list / rules explain (helper D) -----
+
+    /// A rule's title, in Chinese where the rule gives one.
+    pub fn rule_title(self, r: &crate::rules::Rule) -> &str {
+        self.pick(&r.title, r.title_zh.as_ref())
+    }
+    pub fn rules_list_header(self) -> [&'static str; 5] {
+        match self.0 {
+            Lang::En => ["code", "name", "category", "role", "title"],
+            Lang::Zh => ["代码", "名称", "类别", "角色", "标题"],
+        }
+    }
+    pub fn made_by_the_engine(self, module: &str) -> String {
+        match self.0 {
+            Lang::En => format!("made by the engine ({module})"),
+            Lang::Zh => format!("由分析引擎生成（{module}）"),
+        }
+    }
+    pub fn made_by_the_engine_not_a_file(self, module: &str) -> String {
+        match self.0 {
+            Lang::En => format!("made by the engine ({module}), not a rule file"),
+            Lang::Zh => format!("由分析引擎生成（{module}），没有对应的规则文件"),
+        }
+    }
+    pub fn rules_count(self, rules: usize, engine: usize) -> String {
+        match self.0 {
+            Lang::En => format!("{rules} rules, {engine} findings made by the engine"),
+            Lang::Zh => format!("共 {rules} 条规则，另有 {engine} 种由分析引擎生成的发现"),
+        }
+    }
+    pub fn explain_category(self) -> &'static str {
+        match self.0 {
+            Lang::En => "category:",
+            Lang::Zh => "类别：",
+        }
+    }
+    /// After the category: ` (action: fix-config)`.
+    pub fn explain_action(self, a: crate::model::Action) -> String {
+        match self.0 {
+            Lang::En => format!(" (action: {a})"),
+            Lang::Zh => format!("（处理方式：{a}）"),
+        }
+    }
+    pub fn explain_role(self) -> &'static str {
+        match self.0 {
+            Lang::En => "role:",
+            Lang::Zh => "角色：",
+        }
+    }
+    pub fn explain_status(self) -> &'static str {
+        match self.0 {
+            Lang::En => "status:",
+            Lang::Zh => "状态：",
+        }
+    }
+    pub fn explain_source(self) -> &'static str {
+        match self.0 {
+            Lang::En => "source:",
+            Lang::Zh => "来源：",
+        }
+    }
+    pub fn explain_what(self) -> &'static str {
+        match self.0 {
+            Lang::En => "What it detects",
+            Lang::Zh => "检测什么",
+        }
+    }
+    pub fn explain_why(self) -> &'static str {
+        match self.0 {
+            Lang::En => "Why it happens",
+            Lang::Zh => "为什么会发生",
+        }
+    }
+    pub fn explain_lookalikes(self) -> &'static str {
+        match self.0 {
+            Lang::En => "Known look-alikes",
+            Lang::Zh => "容易混淆的情况",
+        }
+    }
+    pub fn explain_signatures(self) -> &'static str {
+        match self.0 {
+            Lang::En => "Signatures",
+            Lang::Zh => "特征（正则）",
+        }
+    }
+    pub fn explain_conditions(self) -> &'static str {
+        match self.0 {
+            Lang::En => "Conditions on facts",
+            Lang::Zh => "事实条件",
+        }
+    }
+    pub fn explain_trigger(self) -> &'static str {
+        match self.0 {
+            Lang::En => " (raises the finding alone)",
+            Lang::Zh => "（单独即可触发）",
+        }
+    }
+    pub fn explain_next_time(self) -> &'static str {
+        match self.0 {
+            Lang::En => "What to collect next time",
+            Lang::Zh => "下次需要采集什么",
+        }
+    }
+    pub fn explain_references(self) -> &'static str {
+        match self.0 {
+            Lang::En => "References",
+            Lang::Zh => "参考资料",
+        }
+    }
+    pub fn xid_cause(self) -> &'static str {
+        match self.0 {
+            Lang::En => "cause:",
+            Lang::Zh => "原因：",
+        }
+    }
+    pub fn xid_follows_other(self) -> &'static str {
+        match self.0 {
+            Lang::En => " (follows another event; not a cause by itself)",
+            Lang::Zh => "（跟随其他事件出现，本身不是根因）",
+        }
+    }
+    pub fn xid_action(self) -> &'static str {
+        match self.0 {
+            Lang::En => "action:",
+            Lang::Zh => "处理方式：",
+        }
+    }
+    pub fn xid_reference(self) -> &'static str {
+        match self.0 {
+            Lang::En => "reference:",
+            Lang::Zh => "参考：",
         }
     }
 }

@@ -1,0 +1,189 @@
+//! The outputs for people beyond the analyze report, in Chinese: `diff` (and the diff section
+//! of `analyze --baseline`), `rules list` / `rules explain`, the CLI's own messages, and the
+//! triage, history and timeline tables. Run on the real pairs of fixtures/pairs and the
+//! built-in rules; the Chinese must replace the English headings while the values read from
+//! the inputs (sizes, paths, setting names) stay as they are, and JSON stays the same in both
+//! languages.
+
+use std::process::Command;
+
+fn root() -> &'static str {
+    env!("CARGO_MANIFEST_DIR")
+}
+
+/// The binary with a clean locale (the test runner's own must not leak in) plus `env`.
+fn tw(env: &[(&str, &str)], args: &[&str]) -> (i32, String, String) {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_trainwreck"));
+    for k in [
+        "LANG",
+        "LANGUAGE",
+        "LC_ALL",
+        "LC_MESSAGES",
+        "NO_COLOR",
+        "COLUMNS",
+    ] {
+        c.env_remove(k);
+    }
+    c.env_remove("TRAINWRECK_DB")
+        .env("XDG_DATA_HOME", "/nonexistent/trainwreck-i18n-outputs-test");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c
+        .current_dir(root())
+        .args(args)
+        .output()
+        .expect("run trainwreck");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+const ZH: &[(&str, &str)] = &[("LANG", "zh_CN.UTF-8")];
+const GOOD: &str = "fixtures/pairs/shm_size/good";
+const BAD: &str = "fixtures/pairs/shm_size/bad";
+
+fn diff(env: &[(&str, &str)], extra: &[&str]) -> String {
+    let mut args = vec!["diff", GOOD, BAD];
+    args.extend_from_slice(extra);
+    let (code, out, err) = tw(env, &args);
+    assert_eq!(code, 0, "{err}");
+    out
+}
+
+#[test]
+fn diff_in_chinese_names_the_culprit_and_keeps_the_values() {
+    let zh = diff(&[], &["--lang", "zh"]);
+    let first = zh.lines().next().unwrap_or_default();
+    assert!(first.starts_with("正常运行："), "{zh}");
+    assert!(zh.contains("\n失败运行："), "{zh}");
+    // The headline: the culprit in Chinese, both sizes as the runs tell them.
+    let headline = zh
+        .lines()
+        .find(|l| l.starts_with("最可能的原因："))
+        .unwrap_or_else(|| panic!("no Chinese headline in:\n{zh}"));
+    for kept in ["/dev/shm 大小", "64 MiB", "128 GiB", "shm_exhausted"] {
+        assert!(
+            headline.contains(kept),
+            "{kept:?} missing from {headline:?}"
+        );
+    }
+    // The table's heading and the row's label in Chinese; values, categories and the cited
+    // file unchanged.
+    assert!(zh.contains("项目") && zh.contains("可解释"), "{zh}");
+    let row = zh
+        .lines()
+        .find(|l| l.starts_with("/dev/shm 大小"))
+        .unwrap_or_else(|| panic!("no /dev/shm row in:\n{zh}"));
+    for kept in ["128 GiB", "64 MiB", "shm_exhausted"] {
+        assert!(row.contains(kept), "{kept:?} missing from {row:?}");
+    }
+    assert!(zh.contains("snapshot_after/df-B1_dev_shm.txt:2"), "{zh}");
+    for english in ["Likely culprit", "can explain", "good run", "/dev/shm size"] {
+        assert!(!zh.contains(english), "{english:?} left in:\n{zh}");
+    }
+}
+
+#[test]
+fn diff_in_english_is_what_it_was() {
+    // A Chinese locale, overridden by --lang en.
+    let en = diff(ZH, &["--lang", "en"]);
+    assert!(
+        en.starts_with("good: fixtures/pairs/shm_size/good ("),
+        "{en}"
+    );
+    assert!(en.contains("\nbad : fixtures/pairs/shm_size/bad ("), "{en}");
+    assert!(
+        en.contains("Likely culprit: /dev/shm size 64 MiB here vs 128 GiB in the good run"),
+        "{en}"
+    );
+    assert!(en.contains("what  ") && en.contains("can explain"), "{en}");
+    assert!(!en.contains("最可能"), "{en}");
+}
+
+#[test]
+fn diff_markdown_in_chinese_is_pinned() {
+    let md = diff(ZH, &["--format", "markdown"]);
+    assert!(md.starts_with("### 与正常运行相比的变化\n"), "{md}");
+    insta::assert_snapshot!(md);
+}
+
+#[test]
+fn diff_json_is_the_same_in_both_languages_and_carries_the_chinese_beside() {
+    let en = diff(&[], &["--format", "json", "--lang", "en"]);
+    let zh = diff(ZH, &["--format", "json"]);
+    assert_eq!(en, zh, "diff JSON differs between languages");
+    let v: serde_json::Value = serde_json::from_str(&en).expect("JSON");
+    assert!(
+        v["headline"]
+            .as_str()
+            .is_some_and(|h| h.starts_with("Likely culprit: "))
+    );
+    assert!(
+        v["headline_zh"]
+            .as_str()
+            .is_some_and(|h| h.starts_with("最可能的原因："))
+    );
+    let first = &v["differences"][0];
+    assert_eq!(first["what"], "/dev/shm size");
+    assert_eq!(first["what_zh"], "/dev/shm 大小");
+}
+
+#[test]
+fn analyze_with_a_baseline_puts_the_chinese_diff_after_the_report() {
+    let (code, out, err) = tw(
+        ZH,
+        &["analyze", BAD, "--baseline", GOOD, "--color", "never"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let at = out
+        .find("与正常运行相比的变化")
+        .unwrap_or_else(|| panic!("no Chinese diff section in:\n{out}"));
+    assert!(out[at..].contains("最可能的原因："), "{out}");
+    assert!(!out.contains("What changed since the good run"), "{out}");
+}
+
+#[test]
+fn rules_list_in_chinese_shows_the_chinese_titles_one_line_per_rule() {
+    let kb = trainwreck::rules::KnowledgeBase::load(&[]).expect("built-in rules");
+    let r = kb.find("TW0104").expect("TW0104");
+    let title_zh = r.title_zh.as_deref().expect("TW0104 has a Chinese title");
+    // Piped: plain rows, so `rules list | grep` gives the rule's whole line.
+    let (code, out, err) = tw(&[], &["rules", "list", "--lang", "zh"]);
+    assert_eq!(code, 0, "{err}");
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("TW0104 "))
+        .unwrap_or_else(|| panic!("no TW0104 row in:\n{out}"));
+    assert!(line.contains(title_zh), "{line}");
+    assert!(line.contains("ucx-bus-error") && line.contains("shm_exhausted"));
+    assert!(out.starts_with("代码"), "{out}");
+    assert!(!out.contains('│'), "piped rows are plain: {out}");
+    let (_, en, _) = tw(&[], &["rules", "list"]);
+    assert!(en.contains(&r.title) && !en.contains(title_zh));
+}
+
+#[test]
+fn rules_explain_in_chinese_shows_the_chinese_fix() {
+    let kb = trainwreck::rules::KnowledgeBase::load(&[]).expect("built-in rules");
+    let r = kb.find("TW0104").expect("TW0104");
+    let fix_zh = r.fixes[0].text_zh.as_ref().expect("a Chinese fix");
+    // The fix as explain shows it: template variables as `{name}`.
+    let fix_zh: String = fix_zh
+        .pieces
+        .iter()
+        .map(|p| match p {
+            trainwreck::rules::template::Piece::Text(t) => t.clone(),
+            trainwreck::rules::template::Piece::Var { name, .. } => format!("{{{name}}}"),
+        })
+        .collect();
+    let (code, out, err) = tw(ZH, &["rules", "explain", "TW0104"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(&fix_zh), "{fix_zh:?} missing from:\n{out}");
+    assert!(out.contains("## 修复建议"), "{out}");
+    // The regexes as they are.
+    assert!(out.contains(&r.signatures[0].source), "{out}");
+    assert!(!out.contains("## Fix"), "{out}");
+}
