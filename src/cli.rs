@@ -4,6 +4,7 @@
 
 use crate::analyze::Engine;
 use crate::inputs;
+use crate::report::i18n::Tr;
 use crate::report::terminal;
 use crate::rules::{self, KnowledgeBase};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -360,16 +361,22 @@ pub fn cli_command() -> clap::Command {
     <Cli as clap::CommandFactory>::command()
 }
 
-fn load(dirs: &[PathBuf]) -> Result<KnowledgeBase, i32> {
+/// One of our own messages on stderr, `trainwreck: ` first, in the user's language.
+fn say(lang: crate::model::Lang, msg: impl std::fmt::Display) {
+    eprintln!("{}{msg}", Tr(lang).cli_prefix());
+}
+
+fn load(dirs: &[PathBuf], lang: crate::model::Lang) -> Result<KnowledgeBase, i32> {
+    let tr = Tr(lang);
     let refs: Vec<&std::path::Path> = dirs.iter().map(|p| p.as_path()).collect();
     let kb = KnowledgeBase::load(&refs).map_err(|errs| {
         for e in &errs {
-            eprintln!("trainwreck: rule error: {e}");
+            say(lang, tr.cli_rule_error(&e.to_string()));
         }
         exit::USAGE
     })?;
     for w in &kb.warnings {
-        eprintln!("trainwreck: rule warning: {w}");
+        say(lang, tr.cli_rule_warning(&w.to_string()));
     }
     Ok(kb)
 }
@@ -387,14 +394,14 @@ pub fn run(cli: Cli) -> i32 {
     match cli.command {
         Command::Analyze(a) => analyze(a, ui),
         Command::Facts(f) => facts(f, ui),
-        Command::Capture(c) => capture_cmd(c),
+        Command::Capture(c) => capture_cmd(c, ui),
         Command::Run(r) => run_cmd(r, ui),
         Command::Triage(t) => triage_cmd(t, ui),
         Command::Diff(d) => diff_cmd(d, ui),
         Command::History(h) => match crate::history::command::run(h) {
             Ok(text) => print_out(&text),
             Err(e) => {
-                eprintln!("trainwreck: {e}");
+                say(ui.lang, e);
                 exit::HISTORY
             }
         },
@@ -417,7 +424,7 @@ pub fn run(cli: Cli) -> i32 {
                         .name(&*String::leak(format!("trainwreck-{name}")))
                         .version(env!("CARGO_PKG_VERSION")),
                     None => {
-                        eprintln!("trainwreck: no subcommand {name:?} (see `trainwreck --help`)");
+                        say(ui.lang, Tr(ui.lang).cli_no_subcommand(name));
                         return exit::USAGE;
                     }
                 },
@@ -426,7 +433,7 @@ pub fn run(cli: Cli) -> i32 {
             match clap_mangen::Man::new(page).render(&mut buf) {
                 Ok(()) => print_out(&String::from_utf8_lossy(&buf)),
                 Err(e) => {
-                    eprintln!("trainwreck: cannot render the manual page: {e}");
+                    say(ui.lang, Tr(ui.lang).cli_cannot_render_man(&e.to_string()));
                     exit::USAGE
                 }
             }
@@ -437,7 +444,7 @@ pub fn run(cli: Cli) -> i32 {
 /// A path that does not exist is a usage error (a typo, a job's logs not where the script
 /// thought), never "0 inputs, no failure": say which, and exit 2. A path that exists but cannot
 /// be read is the analysis's business (a warning in the report).
-fn missing_paths(paths: &[String]) -> Option<i32> {
+fn missing_paths(paths: &[String], lang: crate::model::Lang) -> Option<i32> {
     let missing: Vec<&String> = paths
         .iter()
         .filter(|p| p.as_str() != "-")
@@ -446,19 +453,19 @@ fn missing_paths(paths: &[String]) -> Option<i32> {
         })
         .collect();
     for p in &missing {
-        eprintln!("trainwreck: {p}: no such file or directory");
+        say(lang, Tr(lang).cli_no_such_path(p));
     }
     (!missing.is_empty()).then_some(exit::USAGE)
 }
 
 fn analyze(args: AnalyzeArgs, ui: Ui) -> i32 {
-    if let Some(code) = missing_paths(&args.paths) {
+    if let Some(code) = missing_paths(&args.paths, ui.lang) {
         return code;
     }
-    stdin_hint(&args.paths);
+    stdin_hint(&args.paths, ui.lang);
     // Detection tables compile beside the rules (start-up is sequential otherwise).
     std::thread::spawn(crate::sources::detect::warm_up);
-    let kb = match load(&args.rules) {
+    let kb = match load(&args.rules, ui.lang) {
         Ok(kb) => kb,
         Err(code) => return code,
     };
@@ -466,7 +473,7 @@ fn analyze(args: AnalyzeArgs, ui: Ui) -> i32 {
         args.format,
         Format::Markdown | Format::Github | Format::Junit
     );
-    let mut redactor = match redactor(args.redact.as_deref(), pasted) {
+    let mut redactor = match redactor(args.redact.as_deref(), pasted, ui.lang) {
         Ok(r) => r,
         Err(code) => return code,
     };
@@ -494,7 +501,7 @@ fn analyze(args: AnalyzeArgs, ui: Ui) -> i32 {
             };
             crate::history::RunRecord::from_report(&r, &ctx, 0).job
         });
-        match baseline_paths(base, h.db.as_deref(), job.as_deref()) {
+        match baseline_paths(base, h.db.as_deref(), job.as_deref(), ui.lang) {
             Ok(good) => {
                 let good = crate::diff::Run::analyse(&engine, &good, threads(args.threads));
                 let bad =
@@ -502,7 +509,7 @@ fn analyze(args: AnalyzeArgs, ui: Ui) -> i32 {
                 r.diff = Some(crate::diff::compare(&good, &bad));
             }
             Err(e) => {
-                eprintln!("trainwreck: --baseline {base}: {e}");
+                say(ui.lang, Tr(ui.lang).cli_baseline_error(base, &e));
                 return exit::USAGE;
             }
         }
@@ -513,7 +520,7 @@ fn analyze(args: AnalyzeArgs, ui: Ui) -> i32 {
         hosts: h.hosts.clone(),
         gpus: h.gpus.clone(),
     });
-    let history_failed = with_history(&mut r, h.db.as_deref(), ctx.as_ref());
+    let history_failed = with_history(&mut r, h.db.as_deref(), ctx.as_ref(), ui.lang);
     if let Some(red) = redactor.as_mut() {
         red.add_hosts(r.hosts().iter().map(String::as_str));
         if let Some(seen) = &r.history {
@@ -541,7 +548,7 @@ fn analyze(args: AnalyzeArgs, ui: Ui) -> i32 {
                 t.push_str(&crate::report::diff::terminal(d, ui.lang));
             }
             if args.timeline {
-                t.push_str(&crate::report::timeline::render(&r));
+                t.push_str(&crate::report::timeline::render(&r, ui.lang));
             }
             t
         }
@@ -578,10 +585,15 @@ fn analyze(args: AnalyzeArgs, ui: Ui) -> i32 {
 
 /// The good run's paths for `--baseline`: as given, or the history's last good run of the
 /// same job (`last-good`).
-fn baseline_paths(base: &str, db: Option<&str>, job: Option<&str>) -> Result<Vec<String>, String> {
+fn baseline_paths(
+    base: &str,
+    db: Option<&str>,
+    job: Option<&str>,
+    lang: crate::model::Lang,
+) -> Result<Vec<String>, String> {
     if base != "last-good" {
-        if missing_paths(&[base.to_string()]).is_some() {
-            return Err("no such file or directory".into());
+        if missing_paths(&[base.to_string()], lang).is_some() {
+            return Err(Tr(lang).cli_no_such_file().into());
         }
         return Ok(vec![base.to_string()]);
     }
@@ -590,11 +602,11 @@ fn baseline_paths(base: &str, db: Option<&str>, job: Option<&str>) -> Result<Vec
 
 fn diff_cmd(args: DiffArgs, ui: Ui) -> i32 {
     let both = [args.good.clone(), args.bad.clone()];
-    if let Some(code) = missing_paths(&both) {
+    if let Some(code) = missing_paths(&both, ui.lang) {
         return code;
     }
     std::thread::spawn(crate::sources::detect::warm_up);
-    let kb = match load(&args.rules) {
+    let kb = match load(&args.rules, ui.lang) {
         Ok(kb) => kb,
         Err(code) => return code,
     };
@@ -608,7 +620,7 @@ fn diff_cmd(args: DiffArgs, ui: Ui) -> i32 {
         DiffFormat::Terminal => print_term(&crate::report::diff::terminal(&d, ui.lang)),
         DiffFormat::Markdown => {
             let text = crate::report::diff::markdown(&d, ui.lang);
-            match redactor(None, true) {
+            match redactor(None, true, ui.lang) {
                 Ok(Some(mut red)) => print_out(&red.text(&text)),
                 _ => print_out(&text),
             }
@@ -622,32 +634,31 @@ fn with_history(
     r: &mut crate::report::Report,
     db: Option<&str>,
     record: Option<&crate::history::RecordContext>,
+    lang: crate::model::Lang,
 ) -> bool {
     match crate::history::command::attach(r, db, record) {
         Ok(_) => false,
         Err(e) => {
-            let what = if record.is_some() {
-                "not recorded"
-            } else {
-                "no seen-before"
-            };
-            eprintln!("trainwreck: {e} ({what}; the diagnosis prints regardless)");
+            let msg = Tr(lang).cli_history_unused(&e.to_string(), record.is_some());
+            say(lang, msg);
             true
         }
     }
 }
 
 /// `-` with a terminal on stdin waits for a paste: say how to end it, once.
-fn stdin_hint(paths: &[String]) {
+fn stdin_hint(paths: &[String], lang: crate::model::Lang) {
     if paths.iter().any(|p| p == "-") && std::io::stdin().is_terminal() {
-        eprintln!(
-            "trainwreck: reading a pasted log from stdin; end it with Ctrl-D on a line of its own"
-        );
+        say(lang, Tr(lang).cli_stdin_hint());
     }
 }
 
 /// The redactor a format needs: always for pasted formats, else only on `--redact`.
-fn redactor(flag: Option<&str>, pasted: bool) -> Result<Option<crate::redact::Redactor>, i32> {
+fn redactor(
+    flag: Option<&str>,
+    pasted: bool,
+    lang: crate::model::Lang,
+) -> Result<Option<crate::redact::Redactor>, i32> {
     if flag.is_none() && !pasted {
         return Ok(None);
     }
@@ -655,34 +666,30 @@ fn redactor(flag: Option<&str>, pasted: bool) -> Result<Option<crate::redact::Re
     match crate::redact::Options::parse(&list) {
         Ok(o) => Ok(Some(crate::redact::Redactor::new(o))),
         Err(e) => {
-            eprintln!("trainwreck: {e}");
+            say(lang, e);
             Err(exit::USAGE)
         }
     }
 }
 
 fn triage_cmd(args: TriageArgs, ui: Ui) -> i32 {
-    if let Some(code) = missing_paths(&args.paths) {
+    if let Some(code) = missing_paths(&args.paths, ui.lang) {
         return code;
     }
-    stdin_hint(&args.paths);
-    let kb = match load(&args.rules) {
+    stdin_hint(&args.paths, ui.lang);
+    let kb = match load(&args.rules, ui.lang) {
         Ok(kb) => kb,
         Err(code) => return code,
     };
     let pasted = args.format == TriageFormat::Markdown;
-    let mut redactor = match redactor(args.redact.as_deref(), pasted) {
+    let mut redactor = match redactor(args.redact.as_deref(), pasted, ui.lang) {
         Ok(r) => r,
         Err(code) => return code,
     };
     let record_failed = std::sync::atomic::AtomicBool::new(false);
     let t = if args.record {
         let store = crate::history::locate(args.db.as_deref(), true)
-            .ok_or_else(|| {
-                crate::history::HistoryError(
-                    "no history database: give --db or set TRAINWRECK_DB".into(),
-                )
-            })
+            .ok_or_else(|| crate::history::HistoryError(Tr(ui.lang).cli_no_history_db().into()))
             .and_then(|loc| crate::history::Store::open(&loc));
         match store {
             Ok(store) => {
@@ -696,14 +703,18 @@ fn triage_cmd(args: TriageArgs, ui: Ui) -> i32 {
                     let rec = crate::history::RunRecord::from_report(rep, &ctx, now);
                     let mut s = store.lock().unwrap_or_else(|e| e.into_inner());
                     if let Err(e) = s.record(&rec) {
-                        eprintln!("trainwreck: {e} (run {} not recorded)", run.display());
+                        let run = run.display().to_string();
+                        say(
+                            ui.lang,
+                            Tr(ui.lang).cli_run_not_recorded(&e.to_string(), &run),
+                        );
                         record_failed.store(true, std::sync::atomic::Ordering::Relaxed);
                     }
                 };
                 crate::triage::run_with(&kb, &args.paths, threads(args.threads), &each)
             }
             Err(e) => {
-                eprintln!("trainwreck: {e} (nothing recorded; the triage is below)");
+                say(ui.lang, Tr(ui.lang).cli_triage_not_recorded(&e.to_string()));
                 record_failed.store(true, std::sync::atomic::Ordering::Relaxed);
                 crate::triage::run(&kb, &args.paths, threads(args.threads))
             }
@@ -733,9 +744,10 @@ fn triage_cmd(args: TriageArgs, ui: Ui) -> i32 {
         }
         TriageFormat::Table => {
             let tables = ui.stdout().tables;
-            crate::report::neutralize(&crate::report::triage::render_table(&t, tables)).into_owned()
+            crate::report::neutralize(&crate::report::triage::render_table(&t, tables, ui.lang))
+                .into_owned()
         }
-        TriageFormat::Markdown => crate::report::triage::render_markdown(&t),
+        TriageFormat::Markdown => crate::report::triage::render_markdown(&t, ui.lang),
     };
     failed_code(match redactor.as_mut() {
         Some(red) => print_out(&red.text(&text)),
@@ -762,17 +774,17 @@ fn facts(args: FactsArgs, ui: Ui) -> i32 {
         return print_out(&crate::report::facts::catalog(crate::facts::CATALOG));
     }
     if args.paths.is_empty() {
-        eprintln!("trainwreck: facts needs at least one PATH (or --catalog)");
+        say(ui.lang, Tr(ui.lang).cli_facts_needs_path());
         return exit::USAGE;
     }
-    if let Some(code) = missing_paths(&args.paths) {
+    if let Some(code) = missing_paths(&args.paths, ui.lang) {
         return code;
     }
-    let kb = match load(&[]) {
+    let kb = match load(&[], ui.lang) {
         Ok(kb) => kb,
         Err(code) => return code,
     };
-    let mut redactor = match redactor(args.redact.as_deref(), false) {
+    let mut redactor = match redactor(args.redact.as_deref(), false, ui.lang) {
         Ok(r) => r,
         Err(code) => return code,
     };
@@ -798,7 +810,7 @@ fn facts(args: FactsArgs, ui: Ui) -> i32 {
 fn rules_cmd(cmd: RulesCommand, ui: Ui) -> i32 {
     match cmd {
         RulesCommand::List { rules } => {
-            let kb = match load(&rules) {
+            let kb = match load(&rules, ui.lang) {
                 Ok(kb) => kb,
                 Err(c) => return c,
             };
@@ -809,7 +821,7 @@ fn rules_cmd(cmd: RulesCommand, ui: Ui) -> i32 {
             ))
         }
         RulesCommand::Explain { id, rules } => {
-            let kb = match load(&rules) {
+            let kb = match load(&rules, ui.lang) {
                 Ok(kb) => kb,
                 Err(c) => return c,
             };
@@ -829,15 +841,13 @@ fn rules_cmd(cmd: RulesCommand, ui: Ui) -> i32 {
                     ui.lang,
                 )),
                 None => {
-                    eprintln!(
-                        "trainwreck: no rule with code or name {id:?} (see `trainwreck rules list`)"
-                    );
+                    say(ui.lang, Tr(ui.lang).cli_no_rule(&id));
                     exit::USAGE
                 }
             }
         }
         RulesCommand::Test { rules } => {
-            let kb = match load(&rules) {
+            let kb = match load(&rules, ui.lang) {
                 Ok(kb) => kb,
                 Err(c) => return c,
             };
@@ -862,14 +872,14 @@ fn rules_cmd(cmd: RulesCommand, ui: Ui) -> i32 {
             }
         }
         RulesCommand::Patterns { rules } => {
-            let kb = match load(&rules) {
+            let kb = match load(&rules, ui.lang) {
                 Ok(kb) => kb,
                 Err(c) => return c,
             };
             print_out(&crate::report::rules::patterns(&kb))
         }
         RulesCommand::Scan { paths, rules } => {
-            let kb = match load(&rules) {
+            let kb = match load(&rules, ui.lang) {
                 Ok(kb) => kb,
                 Err(c) => return c,
             };
@@ -883,23 +893,22 @@ fn rules_cmd(cmd: RulesCommand, ui: Ui) -> i32 {
     }
 }
 
-fn capture_cmd(args: CaptureArgs) -> i32 {
+fn capture_cmd(args: CaptureArgs, ui: Ui) -> i32 {
     let opts = crate::capture::SnapshotOptions {
         versions: !args.no_versions,
         ..Default::default()
     };
     match crate::capture::snapshot(&args.dir, &opts) {
         Ok(m) => {
-            eprintln!(
-                "trainwreck: wrote {} files to {} ({} noted as missing; see manifest.json)",
-                m.files.len(),
-                args.dir.display(),
-                m.notes.len()
+            let dir = args.dir.display().to_string();
+            say(
+                ui.lang,
+                Tr(ui.lang).cli_capture_wrote(m.files.len(), &dir, m.notes.len()),
             );
             exit::OK
         }
         Err(e) => {
-            eprintln!("trainwreck: {e}");
+            say(ui.lang, e);
             exit::USAGE
         }
     }
@@ -918,7 +927,7 @@ fn run_cmd(args: RunArgs, ui: Ui) -> i32 {
     let outcome = match crate::capture::run(opts) {
         Ok(o) => o,
         Err(e) => {
-            eprintln!("trainwreck: {e}");
+            say(ui.lang, &e);
             return e.exit_status();
         }
     };
@@ -928,7 +937,7 @@ fn run_cmd(args: RunArgs, ui: Ui) -> i32 {
     if outcome.exit_status != 0 && !args.no_analyze {
         // The command's own output went to stdout/stderr; the diagnosis goes to stderr so a
         // pipeline reading the command's stdout is not disturbed.
-        match load(&[]) {
+        match load(&[], ui.lang) {
             Ok(kb) => {
                 let dir = outcome.out_dir.display().to_string();
                 let mut r = crate::diagnose(&kb, std::slice::from_ref(&dir), threads(None));
@@ -943,21 +952,21 @@ fn run_cmd(args: RunArgs, ui: Ui) -> i32 {
                         job,
                         ..Default::default()
                     };
-                    with_history(&mut r, args.db.as_deref(), Some(&ctx));
+                    with_history(&mut r, args.db.as_deref(), Some(&ctx), ui.lang);
                 }
                 r.neutralize();
                 // The diagnosis goes to stderr: colour and tables follow it.
                 let o = ui.options(std::io::stderr().is_terminal());
-                eprintln!(
-                    "\ntrainwreck: the command failed (exit status {}); diagnosis of {}:\n",
-                    outcome.exit_status,
-                    outcome.out_dir.display()
+                let dir = outcome.out_dir.display().to_string();
+                eprintln!();
+                say(
+                    ui.lang,
+                    Tr(ui.lang).cli_run_failed(outcome.exit_status, &dir),
                 );
+                eprintln!();
                 eprint!("{}", terminal::render_with(&r, &o));
             }
-            Err(_) => eprintln!(
-                "trainwreck: rules failed to load; run `trainwreck analyze` on the directory later"
-            ),
+            Err(_) => say(ui.lang, Tr(ui.lang).cli_run_rules_failed()),
         }
     }
     outcome.exit_status

@@ -187,3 +187,35 @@ fn rules_explain_in_chinese_shows_the_chinese_fix() {
     assert!(out.contains(&r.signatures[0].source), "{out}");
     assert!(!out.contains("## Fix"), "{out}");
 }
+
+#[test]
+fn a_missing_path_is_said_in_the_locales_language() {
+    let missing = "fixtures/no-such-run-i18n";
+    let (code, out, err) = tw(ZH, &["analyze", missing]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains(&format!("trainwreck：{missing}：文件或目录不存在")),
+        "{err}"
+    );
+    let (code, _, err) = tw(ZH, &["diff", missing, "fixtures/pairs/shm_size/bad"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("文件或目录不存在"), "{err}");
+    // No Chinese locale: English, as before.
+    let (code, _, err) = tw(&[], &["analyze", missing]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains(&format!("trainwreck: {missing}: no such file or directory")),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_unknown_rule_is_said_in_chinese_with_what_to_do() {
+    let (code, _, err) = tw(ZH, &["rules", "explain", "TW0000-no-such"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.starts_with("trainwreck：没有代码或名称为 \"TW0000-no-such\" 的规则"),
+        "{err}"
+    );
+    assert!(err.contains("`trainwreck rules list`"), "{err}");
+}

@@ -777,6 +777,298 @@ impl Tr {
             Lang::Zh => "参考：",
         }
     }
+    // ----- the CLI's own messages on stderr (helper D) -----
+
+    /// What starts each of them: `trainwreck: ` / `trainwreck：`.
+    pub fn cli_prefix(self) -> &'static str {
+        match self.0 {
+            Lang::En => "trainwreck: ",
+            Lang::Zh => "trainwreck：",
+        }
+    }
+    pub fn cli_no_such_path(self, path: &str) -> String {
+        match self.0 {
+            Lang::En => format!("{path}: no such file or directory"),
+            Lang::Zh => format!("{path}：文件或目录不存在"),
+        }
+    }
+    pub fn cli_no_such_file(self) -> &'static str {
+        match self.0 {
+            Lang::En => "no such file or directory",
+            Lang::Zh => "文件或目录不存在",
+        }
+    }
+    /// `--baseline GOOD: why`.
+    pub fn cli_baseline_error(self, base: &str, why: &str) -> String {
+        match self.0 {
+            Lang::En => format!("--baseline {base}: {why}"),
+            Lang::Zh => format!("--baseline {base}：{why}"),
+        }
+    }
+    pub fn cli_rule_error(self, e: &str) -> String {
+        match self.0 {
+            Lang::En => format!("rule error: {e}"),
+            Lang::Zh => format!("规则错误：{e}"),
+        }
+    }
+    pub fn cli_rule_warning(self, w: &str) -> String {
+        match self.0 {
+            Lang::En => format!("rule warning: {w}"),
+            Lang::Zh => format!("规则警告：{w}"),
+        }
+    }
+    /// A history problem that does not stop the diagnosis.
+    pub fn cli_history_unused(self, e: &str, recording: bool) -> String {
+        match (self.0, recording) {
+            (Lang::En, true) => format!("{e} (not recorded; the diagnosis prints regardless)"),
+            (Lang::En, false) => format!("{e} (no seen-before; the diagnosis prints regardless)"),
+            (Lang::Zh, true) => format!("{e}（未写入历史记录；诊断照常输出）"),
+            (Lang::Zh, false) => format!("{e}（无法查询以前是否出现过；诊断照常输出）"),
+        }
+    }
+    pub fn cli_stdin_hint(self) -> &'static str {
+        match self.0 {
+            Lang::En => "reading a pasted log from stdin; end it with Ctrl-D on a line of its own",
+            Lang::Zh => "正在从标准输入读取粘贴的日志；粘贴完后在单独一行按 Ctrl-D 结束",
+        }
+    }
+    pub fn cli_no_history_db(self) -> &'static str {
+        match self.0 {
+            Lang::En => "no history database: give --db or set TRAINWRECK_DB",
+            Lang::Zh => "没有历史数据库：请用 --db 指定，或设置 TRAINWRECK_DB",
+        }
+    }
+    pub fn cli_run_not_recorded(self, e: &str, run: &str) -> String {
+        match self.0 {
+            Lang::En => format!("{e} (run {run} not recorded)"),
+            Lang::Zh => format!("{e}（运行 {run} 未写入历史记录）"),
+        }
+    }
+    pub fn cli_triage_not_recorded(self, e: &str) -> String {
+        match self.0 {
+            Lang::En => format!("{e} (nothing recorded; the triage is below)"),
+            Lang::Zh => format!("{e}（没有写入任何记录；分诊结果见下）"),
+        }
+    }
+    pub fn cli_facts_needs_path(self) -> &'static str {
+        match self.0 {
+            Lang::En => "facts needs at least one PATH (or --catalog)",
+            Lang::Zh => "facts 至少需要一个 PATH（或者 --catalog）",
+        }
+    }
+    pub fn cli_no_rule(self, id: &str) -> String {
+        match self.0 {
+            Lang::En => {
+                format!("no rule with code or name {id:?} (see `trainwreck rules list`)")
+            }
+            Lang::Zh => {
+                format!("没有代码或名称为 {id:?} 的规则（见 `trainwreck rules list`）")
+            }
+        }
+    }
+    pub fn cli_capture_wrote(self, files: usize, dir: &str, missing: usize) -> String {
+        match self.0 {
+            Lang::En => format!(
+                "wrote {files} files to {dir} ({missing} noted as missing; see manifest.json)"
+            ),
+            Lang::Zh => {
+                format!("已向 {dir} 写入 {files} 个文件（{missing} 项记为缺失；见 manifest.json）")
+            }
+        }
+    }
+    pub fn cli_run_failed(self, status: i32, dir: &str) -> String {
+        match self.0 {
+            Lang::En => format!("the command failed (exit status {status}); diagnosis of {dir}:"),
+            Lang::Zh => format!("命令失败（退出状态 {status}）；对 {dir} 的诊断："),
+        }
+    }
+    pub fn cli_run_rules_failed(self) -> &'static str {
+        match self.0 {
+            Lang::En => "rules failed to load; run `trainwreck analyze` on the directory later",
+            Lang::Zh => "规则加载失败；之后请对该目录运行 `trainwreck analyze`",
+        }
+    }
+    pub fn cli_no_subcommand(self, name: &str) -> String {
+        match self.0 {
+            Lang::En => format!("no subcommand {name:?} (see `trainwreck --help`)"),
+            Lang::Zh => format!("没有子命令 {name:?}（见 `trainwreck --help`）"),
+        }
+    }
+    pub fn cli_cannot_render_man(self, e: &str) -> String {
+        match self.0 {
+            Lang::En => format!("cannot render the manual page: {e}"),
+            Lang::Zh => format!("无法生成手册页：{e}"),
+        }
+    }
+    // ----- triage tables (helper D) -----
+
+    pub fn triage_header(self) -> [&'static str; 8] {
+        match self.0 {
+            Lang::En => [
+                "runs",
+                "fingerprint",
+                "category",
+                "action",
+                "first seen",
+                "last seen",
+                "hosts",
+                "example",
+            ],
+            Lang::Zh => [
+                "运行数",
+                "指纹",
+                "类别",
+                "处理方式",
+                "首次出现",
+                "最近出现",
+                "主机",
+                "示例",
+            ],
+        }
+    }
+    /// `12 runs, 3 groups`.
+    pub fn triage_totals(self, runs: usize, groups: usize) -> String {
+        match self.0 {
+            Lang::En => format!("{runs} runs, {groups} groups"),
+            Lang::Zh => format!("{runs} 次运行，{groups} 组"),
+        }
+    }
+    /// `host h1 failed in 3 runs: hardware suspect` (`kind` is `host` or `gpu`).
+    pub fn triage_suspect(self, kind: &str, name: &str, runs: usize) -> String {
+        match (self.0, kind) {
+            (Lang::En, _) => format!("{kind} {name} failed in {runs} runs: hardware suspect"),
+            (Lang::Zh, "host") => format!("主机 {name} 在 {runs} 次运行中失败：疑似硬件问题"),
+            (Lang::Zh, _) => format!("GPU {name} 在 {runs} 次运行中失败：疑似硬件问题"),
+        }
+    }
+    pub fn triage_suspect_label(self) -> &'static str {
+        match self.0 {
+            Lang::En => "suspect:",
+            Lang::Zh => "可疑：",
+        }
+    }
+    pub fn triage_md_title(self, runs: usize, groups: usize) -> String {
+        match self.0 {
+            Lang::En => format!("## trainwreck triage: {runs} runs, {groups} groups"),
+            Lang::Zh => format!("## trainwreck 分诊：{runs} 次运行，{groups} 组"),
+        }
+    }
+    pub fn triage_md_suspects(self) -> &'static str {
+        match self.0 {
+            Lang::En => "**Hardware suspects** (failed in more than one run):",
+            Lang::Zh => "**疑似硬件问题**（在不止一次运行中失败）：",
+        }
+    }
+    pub fn triage_md_group_runs(self, n: usize) -> String {
+        let k = n as u64;
+        match self.0 {
+            Lang::En => format!("{n} run{}", s(k)),
+            Lang::Zh => format!("{n} 次运行"),
+        }
+    }
+    pub fn triage_no_rule(self) -> &'static str {
+        match self.0 {
+            Lang::En => "no rule explains it: investigate",
+            Lang::Zh => "没有规则能解释它：需要人工排查",
+        }
+    }
+    pub fn triage_md_runs(self) -> &'static str {
+        match self.0 {
+            Lang::En => "Runs:",
+            Lang::Zh => "运行：",
+        }
+    }
+
+    // ----- the --timeline table (helper D) -----
+
+    /// The heading, with the year glog/syslog times were dated with, when one was.
+    pub fn timeline_heading(self, year: Option<i32>) -> String {
+        match (self.0, year) {
+            (Lang::En, None) => "Timeline (times as logged, no clock-skew correction)".into(),
+            (Lang::En, Some(y)) => format!(
+                "Timeline (times as logged, no clock-skew correction; glog/syslog year {y} from a dated line)"
+            ),
+            (Lang::Zh, None) => "时间线（按日志原样的时间，未校正时钟偏差）".into(),
+            (Lang::Zh, Some(y)) => format!(
+                "时间线（按日志原样的时间，未校正时钟偏差；glog/syslog 的年份 {y} 取自带日期的行）"
+            ),
+        }
+    }
+    pub fn timeline_empty(self) -> &'static str {
+        match self.0 {
+            Lang::En => "no timed events in the inputs",
+            Lang::Zh => "输入中没有带时间的事件",
+        }
+    }
+    /// An event kind's label: `last line`, `matched`, `watchdog`, … (machine events keep
+    /// their kind's name).
+    pub fn timeline_label(self, en: &'static str) -> &'static str {
+        match (self.0, en) {
+            (Lang::Zh, "last line") => "最后一行",
+            (Lang::Zh, "matched") => "匹配",
+            (Lang::Zh, "counters") => "计数",
+            (Lang::Zh, "teardown") => "终止",
+            (Lang::Zh, "exit") => "退出",
+            _ => en,
+        }
+    }
+    pub fn timeline_watchdog(self, seq: u64, op: &str, ran_ms: Option<u64>) -> String {
+        match self.0 {
+            Lang::En => format!(
+                "collective #{seq} {op} timed out{}",
+                ran_ms.map(|m| format!(" after {m} ms")).unwrap_or_default()
+            ),
+            Lang::Zh => format!(
+                "集合通信 #{seq} {op} 超时{}",
+                ran_ms
+                    .map(|m| format!("（已运行 {m} ms）"))
+                    .unwrap_or_default()
+            ),
+        }
+    }
+    pub fn timeline_counters(self, enqueued: i64, completed: i64) -> String {
+        match self.0 {
+            Lang::En => format!("last enqueued #{enqueued}, last completed #{completed}"),
+            Lang::Zh => format!("最后入队 #{enqueued}，最后完成 #{completed}"),
+        }
+    }
+    pub fn timeline_fingerprint(self, of: u32, seq: u64, op: &str) -> String {
+        match self.0 {
+            Lang::En => format!("rank {of} runs #{seq} {op}"),
+            Lang::Zh => format!("rank {of} 在执行 #{seq} {op}"),
+        }
+    }
+    pub fn timeline_teardown(self, signal: &str, pid: u32) -> String {
+        match self.0 {
+            Lang::En => format!("launcher sends {signal} to pid {pid}"),
+            Lang::Zh => format!("启动器向 pid {pid} 发送 {signal}"),
+        }
+    }
+    pub fn timeline_exit(self, code: Option<i64>, pid: Option<u32>) -> String {
+        let code = code.map_or("?".to_string(), |c| c.to_string());
+        match self.0 {
+            Lang::En => format!(
+                "exit code {code}{}",
+                pid.map(|p| format!(" (pid {p})")).unwrap_or_default()
+            ),
+            Lang::Zh => format!(
+                "退出码 {code}{}",
+                pid.map(|p| format!("（pid {p}）")).unwrap_or_default()
+            ),
+        }
+    }
+    pub fn timeline_more_rows(self, n: usize) -> String {
+        match self.0 {
+            Lang::En => format!("… {n} more rows"),
+            Lang::Zh => format!("… 另有 {n} 行"),
+        }
+    }
+    pub fn timeline_origin(self, rank: u32) -> String {
+        match self.0 {
+            Lang::En => format!("▶ = rank {rank}, where the failure started"),
+            Lang::Zh => format!("▶ = rank {rank}，失败从这里开始"),
+        }
+    }
 }
 
 #[cfg(test)]
