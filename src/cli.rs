@@ -398,7 +398,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Run(r) => run_cmd(r, ui),
         Command::Triage(t) => triage_cmd(t, ui),
         Command::Diff(d) => diff_cmd(d, ui),
-        Command::History(h) => match crate::history::command::run(h) {
+        Command::History(h) => match crate::history::command::run(h, ui.lang) {
             Ok(text) => print_out(&text),
             Err(e) => {
                 say(ui.lang, e);

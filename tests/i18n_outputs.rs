@@ -219,3 +219,106 @@ fn an_unknown_rule_is_said_in_chinese_with_what_to_do() {
     );
     assert!(err.contains("`trainwreck rules list`"), "{err}");
 }
+
+#[test]
+fn triage_in_chinese_keeps_the_groups_and_translates_the_headings() {
+    let (code, zh, err) = tw(ZH, &["triage", "fixtures/pairs"]);
+    assert_eq!(code, 0, "{err}");
+    let (_, en, _) = tw(&[], &["triage", "fixtures/pairs"]);
+    assert!(zh.starts_with("运行数"), "{zh}");
+    assert!(en.starts_with("runs"), "{en}");
+    // The same groups, fingerprints and categories in both.
+    let fps = |s: &str| -> Vec<String> {
+        s.split_whitespace()
+            .filter(|w| w.starts_with("fp2:"))
+            .map(String::from)
+            .collect()
+    };
+    assert!(!fps(&en).is_empty(), "{en}");
+    assert_eq!(fps(&zh), fps(&en));
+    assert!(zh.contains("shm_exhausted") && zh.contains("fixtures/pairs/shm_size/bad"));
+    let totals = en.lines().last().unwrap_or_default();
+    let (runs, groups) = totals
+        .split_once(" runs, ")
+        .unwrap_or_else(|| panic!("totals line: {totals:?}"));
+    let groups = groups.trim_end_matches(" groups");
+    assert!(
+        zh.contains(&format!("{runs} 次运行，{groups} 组")),
+        "{totals:?} vs\n{zh}"
+    );
+    let (code, md, _) = tw(ZH, &["triage", "fixtures/pairs", "--format", "markdown"]);
+    assert_eq!(code, 0);
+    assert!(md.starts_with("## trainwreck 分诊："), "{md}");
+}
+
+#[test]
+fn the_timeline_in_chinese_says_what_the_launcher_logged_with_its_numbers() {
+    let run = "fixtures/corpus/04_nccl_collective_timeout";
+    let (code, zh, err) = tw(ZH, &["analyze", run, "--timeline", "--color", "never"]);
+    assert_eq!(code, 0, "{err}");
+    let (_, en, _) = tw(&[], &["analyze", run, "--timeline", "--color", "never"]);
+    let en_tl = en
+        .split("\nTimeline (")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no timeline in:\n{en}"));
+    let zh_tl = zh
+        .split("\n时间线（")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no Chinese timeline in:\n{zh}"));
+    // Each watchdog row in English has its Chinese row with the same collective and op.
+    let watchdog: Vec<&str> = en_tl
+        .lines()
+        .filter_map(|l| l.split("collective #").nth(1))
+        .filter_map(|r| r.split(" timed out").next())
+        .collect();
+    assert!(!watchdog.is_empty(), "{en_tl}");
+    for w in watchdog {
+        assert!(
+            zh_tl.contains(&format!("集合通信 #{w} 超时")),
+            "{w:?} missing from:\n{zh_tl}"
+        );
+    }
+    // (Matched lines are the logs' own, English where the logs are.)
+    assert!(!zh_tl.contains("last line") && !zh_tl.contains("where the failure started"));
+    // The same number of rows, in the same order of times.
+    let times = |s: &str| -> Vec<String> {
+        s.lines()
+            .filter(|l| l.contains("2026-"))
+            .map(|l| l.chars().take(27).collect())
+            .collect()
+    };
+    assert_eq!(times(zh_tl), times(en_tl));
+}
+
+#[test]
+fn history_list_in_chinese_has_chinese_headings_and_the_same_fingerprints() {
+    let dir = std::env::temp_dir().join(format!("tw-i18n-history-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("h.sqlite").display().to_string();
+    for p in ["shm_size", "batch_size"] {
+        let bad = format!("fixtures/pairs/{p}/bad");
+        let (code, _, err) = tw(&[], &["analyze", &bad, "--record", "--db", &db]);
+        assert_eq!(code, 0, "{err}");
+    }
+    let (code, zh, err) = tw(ZH, &["history", "--db", &db, "list"]);
+    assert_eq!(code, 0, "{err}");
+    let (_, en, _) = tw(&[], &["history", "--db", &db, "list"]);
+    assert!(zh.contains("指纹") && zh.contains("首次出现"), "{zh}");
+    assert!(en.contains("fingerprint") && !en.contains("指纹"), "{en}");
+    let fps = |s: &str| -> Vec<String> {
+        s.split_whitespace()
+            .filter(|w| w.starts_with("fp2:"))
+            .map(String::from)
+            .collect()
+    };
+    assert_eq!(fps(&zh).len(), 2, "{zh}");
+    assert_eq!(fps(&zh), fps(&en));
+    let (code, hosts, err) = tw(ZH, &["history", "--db", &db, "hosts"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        hosts.contains("次运行；") && hosts.contains("作业数"),
+        "{hosts}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

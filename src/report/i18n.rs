@@ -1069,6 +1069,147 @@ impl Tr {
             Lang::Zh => format!("▶ = rank {rank}，失败从这里开始"),
         }
     }
+    // ----- history show / list / hosts / gpus (helper D) -----
+
+    pub fn history_first_last(self, first: &str, last: &str) -> String {
+        match self.0 {
+            Lang::En => format!("first seen {first}, last seen {last}"),
+            Lang::Zh => format!("首次出现 {first}，最近出现 {last}"),
+        }
+    }
+    pub fn history_hosts(self, hosts: &str) -> String {
+        match self.0 {
+            Lang::En => format!("hosts: {hosts}"),
+            Lang::Zh => format!("主机：{hosts}"),
+        }
+    }
+    pub fn history_notes(self) -> &'static str {
+        match self.0 {
+            Lang::En => "Notes",
+            Lang::Zh => "备注",
+        }
+    }
+    pub fn history_runs_header(self) -> [&'static str; 5] {
+        match self.0 {
+            Lang::En => ["time", "run", "job", "host", "verdict"],
+            Lang::Zh => ["时间", "运行", "作业", "主机", "结论"],
+        }
+    }
+    pub fn history_empty(self) -> &'static str {
+        match self.0 {
+            Lang::En => "No failures in the history for this window.",
+            Lang::Zh => "这段时间内的历史记录里没有失败。",
+        }
+    }
+    pub fn history_list_header(self) -> [&'static str; 7] {
+        match self.0 {
+            Lang::En => [
+                "count",
+                "fingerprint",
+                "category",
+                "hosts",
+                "first seen",
+                "last seen",
+                "title / note",
+            ],
+            Lang::Zh => [
+                "次数",
+                "指纹",
+                "类别",
+                "主机数",
+                "首次出现",
+                "最近出现",
+                "标题 / 备注",
+            ],
+        }
+    }
+    pub fn history_note(self, text: &str) -> String {
+        match self.0 {
+            Lang::En => format!("note: {text}"),
+            Lang::Zh => format!("备注：{text}"),
+        }
+    }
+    /// The unit column's heading: `host` / `gpu`.
+    pub fn fleet_unit(self, unit: &'static str) -> &'static str {
+        match (self.0, unit) {
+            (Lang::Zh, "host") => "主机",
+            (Lang::Zh, "gpu") => "GPU",
+            _ => unit,
+        }
+    }
+    /// The fleet table's other headings: jobs, share, then (after the failure classes)
+    /// hw+unexplained, expected, p-value, and hosts for GPUs.
+    pub fn fleet_header(self) -> ([&'static str; 2], [&'static str; 3], &'static str) {
+        match self.0 {
+            Lang::En => (
+                ["jobs", "share"],
+                ["hw+unexplained", "expected", "p-value"],
+                "hosts",
+            ),
+            Lang::Zh => (
+                ["作业数", "占比"],
+                ["硬件+未解释", "期望值", "p 值"],
+                "主机",
+            ),
+        }
+    }
+    /// The line above the fleet table: what was tested and how.
+    pub fn fleet_summary(self, s: &crate::report::history::FleetStats, tested: usize) -> String {
+        let (n, unit) = (s.units.len(), s.unit);
+        match self.0 {
+            Lang::En => format!(
+                "{} runs{}; {n} {unit}s; one-sided binomial test of hardware-class and unexplained failures against the rest of the fleet, suspect below p = {:.1e} (alpha {} / {tested} tested)",
+                s.runs,
+                s.since
+                    .as_deref()
+                    .map(|d| format!(" since {d}"))
+                    .unwrap_or_default(),
+                s.threshold,
+                s.alpha,
+            ),
+            Lang::Zh => format!(
+                "{}{} 次运行；{n} 个{}；对硬件类和未解释的失败与集群其余部分做单侧二项检验，p < {:.1e} 记为可疑（alpha {} / 检验了 {tested} 个）",
+                s.since
+                    .as_deref()
+                    .map(|d| format!("自 {d} 起 "))
+                    .unwrap_or_default(),
+                s.runs,
+                self.fleet_unit(unit),
+                s.threshold,
+                s.alpha,
+            ),
+        }
+    }
+    pub fn fleet_more(self, n: usize) -> String {
+        match self.0 {
+            Lang::En => format!("({n} more not shown; --format json has all)"),
+            Lang::Zh => format!("（另有 {n} 个未显示；--format json 包含全部）"),
+        }
+    }
+    pub fn fleet_no_suspects(self) -> &'static str {
+        match self.0 {
+            Lang::En => "No suspects.",
+            Lang::Zh => "没有可疑对象。",
+        }
+    }
+    pub fn fleet_suspects(self) -> &'static str {
+        match self.0 {
+            Lang::En => "Suspects:",
+            Lang::Zh => "可疑对象：",
+        }
+    }
+    pub fn fleet_suspect(self, u: &crate::report::history::UnitStat, p: &str) -> String {
+        match self.0 {
+            Lang::En => format!(
+                "{}: {} hardware/unexplained failures in {} jobs (expected {:.2} at the fleet's rate {:.4}), p = {p}",
+                u.id, u.suspect_failures, u.jobs, u.expected, u.base_rate
+            ),
+            Lang::Zh => format!(
+                "{}：{} 个作业中有 {} 次硬件类/未解释的失败（按集群失败率 {:.4} 期望为 {:.2}），p = {p}",
+                u.id, u.jobs, u.suspect_failures, u.base_rate, u.expected
+            ),
+        }
+    }
 }
 
 #[cfg(test)]
