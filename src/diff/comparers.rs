@@ -576,19 +576,19 @@ pub fn pair(c: &Comparer, good: &Reading, bad: &Reading) -> Vec<Difference> {
     for key in keys {
         let g = good.items.iter().find(|i| i.key == key);
         let b = bad.items.iter().find(|i| i.key == key);
-        let (gv, bv, proto) = match (g, b) {
+        let (gv, bv, proto, absent) = match (g, b) {
             (Some(g), Some(b)) => {
                 if same(g, b) {
                     continue;
                 }
-                (g.value.clone(), b.value.clone(), g)
+                (g.value.clone(), b.value.clone(), g, None)
             }
             (Some(g), None) => match &bad.absent {
-                Some(a) => (g.value.clone(), a.clone(), g),
+                Some(a) => (g.value.clone(), a.clone(), g, Some(Side::Bad)),
                 None => continue,
             },
             (None, Some(b)) => match &good.absent {
-                Some(a) => (a.clone(), b.value.clone(), b),
+                Some(a) => (a.clone(), b.value.clone(), b, Some(Side::Good)),
                 None => continue,
             },
             (None, None) => continue,
@@ -611,6 +611,7 @@ pub fn pair(c: &Comparer, good: &Reading, bad: &Reading) -> Vec<Difference> {
             explains: Vec::new(),
             relevance: 0.0,
             evidence,
+            absent,
         });
     }
     out

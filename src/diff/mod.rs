@@ -247,6 +247,34 @@ pub struct Difference {
     /// 0..1: how likely this difference explains the bad run's failure (docs/diff.md).
     pub relevance: f64,
     pub evidence: Vec<Cite>,
+    /// The side whose value is the comparer's word for "this run does not have it"
+    /// (`unset`, `not set`), not a value it read.
+    #[serde(skip)]
+    pub absent: Option<Side>,
+}
+
+impl Difference {
+    /// One side's value for people, in English (`display`).
+    pub fn shown(&self, side: Side) -> String {
+        display(self.value(side), self.unit)
+    }
+
+    /// One side's value for people, in Chinese: what `shown` says, but our own words
+    /// (`unlimited`, a value the side does not have) in Chinese; values read stay as read.
+    pub fn shown_zh(&self, side: Side) -> String {
+        match self.value(side) {
+            _ if self.absent == Some(side) => "未设置".to_string(),
+            Value::Num(n) if *n >= UNLIMITED => "不限".to_string(),
+            v => display(v, self.unit),
+        }
+    }
+
+    fn value(&self, side: Side) -> &Value {
+        match side {
+            Side::Good => &self.good,
+            Side::Bad => &self.bad,
+        }
+    }
 }
 
 /// A run as the comparison names it.
@@ -381,14 +409,15 @@ fn headline(diffs: &[Difference], bad: &Run, top: Option<Category>) -> Option<(S
     let n = diffs.len();
     match (top, first) {
         (Some(t), Some(d)) if d.explains.contains(&t) => {
-            let (b, g) = (display(&d.bad, d.unit), display(&d.good, d.unit));
+            let (b, g) = (d.shown(Side::Bad), d.shown(Side::Good));
+            let (bz, gz) = (d.shown_zh(Side::Bad), d.shown_zh(Side::Good));
             Some((
                 format!(
                     "Likely culprit: {} {b} here vs {g} in the good run (can explain {t}, the top finding)",
                     d.what
                 ),
                 format!(
-                    "最可能的原因：{}，本次为 {b}，正常那次为 {g}（能解释首要发现 {t}）",
+                    "最可能的原因：{}，本次为 {bz}，正常那次为 {gz}（能解释首要发现 {t}）",
                     d.what_zh.as_deref().unwrap_or(&d.what)
                 ),
             ))

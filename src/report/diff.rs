@@ -101,8 +101,8 @@ pub fn terminal(d: &Diff, lang: Lang) -> String {
             .map(|x| {
                 [
                     super::cut(tr.diff_what(x), 48),
-                    super::cut(&display(&x.good, x.unit), 48),
-                    super::cut(&display(&x.bad, x.unit), 48),
+                    super::cut(&tr.diff_value(x, Side::Good), 48),
+                    super::cut(&tr.diff_value(x, Side::Bad), 48),
                     explains(x),
                 ]
             })
@@ -192,8 +192,8 @@ pub fn markdown(d: &Diff, lang: Lang) -> String {
             s.push_str(&format!(
                 "| {} | `{}` | `{}` | {} | {:.2} | {} |\n",
                 md_cell(tr.diff_what(x)),
-                md_cell(&display(&x.good, x.unit)).replace('`', "'"),
-                md_cell(&display(&x.bad, x.unit)).replace('`', "'"),
+                md_cell(&tr.diff_value(x, Side::Good)).replace('`', "'"),
+                md_cell(&tr.diff_value(x, Side::Bad)).replace('`', "'"),
                 explains(x),
                 x.relevance,
                 md_cell(&cites(x, tr))

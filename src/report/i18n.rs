@@ -530,6 +530,14 @@ impl Tr {
     pub fn diff_what(self, d: &Difference) -> &str {
         self.pick(&d.what, d.what_zh.as_ref())
     }
+    /// A side's value: as read, with our own words for it (`unlimited`, `unset`) in the
+    /// report's language.
+    pub fn diff_value(self, d: &Difference, side: Side) -> String {
+        match self.0 {
+            Lang::En => d.shown(side),
+            Lang::Zh => d.shown_zh(side),
+        }
+    }
     pub fn diff_headline(self, d: &Diff) -> Option<&str> {
         d.headline
             .as_deref()
