@@ -4,6 +4,7 @@
 
 use crate::analyze::Engine;
 use crate::inputs;
+use crate::report::i18n::Tr;
 use crate::report::terminal;
 use crate::rules::{self, KnowledgeBase};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -360,19 +361,22 @@ pub fn cli_command() -> clap::Command {
     <Cli as clap::CommandFactory>::command()
 }
 
+/// One of our own messages on stderr, `trainwreck: ` first, in the user's language.
+fn say(lang: crate::model::Lang, msg: impl std::fmt::Display) {
+    eprintln!("{}{msg}", Tr(lang).cli_prefix());
+}
+
 fn load(dirs: &[PathBuf], lang: crate::model::Lang) -> Result<KnowledgeBase, i32> {
+    let tr = Tr(lang);
     let refs: Vec<&std::path::Path> = dirs.iter().map(|p| p.as_path()).collect();
     let kb = KnowledgeBase::load(&refs).map_err(|errs| {
         for e in &errs {
-            eprintln!("trainwreck: rule error: {e}");
+            say(lang, tr.cli_rule_error(&e.to_string()));
         }
         exit::USAGE
     })?;
     for w in &kb.warnings {
-        eprintln!(
-            "trainwreck: rule warning: {}",
-            crate::report::i18n::Tr(lang).text(w)
-        );
+        say(lang, tr.cli_rule_warning(tr.text(w)));
     }
     Ok(kb)
 }
@@ -390,14 +394,14 @@ pub fn run(cli: Cli) -> i32 {
     match cli.command {
         Command::Analyze(a) => analyze(a, ui),
         Command::Facts(f) => facts(f, ui),
-        Command::Capture(c) => capture_cmd(c),
+        Command::Capture(c) => capture_cmd(c, ui),
         Command::Run(r) => run_cmd(r, ui),
         Command::Triage(t) => triage_cmd(t, ui),
-        Command::Diff(d) => diff_cmd(d, ui.lang),
-        Command::History(h) => match crate::history::command::run(h) {
+        Command::Diff(d) => diff_cmd(d, ui),
+        Command::History(h) => match crate::history::command::run(h, ui.lang) {
             Ok(text) => print_out(&text),
             Err(e) => {
-                eprintln!("trainwreck: {e}");
+                say(ui.lang, e);
                 exit::HISTORY
             }
         },
@@ -420,7 +424,7 @@ pub fn run(cli: Cli) -> i32 {
                         .name(&*String::leak(format!("trainwreck-{name}")))
                         .version(env!("CARGO_PKG_VERSION")),
                     None => {
-                        eprintln!("trainwreck: no subcommand {name:?} (see `trainwreck --help`)");
+                        say(ui.lang, Tr(ui.lang).cli_no_subcommand(name));
                         return exit::USAGE;
                     }
                 },
@@ -429,7 +433,7 @@ pub fn run(cli: Cli) -> i32 {
             match clap_mangen::Man::new(page).render(&mut buf) {
                 Ok(()) => print_out(&String::from_utf8_lossy(&buf)),
                 Err(e) => {
-                    eprintln!("trainwreck: cannot render the manual page: {e}");
+                    say(ui.lang, Tr(ui.lang).cli_cannot_render_man(&e.to_string()));
                     exit::USAGE
                 }
             }
@@ -440,7 +444,7 @@ pub fn run(cli: Cli) -> i32 {
 /// A path that does not exist is a usage error (a typo, a job's logs not where the script
 /// thought), never "0 inputs, no failure": say which, and exit 2. A path that exists but cannot
 /// be read is the analysis's business (a warning in the report).
-fn missing_paths(paths: &[String]) -> Option<i32> {
+fn missing_paths(paths: &[String], lang: crate::model::Lang) -> Option<i32> {
     let missing: Vec<&String> = paths
         .iter()
         .filter(|p| p.as_str() != "-")
@@ -449,16 +453,16 @@ fn missing_paths(paths: &[String]) -> Option<i32> {
         })
         .collect();
     for p in &missing {
-        eprintln!("trainwreck: {p}: no such file or directory");
+        say(lang, Tr(lang).cli_no_such_path(p));
     }
     (!missing.is_empty()).then_some(exit::USAGE)
 }
 
 fn analyze(args: AnalyzeArgs, ui: Ui) -> i32 {
-    if let Some(code) = missing_paths(&args.paths) {
+    if let Some(code) = missing_paths(&args.paths, ui.lang) {
         return code;
     }
-    stdin_hint(&args.paths);
+    stdin_hint(&args.paths, ui.lang);
     // Detection tables compile beside the rules (start-up is sequential otherwise).
     std::thread::spawn(crate::sources::detect::warm_up);
     let kb = match load(&args.rules, ui.lang) {
@@ -469,7 +473,7 @@ fn analyze(args: AnalyzeArgs, ui: Ui) -> i32 {
         args.format,
         Format::Markdown | Format::Github | Format::Junit
     );
-    let mut redactor = match redactor(args.redact.as_deref(), pasted) {
+    let mut redactor = match redactor(args.redact.as_deref(), pasted, ui.lang) {
         Ok(r) => r,
         Err(code) => return code,
     };
@@ -497,7 +501,7 @@ fn analyze(args: AnalyzeArgs, ui: Ui) -> i32 {
             };
             crate::history::RunRecord::from_report(&r, &ctx, 0).job
         });
-        match baseline_paths(base, h.db.as_deref(), job.as_deref()) {
+        match baseline_paths(base, h.db.as_deref(), job.as_deref(), ui.lang) {
             Ok(good) => {
                 let good = crate::diff::Run::analyse(&engine, &good, threads(args.threads));
                 let bad =
@@ -505,7 +509,7 @@ fn analyze(args: AnalyzeArgs, ui: Ui) -> i32 {
                 r.diff = Some(crate::diff::compare(&good, &bad));
             }
             Err(e) => {
-                eprintln!("trainwreck: --baseline {base}: {e}");
+                say(ui.lang, Tr(ui.lang).cli_baseline_error(base, &e));
                 return exit::USAGE;
             }
         }
@@ -516,7 +520,7 @@ fn analyze(args: AnalyzeArgs, ui: Ui) -> i32 {
         hosts: h.hosts.clone(),
         gpus: h.gpus.clone(),
     });
-    let history_failed = with_history(&mut r, h.db.as_deref(), ctx.as_ref());
+    let history_failed = with_history(&mut r, h.db.as_deref(), ctx.as_ref(), ui.lang);
     if let Some(red) = redactor.as_mut() {
         red.add_hosts(r.hosts().iter().map(String::as_str));
         if let Some(seen) = &r.history {
@@ -539,11 +543,12 @@ fn analyze(args: AnalyzeArgs, ui: Ui) -> i32 {
             r.neutralize();
             let mut t = terminal::render_with(&r, &o);
             if let Some(d) = &r.diff {
-                t.push_str("\nWhat changed since the good run\n\n");
-                t.push_str(&crate::report::diff::terminal(d));
+                let tr = crate::report::i18n::Tr(ui.lang);
+                t.push_str(&format!("\n{}\n\n", tr.diff_section()));
+                t.push_str(&crate::report::diff::terminal(d, ui.lang));
             }
             if args.timeline {
-                t.push_str(&crate::report::timeline::render(&r));
+                t.push_str(&crate::report::timeline::render(&r, ui.lang));
             }
             t
         }
@@ -551,7 +556,7 @@ fn analyze(args: AnalyzeArgs, ui: Ui) -> i32 {
             let mut t = crate::report::markdown::render_in(&r, ui.lang);
             if let Some(d) = &r.diff {
                 t.push('\n');
-                t.push_str(&crate::report::diff::markdown(d));
+                t.push_str(&crate::report::diff::markdown(d, ui.lang));
             }
             t
         }
@@ -580,23 +585,28 @@ fn analyze(args: AnalyzeArgs, ui: Ui) -> i32 {
 
 /// The good run's paths for `--baseline`: as given, or the history's last good run of the
 /// same job (`last-good`).
-fn baseline_paths(base: &str, db: Option<&str>, job: Option<&str>) -> Result<Vec<String>, String> {
+fn baseline_paths(
+    base: &str,
+    db: Option<&str>,
+    job: Option<&str>,
+    lang: crate::model::Lang,
+) -> Result<Vec<String>, String> {
     if base != "last-good" {
-        if missing_paths(&[base.to_string()]).is_some() {
-            return Err("no such file or directory".into());
+        if missing_paths(&[base.to_string()], lang).is_some() {
+            return Err(Tr(lang).cli_no_such_file().into());
         }
         return Ok(vec![base.to_string()]);
     }
     crate::history::command::last_good(db, job)
 }
 
-fn diff_cmd(args: DiffArgs, lang: crate::model::Lang) -> i32 {
+fn diff_cmd(args: DiffArgs, ui: Ui) -> i32 {
     let both = [args.good.clone(), args.bad.clone()];
-    if let Some(code) = missing_paths(&both) {
+    if let Some(code) = missing_paths(&both, ui.lang) {
         return code;
     }
     std::thread::spawn(crate::sources::detect::warm_up);
-    let kb = match load(&args.rules, lang) {
+    let kb = match load(&args.rules, ui.lang) {
         Ok(kb) => kb,
         Err(code) => return code,
     };
@@ -607,10 +617,10 @@ fn diff_cmd(args: DiffArgs, lang: crate::model::Lang) -> i32 {
     let d = crate::diff::compare(&good, &bad);
     match args.format {
         DiffFormat::Json => print_out(&crate::report::diff::json(&d)),
-        DiffFormat::Terminal => print_term(&crate::report::diff::terminal(&d)),
+        DiffFormat::Terminal => print_term(&crate::report::diff::terminal(&d, ui.lang)),
         DiffFormat::Markdown => {
-            let text = crate::report::diff::markdown(&d);
-            match redactor(None, true) {
+            let text = crate::report::diff::markdown(&d, ui.lang);
+            match redactor(None, true, ui.lang) {
                 Ok(Some(mut red)) => print_out(&red.text(&text)),
                 _ => print_out(&text),
             }
@@ -624,32 +634,31 @@ fn with_history(
     r: &mut crate::report::Report,
     db: Option<&str>,
     record: Option<&crate::history::RecordContext>,
+    lang: crate::model::Lang,
 ) -> bool {
     match crate::history::command::attach(r, db, record) {
         Ok(_) => false,
         Err(e) => {
-            let what = if record.is_some() {
-                "not recorded"
-            } else {
-                "no seen-before"
-            };
-            eprintln!("trainwreck: {e} ({what}; the diagnosis prints regardless)");
+            let msg = Tr(lang).cli_history_unused(&e.to_string(), record.is_some());
+            say(lang, msg);
             true
         }
     }
 }
 
 /// `-` with a terminal on stdin waits for a paste: say how to end it, once.
-fn stdin_hint(paths: &[String]) {
+fn stdin_hint(paths: &[String], lang: crate::model::Lang) {
     if paths.iter().any(|p| p == "-") && std::io::stdin().is_terminal() {
-        eprintln!(
-            "trainwreck: reading a pasted log from stdin; end it with Ctrl-D on a line of its own"
-        );
+        say(lang, Tr(lang).cli_stdin_hint());
     }
 }
 
 /// The redactor a format needs: always for pasted formats, else only on `--redact`.
-fn redactor(flag: Option<&str>, pasted: bool) -> Result<Option<crate::redact::Redactor>, i32> {
+fn redactor(
+    flag: Option<&str>,
+    pasted: bool,
+    lang: crate::model::Lang,
+) -> Result<Option<crate::redact::Redactor>, i32> {
     if flag.is_none() && !pasted {
         return Ok(None);
     }
@@ -657,34 +666,30 @@ fn redactor(flag: Option<&str>, pasted: bool) -> Result<Option<crate::redact::Re
     match crate::redact::Options::parse(&list) {
         Ok(o) => Ok(Some(crate::redact::Redactor::new(o))),
         Err(e) => {
-            eprintln!("trainwreck: {e}");
+            say(lang, e);
             Err(exit::USAGE)
         }
     }
 }
 
 fn triage_cmd(args: TriageArgs, ui: Ui) -> i32 {
-    if let Some(code) = missing_paths(&args.paths) {
+    if let Some(code) = missing_paths(&args.paths, ui.lang) {
         return code;
     }
-    stdin_hint(&args.paths);
+    stdin_hint(&args.paths, ui.lang);
     let kb = match load(&args.rules, ui.lang) {
         Ok(kb) => kb,
         Err(code) => return code,
     };
     let pasted = args.format == TriageFormat::Markdown;
-    let mut redactor = match redactor(args.redact.as_deref(), pasted) {
+    let mut redactor = match redactor(args.redact.as_deref(), pasted, ui.lang) {
         Ok(r) => r,
         Err(code) => return code,
     };
     let record_failed = std::sync::atomic::AtomicBool::new(false);
     let t = if args.record {
         let store = crate::history::locate(args.db.as_deref(), true)
-            .ok_or_else(|| {
-                crate::history::HistoryError(
-                    "no history database: give --db or set TRAINWRECK_DB".into(),
-                )
-            })
+            .ok_or_else(|| crate::history::HistoryError(Tr(ui.lang).cli_no_history_db().into()))
             .and_then(|loc| crate::history::Store::open(&loc));
         match store {
             Ok(store) => {
@@ -698,14 +703,18 @@ fn triage_cmd(args: TriageArgs, ui: Ui) -> i32 {
                     let rec = crate::history::RunRecord::from_report(rep, &ctx, now);
                     let mut s = store.lock().unwrap_or_else(|e| e.into_inner());
                     if let Err(e) = s.record(&rec) {
-                        eprintln!("trainwreck: {e} (run {} not recorded)", run.display());
+                        let run = run.display().to_string();
+                        say(
+                            ui.lang,
+                            Tr(ui.lang).cli_run_not_recorded(&e.to_string(), &run),
+                        );
                         record_failed.store(true, std::sync::atomic::Ordering::Relaxed);
                     }
                 };
                 crate::triage::run_with(&kb, &args.paths, threads(args.threads), &each)
             }
             Err(e) => {
-                eprintln!("trainwreck: {e} (nothing recorded; the triage is below)");
+                say(ui.lang, Tr(ui.lang).cli_triage_not_recorded(&e.to_string()));
                 record_failed.store(true, std::sync::atomic::Ordering::Relaxed);
                 crate::triage::run(&kb, &args.paths, threads(args.threads))
             }
@@ -735,9 +744,10 @@ fn triage_cmd(args: TriageArgs, ui: Ui) -> i32 {
         }
         TriageFormat::Table => {
             let tables = ui.stdout().tables;
-            crate::report::neutralize(&crate::report::triage::render_table(&t, tables)).into_owned()
+            crate::report::neutralize(&crate::report::triage::render_table(&t, tables, ui.lang))
+                .into_owned()
         }
-        TriageFormat::Markdown => crate::report::triage::render_markdown(&t),
+        TriageFormat::Markdown => crate::report::triage::render_markdown(&t, ui.lang),
     };
     failed_code(match redactor.as_mut() {
         Some(red) => print_out(&red.text(&text)),
@@ -764,17 +774,17 @@ fn facts(args: FactsArgs, ui: Ui) -> i32 {
         return print_out(&crate::report::facts::catalog(crate::facts::CATALOG));
     }
     if args.paths.is_empty() {
-        eprintln!("trainwreck: facts needs at least one PATH (or --catalog)");
+        say(ui.lang, Tr(ui.lang).cli_facts_needs_path());
         return exit::USAGE;
     }
-    if let Some(code) = missing_paths(&args.paths) {
+    if let Some(code) = missing_paths(&args.paths, ui.lang) {
         return code;
     }
     let kb = match load(&[], ui.lang) {
         Ok(kb) => kb,
         Err(code) => return code,
     };
-    let mut redactor = match redactor(args.redact.as_deref(), false) {
+    let mut redactor = match redactor(args.redact.as_deref(), false, ui.lang) {
         Ok(r) => r,
         Err(code) => return code,
     };
@@ -805,7 +815,11 @@ fn rules_cmd(cmd: RulesCommand, ui: Ui) -> i32 {
                 Ok(kb) => kb,
                 Err(c) => return c,
             };
-            print_term(&crate::report::rules::list(&kb, ui.stdout().tables))
+            print_term(&crate::report::rules::list(
+                &kb,
+                ui.stdout().tables,
+                ui.lang,
+            ))
         }
         RulesCommand::Explain { id, rules } => {
             let kb = match load(&rules, ui.lang) {
@@ -813,23 +827,22 @@ fn rules_cmd(cmd: RulesCommand, ui: Ui) -> i32 {
                 Err(c) => return c,
             };
             if let Some(e) = rules::xid::parse_id(&id).and_then(rules::xid::lookup) {
-                return print_out(&crate::report::rules::explain_xid(e));
+                return print_out(&crate::report::rules::explain_xid(e, ui.lang));
             }
             let engine_made = crate::correlate::ENGINE_FINDINGS
                 .iter()
                 .find(|e| e.code.eq_ignore_ascii_case(&id) || e.name == id);
             if let (None, Some(f)) = (kb.find(&id), engine_made) {
                 let e = crate::report::rules::Explain::of_engine(f);
-                return print_term(&crate::report::rules::explain(&e));
+                return print_term(&crate::report::rules::explain(&e, ui.lang));
             }
             match kb.find(&id) {
                 Some(r) => print_term(&crate::report::rules::explain(
                     &crate::report::rules::Explain::of_rule(r),
+                    ui.lang,
                 )),
                 None => {
-                    eprintln!(
-                        "trainwreck: no rule with code or name {id:?} (see `trainwreck rules list`)"
-                    );
+                    say(ui.lang, Tr(ui.lang).cli_no_rule(&id));
                     exit::USAGE
                 }
             }
@@ -881,23 +894,22 @@ fn rules_cmd(cmd: RulesCommand, ui: Ui) -> i32 {
     }
 }
 
-fn capture_cmd(args: CaptureArgs) -> i32 {
+fn capture_cmd(args: CaptureArgs, ui: Ui) -> i32 {
     let opts = crate::capture::SnapshotOptions {
         versions: !args.no_versions,
         ..Default::default()
     };
     match crate::capture::snapshot(&args.dir, &opts) {
         Ok(m) => {
-            eprintln!(
-                "trainwreck: wrote {} files to {} ({} noted as missing; see manifest.json)",
-                m.files.len(),
-                args.dir.display(),
-                m.notes.len()
+            let dir = args.dir.display().to_string();
+            say(
+                ui.lang,
+                Tr(ui.lang).cli_capture_wrote(m.files.len(), &dir, m.notes.len()),
             );
             exit::OK
         }
         Err(e) => {
-            eprintln!("trainwreck: {e}");
+            say(ui.lang, e);
             exit::USAGE
         }
     }
@@ -916,7 +928,7 @@ fn run_cmd(args: RunArgs, ui: Ui) -> i32 {
     let outcome = match crate::capture::run(opts) {
         Ok(o) => o,
         Err(e) => {
-            eprintln!("trainwreck: {e}");
+            say(ui.lang, &e);
             return e.exit_status();
         }
     };
@@ -941,21 +953,21 @@ fn run_cmd(args: RunArgs, ui: Ui) -> i32 {
                         job,
                         ..Default::default()
                     };
-                    with_history(&mut r, args.db.as_deref(), Some(&ctx));
+                    with_history(&mut r, args.db.as_deref(), Some(&ctx), ui.lang);
                 }
                 r.neutralize();
                 // The diagnosis goes to stderr: colour and tables follow it.
                 let o = ui.options(std::io::stderr().is_terminal());
-                eprintln!(
-                    "\ntrainwreck: the command failed (exit status {}); diagnosis of {}:\n",
-                    outcome.exit_status,
-                    outcome.out_dir.display()
+                let dir = outcome.out_dir.display().to_string();
+                eprintln!();
+                say(
+                    ui.lang,
+                    Tr(ui.lang).cli_run_failed(outcome.exit_status, &dir),
                 );
+                eprintln!();
                 eprint!("{}", terminal::render_with(&r, &o));
             }
-            Err(_) => eprintln!(
-                "trainwreck: rules failed to load; run `trainwreck analyze` on the directory later"
-            ),
+            Err(_) => say(ui.lang, Tr(ui.lang).cli_run_rules_failed()),
         }
     }
     outcome.exit_status

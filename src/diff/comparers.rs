@@ -14,6 +14,8 @@ use Category::*;
 pub struct Item {
     pub key: String,
     pub what: String,
+    /// `what` in Chinese; the same text where the label is the input's own name.
+    pub what_zh: String,
     pub value: Value,
     pub unit: Unit,
     /// Relative difference below which two numbers count as the same (run-to-run jitter).
@@ -574,19 +576,19 @@ pub fn pair(c: &Comparer, good: &Reading, bad: &Reading) -> Vec<Difference> {
     for key in keys {
         let g = good.items.iter().find(|i| i.key == key);
         let b = bad.items.iter().find(|i| i.key == key);
-        let (gv, bv, proto) = match (g, b) {
+        let (gv, bv, proto, absent) = match (g, b) {
             (Some(g), Some(b)) => {
                 if same(g, b) {
                     continue;
                 }
-                (g.value.clone(), b.value.clone(), g)
+                (g.value.clone(), b.value.clone(), g, None)
             }
             (Some(g), None) => match &bad.absent {
-                Some(a) => (g.value.clone(), a.clone(), g),
+                Some(a) => (g.value.clone(), a.clone(), g, Some(Side::Bad)),
                 None => continue,
             },
             (None, Some(b)) => match &good.absent {
-                Some(a) => (a.clone(), b.value.clone(), b),
+                Some(a) => (a.clone(), b.value.clone(), b, Some(Side::Good)),
                 None => continue,
             },
             (None, None) => continue,
@@ -600,6 +602,7 @@ pub fn pair(c: &Comparer, good: &Reading, bad: &Reading) -> Vec<Difference> {
         }
         out.push(Difference {
             what: proto.what.clone(),
+            what_zh: (proto.what_zh != proto.what).then(|| proto.what_zh.clone()),
             key: key.to_string(),
             source: c.name,
             good: gv,
@@ -608,6 +611,7 @@ pub fn pair(c: &Comparer, good: &Reading, bad: &Reading) -> Vec<Difference> {
             explains: Vec::new(),
             relevance: 0.0,
             evidence,
+            absent,
         });
     }
     out
@@ -636,10 +640,14 @@ fn value_of(f: &Fact, unit: Unit) -> Value {
     }
 }
 
-fn item(key: &str, what: &str, unit: Unit, f: &Fact) -> Item {
+/// A label for people, in English and Chinese (`what`, `what_zh`).
+type Label<'a> = (&'a str, &'a str);
+
+fn item(key: &str, (what, what_zh): Label, unit: Unit, f: &Fact) -> Item {
     Item {
         key: key.to_string(),
         what: what.to_string(),
+        what_zh: what_zh.to_string(),
         value: value_of(f, unit),
         unit,
         tolerance: 0.0,
@@ -648,12 +656,12 @@ fn item(key: &str, what: &str, unit: Unit, f: &Fact) -> Item {
 }
 
 /// The fact `name` as an item (its latest telling value, as `FactSet::get` picks it).
-fn fact(run: &Run, name: &str, what: &str, unit: Unit) -> Option<Item> {
+fn fact(run: &Run, name: &str, what: Label, unit: Unit) -> Option<Item> {
     run.facts.get(name).map(|f| item(name, what, unit, f))
 }
 
 /// The smallest value among facts matching `pattern` (the tightest limit binds).
-fn min_of(run: &Run, pattern: &str, key: &str, what: &str, unit: Unit) -> Option<Item> {
+fn min_of(run: &Run, pattern: &str, key: &str, what: Label, unit: Unit) -> Option<Item> {
     run.facts
         .matching(pattern)
         .filter_map(|f| f.value.as_f64().map(|v| (v, f)))
@@ -662,25 +670,49 @@ fn min_of(run: &Run, pattern: &str, key: &str, what: &str, unit: Unit) -> Option
 }
 
 fn versions(run: &Run) -> Reading {
-    const VERSIONS: &[(&str, &str)] = &[
-        ("version.torch", "torch version"),
-        ("version.torch_cuda", "CUDA version torch was built with"),
-        ("version.cuda_runtime", "CUDA runtime version"),
-        ("version.cuda_driver", "CUDA version the driver supports"),
-        ("version.driver", "NVIDIA driver version"),
-        ("version.cuda_toolkit", "nvcc version"),
-        ("version.nccl", "NCCL version"),
-        ("version.deepspeed", "DeepSpeed version"),
-        ("version.transformers", "transformers version"),
-        ("version.accelerate", "accelerate version"),
-        ("version.python", "Python version"),
-        ("version.triton", "Triton version"),
-        ("version.flash_attn", "flash-attn version"),
+    const VERSIONS: &[(&str, Label)] = &[
+        ("version.torch", ("torch version", "torch 版本")),
+        (
+            "version.torch_cuda",
+            (
+                "CUDA version torch was built with",
+                "torch 编译所用的 CUDA 版本",
+            ),
+        ),
+        (
+            "version.cuda_runtime",
+            ("CUDA runtime version", "CUDA 运行时版本"),
+        ),
+        (
+            "version.cuda_driver",
+            ("CUDA version the driver supports", "驱动支持的 CUDA 版本"),
+        ),
+        (
+            "version.driver",
+            ("NVIDIA driver version", "NVIDIA 驱动版本"),
+        ),
+        ("version.cuda_toolkit", ("nvcc version", "nvcc 版本")),
+        ("version.nccl", ("NCCL version", "NCCL 版本")),
+        ("version.deepspeed", ("DeepSpeed version", "DeepSpeed 版本")),
+        (
+            "version.transformers",
+            ("transformers version", "transformers 版本"),
+        ),
+        (
+            "version.accelerate",
+            ("accelerate version", "accelerate 版本"),
+        ),
+        ("version.python", ("Python version", "Python 版本")),
+        ("version.triton", ("Triton version", "Triton 版本")),
+        (
+            "version.flash_attn",
+            ("flash-attn version", "flash-attn 版本"),
+        ),
     ];
     Reading {
         items: VERSIONS
             .iter()
-            .filter_map(|(n, w)| fact(run, n, w, Unit::Text))
+            .filter_map(|(n, w)| fact(run, n, *w, Unit::Text))
             .collect(),
         absent: None,
     }
@@ -702,7 +734,7 @@ fn environment(run: &Run) -> Reading {
             continue;
         }
         if let Some(latest) = run.facts.get(&f.name) {
-            items.push(item(&f.name, var, Unit::Text, latest));
+            items.push(item(&f.name, (var, var), Unit::Text, latest));
         }
     }
     Reading {
@@ -717,22 +749,30 @@ fn shm(run: &Run) -> Reading {
             run,
             "shm.size_bytes",
             "shm.size_bytes",
-            "/dev/shm size",
+            ("/dev/shm size", "/dev/shm 大小"),
             Unit::Bytes,
         ),
         fact(
             run,
             "docker.shm_size_bytes",
-            "container --shm-size",
+            ("container --shm-size", "容器的 --shm-size"),
             Unit::Bytes,
         ),
         fact(
             run,
             "k8s.shm_size_limit_bytes",
-            "/dev/shm emptyDir sizeLimit",
+            (
+                "/dev/shm emptyDir sizeLimit",
+                "/dev/shm 的 emptyDir sizeLimit",
+            ),
             Unit::Bytes,
         ),
-        fact(run, "docker.ipc_mode", "container IPC mode", Unit::Text),
+        fact(
+            run,
+            "docker.ipc_mode",
+            ("container IPC mode", "容器 IPC 模式"),
+            Unit::Text,
+        ),
     ];
     Reading {
         items: items.into_iter().flatten().collect(),
@@ -743,8 +783,8 @@ fn shm(run: &Run) -> Reading {
 fn memory(run: &Run) -> Reading {
     let mut items = Vec::new();
     for (name, what) in [
-        ("host.mem_total_bytes", "host memory"),
-        ("host.swap_total_bytes", "host swap"),
+        ("host.mem_total_bytes", ("host memory", "主机内存")),
+        ("host.swap_total_bytes", ("host swap", "主机 swap")),
     ] {
         if let Some(mut i) = fact(run, name, what, Unit::Bytes) {
             // Two boots of one machine report a few KiB apart.
@@ -756,7 +796,7 @@ fn memory(run: &Run) -> Reading {
         run,
         "cgroup.memory_limit_bytes",
         "cgroup.memory_limit_bytes",
-        "cgroup memory limit",
+        ("cgroup memory limit", "cgroup 内存上限"),
         Unit::Bytes,
     );
     // The cgroup parser leaves the limit out when it is `max`: a run whose cgroup files were
@@ -768,7 +808,7 @@ fn memory(run: &Run) -> Reading {
             value: Value::Num(UNLIMITED),
             ..item(
                 "cgroup.memory_limit_bytes",
-                "cgroup memory limit",
+                ("cgroup memory limit", "cgroup 内存上限"),
                 Unit::Bytes,
                 f,
             )
@@ -778,14 +818,14 @@ fn memory(run: &Run) -> Reading {
     items.extend(fact(
         run,
         "docker.memory_limit_bytes",
-        "container memory limit",
+        ("container memory limit", "容器内存上限"),
         Unit::Bytes,
     ));
     items.extend(min_of(
         run,
         "k8s.container.<name>.memory_limit_bytes",
         "pod.memory_limit_bytes",
-        "pod memory limit",
+        ("pod memory limit", "Pod 内存上限"),
         Unit::Bytes,
     ));
     Reading {
@@ -795,54 +835,62 @@ fn memory(run: &Run) -> Reading {
 }
 
 fn ulimits(run: &Run) -> Reading {
-    const LIMITS: &[(&str, &str, Unit)] = &[
-        ("ulimit.open_files", "open files (ulimit -n)", Unit::Count),
+    const LIMITS: &[(&str, Label, Unit)] = &[
+        (
+            "ulimit.open_files",
+            ("open files (ulimit -n)", "可打开文件数（ulimit -n）"),
+            Unit::Count,
+        ),
         (
             "ulimit.open_files_hard",
-            "open files, hard limit",
+            ("open files, hard limit", "可打开文件数硬上限"),
             Unit::Count,
         ),
         (
             "ulimit.max_locked_memory_bytes",
-            "locked memory (ulimit -l)",
+            ("locked memory (ulimit -l)", "锁定内存（ulimit -l）"),
             Unit::Bytes,
         ),
         (
             "ulimit.max_locked_memory_hard_bytes",
-            "locked memory, hard limit",
+            ("locked memory, hard limit", "锁定内存硬上限"),
             Unit::Bytes,
         ),
         (
             "ulimit.core_file_size_bytes",
-            "core file size (ulimit -c)",
+            ("core file size (ulimit -c)", "core 文件大小（ulimit -c）"),
             Unit::Bytes,
         ),
         (
             "ulimit.max_user_processes",
-            "processes (ulimit -u)",
+            ("processes (ulimit -u)", "进程数（ulimit -u）"),
             Unit::Count,
         ),
         (
             "ulimit.stack_size_bytes",
-            "stack size (ulimit -s)",
+            ("stack size (ulimit -s)", "栈大小（ulimit -s）"),
             Unit::Bytes,
         ),
         (
             "ulimit.virtual_memory_bytes",
-            "address space (ulimit -v)",
+            ("address space (ulimit -v)", "地址空间（ulimit -v）"),
             Unit::Bytes,
         ),
     ];
     let mut items: Vec<Item> = LIMITS
         .iter()
-        .filter_map(|(n, w, u)| fact(run, n, w, *u))
+        .filter_map(|(n, w, u)| fact(run, n, *w, *u))
         .collect();
     for f in run.facts.matching("docker.ulimit.<name>.<bound>") {
         if !items.iter().any(|i| i.key == f.name)
             && let Some(latest) = run.facts.get(&f.name)
         {
-            let what = format!("container ulimit {}", &f.name["docker.ulimit.".len()..]);
-            items.push(item(&f.name, &what, Unit::Count, latest));
+            let name = &f.name["docker.ulimit.".len()..];
+            let (what, zh) = (
+                format!("container ulimit {name}"),
+                format!("容器 ulimit {name}"),
+            );
+            items.push(item(&f.name, (&what, &zh), Unit::Count, latest));
         }
     }
     Reading {
@@ -864,21 +912,21 @@ fn gpus(run: &Run) -> Reading {
     if let Some((_, first)) = names.first() {
         items.push(Item {
             value: Value::Num(names.len() as f64),
-            ..item("gpus.count", "GPUs", Unit::Count, first)
+            ..item("gpus.count", ("GPUs", "GPU 数量"), Unit::Count, first)
         });
         let mut models: Vec<String> = names.iter().map(|(_, f)| f.value.to_string()).collect();
         models.sort();
         models.dedup();
         items.push(Item {
             value: Value::Text(models.join(", ")),
-            ..item("gpus.model", "GPU model", Unit::Text, first)
+            ..item("gpus.model", ("GPU model", "GPU 型号"), Unit::Text, first)
         });
     }
     items.extend(min_of(
         run,
         "gpu.<index>.memory_total_bytes",
         "gpus.memory_total_bytes",
-        "GPU memory",
+        ("GPU memory", "GPU 显存"),
         Unit::Bytes,
     ));
     Reading {
@@ -889,15 +937,28 @@ fn gpus(run: &Run) -> Reading {
 
 fn launch(run: &Run) -> Reading {
     let items = [
-        fact(run, "launch.launcher", "launcher", Unit::Text),
+        fact(run, "launch.launcher", ("launcher", "启动器"), Unit::Text),
         fact(
             run,
             "launch.nproc_per_node",
-            "processes per node (--nproc-per-node)",
+            (
+                "processes per node (--nproc-per-node)",
+                "每节点进程数（--nproc-per-node）",
+            ),
             Unit::Count,
         ),
-        fact(run, "launch.nnodes", "nodes (--nnodes)", Unit::Count),
-        fact(run, "launch.world_size", "world size", Unit::Count),
+        fact(
+            run,
+            "launch.nnodes",
+            ("nodes (--nnodes)", "节点数（--nnodes）"),
+            Unit::Count,
+        ),
+        fact(
+            run,
+            "launch.world_size",
+            ("world size", "world size（总进程数）"),
+            Unit::Count,
+        ),
     ];
     Reading {
         items: items.into_iter().flatten().collect(),
@@ -906,10 +967,10 @@ fn launch(run: &Run) -> Reading {
 }
 
 /// Canonical training settings: the names each is printed under, in the order tried.
-const CANON: &[(&str, &str, Unit, &[&str])] = &[
+const CANON: &[(&str, Label, Unit, &[&str])] = &[
     (
         "config.micro_batch",
-        "micro-batch size per GPU",
+        ("micro-batch size per GPU", "每卡 micro-batch 大小"),
         Unit::Count,
         &[
             "train_micro_batch_size_per_gpu",
@@ -920,13 +981,13 @@ const CANON: &[(&str, &str, Unit, &[&str])] = &[
     ),
     (
         "config.global_batch",
-        "global batch size",
+        ("global batch size", "全局 batch 大小"),
         Unit::Count,
         &["train_batch_size", "global_batch_size"],
     ),
     (
         "config.grad_accum",
-        "gradient accumulation steps",
+        ("gradient accumulation steps", "梯度累积步数"),
         Unit::Count,
         &[
             "gradient_accumulation_steps",
@@ -936,25 +997,25 @@ const CANON: &[(&str, &str, Unit, &[&str])] = &[
     ),
     (
         "config.workers",
-        "DataLoader workers",
+        ("DataLoader workers", "DataLoader worker 数"),
         Unit::Count,
         &["dataloader_num_workers", "num_workers", "workers"],
     ),
     (
         "config.preprocessing_workers",
-        "preprocessing workers",
+        ("preprocessing workers", "预处理 worker 数"),
         Unit::Count,
         &["preprocessing_num_workers"],
     ),
     (
         "config.prefetch_factor",
-        "DataLoader prefetch factor",
+        ("DataLoader prefetch factor", "DataLoader 预取因子"),
         Unit::Count,
         &["dataloader_prefetch_factor", "prefetch_factor"],
     ),
     (
         "config.seq_len",
-        "sequence length",
+        ("sequence length", "序列长度"),
         Unit::Count,
         &[
             "cutoff_len",
@@ -969,13 +1030,13 @@ const CANON: &[(&str, &str, Unit, &[&str])] = &[
     ),
     (
         "config.zero_stage",
-        "ZeRO stage",
+        ("ZeRO stage", "ZeRO stage"),
         Unit::Count,
         &["zero_optimization_stage", "zero_stage"],
     ),
     (
         "config.offload",
-        "ZeRO offload",
+        ("ZeRO offload", "ZeRO offload"),
         Unit::Text,
         &[
             "zero_optimization_offload_optimizer_device",
@@ -986,7 +1047,7 @@ const CANON: &[(&str, &str, Unit, &[&str])] = &[
     ),
     (
         "config.learning_rate",
-        "learning rate",
+        ("learning rate", "学习率"),
         Unit::Count,
         &["learning_rate", "lr"],
     ),
@@ -1014,7 +1075,7 @@ fn precision(run: &Run) -> Option<Item> {
     };
     let pick = |f: &Fact, v: &str| Item {
         value: Value::Text(v.into()),
-        ..item("config.precision", "precision", Unit::Text, f)
+        ..item("config.precision", ("precision", "精度"), Unit::Text, f)
     };
     for (keys, name) in [
         (["bf16", "bf16_enabled"], "bf16"),
@@ -1057,14 +1118,19 @@ fn config(run: &Run) -> Reading {
             .iter()
             .find_map(|n| run.facts.get(&format!("config.{n}")))
         {
-            items.push(item(key, what, *unit, f));
+            items.push(item(key, *what, *unit, f));
         }
     }
     // `run.workers` (a log stating its DataLoader workers) when no setting says it.
     if !items.iter().any(|i| i.key == "config.workers")
         && let Some(f) = run.facts.get("run.workers")
     {
-        items.push(item("config.workers", "DataLoader workers", Unit::Count, f));
+        items.push(item(
+            "config.workers",
+            ("DataLoader workers", "DataLoader worker 数"),
+            Unit::Count,
+            f,
+        ));
     }
     let mut any = false;
     for f in run.facts.matching("config.<key>") {
@@ -1074,7 +1140,8 @@ fn config(run: &Run) -> Reading {
             continue;
         }
         if let Some(latest) = run.facts.get(&f.name) {
-            items.push(item(&f.name, &format!("setting {k}"), Unit::Text, latest));
+            let (what, zh) = (format!("setting {k}"), format!("配置项 {k}"));
+            items.push(item(&f.name, (&what, &zh), Unit::Text, latest));
         }
     }
     Reading {
@@ -1102,10 +1169,11 @@ fn trajectory(run: &Run) -> Reading {
             text: p.text.clone(),
         })
     };
-    let mut traj = |key: &str, what: &str, unit: Unit, v: f64, tol: f64, c: Option<Cite>| {
+    let mut traj = |key: &str, (what, zh): Label, unit: Unit, v: f64, tol: f64, c: Option<Cite>| {
         items.push(Item {
             key: key.to_string(),
             what: what.to_string(),
+            what_zh: zh.to_string(),
             value: Value::Num(v),
             unit,
             tolerance: tol,
@@ -1115,7 +1183,7 @@ fn trajectory(run: &Run) -> Reading {
     if let Some(last) = run.steps.iter().max_by_key(|p| p.step) {
         traj(
             "trajectory.steps",
-            "steps reached",
+            ("steps reached", "训练到的步数"),
             Unit::Count,
             last.step as f64,
             0.0,
@@ -1126,7 +1194,7 @@ fn trajectory(run: &Run) -> Reading {
             // and 1.95); a NaN or a doubled loss is what tells.
             traj(
                 "trajectory.final_loss",
-                "last logged loss",
+                ("last logged loss", "最后记录的 loss"),
                 Unit::Count,
                 l.0,
                 0.25,
@@ -1141,7 +1209,7 @@ fn trajectory(run: &Run) -> Reading {
         {
             traj(
                 "trajectory.max_grad_norm",
-                "largest grad norm",
+                ("largest grad norm", "最大 grad norm"),
                 Unit::Count,
                 g.0,
                 0.25,
@@ -1151,7 +1219,7 @@ fn trajectory(run: &Run) -> Reading {
         if let Some(t) = median(run.steps.iter().filter_map(|p| p.step_time).collect()) {
             traj(
                 "trajectory.step_time",
-                "median step time",
+                ("median step time", "每步耗时中位数"),
                 Unit::Seconds,
                 t,
                 0.25,
@@ -1169,27 +1237,28 @@ fn trajectory(run: &Run) -> Reading {
         items.push(Item {
             key: "trajectory.steps".into(),
             what: "steps reached".into(),
+            what_zh: "训练到的步数".into(),
             value: Value::Num(0.0),
             unit: Unit::Count,
             tolerance: 0.0,
             cite: None,
         });
     }
-    let peaks: [(&str, &str, &str); 3] = [
+    let peaks: [(&str, &str, Label); 3] = [
         (
             "shm.peak_bytes",
             "trajectory.shm_peak_bytes",
-            "peak /dev/shm use",
+            ("peak /dev/shm use", "/dev/shm 峰值用量"),
         ),
         (
             "gpu.<index>.memory_peak_bytes",
             "trajectory.gpu_memory_peak_bytes",
-            "peak GPU memory",
+            ("peak GPU memory", "显存峰值"),
         ),
         (
             "cgroup.memory_peak_bytes",
             "trajectory.cgroup_memory_peak_bytes",
-            "peak cgroup memory",
+            ("peak cgroup memory", "cgroup 内存峰值"),
         ),
     ];
     for (pattern, key, what) in peaks {

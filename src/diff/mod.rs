@@ -231,6 +231,10 @@ pub enum Side {
 pub struct Difference {
     /// For people: `/dev/shm size`, `DataLoader workers`.
     pub what: String,
+    /// `what` in Chinese (`/dev/shm 大小`); absent where the label is the input's own name
+    /// (an environment variable).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub what_zh: Option<String>,
     /// Stable: `shm.size_bytes`, `config.micro_batch`, `env.NCCL_DEBUG`.
     pub key: String,
     /// The comparer that found it.
@@ -243,6 +247,34 @@ pub struct Difference {
     /// 0..1: how likely this difference explains the bad run's failure (docs/diff.md).
     pub relevance: f64,
     pub evidence: Vec<Cite>,
+    /// The side whose value is the comparer's word for "this run does not have it"
+    /// (`unset`, `not set`), not a value it read.
+    #[serde(skip)]
+    pub absent: Option<Side>,
+}
+
+impl Difference {
+    /// One side's value for people, in English (`display`).
+    pub fn shown(&self, side: Side) -> String {
+        display(self.value(side), self.unit)
+    }
+
+    /// One side's value for people, in Chinese: what `shown` says, but our own words
+    /// (`unlimited`, a value the side does not have) in Chinese; values read stay as read.
+    pub fn shown_zh(&self, side: Side) -> String {
+        match self.value(side) {
+            _ if self.absent == Some(side) => "未设置".to_string(),
+            Value::Num(n) if *n >= UNLIMITED => "不限".to_string(),
+            v => display(v, self.unit),
+        }
+    }
+
+    fn value(&self, side: Side) -> &Value {
+        match side {
+            Side::Good => &self.good,
+            Side::Bad => &self.bad,
+        }
+    }
 }
 
 /// A run as the comparison names it.
@@ -264,6 +296,8 @@ pub struct TopFinding {
     pub rule: String,
     pub category: Category,
     pub title: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title_zh: Option<String>,
 }
 
 impl RunSummary {
@@ -275,6 +309,7 @@ impl RunSummary {
                 rule: f.rule.clone(),
                 category: f.category,
                 title: f.title.clone(),
+                title_zh: f.title_zh.clone(),
             }),
             steps: run.steps.iter().map(|p| p.step).max(),
         }
@@ -291,6 +326,9 @@ pub struct Diff {
     /// finding; else what can be said.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub headline: Option<String>,
+    /// The headline in Chinese (present whenever `headline` is).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub headline_zh: Option<String>,
     /// Most relevant first.
     pub differences: Vec<Difference>,
     /// Where the bad run's trajectory left the good run's band, when both logged steps.
@@ -299,6 +337,9 @@ pub struct Diff {
     /// Inputs either side could not read (each says which side).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// The same warnings in Chinese, one for one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings_zh: Vec<String>,
 }
 
 /// How strongly a difference counts, by what it explains (docs/diff.md "Relevance").
@@ -346,39 +387,64 @@ pub fn compare(good: &Run, bad: &Run) -> Diff {
     }
     // Most relevant first; ties keep the comparers' order (stable sort).
     differences.sort_by(|a, b| b.relevance.total_cmp(&a.relevance));
-    let headline = headline(&differences, bad, top);
+    let (headline, headline_zh) = headline(&differences, bad, top).unzip();
     let parting = trajectory::parting(good, bad);
-    let mut warnings = Vec::new();
-    for (side, run) in [("good", good), ("bad", bad)] {
-        warnings.extend(run.warnings.iter().map(|w| format!("{side}: {w}")));
+    let (mut warnings, mut warnings_zh) = (Vec::new(), Vec::new());
+    for (side, side_zh, run) in [("good", "正常运行", good), ("bad", "失败运行", bad)] {
+        for w in &run.warnings {
+            warnings.push(format!("{side}: {w}"));
+            warnings_zh.push(match &w.path {
+                Some(p) => format!("{side_zh}：{p}: {}", w.message_zh),
+                None => format!("{side_zh}：{}", w.message_zh),
+            });
+        }
     }
     Diff {
         schema: SCHEMA,
         good: RunSummary::of(good),
         bad: RunSummary::of(bad),
         headline,
+        headline_zh,
         differences,
         parting,
         warnings,
+        warnings_zh,
     }
 }
 
-fn headline(diffs: &[Difference], bad: &Run, top: Option<Category>) -> Option<String> {
+/// The headline in English and in Chinese: both are data of the comparison, as a finding's
+/// `title` and `title_zh` are (the report picks one; the JSON carries both).
+fn headline(diffs: &[Difference], bad: &Run, top: Option<Category>) -> Option<(String, String)> {
     let first = diffs.first();
+    let n = diffs.len();
     match (top, first) {
-        (Some(t), Some(d)) if d.explains.contains(&t) => Some(format!(
-            "Likely culprit: {} {} here vs {} in the good run (can explain {t}, the top finding)",
-            d.what,
-            display(&d.bad, d.unit),
-            display(&d.good, d.unit)
+        (Some(t), Some(d)) if d.explains.contains(&t) => {
+            let (b, g) = (d.shown(Side::Bad), d.shown(Side::Good));
+            let (bz, gz) = (d.shown_zh(Side::Bad), d.shown_zh(Side::Good));
+            Some((
+                format!(
+                    "Likely culprit: {} {b} here vs {g} in the good run (can explain {t}, the top finding)",
+                    d.what
+                ),
+                format!(
+                    "最可能的原因：{}，本次为 {bz}，正常那次为 {gz}（能解释首要发现 {t}）",
+                    d.what_zh.as_deref().unwrap_or(&d.what)
+                ),
+            ))
+        }
+        (Some(t), _) => Some((
+            format!(
+                "No difference found explains {t} (the top finding); {} listed",
+                plural(n, "difference")
+            ),
+            format!("没有哪项差异能解释首要发现 {t}；共列出 {n} 项差异"),
         )),
-        (Some(t), _) => Some(format!(
-            "No difference found explains {t} (the top finding); {} listed",
-            plural(diffs.len(), "difference")
-        )),
-        (None, _) if bad.verdict == Some(Verdict::NoFailure) => Some(format!(
-            "The second run did not fail either; {} listed",
-            plural(diffs.len(), "difference")
+        (None, _) if bad.verdict == Some(Verdict::NoFailure) => Some((
+            format!(
+                "The second run did not fail either; {} listed",
+                plural(n, "difference")
+            ),
+            format!("第二次运行也没有失败；共列出 {n} 项差异"),
         )),
         _ => None,
     }
@@ -397,6 +463,7 @@ impl Diff {
     /// report's one walk (redaction, terminal neutralising).
     pub fn map_texts(&mut self, each: &mut dyn FnMut(&mut String)) {
         self.headline.iter_mut().for_each(&mut *each);
+        self.headline_zh.iter_mut().for_each(&mut *each);
         for d in &mut self.differences {
             for v in [&mut d.good, &mut d.bad] {
                 if let Value::Text(t) = v {
@@ -415,5 +482,6 @@ impl Diff {
             }
         }
         self.warnings.iter_mut().for_each(&mut *each);
+        self.warnings_zh.iter_mut().for_each(&mut *each);
     }
 }

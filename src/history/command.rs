@@ -228,7 +228,7 @@ fn since_arg(s: Option<&str>) -> Result<Option<i64>, String> {
 }
 
 /// Run one `history` subcommand: its output, or the error to print.
-pub fn run(args: HistoryArgs) -> Result<String, String> {
+pub fn run(args: HistoryArgs, lang: crate::model::Lang) -> Result<String, String> {
     let creating = matches!(
         args.command,
         HistoryCommand::Migrate | HistoryCommand::Note { .. } | HistoryCommand::Import { .. }
@@ -288,7 +288,7 @@ pub fn run(args: HistoryArgs) -> Result<String, String> {
             let seen = s.seen(&fingerprint, None, limit).map_err(e)?;
             Ok(match format {
                 HistoryFormat::Json => json(&seen),
-                HistoryFormat::Table => crate::report::history::show(&seen),
+                HistoryFormat::Table => crate::report::history::show(&seen, lang),
             })
         }
         HistoryCommand::List {
@@ -309,7 +309,7 @@ pub fn run(args: HistoryArgs) -> Result<String, String> {
             let l = s.list(since, category.as_deref(), limit).map_err(e)?;
             Ok(match format {
                 HistoryFormat::Json => json(&l),
-                HistoryFormat::Table => crate::report::history::list(&l),
+                HistoryFormat::Table => crate::report::history::list(&l, lang),
             })
         }
         HistoryCommand::Hosts {
@@ -329,12 +329,12 @@ pub fn run(args: HistoryArgs) -> Result<String, String> {
             since,
             alpha,
             format,
-        } => fleet(&mut s, Unit::Host, since.as_deref(), alpha, format),
+        } => fleet(&mut s, Unit::Host, since.as_deref(), alpha, format, lang),
         HistoryCommand::Gpus {
             since,
             alpha,
             format,
-        } => fleet(&mut s, Unit::Gpu, since.as_deref(), alpha, format),
+        } => fleet(&mut s, Unit::Gpu, since.as_deref(), alpha, format, lang),
         HistoryCommand::Export { file } => {
             let n = match &file {
                 Some(f) => {
@@ -378,12 +378,13 @@ fn fleet(
     since: Option<&str>,
     alpha: f64,
     format: HistoryFormat,
+    lang: crate::model::Lang,
 ) -> Result<String, String> {
     let since = since_arg(since)?;
     let st = s.fleet(unit, since, alpha).map_err(|e| e.to_string())?;
     Ok(match format {
         HistoryFormat::Json => json(&st),
-        HistoryFormat::Table => crate::report::history::fleet(&st),
+        HistoryFormat::Table => crate::report::history::fleet(&st, lang),
     })
 }
 

@@ -3,6 +3,7 @@
 //! report). Formats only: what differs and how relevant it is was decided by `diff`.
 
 use crate::diff::{Diff, Difference, Side, display, short_num};
+use crate::report::i18n::{Lang, Tr};
 
 /// How many differences a rendering shows before "… N more" (JSON lists all).
 pub const SHOWN: usize = 25;
@@ -19,14 +20,11 @@ fn explains(d: &Difference) -> String {
     }
 }
 
-fn cites(d: &Difference) -> String {
+fn cites(d: &Difference, tr: Tr) -> String {
     d.evidence
         .iter()
         .map(|c| {
-            let side = match c.side {
-                Side::Good => "good",
-                Side::Bad => "bad",
-            };
+            let side = tr.diff_side(c.side);
             match c.line {
                 Some(l) => format!("{side} {}:{l}", c.path),
                 None => format!("{side} {}", c.path),
@@ -36,36 +34,34 @@ fn cites(d: &Difference) -> String {
         .join(", ")
 }
 
-fn verdict_line(label: &str, s: &crate::diff::RunSummary) -> String {
-    let mut line = format!("{label}: {}", s.paths.join(" "));
-    if let Some(v) = s.verdict {
-        line.push_str(&format!(" ({v}"));
+fn verdict_line(tr: Tr, side: Side, aligned: bool, s: &crate::diff::RunSummary) -> String {
+    let about = s.verdict.map(|v| {
+        let mut a = v.to_string();
         if let Some(t) = &s.top {
-            line.push_str(&format!(": {}", t.category));
+            a.push_str(&format!(": {}", t.category));
         }
-        match s.steps {
-            Some(1) => line.push_str(", 1 step"),
-            Some(n) => line.push_str(&format!(", {n} steps")),
-            None => {}
+        if let Some(n) = s.steps {
+            a.push_str(tr.comma());
+            a.push_str(&tr.diff_steps(n));
         }
-        line.push(')');
-    }
-    line
+        a
+    });
+    tr.diff_run_line(side, aligned, &s.paths.join(" "), about)
 }
 
-fn band_text(p: &crate::diff::trajectory::Parting) -> Vec<String> {
+fn band_text(p: &crate::diff::trajectory::Parting, tr: Tr) -> String {
     p.metrics
         .iter()
         .map(|m| {
-            format!(
-                "{} {} (good run's band {} .. {})",
+            tr.diff_band(
                 m.metric,
-                display(&m.bad, crate::diff::Unit::Count),
-                compact(m.band[0]),
-                compact(m.band[1])
+                &display(&m.bad, crate::diff::Unit::Count),
+                &compact(m.band[0]),
+                &compact(m.band[1]),
             )
         })
-        .collect()
+        .collect::<Vec<_>>()
+        .join(tr.diff_band_separator())
 }
 
 /// A band's bound: short, whatever its size (`-3.880e8`).
@@ -77,19 +73,26 @@ fn compact(n: f64) -> String {
     }
 }
 
+/// Columns a text takes on a terminal (a Chinese character takes two).
+fn width(s: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(s)
+}
+
 /// The comparison for a terminal (plain text; the caller neutralises input text).
-pub fn terminal(d: &Diff) -> String {
+pub fn terminal(d: &Diff, lang: Lang) -> String {
+    let tr = Tr(lang);
     let mut s = String::new();
-    s.push_str(&verdict_line("good", &d.good));
+    s.push_str(&verdict_line(tr, Side::Good, true, &d.good));
     s.push('\n');
-    s.push_str(&verdict_line("bad ", &d.bad));
+    s.push_str(&verdict_line(tr, Side::Bad, true, &d.bad));
     s.push_str("\n\n");
-    if let Some(h) = &d.headline {
+    if let Some(h) = tr.diff_headline(d) {
         s.push_str(h);
         s.push_str("\n\n");
     }
     if d.differences.is_empty() {
-        s.push_str("No differences: everything both runs tell is the same.\n");
+        s.push_str(tr.diff_no_differences());
+        s.push('\n');
     } else {
         let rows: Vec<[String; 4]> = d
             .differences
@@ -97,52 +100,46 @@ pub fn terminal(d: &Diff) -> String {
             .take(SHOWN)
             .map(|x| {
                 [
-                    x.what.clone(),
-                    display(&x.good, x.unit),
-                    display(&x.bad, x.unit),
+                    super::cut(tr.diff_what(x), 48),
+                    super::cut(&tr.diff_value(x, Side::Good), 48),
+                    super::cut(&tr.diff_value(x, Side::Bad), 48),
                     explains(x),
                 ]
             })
             .collect();
-        let head = ["what", "good", "bad", "can explain"];
-        let mut w = head.map(|h| h.chars().count());
+        let head = tr.diff_header().map(String::from);
+        let mut w = head.each_ref().map(|h| width(h));
         for r in &rows {
             for (i, c) in r.iter().enumerate() {
-                w[i] = w[i].max(c.chars().count().min(48));
+                w[i] = w[i].max(width(c));
             }
         }
         let fmt = |r: &[String; 4]| {
             let mut line = String::new();
             for (i, c) in r.iter().enumerate() {
-                let c = super::cut(c, 48);
+                line.push_str(c);
                 if i + 1 < r.len() {
-                    line.push_str(&format!("{c:<width$}  ", width = w[i]));
-                } else {
-                    line.push_str(&c);
+                    line.push_str(&" ".repeat(w[i].saturating_sub(width(c)) + 2));
                 }
             }
             line.trim_end().to_string() + "\n"
         };
-        s.push_str(&fmt(&head.map(String::from)));
+        s.push_str(&fmt(&head));
         for (r, x) in rows.iter().zip(&d.differences) {
             s.push_str(&fmt(r));
             if !x.evidence.is_empty() {
-                s.push_str(&format!("    {}\n", cites(x)));
+                s.push_str(&format!("    {}\n", cites(x, tr)));
             }
         }
         if d.differences.len() > SHOWN {
-            s.push_str(&format!(
-                "… {} more (--format json lists all)\n",
-                d.differences.len() - SHOWN
-            ));
+            s.push_str(&tr.diff_more(d.differences.len() - SHOWN, "--format json"));
+            s.push('\n');
         }
     }
     if let Some(p) = &d.parting {
-        s.push_str(&format!(
-            "\nThe runs part at step {}: {}\n",
-            p.step,
-            band_text(p).join("; ")
-        ));
+        s.push('\n');
+        s.push_str(&tr.diff_parting(p.step, &band_text(p, tr)));
+        s.push('\n');
         for c in &p.evidence {
             s.push_str(&format!(
                 "  {}:{}: {}\n",
@@ -154,10 +151,13 @@ pub fn terminal(d: &Diff) -> String {
     }
     match d.warnings.len() {
         0 => {}
-        1 => s.push_str(&format!("\nwarning: {}\n", d.warnings[0])),
-        n => s.push_str(&format!(
-            "\n{n} warnings from reading the two runs (--format json lists them)\n"
+        1 => s.push_str(&format!(
+            "\n{}{}{}\n",
+            tr.warning(),
+            tr.after_label(),
+            tr.diff_warning(d, 0)
         )),
+        n => s.push_str(&format!("\n{}\n", tr.diff_warnings(n))),
     }
     s
 }
@@ -167,42 +167,48 @@ fn md_cell(s: &str) -> String {
 }
 
 /// The comparison as Markdown (a section of its own, `###` headings).
-pub fn markdown(d: &Diff) -> String {
-    let mut s = String::from("### What changed since the good run\n\n");
-    s.push_str(&format!("- {}\n", md_cell(&verdict_line("good", &d.good))));
-    s.push_str(&format!("- {}\n\n", md_cell(&verdict_line("bad", &d.bad))));
-    if let Some(h) = &d.headline {
+pub fn markdown(d: &Diff, lang: Lang) -> String {
+    let tr = Tr(lang);
+    let mut s = format!("### {}\n\n", tr.diff_section());
+    s.push_str(&format!(
+        "- {}\n",
+        md_cell(&verdict_line(tr, Side::Good, false, &d.good))
+    ));
+    s.push_str(&format!(
+        "- {}\n\n",
+        md_cell(&verdict_line(tr, Side::Bad, false, &d.bad))
+    ));
+    if let Some(h) = tr.diff_headline(d) {
         s.push_str(&format!("**{}**\n\n", md_cell(h)));
     }
     if d.differences.is_empty() {
-        s.push_str("No differences: everything both runs tell is the same.\n");
+        s.push_str(tr.diff_no_differences());
+        s.push('\n');
     } else {
-        s.push_str("| what | good | bad | can explain | relevance | where |\n");
+        let head = tr.diff_md_header();
+        s.push_str(&format!("| {} |\n", head.join(" | ")));
         s.push_str("|---|---|---|---|---|---|\n");
         for x in d.differences.iter().take(SHOWN) {
             s.push_str(&format!(
                 "| {} | `{}` | `{}` | {} | {:.2} | {} |\n",
-                md_cell(&x.what),
-                md_cell(&display(&x.good, x.unit)).replace('`', "'"),
-                md_cell(&display(&x.bad, x.unit)).replace('`', "'"),
+                md_cell(tr.diff_what(x)),
+                md_cell(&tr.diff_value(x, Side::Good)).replace('`', "'"),
+                md_cell(&tr.diff_value(x, Side::Bad)).replace('`', "'"),
                 explains(x),
                 x.relevance,
-                md_cell(&cites(x))
+                md_cell(&cites(x, tr))
             ));
         }
         if d.differences.len() > SHOWN {
-            s.push_str(&format!(
-                "\n… {} more (`--format json` lists all)\n",
-                d.differences.len() - SHOWN
-            ));
+            s.push('\n');
+            s.push_str(&tr.diff_more(d.differences.len() - SHOWN, "`--format json`"));
+            s.push('\n');
         }
     }
     if let Some(p) = &d.parting {
-        s.push_str(&format!(
-            "\nThe runs part at step {}: {}\n\n```\n",
-            p.step,
-            md_cell(&band_text(p).join("; "))
-        ));
+        s.push('\n');
+        s.push_str(&md_cell(&tr.diff_parting(p.step, &band_text(p, tr))));
+        s.push_str("\n\n```\n");
         for c in &p.evidence {
             s.push_str(&format!(
                 "{}:{}: {}\n",

@@ -4,6 +4,7 @@
 //! here (as `report::triage` holds triage's), so `history` depends on `report` and not back.
 
 use crate::model::{Note, Seen};
+use crate::report::i18n::{Lang, Tr};
 use comfy_table::{Table, presets::UTF8_BORDERS_ONLY};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -184,21 +185,24 @@ pub fn seen_line_in(s: &Seen, lang: crate::model::Lang) -> String {
 }
 
 /// `history show`: the seen line, then notes, hosts and runs.
-pub fn show(s: &Seen) -> String {
-    let mut out = format!("{}\n{}\n", s.fingerprint, seen_line(s));
+pub fn show(s: &Seen, lang: Lang) -> String {
+    let tr = Tr(lang);
+    let mut out = format!("{}\n{}\n", s.fingerprint, seen_line_in(s, lang));
     if s.count > 0 {
         let _ = writeln!(
             out,
-            "first seen {}, last seen {}",
-            s.first_seen.as_deref().unwrap_or("?"),
-            s.last_seen.as_deref().unwrap_or("?")
+            "{}",
+            tr.history_first_last(
+                s.first_seen.as_deref().unwrap_or("?"),
+                s.last_seen.as_deref().unwrap_or("?")
+            )
         );
     }
     if !s.hosts.is_empty() {
-        let _ = writeln!(out, "hosts: {}", s.hosts.join(", "));
+        let _ = writeln!(out, "{}", tr.history_hosts(&s.hosts.join(", ")));
     }
     if !s.notes.is_empty() {
-        let _ = writeln!(out, "\nNotes");
+        let _ = writeln!(out, "\n{}", tr.history_notes());
         for n in &s.notes {
             let _ = writeln!(out, "  {}  {}: {}", n.time, n.author, n.text);
         }
@@ -206,7 +210,7 @@ pub fn show(s: &Seen) -> String {
     if !s.runs.is_empty() {
         let mut t = Table::new();
         t.load_style(UTF8_BORDERS_ONLY);
-        t.set_header(vec!["time", "run", "job", "host", "verdict"]);
+        t.set_header(tr.history_runs_header().to_vec());
         for r in &s.runs {
             t.add_row(vec![
                 r.time.clone(),
@@ -222,24 +226,17 @@ pub fn show(s: &Seen) -> String {
 }
 
 /// `history list`: one row per fingerprint, most frequent first.
-pub fn list(entries: &[ListEntry]) -> String {
+pub fn list(entries: &[ListEntry], lang: Lang) -> String {
+    let tr = Tr(lang);
     if entries.is_empty() {
-        return "No failures in the history for this window.\n".to_string();
+        return format!("{}\n", tr.history_empty());
     }
     let mut t = Table::new();
     t.load_style(UTF8_BORDERS_ONLY);
-    t.set_header(vec![
-        "count",
-        "fingerprint",
-        "category",
-        "hosts",
-        "first seen",
-        "last seen",
-        "title / note",
-    ]);
+    t.set_header(tr.history_list_header().to_vec());
     for e in entries {
         let what = match &e.note {
-            Some(n) => format!("note: {}", super::cut(&n.text, 60)),
+            Some(n) => tr.history_note(&super::cut(&n.text, 60)),
             None => super::cut(e.title.as_deref().unwrap_or(""), 60),
         };
         t.add_row(vec![
@@ -266,18 +263,21 @@ fn p_value(p: f64) -> String {
 }
 
 /// `history hosts` / `history gpus`: counts per unit, then the suspects with their test.
-pub fn fleet(s: &FleetStats) -> String {
+pub fn fleet(s: &FleetStats, lang: Lang) -> String {
+    let tr = Tr(lang);
+    let (lead, tail, hosts) = tr.fleet_header();
     let mut out = String::new();
     let mut classes: Vec<&String> = s.units.iter().flat_map(|u| u.failures.keys()).collect();
     classes.sort();
     classes.dedup();
     let mut t = Table::new();
     t.load_style(UTF8_BORDERS_ONLY);
-    let mut header = vec![s.unit.to_string(), "jobs".into(), "share".into()];
+    let mut header = vec![tr.fleet_unit(s.unit).to_string()];
+    header.extend(lead.map(String::from));
     header.extend(classes.iter().map(|c| c.to_string()));
-    header.extend(["hw+unexplained".into(), "expected".into(), "p-value".into()]);
+    header.extend(tail.map(String::from));
     if s.unit == "gpu" {
-        header.push("hosts".into());
+        header.push(hosts.into());
     }
     t.set_header(header);
     for u in s.units.iter().take(50) {
@@ -301,43 +301,18 @@ pub fn fleet(s: &FleetStats) -> String {
         }
         t.add_row(row);
     }
-    let _ = writeln!(
-        out,
-        "{} runs{}; {} {}s; one-sided binomial test of hardware-class and unexplained failures against the rest of the fleet, suspect below p = {:.1e} (alpha {} / {} tested)",
-        s.runs,
-        s.since
-            .as_deref()
-            .map(|d| format!(" since {d}"))
-            .unwrap_or_default(),
-        s.units.len(),
-        s.unit,
-        s.threshold,
-        s.alpha,
-        s.units.iter().filter(|u| u.jobs > 0).count().max(1),
-    );
+    let tested = s.units.iter().filter(|u| u.jobs > 0).count().max(1);
+    let _ = writeln!(out, "{}", tr.fleet_summary(s, tested));
     let _ = writeln!(out, "{t}");
     if s.units.len() > 50 {
-        let _ = writeln!(
-            out,
-            "({} more not shown; --format json has all)",
-            s.units.len() - 50
-        );
+        let _ = writeln!(out, "{}", tr.fleet_more(s.units.len() - 50));
     }
     if s.suspects.is_empty() {
-        let _ = writeln!(out, "No suspects.");
+        let _ = writeln!(out, "{}", tr.fleet_no_suspects());
     } else {
-        let _ = writeln!(out, "Suspects:");
+        let _ = writeln!(out, "{}", tr.fleet_suspects());
         for u in s.units.iter().filter(|u| u.suspect) {
-            let _ = writeln!(
-                out,
-                "  {}: {} hardware/unexplained failures in {} jobs (expected {:.2} at the fleet's rate {:.4}), p = {}",
-                u.id,
-                u.suspect_failures,
-                u.jobs,
-                u.expected,
-                u.base_rate,
-                p_value(u.p_value)
-            );
+            let _ = writeln!(out, "  {}", tr.fleet_suspect(u, &p_value(u.p_value)));
         }
     }
     out

@@ -12,6 +12,7 @@
 //! four crates to the build for it.
 
 use crate::correlate::{Against, Evidence, Finding};
+use crate::diff::{Diff, Difference, Side};
 pub use crate::model::Lang;
 use crate::model::{Text, Warning};
 
@@ -202,6 +203,11 @@ impl Tr {
             Lang::En => &w.message,
             Lang::Zh => &w.message_zh,
         }
+    }
+    /// A `diff`'s warning `i` (`good: path: message`), in the report's language.
+    pub fn diff_warning(self, d: &crate::diff::Diff, i: usize) -> &str {
+        let zh = d.warnings_zh.get(i).filter(|_| self.zh());
+        zh.or(d.warnings.get(i)).map_or("", String::as_str)
     }
     /// `path: message` (the message alone when no input is named), the message in the
     /// report's language. The colon after a path stays ASCII, as compilers print a location.
@@ -546,6 +552,701 @@ impl Tr {
         match self.0 {
             Lang::En => "trainwreck warning",
             Lang::Zh => "trainwreck 警告",
+        }
+    }
+
+    // ----- diff: what changed between a good run and a bad one (helper D) -----
+
+    /// A difference's label, in the report's language where the comparer gave it.
+    pub fn diff_what(self, d: &Difference) -> &str {
+        self.pick(&d.what, d.what_zh.as_ref())
+    }
+    /// A side's value: as read, with our own words for it (`unlimited`, `unset`) in the
+    /// report's language.
+    pub fn diff_value(self, d: &Difference, side: Side) -> String {
+        match self.0 {
+            Lang::En => d.shown(side),
+            Lang::Zh => d.shown_zh(side),
+        }
+    }
+    pub fn diff_headline(self, d: &Diff) -> Option<&str> {
+        d.headline
+            .as_deref()
+            .map(|h| self.pick(h, d.headline_zh.as_ref()))
+    }
+    pub fn diff_section(self) -> &'static str {
+        match self.0 {
+            Lang::En => "What changed since the good run",
+            Lang::Zh => "与正常运行相比的变化",
+        }
+    }
+    /// A side as a row label or a citation's prefix: `good`, `bad`.
+    pub fn diff_side(self, side: Side) -> &'static str {
+        match (self.0, side) {
+            (Lang::En, Side::Good) => "good",
+            (Lang::En, Side::Bad) => "bad",
+            (Lang::Zh, Side::Good) => "正常",
+            (Lang::Zh, Side::Bad) => "失败",
+        }
+    }
+    /// `good: runs/good (no_failure, 40 steps)`; `aligned` pads the label where the language
+    /// needs it for two such lines to align (the terminal's).
+    pub fn diff_run_line(
+        self,
+        side: Side,
+        aligned: bool,
+        paths: &str,
+        about: Option<String>,
+    ) -> String {
+        let label = match (self.0, side) {
+            (Lang::En, Side::Good) => "good:",
+            (Lang::En, Side::Bad) if aligned => "bad :",
+            (Lang::En, Side::Bad) => "bad:",
+            (Lang::Zh, Side::Good) => "正常运行：",
+            (Lang::Zh, Side::Bad) => "失败运行：",
+        };
+        let about = about.map(|a| match self.0 {
+            Lang::En => format!(" ({a})"),
+            Lang::Zh => format!("（{a}）"),
+        });
+        format!(
+            "{label}{}{paths}{}",
+            self.after_label(),
+            about.unwrap_or_default()
+        )
+    }
+    /// The separator inside a run's parentheses: `, ` / `，`.
+    pub fn comma(self) -> &'static str {
+        match self.0 {
+            Lang::En => ", ",
+            Lang::Zh => "，",
+        }
+    }
+    pub fn diff_steps(self, n: u64) -> String {
+        match self.0 {
+            Lang::En => format!("{n} step{}", s(n)),
+            Lang::Zh => format!("{n} 步"),
+        }
+    }
+    pub fn diff_no_differences(self) -> &'static str {
+        match self.0 {
+            Lang::En => "No differences: everything both runs tell is the same.",
+            Lang::Zh => "没有差异：两次运行能读到的一切都相同。",
+        }
+    }
+    /// The terminal table's header.
+    pub fn diff_header(self) -> [&'static str; 4] {
+        match self.0 {
+            Lang::En => ["what", "good", "bad", "can explain"],
+            Lang::Zh => ["项目", "正常", "失败", "可解释"],
+        }
+    }
+    /// The Markdown table's header.
+    pub fn diff_md_header(self) -> [&'static str; 6] {
+        match self.0 {
+            Lang::En => ["what", "good", "bad", "can explain", "relevance", "where"],
+            Lang::Zh => ["项目", "正常", "失败", "可解释", "相关度", "出处"],
+        }
+    }
+    /// `… 3 more (--format json lists all)`, the flag in backticks for Markdown.
+    pub fn diff_more(self, n: usize, flag: &str) -> String {
+        match self.0 {
+            Lang::En => format!("… {n} more ({flag} lists all)"),
+            Lang::Zh => format!("… 另有 {n} 项（{flag} 会全部列出）"),
+        }
+    }
+    /// `loss NaN (good run's band -1.2 .. 3.4)`.
+    pub fn diff_band(self, metric: &str, bad: &str, lo: &str, hi: &str) -> String {
+        match self.0 {
+            Lang::En => format!("{metric} {bad} (good run's band {lo} .. {hi})"),
+            Lang::Zh => format!("{metric} 为 {bad}（正常运行的区间 {lo} .. {hi}）"),
+        }
+    }
+    pub fn diff_band_separator(self) -> &'static str {
+        match self.0 {
+            Lang::En => "; ",
+            Lang::Zh => "；",
+        }
+    }
+    /// `The runs part at step 12: …`.
+    pub fn diff_parting(self, step: u64, bands: &str) -> String {
+        match self.0 {
+            Lang::En => format!("The runs part at step {step}: {bands}"),
+            Lang::Zh => format!("两次运行从第 {step} 步开始偏离：{bands}"),
+        }
+    }
+    pub fn diff_warnings(self, n: usize) -> String {
+        match self.0 {
+            Lang::En => {
+                format!("{n} warnings from reading the two runs (--format json lists them)")
+            }
+            Lang::Zh => format!("读取两次运行时有 {n} 条警告（--format json 会列出）"),
+        }
+    }
+    // ----- rules list / rules explain (helper D) -----
+
+    /// A rule's title, in Chinese where the rule gives one.
+    pub fn rule_title(self, r: &crate::rules::Rule) -> &str {
+        self.pick(&r.title, r.title_zh.as_ref())
+    }
+    pub fn rules_list_header(self) -> [&'static str; 5] {
+        match self.0 {
+            Lang::En => ["code", "name", "category", "role", "title"],
+            Lang::Zh => ["代码", "名称", "类别", "角色", "标题"],
+        }
+    }
+    pub fn made_by_the_engine(self, module: &str) -> String {
+        match self.0 {
+            Lang::En => format!("made by the engine ({module})"),
+            Lang::Zh => format!("由分析引擎生成（{module}）"),
+        }
+    }
+    pub fn made_by_the_engine_not_a_file(self, module: &str) -> String {
+        match self.0 {
+            Lang::En => format!("made by the engine ({module}), not a rule file"),
+            Lang::Zh => format!("由分析引擎生成（{module}），没有对应的规则文件"),
+        }
+    }
+    pub fn rules_count(self, rules: usize, engine: usize) -> String {
+        match self.0 {
+            Lang::En => format!("{rules} rules, {engine} findings made by the engine"),
+            Lang::Zh => format!("共 {rules} 条规则，另有 {engine} 种由分析引擎生成的发现"),
+        }
+    }
+    pub fn explain_category(self) -> &'static str {
+        match self.0 {
+            Lang::En => "category:",
+            Lang::Zh => "类别：",
+        }
+    }
+    /// After the category: ` (action: fix-config)`.
+    pub fn explain_action(self, a: crate::model::Action) -> String {
+        match self.0 {
+            Lang::En => format!(" (action: {a})"),
+            Lang::Zh => format!("（处理方式：{a}）"),
+        }
+    }
+    pub fn explain_role(self) -> &'static str {
+        match self.0 {
+            Lang::En => "role:",
+            Lang::Zh => "角色：",
+        }
+    }
+    pub fn explain_status(self) -> &'static str {
+        match self.0 {
+            Lang::En => "status:",
+            Lang::Zh => "状态：",
+        }
+    }
+    pub fn explain_source(self) -> &'static str {
+        match self.0 {
+            Lang::En => "source:",
+            Lang::Zh => "来源：",
+        }
+    }
+    pub fn explain_what(self) -> &'static str {
+        match self.0 {
+            Lang::En => "What it detects",
+            Lang::Zh => "检测什么",
+        }
+    }
+    pub fn explain_why(self) -> &'static str {
+        match self.0 {
+            Lang::En => "Why it happens",
+            Lang::Zh => "为什么会发生",
+        }
+    }
+    pub fn explain_lookalikes(self) -> &'static str {
+        match self.0 {
+            Lang::En => "Known look-alikes",
+            Lang::Zh => "容易混淆的情况",
+        }
+    }
+    pub fn explain_signatures(self) -> &'static str {
+        match self.0 {
+            Lang::En => "Signatures",
+            Lang::Zh => "特征（正则）",
+        }
+    }
+    pub fn explain_conditions(self) -> &'static str {
+        match self.0 {
+            Lang::En => "Conditions on facts",
+            Lang::Zh => "事实条件",
+        }
+    }
+    pub fn explain_trigger(self) -> &'static str {
+        match self.0 {
+            Lang::En => " (raises the finding alone)",
+            Lang::Zh => "（单独即可触发）",
+        }
+    }
+    pub fn explain_next_time(self) -> &'static str {
+        match self.0 {
+            Lang::En => "What to collect next time",
+            Lang::Zh => "下次需要采集什么",
+        }
+    }
+    pub fn explain_references(self) -> &'static str {
+        match self.0 {
+            Lang::En => "References",
+            Lang::Zh => "参考资料",
+        }
+    }
+    pub fn xid_cause(self) -> &'static str {
+        match self.0 {
+            Lang::En => "cause:",
+            Lang::Zh => "原因：",
+        }
+    }
+    pub fn xid_follows_other(self) -> &'static str {
+        match self.0 {
+            Lang::En => " (follows another event; not a cause by itself)",
+            Lang::Zh => "（跟随其他事件出现，本身不是根因）",
+        }
+    }
+    pub fn xid_action(self) -> &'static str {
+        match self.0 {
+            Lang::En => "action:",
+            Lang::Zh => "处理方式：",
+        }
+    }
+    pub fn xid_reference(self) -> &'static str {
+        match self.0 {
+            Lang::En => "reference:",
+            Lang::Zh => "参考：",
+        }
+    }
+    // ----- the CLI's own messages on stderr (helper D) -----
+
+    /// What starts each of them: `trainwreck: ` / `trainwreck：`.
+    pub fn cli_prefix(self) -> &'static str {
+        match self.0 {
+            Lang::En => "trainwreck: ",
+            Lang::Zh => "trainwreck：",
+        }
+    }
+    pub fn cli_no_such_path(self, path: &str) -> String {
+        match self.0 {
+            Lang::En => format!("{path}: no such file or directory"),
+            Lang::Zh => format!("{path}：文件或目录不存在"),
+        }
+    }
+    pub fn cli_no_such_file(self) -> &'static str {
+        match self.0 {
+            Lang::En => "no such file or directory",
+            Lang::Zh => "文件或目录不存在",
+        }
+    }
+    /// `--baseline GOOD: why`.
+    pub fn cli_baseline_error(self, base: &str, why: &str) -> String {
+        match self.0 {
+            Lang::En => format!("--baseline {base}: {why}"),
+            Lang::Zh => format!("--baseline {base}：{why}"),
+        }
+    }
+    pub fn cli_rule_error(self, e: &str) -> String {
+        match self.0 {
+            Lang::En => format!("rule error: {e}"),
+            Lang::Zh => format!("规则错误：{e}"),
+        }
+    }
+    pub fn cli_rule_warning(self, w: &str) -> String {
+        match self.0 {
+            Lang::En => format!("rule warning: {w}"),
+            Lang::Zh => format!("规则警告：{w}"),
+        }
+    }
+    /// A history problem that does not stop the diagnosis.
+    pub fn cli_history_unused(self, e: &str, recording: bool) -> String {
+        match (self.0, recording) {
+            (Lang::En, true) => format!("{e} (not recorded; the diagnosis prints regardless)"),
+            (Lang::En, false) => format!("{e} (no seen-before; the diagnosis prints regardless)"),
+            (Lang::Zh, true) => format!("{e}（未写入历史记录；诊断照常输出）"),
+            (Lang::Zh, false) => format!("{e}（无法查询以前是否出现过；诊断照常输出）"),
+        }
+    }
+    pub fn cli_stdin_hint(self) -> &'static str {
+        match self.0 {
+            Lang::En => "reading a pasted log from stdin; end it with Ctrl-D on a line of its own",
+            Lang::Zh => "正在从标准输入读取粘贴的日志；粘贴完后在单独一行按 Ctrl-D 结束",
+        }
+    }
+    pub fn cli_no_history_db(self) -> &'static str {
+        match self.0 {
+            Lang::En => "no history database: give --db or set TRAINWRECK_DB",
+            Lang::Zh => "没有历史数据库：请用 --db 指定，或设置 TRAINWRECK_DB",
+        }
+    }
+    pub fn cli_run_not_recorded(self, e: &str, run: &str) -> String {
+        match self.0 {
+            Lang::En => format!("{e} (run {run} not recorded)"),
+            Lang::Zh => format!("{e}（运行 {run} 未写入历史记录）"),
+        }
+    }
+    pub fn cli_triage_not_recorded(self, e: &str) -> String {
+        match self.0 {
+            Lang::En => format!("{e} (nothing recorded; the triage is below)"),
+            Lang::Zh => format!("{e}（没有写入任何记录；分诊结果见下）"),
+        }
+    }
+    pub fn cli_facts_needs_path(self) -> &'static str {
+        match self.0 {
+            Lang::En => "facts needs at least one PATH (or --catalog)",
+            Lang::Zh => "facts 至少需要一个 PATH（或者 --catalog）",
+        }
+    }
+    pub fn cli_no_rule(self, id: &str) -> String {
+        match self.0 {
+            Lang::En => {
+                format!("no rule with code or name {id:?} (see `trainwreck rules list`)")
+            }
+            Lang::Zh => {
+                format!("没有代码或名称为 {id:?} 的规则（见 `trainwreck rules list`）")
+            }
+        }
+    }
+    pub fn cli_capture_wrote(self, files: usize, dir: &str, missing: usize) -> String {
+        match self.0 {
+            Lang::En => format!(
+                "wrote {files} files to {dir} ({missing} noted as missing; see manifest.json)"
+            ),
+            Lang::Zh => {
+                format!("已向 {dir} 写入 {files} 个文件（{missing} 项记为缺失；见 manifest.json）")
+            }
+        }
+    }
+    pub fn cli_run_failed(self, status: i32, dir: &str) -> String {
+        match self.0 {
+            Lang::En => format!("the command failed (exit status {status}); diagnosis of {dir}:"),
+            Lang::Zh => format!("命令失败（退出状态 {status}）；对 {dir} 的诊断："),
+        }
+    }
+    pub fn cli_run_rules_failed(self) -> &'static str {
+        match self.0 {
+            Lang::En => "rules failed to load; run `trainwreck analyze` on the directory later",
+            Lang::Zh => "规则加载失败；之后请对该目录运行 `trainwreck analyze`",
+        }
+    }
+    pub fn cli_no_subcommand(self, name: &str) -> String {
+        match self.0 {
+            Lang::En => format!("no subcommand {name:?} (see `trainwreck --help`)"),
+            Lang::Zh => format!("没有子命令 {name:?}（见 `trainwreck --help`）"),
+        }
+    }
+    pub fn cli_cannot_render_man(self, e: &str) -> String {
+        match self.0 {
+            Lang::En => format!("cannot render the manual page: {e}"),
+            Lang::Zh => format!("无法生成手册页：{e}"),
+        }
+    }
+    // ----- triage tables (helper D) -----
+
+    pub fn triage_header(self) -> [&'static str; 8] {
+        match self.0 {
+            Lang::En => [
+                "runs",
+                "fingerprint",
+                "category",
+                "action",
+                "first seen",
+                "last seen",
+                "hosts",
+                "example",
+            ],
+            Lang::Zh => [
+                "运行数",
+                "指纹",
+                "类别",
+                "处理方式",
+                "首次出现",
+                "最近出现",
+                "主机",
+                "示例",
+            ],
+        }
+    }
+    /// `12 runs, 3 groups`.
+    pub fn triage_totals(self, runs: usize, groups: usize) -> String {
+        match self.0 {
+            Lang::En => format!("{runs} runs, {groups} groups"),
+            Lang::Zh => format!("{runs} 次运行，{groups} 组"),
+        }
+    }
+    /// `host h1 failed in 3 runs: hardware suspect` (`kind` is `host` or `gpu`).
+    pub fn triage_suspect(self, kind: &str, name: &str, runs: usize) -> String {
+        match (self.0, kind) {
+            (Lang::En, _) => format!("{kind} {name} failed in {runs} runs: hardware suspect"),
+            (Lang::Zh, "host") => format!("主机 {name} 在 {runs} 次运行中失败：疑似硬件问题"),
+            (Lang::Zh, _) => format!("GPU {name} 在 {runs} 次运行中失败：疑似硬件问题"),
+        }
+    }
+    pub fn triage_suspect_label(self) -> &'static str {
+        match self.0 {
+            Lang::En => "suspect:",
+            Lang::Zh => "可疑：",
+        }
+    }
+    pub fn triage_md_title(self, runs: usize, groups: usize) -> String {
+        match self.0 {
+            Lang::En => format!("## trainwreck triage: {runs} runs, {groups} groups"),
+            Lang::Zh => format!("## trainwreck 分诊：{runs} 次运行，{groups} 组"),
+        }
+    }
+    pub fn triage_md_suspects(self) -> &'static str {
+        match self.0 {
+            Lang::En => "**Hardware suspects** (failed in more than one run):",
+            Lang::Zh => "**疑似硬件问题**（在不止一次运行中失败）：",
+        }
+    }
+    pub fn triage_md_group_runs(self, n: usize) -> String {
+        let k = n as u64;
+        match self.0 {
+            Lang::En => format!("{n} run{}", s(k)),
+            Lang::Zh => format!("{n} 次运行"),
+        }
+    }
+    pub fn triage_no_rule(self) -> &'static str {
+        match self.0 {
+            Lang::En => "no rule explains it: investigate",
+            Lang::Zh => "没有规则能解释它：需要人工排查",
+        }
+    }
+    pub fn triage_md_runs(self) -> &'static str {
+        match self.0 {
+            Lang::En => "Runs:",
+            Lang::Zh => "运行：",
+        }
+    }
+
+    // ----- the --timeline table (helper D) -----
+
+    /// The heading, with the year glog/syslog times were dated with, when one was.
+    pub fn timeline_heading(self, year: Option<i32>) -> String {
+        match (self.0, year) {
+            (Lang::En, None) => "Timeline (times as logged, no clock-skew correction)".into(),
+            (Lang::En, Some(y)) => format!(
+                "Timeline (times as logged, no clock-skew correction; glog/syslog year {y} from a dated line)"
+            ),
+            (Lang::Zh, None) => "时间线（按日志原样的时间，未校正时钟偏差）".into(),
+            (Lang::Zh, Some(y)) => format!(
+                "时间线（按日志原样的时间，未校正时钟偏差；glog/syslog 的年份 {y} 取自带日期的行）"
+            ),
+        }
+    }
+    pub fn timeline_empty(self) -> &'static str {
+        match self.0 {
+            Lang::En => "no timed events in the inputs",
+            Lang::Zh => "输入中没有带时间的事件",
+        }
+    }
+    /// An event kind's label: `last line`, `matched`, `watchdog`, … (machine events keep
+    /// their kind's name).
+    pub fn timeline_label(self, en: &'static str) -> &'static str {
+        match (self.0, en) {
+            (Lang::Zh, "last line") => "最后一行",
+            (Lang::Zh, "matched") => "匹配",
+            (Lang::Zh, "counters") => "计数",
+            (Lang::Zh, "teardown") => "终止",
+            (Lang::Zh, "exit") => "退出",
+            _ => en,
+        }
+    }
+    pub fn timeline_watchdog(self, seq: u64, op: &str, ran_ms: Option<u64>) -> String {
+        match self.0 {
+            Lang::En => format!(
+                "collective #{seq} {op} timed out{}",
+                ran_ms.map(|m| format!(" after {m} ms")).unwrap_or_default()
+            ),
+            Lang::Zh => format!(
+                "集合通信 #{seq} {op} 超时{}",
+                ran_ms
+                    .map(|m| format!("（已运行 {m} ms）"))
+                    .unwrap_or_default()
+            ),
+        }
+    }
+    pub fn timeline_counters(self, enqueued: i64, completed: i64) -> String {
+        match self.0 {
+            Lang::En => format!("last enqueued #{enqueued}, last completed #{completed}"),
+            Lang::Zh => format!("最后入队 #{enqueued}，最后完成 #{completed}"),
+        }
+    }
+    pub fn timeline_fingerprint(self, of: u32, seq: u64, op: &str) -> String {
+        match self.0 {
+            Lang::En => format!("rank {of} runs #{seq} {op}"),
+            Lang::Zh => format!("rank {of} 在执行 #{seq} {op}"),
+        }
+    }
+    pub fn timeline_teardown(self, signal: &str, pid: u32) -> String {
+        match self.0 {
+            Lang::En => format!("launcher sends {signal} to pid {pid}"),
+            Lang::Zh => format!("启动器向 pid {pid} 发送 {signal}"),
+        }
+    }
+    pub fn timeline_exit(self, code: Option<i64>, pid: Option<u32>) -> String {
+        let code = code.map_or("?".to_string(), |c| c.to_string());
+        match self.0 {
+            Lang::En => format!(
+                "exit code {code}{}",
+                pid.map(|p| format!(" (pid {p})")).unwrap_or_default()
+            ),
+            Lang::Zh => format!(
+                "退出码 {code}{}",
+                pid.map(|p| format!("（pid {p}）")).unwrap_or_default()
+            ),
+        }
+    }
+    pub fn timeline_more_rows(self, n: usize) -> String {
+        match self.0 {
+            Lang::En => format!("… {n} more rows"),
+            Lang::Zh => format!("… 另有 {n} 行"),
+        }
+    }
+    pub fn timeline_origin(self, rank: u32) -> String {
+        match self.0 {
+            Lang::En => format!("▶ = rank {rank}, where the failure started"),
+            Lang::Zh => format!("▶ = rank {rank}，失败从这里开始"),
+        }
+    }
+    // ----- history show / list / hosts / gpus (helper D) -----
+
+    pub fn history_first_last(self, first: &str, last: &str) -> String {
+        match self.0 {
+            Lang::En => format!("first seen {first}, last seen {last}"),
+            Lang::Zh => format!("首次出现 {first}，最近出现 {last}"),
+        }
+    }
+    pub fn history_hosts(self, hosts: &str) -> String {
+        match self.0 {
+            Lang::En => format!("hosts: {hosts}"),
+            Lang::Zh => format!("主机：{hosts}"),
+        }
+    }
+    pub fn history_notes(self) -> &'static str {
+        match self.0 {
+            Lang::En => "Notes",
+            Lang::Zh => "备注",
+        }
+    }
+    pub fn history_runs_header(self) -> [&'static str; 5] {
+        match self.0 {
+            Lang::En => ["time", "run", "job", "host", "verdict"],
+            Lang::Zh => ["时间", "运行", "作业", "主机", "结论"],
+        }
+    }
+    pub fn history_empty(self) -> &'static str {
+        match self.0 {
+            Lang::En => "No failures in the history for this window.",
+            Lang::Zh => "这段时间内的历史记录里没有失败。",
+        }
+    }
+    pub fn history_list_header(self) -> [&'static str; 7] {
+        match self.0 {
+            Lang::En => [
+                "count",
+                "fingerprint",
+                "category",
+                "hosts",
+                "first seen",
+                "last seen",
+                "title / note",
+            ],
+            Lang::Zh => [
+                "次数",
+                "指纹",
+                "类别",
+                "主机数",
+                "首次出现",
+                "最近出现",
+                "标题 / 备注",
+            ],
+        }
+    }
+    pub fn history_note(self, text: &str) -> String {
+        match self.0 {
+            Lang::En => format!("note: {text}"),
+            Lang::Zh => format!("备注：{text}"),
+        }
+    }
+    /// The unit column's heading: `host` / `gpu`.
+    pub fn fleet_unit(self, unit: &'static str) -> &'static str {
+        match (self.0, unit) {
+            (Lang::Zh, "host") => "主机",
+            (Lang::Zh, "gpu") => "GPU",
+            _ => unit,
+        }
+    }
+    /// The fleet table's other headings: jobs, share, then (after the failure classes)
+    /// hw+unexplained, expected, p-value, and hosts for GPUs.
+    pub fn fleet_header(self) -> ([&'static str; 2], [&'static str; 3], &'static str) {
+        match self.0 {
+            Lang::En => (
+                ["jobs", "share"],
+                ["hw+unexplained", "expected", "p-value"],
+                "hosts",
+            ),
+            Lang::Zh => (
+                ["作业数", "占比"],
+                ["硬件+未解释", "期望值", "p 值"],
+                "主机",
+            ),
+        }
+    }
+    /// The line above the fleet table: what was tested and how.
+    pub fn fleet_summary(self, s: &crate::report::history::FleetStats, tested: usize) -> String {
+        let (n, unit) = (s.units.len(), s.unit);
+        match self.0 {
+            Lang::En => format!(
+                "{} runs{}; {n} {unit}s; one-sided binomial test of hardware-class and unexplained failures against the rest of the fleet, suspect below p = {:.1e} (alpha {} / {tested} tested)",
+                s.runs,
+                s.since
+                    .as_deref()
+                    .map(|d| format!(" since {d}"))
+                    .unwrap_or_default(),
+                s.threshold,
+                s.alpha,
+            ),
+            Lang::Zh => format!(
+                "{}{} 次运行；{n} 个{}；对硬件类和未解释的失败与集群其余部分做单侧二项检验，p < {:.1e} 记为可疑（alpha {} / 检验了 {tested} 个）",
+                s.since
+                    .as_deref()
+                    .map(|d| format!("自 {d} 起 "))
+                    .unwrap_or_default(),
+                s.runs,
+                self.fleet_unit(unit),
+                s.threshold,
+                s.alpha,
+            ),
+        }
+    }
+    pub fn fleet_more(self, n: usize) -> String {
+        match self.0 {
+            Lang::En => format!("({n} more not shown; --format json has all)"),
+            Lang::Zh => format!("（另有 {n} 个未显示；--format json 包含全部）"),
+        }
+    }
+    pub fn fleet_no_suspects(self) -> &'static str {
+        match self.0 {
+            Lang::En => "No suspects.",
+            Lang::Zh => "没有可疑对象。",
+        }
+    }
+    pub fn fleet_suspects(self) -> &'static str {
+        match self.0 {
+            Lang::En => "Suspects:",
+            Lang::Zh => "可疑对象：",
+        }
+    }
+    pub fn fleet_suspect(self, u: &crate::report::history::UnitStat, p: &str) -> String {
+        match self.0 {
+            Lang::En => format!(
+                "{}: {} hardware/unexplained failures in {} jobs (expected {:.2} at the fleet's rate {:.4}), p = {p}",
+                u.id, u.suspect_failures, u.jobs, u.expected, u.base_rate
+            ),
+            Lang::Zh => format!(
+                "{}：{} 个作业中有 {} 次硬件类/未解释的失败（按集群失败率 {:.4} 期望为 {:.2}），p = {p}",
+                u.id, u.jobs, u.suspect_failures, u.base_rate, u.expected
+            ),
         }
     }
 }

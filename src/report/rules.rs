@@ -4,15 +4,19 @@
 //! rules, never logs.
 
 use crate::model::{Action, Category, RuleStatus};
+use crate::report::i18n::{Lang, Tr};
 use crate::rules::xid::XidEntry;
-use crate::rules::{KnowledgeBase, Role, Rule, template::Piece};
+use crate::rules::{KnowledgeBase, Role, Rule, template::Piece, template::Template};
 use serde::Serialize;
 
 /// `rules list`: one row per rule (code, name, category, role, title), then the count; rows
-/// laid out as `tables` says (one greppable line per rule when piped).
-pub fn list(kb: &KnowledgeBase, tables: super::table::Tables) -> String {
+/// laid out as `tables` says (one greppable line per rule when piped). Titles and headings
+/// in `lang` (a rule without a Chinese title keeps its English one); codes, names,
+/// categories and roles are identifiers and stay as they are.
+pub fn list(kb: &KnowledgeBase, tables: super::table::Tables, lang: Lang) -> String {
+    let tr = Tr(lang);
     let mut t = tables.table();
-    t.set_header(vec!["code", "name", "category", "role", "title"]);
+    t.set_header(tr.rules_list_header().to_vec());
     for r in &kb.rules {
         tables.row(
             &mut t,
@@ -21,7 +25,7 @@ pub fn list(kb: &KnowledgeBase, tables: super::table::Tables) -> String {
                 r.name.clone(),
                 r.category.to_string(),
                 format!("{:?}", r.role).to_lowercase(),
-                r.title.clone(),
+                tr.rule_title(r).to_string(),
             ],
         );
     }
@@ -34,15 +38,14 @@ pub fn list(kb: &KnowledgeBase, tables: super::table::Tables) -> String {
                 e.name.to_string(),
                 e.category.to_string(),
                 "engine".to_string(),
-                format!("made by the engine ({})", e.module),
+                tr.made_by_the_engine(e.module),
             ],
         );
     }
     format!(
-        "{}\n{} rules, {} findings made by the engine\n",
+        "{}\n{}\n",
         tables.finish(t),
-        kb.rules.len(),
-        engine.len()
+        tr.rules_count(kb.rules.len(), engine.len())
     )
 }
 
@@ -74,6 +77,8 @@ pub struct Explain {
     /// only code, name, category and `what` are known.
     pub engine: bool,
     pub title: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title_zh: Option<String>,
     pub category: Category,
     pub action: Action,
     pub role: Option<Role>,
@@ -83,11 +88,17 @@ pub struct Explain {
     pub what: String,
     pub why: Option<String>,
     pub lookalikes: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lookalikes_zh: Option<String>,
     pub signatures: Vec<ExplainSignature>,
     pub conditions: Vec<ExplainCondition>,
     /// Fix texts with their template variables as `{name}`.
     pub fixes: Vec<String>,
+    /// Each fix in Chinese, where the rule gives it (same order as `fixes`).
+    pub fixes_zh: Vec<Option<String>>,
     pub next_time: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_time_zh: Option<String>,
     pub references: Vec<String>,
 }
 
@@ -98,6 +109,7 @@ impl Explain {
             name: r.name.clone(),
             engine: false,
             title: Some(r.title.clone()),
+            title_zh: r.title_zh.clone(),
             category: r.category,
             action: r.category.action(),
             role: Some(r.role),
@@ -106,6 +118,7 @@ impl Explain {
             what: r.doc_what.clone(),
             why: Some(r.doc_why.clone()),
             lookalikes: r.doc_lookalikes.clone(),
+            lookalikes_zh: r.doc_lookalikes_zh.clone(),
             signatures: r
                 .signatures
                 .iter()
@@ -125,21 +138,14 @@ impl Explain {
                     trigger: c.trigger,
                 })
                 .collect(),
-            fixes: r
+            fixes: r.fixes.iter().map(|f| template_text(&f.text)).collect(),
+            fixes_zh: r
                 .fixes
                 .iter()
-                .map(|f| {
-                    f.text
-                        .pieces
-                        .iter()
-                        .map(|p| match p {
-                            Piece::Text(t) => t.clone(),
-                            Piece::Var { name, .. } => format!("{{{name}}}"),
-                        })
-                        .collect()
-                })
+                .map(|f| f.text_zh.as_ref().map(template_text))
                 .collect(),
             next_time: r.next_time.clone(),
+            next_time_zh: r.next_time_zh.clone(),
             references: r.references.clone(),
         }
     }
@@ -151,6 +157,7 @@ impl Explain {
             name: e.name.to_string(),
             engine: true,
             title: None,
+            title_zh: None,
             category: e.category,
             action: e.category.action(),
             role: None,
@@ -159,52 +166,86 @@ impl Explain {
             what: e.what.to_string(),
             why: None,
             lookalikes: None,
+            lookalikes_zh: None,
             signatures: Vec::new(),
             conditions: Vec::new(),
             fixes: Vec::new(),
+            fixes_zh: Vec::new(),
             next_time: None,
+            next_time_zh: None,
             references: Vec::new(),
         }
     }
 }
 
-/// `rules explain` for people.
-pub fn explain(e: &Explain) -> String {
+/// A template with its variables as `{name}`.
+fn template_text(t: &Template) -> String {
+    t.pieces
+        .iter()
+        .map(|p| match p {
+            Piece::Text(t) => t.clone(),
+            Piece::Var { name, .. } => format!("{{{name}}}"),
+        })
+        .collect()
+}
+
+/// `rules explain` for people, in `lang` where the rule gives its texts in it (English
+/// otherwise); codes, names, categories, regexes and fact names stay as they are.
+pub fn explain(e: &Explain, lang: Lang) -> String {
+    let tr = Tr(lang);
+    let pick = |en: &Option<String>, zh: &Option<String>| -> String {
+        match (lang, zh) {
+            (Lang::Zh, Some(z)) => z.clone(),
+            _ => en.clone().unwrap_or_default(),
+        }
+    };
+    let sep = tr.after_label();
     if e.engine {
         return format!(
-            "{} {}\ncategory: {}\nmade by the engine ({}), not a rule file\n\n## What it detects\n{}\n",
+            "{} {}\n{}{sep}{}\n{}\n\n## {}\n{}\n",
             e.code,
             e.name,
+            tr.explain_category(),
             e.category,
-            e.source.as_deref().unwrap_or("src/correlate"),
+            tr.made_by_the_engine_not_a_file(e.source.as_deref().unwrap_or("src/correlate")),
+            tr.explain_what(),
             e.what
         );
     }
-    let opt = |o: &Option<String>| o.clone().unwrap_or_default();
     let mut s = format!(
-        "{} {} — {}\ncategory: {} (action: {})\nrole: {}\nstatus: {}\nsource: {}\n\n## What it detects\n{}\n\n## Why it happens\n{}\n",
+        "{} {} — {}\n{}{sep}{}{}\n{}{sep}{}\n{}{sep}{}\n{}{sep}{}\n\n## {}\n{}\n\n## {}\n{}\n",
         e.code,
         e.name,
-        opt(&e.title),
+        pick(&e.title, &e.title_zh),
+        tr.explain_category(),
         e.category,
-        e.action,
+        tr.explain_action(e.action),
+        tr.explain_role(),
         e.role.map(|r| format!("{r:?}")).unwrap_or_default(),
+        tr.explain_status(),
         e.status.map(|s| s.to_string()).unwrap_or_default(),
-        opt(&e.source),
+        tr.explain_source(),
+        e.source.clone().unwrap_or_default(),
+        tr.explain_what(),
         e.what,
-        opt(&e.why)
+        tr.explain_why(),
+        e.why.clone().unwrap_or_default()
     );
-    if let Some(l) = &e.lookalikes {
-        s.push_str(&format!("\n## Known look-alikes\n{l}\n"));
+    if e.lookalikes.is_some() {
+        s.push_str(&format!(
+            "\n## {}\n{}\n",
+            tr.explain_lookalikes(),
+            pick(&e.lookalikes, &e.lookalikes_zh)
+        ));
     }
     if !e.signatures.is_empty() {
-        s.push_str("\n## Signatures\n");
+        s.push_str(&format!("\n## {}\n", tr.explain_signatures()));
         for sig in &e.signatures {
             s.push_str(&format!("  [{:.2}] {}\n", sig.weight, sig.regex));
         }
     }
     if !e.conditions.is_empty() {
-        s.push_str("\n## Conditions on facts\n");
+        s.push_str(&format!("\n## {}\n", tr.explain_conditions()));
         for c in &e.conditions {
             s.push_str(&format!(
                 "  [{:+.2}] {} {} {}{}\n",
@@ -212,23 +253,24 @@ pub fn explain(e: &Explain) -> String {
                 c.fact,
                 c.op,
                 c.value.clone().unwrap_or_default(),
-                if c.trigger {
-                    " (raises the finding alone)"
-                } else {
-                    ""
-                }
+                if c.trigger { tr.explain_trigger() } else { "" }
             ));
         }
     }
-    s.push_str("\n## Fix\n");
-    for f in &e.fixes {
-        s.push_str(&format!("  - {f}\n"));
+    s.push_str(&format!("\n## {}\n", tr.fix_heading()));
+    for (i, f) in e.fixes.iter().enumerate() {
+        let zh = e.fixes_zh.get(i).cloned().flatten();
+        s.push_str(&format!("  - {}\n", pick(&Some(f.clone()), &zh)));
     }
-    if let Some(n) = &e.next_time {
-        s.push_str(&format!("\n## What to collect next time\n{n}\n"));
+    if e.next_time.is_some() {
+        s.push_str(&format!(
+            "\n## {}\n{}\n",
+            tr.explain_next_time(),
+            pick(&e.next_time, &e.next_time_zh)
+        ));
     }
     if !e.references.is_empty() {
-        s.push_str("\n## References\n");
+        s.push_str(&format!("\n## {}\n", tr.explain_references()));
         for x in &e.references {
             s.push_str(&format!("  {x}\n"));
         }
@@ -236,19 +278,25 @@ pub fn explain(e: &Explain) -> String {
     s
 }
 
-/// The multi-line entry `rules explain xid-N` prints.
-pub fn explain_xid(e: &XidEntry) -> String {
+/// The multi-line entry `rules explain xid-N` prints (the catalog's texts are English; the
+/// labels follow `lang`).
+pub fn explain_xid(e: &XidEntry, lang: Lang) -> String {
+    let tr = Tr(lang);
+    let sep = tr.after_label();
     format!(
-        "Xid {}: {}\n\ncause: {}{}\naction: {}\nreference: https://docs.nvidia.com/deploy/xid-errors/index.html\n",
+        "Xid {}: {}\n\n{}{sep}{}{}\n{}{sep}{}\n{}{sep}https://docs.nvidia.com/deploy/xid-errors/index.html\n",
         e.code,
         e.name,
+        tr.xid_cause(),
         e.cause,
         if e.follows_other {
-            " (follows another event; not a cause by itself)"
+            tr.xid_follows_other()
         } else {
             ""
         },
-        e.action
+        tr.xid_action(),
+        e.action,
+        tr.xid_reference()
     )
 }
 
@@ -308,10 +356,10 @@ mod tests {
         let v = serde_json::to_value(&e).expect("serializable");
         assert_eq!(v["category"], r.category.as_str());
         assert_eq!(v["action"], r.category.action().as_str());
-        assert!(explain(&e).starts_with(&format!("{} {} — ", r.code, r.name)));
+        assert!(explain(&e, Lang::En).starts_with(&format!("{} {} — ", r.code, r.name)));
         for f in crate::correlate::ENGINE_FINDINGS {
             let e = Explain::of_engine(f);
-            assert!(e.engine && explain(&e).contains("made by the engine"));
+            assert!(e.engine && explain(&e, Lang::En).contains("made by the engine"));
             assert!(
                 std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
                     .join(f.module)

@@ -3,6 +3,7 @@
 //! Formatting only: the timeline and the origin are computed elsewhere.
 
 use super::Report;
+use crate::report::i18n::{Lang, Tr};
 use crate::sources::launcher::What;
 use crate::sources::prefix;
 use crate::timeline::{Event, Kind, format_epoch};
@@ -12,45 +13,42 @@ use std::fmt::Write;
 const LEAD_SECONDS: f64 = 120.0;
 const MAX_ROWS: usize = 60;
 
-fn label(e: &Event) -> (&'static str, String) {
+fn label(e: &Event, tr: Tr) -> (&'static str, String) {
     let bare = |t: &str| {
         let (_, pos) = prefix::peel(t);
         let s = t.get(pos..).unwrap_or(t).trim();
         s.chars().take(110).collect::<String>()
     };
     match &e.kind {
-        Kind::LastLine => ("last line", bare(&e.text)),
-        Kind::Hit { rule, .. } => ("matched", format!("{rule}: {}", bare(&e.text))),
+        Kind::LastLine => (tr.timeline_label("last line"), bare(&e.text)),
+        Kind::Hit { rule, .. } => (
+            tr.timeline_label("matched"),
+            format!("{rule}: {}", bare(&e.text)),
+        ),
         Kind::Launch(What::Watchdog {
             seq, op, ran_ms, ..
         }) => (
-            "watchdog",
-            format!(
-                "collective #{seq} {op} timed out{}",
-                ran_ms.map(|m| format!(" after {m} ms")).unwrap_or_default()
-            ),
+            tr.timeline_label("watchdog"),
+            tr.timeline_watchdog(*seq, op, *ran_ms),
         ),
         Kind::Launch(What::WorkState {
             enqueued,
             completed,
         }) => (
-            "counters",
-            format!("last enqueued #{enqueued}, last completed #{completed}"),
+            tr.timeline_label("counters"),
+            tr.timeline_counters(*enqueued, *completed),
         ),
-        Kind::Launch(What::Fingerprint { of, seq, op }) => {
-            ("fingerprint", format!("rank {of} runs #{seq} {op}"))
-        }
-        Kind::Launch(What::Teardown { pid, signal }) => {
-            ("teardown", format!("launcher sends {signal} to pid {pid}"))
-        }
-        Kind::Launch(What::WorkerExit { code, pid, .. }) => (
-            "exit",
-            format!(
-                "exit code {}{}",
-                code.map_or("?".to_string(), |c| c.to_string()),
-                pid.map(|p| format!(" (pid {p})")).unwrap_or_default()
-            ),
+        Kind::Launch(What::Fingerprint { of, seq, op }) => (
+            tr.timeline_label("fingerprint"),
+            tr.timeline_fingerprint(*of, *seq, op),
         ),
+        Kind::Launch(What::Teardown { pid, signal }) => (
+            tr.timeline_label("teardown"),
+            tr.timeline_teardown(signal, *pid),
+        ),
+        Kind::Launch(What::WorkerExit { code, pid, .. }) => {
+            (tr.timeline_label("exit"), tr.timeline_exit(*code, *pid))
+        }
         Kind::Machine { kind, pid } => (
             kind.as_str(),
             format!(
@@ -84,19 +82,20 @@ fn ranks_text(r: &[u32]) -> String {
     out.join(",")
 }
 
-pub fn render(r: &Report) -> String {
+/// Pads `s` to `n` terminal columns (a Chinese character takes two).
+fn pad(s: &str, n: usize) -> String {
+    let w = unicode_width::UnicodeWidthStr::width(s);
+    format!("{s}{}", " ".repeat(n.saturating_sub(w)))
+}
+
+pub fn render(r: &Report, lang: Lang) -> String {
+    let tr = Tr(lang);
     let tl = &r.timeline;
     let mut out = String::new();
     let timed: Vec<&Event> = tl.events.iter().filter(|e| e.t.is_some()).collect();
-    let _ = writeln!(
-        out,
-        "\nTimeline (times as logged, no clock-skew correction{})",
-        tl.year
-            .map(|y| format!("; glog/syslog year {y} from a dated line"))
-            .unwrap_or_default()
-    );
+    let _ = writeln!(out, "\n{}", tr.timeline_heading(tl.year));
     if timed.is_empty() {
-        let _ = writeln!(out, "  no timed events in the inputs");
+        let _ = writeln!(out, "  {}", tr.timeline_empty());
         return out;
     }
     let first_fail = timed
@@ -113,7 +112,7 @@ pub fn render(r: &Report) -> String {
     // Fold rows: same label and text (ranks stripped) → one row with the ranks.
     let mut rows: Vec<Row> = Vec::new();
     for e in timed.iter().filter(|e| e.t.unwrap_or(0.0) >= from) {
-        let (lab, text) = label(e);
+        let (lab, text) = label(e, tr);
         let text = text
             .replace(
                 &format!("[rank{}]", e.who.rank.unwrap_or(u32::MAX)),
@@ -164,10 +163,10 @@ pub fn render(r: &Report) -> String {
         };
         let _ = writeln!(
             out,
-            "{mark} {}  {:<14} {:<11} {}{}  [{place}]",
+            "{mark} {}  {:<14} {} {}{}  [{place}]",
             format_epoch(t),
             who,
-            lab,
+            pad(lab, 11),
             text,
             if n > 1 && ranks.len() < 2 {
                 format!(" (×{n})")
@@ -177,10 +176,10 @@ pub fn render(r: &Report) -> String {
         );
     }
     if total > MAX_ROWS {
-        let _ = writeln!(out, "  … {} more rows", total - MAX_ROWS);
+        let _ = writeln!(out, "  {}", tr.timeline_more_rows(total - MAX_ROWS));
     }
     if let Some(o) = origin {
-        let _ = writeln!(out, "  ▶ = rank {o}, where the failure started");
+        let _ = writeln!(out, "  {}", tr.timeline_origin(o));
     }
     out
 }

@@ -3,6 +3,7 @@
 //! grouping is `triage::group`'s.
 
 use crate::model::{Action, Category, Verdict, Warning};
+use crate::report::i18n::{Lang, Tr};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -97,25 +98,14 @@ fn hosts_text(m: &BTreeMap<String, usize>, max: usize) -> String {
     s.join(", ")
 }
 
-fn suspect_line(r: &Recurrence) -> String {
-    format!(
-        "{} {} failed in {} runs: hardware suspect",
-        r.kind, r.name, r.runs
-    )
+fn suspect_line(r: &Recurrence, tr: Tr) -> String {
+    tr.triage_suspect(r.kind.as_str(), &r.name, r.runs)
 }
 
-pub fn render_table(t: &Triage, tables: super::table::Tables) -> String {
+pub fn render_table(t: &Triage, tables: super::table::Tables, lang: Lang) -> String {
+    let tr = Tr(lang);
     let mut tb = tables.table();
-    tb.set_header(vec![
-        "runs",
-        "fingerprint",
-        "category",
-        "action",
-        "first seen",
-        "last seen",
-        "hosts",
-        "example",
-    ]);
+    tb.set_header(tr.triage_header().to_vec());
     for g in &t.groups {
         tables.row(
             &mut tb,
@@ -133,26 +123,31 @@ pub fn render_table(t: &Triage, tables: super::table::Tables) -> String {
         );
     }
     let mut s = format!(
-        "{}\n{} runs, {} groups\n",
+        "{}\n{}\n",
         tables.finish(tb),
-        t.runs_total,
-        t.groups.len()
+        tr.triage_totals(t.runs_total, t.groups.len())
     );
+    let sep = tr.after_label();
     for r in &t.suspects {
-        s.push_str(&format!("suspect: {}\n", suspect_line(r)));
+        s.push_str(&format!(
+            "{}{sep}{}\n",
+            tr.triage_suspect_label(),
+            suspect_line(r, tr)
+        ));
     }
     for w in &t.warnings {
-        s.push_str(&format!("warning: {w}\n"));
+        s.push_str(&format!("{}{sep}{}\n", tr.warning(), tr.warning_line(w)));
     }
     s
 }
 
-pub fn render_markdown(t: &Triage) -> String {
+pub fn render_markdown(t: &Triage, lang: Lang) -> String {
     use crate::report::markdown::inline;
+    let tr = Tr(lang);
     let mut s = format!(
-        "## trainwreck triage: {} runs, {} groups\n\n| runs | fingerprint | category | action | first seen | last seen | hosts | example |\n|---:|---|---|---|---|---|---|---|\n",
-        t.runs_total,
-        t.groups.len()
+        "{}\n\n| {} |\n|---:|---|---|---|---|---|---|---|\n",
+        tr.triage_md_title(t.runs_total, t.groups.len()),
+        tr.triage_header().join(" | ")
     );
     for g in &t.groups {
         s.push_str(&format!(
@@ -171,19 +166,19 @@ pub fn render_markdown(t: &Triage) -> String {
         ));
     }
     if !t.suspects.is_empty() {
-        s.push_str("\n**Hardware suspects** (failed in more than one run):\n\n");
+        s.push_str(&format!("\n{}\n\n", tr.triage_md_suspects()));
         for r in &t.suspects {
-            s.push_str(&format!("- {}\n", inline(&suspect_line(r))));
+            s.push_str(&format!("- {}\n", inline(&suspect_line(r, tr))));
         }
     }
     for g in t.groups.iter().filter(|g| g.verdict != Verdict::NoFailure) {
         s.push_str(&format!(
-            "\n<details><summary><code>{}</code> · {} · {} run{}</summary>\n\n{}\n\nRuns:\n\n{}\n</details>\n",
+            "\n<details><summary><code>{}</code> · {} · {}</summary>\n\n{}\n\n{}\n\n{}\n</details>\n",
             g.fingerprint.as_deref().unwrap_or("-"),
             inline(&g.category.map_or_else(|| g.verdict.to_string(), |c| c.to_string())),
-            g.count,
-            if g.count == 1 { "" } else { "s" },
-            inline(g.title.as_deref().unwrap_or("no rule explains it: investigate")),
+            tr.triage_md_group_runs(g.count),
+            inline(g.title.as_deref().unwrap_or(tr.triage_no_rule())),
+            tr.triage_md_runs(),
             crate::report::markdown::fenced(&g.runs.join("\n"))
         ));
     }

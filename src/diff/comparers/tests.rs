@@ -134,6 +134,26 @@ fn environment_variables_from_env_dumps_with_noise_and_unset() {
         )],
         &[],
     );
+    // A variable one dump lacks reads `unset` (`未设置` in Chinese); one both set keeps
+    // its values in either language.
+    let full = compare(&good, &bad);
+    let ifname = full
+        .differences
+        .iter()
+        .find(|x| x.key == "env.NCCL_SOCKET_IFNAME")
+        .expect("NCCL_SOCKET_IFNAME listed");
+    assert_eq!(ifname.absent, Some(Side::Good));
+    assert_eq!(ifname.shown_zh(Side::Good), "未设置");
+    assert_eq!(ifname.shown_zh(Side::Bad), "eth0");
+    let ib = full
+        .differences
+        .iter()
+        .find(|x| x.key == "env.NCCL_IB_DISABLE")
+        .expect("NCCL_IB_DISABLE listed");
+    assert_eq!(
+        (ib.shown_zh(Side::Good), ib.absent),
+        ("0".to_string(), None)
+    );
     let d = keys(&good, &bad);
     assert!(has(&d, "env.NCCL_IB_DISABLE", "0", "1"), "{d:?}");
     assert!(has(&d, "env.NCCL_SOCKET_IFNAME", "unset", "eth0"), "{d:?}");
@@ -229,6 +249,9 @@ fn memory_limits_from_meminfo_and_cgroup_files_unlimited_when_max() {
     let x = &d.differences[0];
     assert_eq!(super::super::display(&x.good, x.unit), "unlimited");
     assert_eq!(super::super::display(&x.bad, x.unit), "8 GiB");
+    // In Chinese our word for it is Chinese; the value read stays as read.
+    assert_eq!(x.shown_zh(Side::Good), "不限");
+    assert_eq!(x.shown_zh(Side::Bad), "8 GiB");
     assert!(x.explains.contains(&Category::HostOom));
 }
 
