@@ -925,6 +925,7 @@ fn run_cmd(args: RunArgs, ui: Ui) -> i32 {
     });
     let mut opts = crate::capture::RunOptions::new(args.command, out);
     opts.interval = std::time::Duration::from_millis(args.interval.max(10));
+    opts.lang = ui.lang;
     let outcome = match crate::capture::run(opts) {
         Ok(o) => o,
         Err(e) => {

@@ -249,6 +249,24 @@ fn triage_in_chinese_keeps_the_groups_and_translates_the_headings() {
     let (code, md, _) = tw(ZH, &["triage", "fixtures/pairs", "--format", "markdown"]);
     assert_eq!(code, 0);
     assert!(md.starts_with("## trainwreck 分诊："), "{md}");
+    // Each group's title is its rule's Chinese title (JSON carries both).
+    let (_, j, _) = tw(&[], &["triage", "fixtures/pairs", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&j).unwrap();
+    let titled: Vec<_> = v["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["title_zh"].is_string())
+        .collect();
+    assert!(!titled.is_empty(), "{j}");
+    for g in titled {
+        let (en, zh) = (
+            g["title"].as_str().unwrap(),
+            g["title_zh"].as_str().unwrap(),
+        );
+        assert!(md.contains(&format!("\n\n{zh}\n")), "{zh} not in\n{md}");
+        assert!(!md.contains(en), "{en} in\n{md}");
+    }
 }
 
 #[test]

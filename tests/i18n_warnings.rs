@@ -229,6 +229,19 @@ fn markdown_github_and_facts_print_warnings_in_the_report_language() {
                 .any(|l| l.starts_with(&format!("{label}{want}"))),
             "{lang}:\n{facts}{err}"
         );
+        // The table's columns are named in the same language.
+        let head: Vec<&str> = facts
+            .lines()
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .collect();
+        let want_head = if lang == "zh" {
+            ["事实", "值", "出处"]
+        } else {
+            ["fact", "value", "source"]
+        };
+        assert_eq!(head, want_head, "{lang}:\n{facts}");
     }
     // A Chinese locale gives the Chinese warnings without --lang.
     let (_, md, _) = tw(

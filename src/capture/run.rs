@@ -46,6 +46,8 @@ pub struct RunOptions {
     pub forward_signals: bool,
     /// Echo the command's output to our stdout/stderr (off in tests).
     pub echo: bool,
+    /// The language of the warnings said on the terminal while the command runs.
+    pub lang: crate::model::Lang,
 }
 
 impl RunOptions {
@@ -60,6 +62,7 @@ impl RunOptions {
             python_unbuffered: true,
             forward_signals: true,
             echo: true,
+            lang: crate::model::Lang::En,
         }
     }
 }
@@ -275,6 +278,7 @@ pub fn run(opts: RunOptions) -> Result<RunOutcome, RunError> {
     };
     let tee = Arc::new(Tee::new(
         dir.display().to_string(),
+        opts.lang,
         term_out,
         term_err,
         Some(Box::new(out_log)),
@@ -311,7 +315,7 @@ pub fn run(opts: RunOptions) -> Result<RunOutcome, RunError> {
                 next_sample = now + interval;
             }
             if let Some(e) = sampler.take_write_error() {
-                warn_once(&mut warnings, opts.echo, e);
+                warn_once(&mut warnings, &opts, e);
             }
             // peaks.txt is kept current (at most once a second) in case we are killed too.
             if now.duration_since(peaks_written) >= Duration::from_secs(1) && sampler.take_dirty() {
@@ -378,7 +382,7 @@ pub fn run(opts: RunOptions) -> Result<RunOutcome, RunError> {
         warnings.push(format!("{name}: {why}"));
     }
     if let Some(e) = sampler.finish() {
-        warn_once(&mut warnings, opts.echo, e);
+        warn_once(&mut warnings, &opts, e);
     }
 
     let peaks = sampler.peaks.clone();
@@ -420,7 +424,7 @@ pub fn run(opts: RunOptions) -> Result<RunOutcome, RunError> {
         peaks.samples
     ));
     if let Err(e) = m.save(&dir) {
-        warn_once(&mut warnings, opts.echo, format!("manifest.json: {e}"));
+        warn_once(&mut warnings, &opts, format!("manifest.json: {e}"));
     }
 
     let signal = match termination {
@@ -488,9 +492,9 @@ fn write_peaks(dir: &Path, peaks: &Peaks) {
     }
 }
 
-fn warn_once(warnings: &mut Vec<String>, echo: bool, what: String) {
-    if echo {
-        eprintln!("trainwreck: warning: {what}; the run continues");
+fn warn_once(warnings: &mut Vec<String>, opts: &RunOptions, what: String) {
+    if opts.echo {
+        eprintln!("{}", crate::report::i18n::Tr(opts.lang).run_warning(&what));
     }
     warnings.push(what);
 }

@@ -35,11 +35,14 @@ pub(crate) struct Tee {
     inner: Mutex<Inner>,
     /// Where the log directory is, for the warning.
     dir: String,
+    /// The warning's language.
+    lang: crate::model::Lang,
 }
 
 impl Tee {
     pub fn new(
         dir: String,
+        lang: crate::model::Lang,
         term_out: Sink,
         term_err: Sink,
         out_log: Option<Sink>,
@@ -67,6 +70,7 @@ impl Tee {
                 bytes: [0; 2],
             }),
             dir,
+            lang,
         }
     }
 
@@ -101,11 +105,8 @@ impl Tee {
         for (name, e) in failed {
             if !inner.warned {
                 inner.warned = true;
-                let msg = format!(
-                    "trainwreck: warning: cannot write {}/{name}: {e}; the run continues and its \
-                     output still reaches the terminal, but the logs there are incomplete\n",
-                    self.dir
-                );
+                let msg =
+                    crate::report::i18n::Tr(self.lang).run_log_unwritable(&self.dir, name, &e);
                 if let Some(t) = &mut inner.term_err {
                     let _ = t.write_all(msg.as_bytes());
                 }
@@ -164,6 +165,7 @@ pub(crate) fn terminal(fd: i32) -> Sink {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Lang;
 
     #[derive(Clone, Default)]
     struct Shared(Arc<Mutex<Vec<u8>>>);
@@ -205,6 +207,7 @@ mod tests {
         let (to, te, o, e, c): (Shared, Shared, Shared, Shared, Shared) = (to, te, o, e, c);
         let tee = Tee::new(
             "d".into(),
+            Lang::En,
             Box::new(to.clone()),
             Box::new(te.clone()),
             Some(Box::new(o.clone())),
@@ -223,22 +226,29 @@ mod tests {
 
     #[test]
     fn a_full_disk_warns_once_and_the_terminal_keeps_flowing() {
-        let (to, te): (Shared, Shared) = Default::default();
-        let tee = Tee::new(
-            "/logs/run-1".into(),
-            Box::new(to.clone()),
-            Box::new(te.clone()),
-            Some(Box::new(Full { room: 8 })),
-            Some(Box::new(Full { room: 100 })),
-            Some(Box::new(Full { room: 8 })),
-        );
-        for _ in 0..5 {
-            tee.write(Stream::Out, b"step ok\n");
+        for (lang, once) in [
+            (Lang::En, "cannot write /logs/run-1/"),
+            (Lang::Zh, "无法写入 /logs/run-1/"),
+        ] {
+            let (to, te): (Shared, Shared) = Default::default();
+            let tee = Tee::new(
+                "/logs/run-1".into(),
+                lang,
+                Box::new(to.clone()),
+                Box::new(te.clone()),
+                Some(Box::new(Full { room: 8 })),
+                Some(Box::new(Full { room: 100 })),
+                Some(Box::new(Full { room: 8 })),
+            );
+            for _ in 0..5 {
+                tee.write(Stream::Out, b"step ok\n");
+            }
+            assert_eq!(to.get(), b"step ok\n".repeat(5));
+            let warn = String::from_utf8(te.get()).unwrap();
+            assert_eq!(warn.matches(once).count(), 1, "{warn}");
+            assert_eq!(warn.lines().count(), 1, "{warn}");
+            assert!(warn.contains("No space left on device"), "{warn}");
+            assert_eq!(tee.failures().len(), 2);
         }
-        assert_eq!(to.get(), b"step ok\n".repeat(5));
-        let warn = String::from_utf8(te.get()).unwrap();
-        assert_eq!(warn.matches("warning").count(), 1, "{warn}");
-        assert!(warn.contains("No space left on device"), "{warn}");
-        assert_eq!(tee.failures().len(), 2);
     }
 }

@@ -21,7 +21,7 @@ pub fn table(
     tr: super::i18n::Tr,
 ) -> String {
     let mut t = tables.table();
-    t.set_header(vec!["fact", "value", "source"]);
+    t.set_header(tr.facts_header().to_vec());
     for f in facts {
         let loc = match f.line {
             Some(l) => format!("{}:{l}", f.path),

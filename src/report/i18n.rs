@@ -68,6 +68,12 @@ impl Tr {
             .as_deref()
             .map(|n| self.pick(n, f.next_time_zh.as_ref()))
     }
+    /// A triage group's title (its lead run's), in the report's language where the rule gave it.
+    pub fn group_title(self, g: &crate::report::triage::Group) -> Option<&str> {
+        g.title
+            .as_deref()
+            .map(|t| self.pick(t, g.title_zh.as_ref()))
+    }
     pub fn why(self, e: &Evidence) -> Option<&str> {
         e.why.as_deref().map(|w| self.pick(w, e.why_zh.as_ref()))
     }
@@ -819,6 +825,32 @@ impl Tr {
     // ----- the CLI's own messages on stderr (helper D) -----
 
     /// What starts each of them: `trainwreck: ` / `trainwreck：`.
+    /// The columns of `trainwreck facts PATH`.
+    pub fn facts_header(self) -> [&'static str; 3] {
+        match self.0 {
+            Lang::En => ["fact", "value", "source"],
+            Lang::Zh => ["事实", "值", "出处"],
+        }
+    }
+    /// Said on the terminal while `trainwreck run` watches the command: `what` went wrong on
+    /// our side, and the command goes on.
+    pub fn run_warning(self, what: &str) -> String {
+        match self.0 {
+            Lang::En => format!("trainwreck: warning: {what}; the run continues"),
+            Lang::Zh => format!("trainwreck：警告：{what}；训练照常继续"),
+        }
+    }
+    /// A log of `trainwreck run` could not be written (one line, with its newline).
+    pub fn run_log_unwritable(self, dir: &str, name: &str, e: &dyn std::fmt::Display) -> String {
+        match self.0 {
+            Lang::En => format!(
+                "trainwreck: warning: cannot write {dir}/{name}: {e}; the run continues and its output still reaches the terminal, but the logs there are incomplete\n"
+            ),
+            Lang::Zh => format!(
+                "trainwreck：警告：无法写入 {dir}/{name}：{e}；训练照常继续，输出仍会显示在终端上，但那里的日志不完整\n"
+            ),
+        }
+    }
     pub fn cli_prefix(self) -> &'static str {
         match self.0 {
             Lang::En => "trainwreck: ",

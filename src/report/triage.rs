@@ -34,6 +34,9 @@ pub struct Group {
     pub category: Option<Category>,
     pub action: Action,
     pub title: Option<String>,
+    /// The title in Chinese, where the rule gives one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title_zh: Option<String>,
     pub first_seen: Option<String>,
     pub last_seen: Option<String>,
     /// Host → number of runs of this group that involved it.
@@ -177,7 +180,7 @@ pub fn render_markdown(t: &Triage, lang: Lang) -> String {
             g.fingerprint.as_deref().unwrap_or("-"),
             inline(&g.category.map_or_else(|| g.verdict.to_string(), |c| c.to_string())),
             tr.triage_md_group_runs(g.count),
-            inline(g.title.as_deref().unwrap_or(tr.triage_no_rule())),
+            inline(tr.group_title(g).unwrap_or(tr.triage_no_rule())),
             tr.triage_md_runs(),
             crate::report::markdown::fenced(&g.runs.join("\n"))
         ));

@@ -47,6 +47,9 @@ pub struct RunOutcome {
     pub category: Option<Category>,
     pub action: Action,
     pub title: Option<String>,
+    /// The title in Chinese, where the rule gives one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title_zh: Option<String>,
     pub confidence: Option<f64>,
     pub hosts: Vec<String>,
     pub gpus: Vec<String>,
@@ -101,6 +104,7 @@ fn outcome(path: &Path, r: &Report) -> RunOutcome {
         category: lead.map(|f| f.category),
         action: action_of(r),
         title: lead.map(|f| f.title.clone()),
+        title_zh: lead.and_then(|f| f.title_zh.clone()),
         confidence: lead.map(|f| f.confidence),
         hosts: hosts.into_iter().collect(),
         gpus: gpus.into_iter().collect(),
