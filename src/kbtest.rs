@@ -173,6 +173,12 @@ fn chinese(r: &Rule, fails: &mut Vec<String>) {
     if builtin && r.next_time.is_some() && r.next_time_zh.is_none() {
         fail("`next_time` has no `next_time_zh`".into());
     }
+    if builtin && r.doc_what_zh.as_deref().is_none_or(|t| t.trim().is_empty()) {
+        fail("no `doc.what_zh`: a built-in rule documents what it detects in Chinese too".into());
+    }
+    if builtin && r.doc_why_zh.as_deref().is_none_or(|t| t.trim().is_empty()) {
+        fail("no `doc.why_zh`: a built-in rule documents why it happens in Chinese too".into());
+    }
     if builtin && r.doc_lookalikes.is_some() && r.doc_lookalikes_zh.is_none() {
         fail("`doc.lookalikes` has no `doc.lookalikes_zh`".into());
     }

@@ -193,6 +193,7 @@ TITLE_ZH
 [rule.doc]
 what = "w"
 why = "w"
+DOC_ZH
 [[rule.signature]]
 regex = 'widget (?P<part>\w+) failed'
 weight = 0.8
@@ -204,11 +205,18 @@ fire = ["widget gear failed"]
 silent = ["widget gear ok"]
 "#;
 
-/// The rule with its Chinese lines; built-in codes start with TW, a user's never do.
+/// The rule with its Chinese lines (its documentation's with the title's); built-in codes
+/// start with TW, a user's never do.
 fn rule(builtin: bool, title_zh: &str, fix_zh: &str) -> String {
+    let doc_zh = if title_zh.is_empty() {
+        ""
+    } else {
+        "what_zh = \"小部件\"\nwhy_zh = \"磨损\""
+    };
     RULE.replace("CODE", if builtin { "TW8001" } else { "ACME001" })
         .replace("TITLE_ZH", title_zh)
         .replace("FIX_ZH", fix_zh)
+        .replace("DOC_ZH", doc_zh)
 }
 
 #[test]
@@ -222,6 +230,9 @@ fn rules_test_fails_a_builtin_rule_without_its_chinese_texts_and_spares_a_user_r
         fails.iter().any(|f| f.contains("no `fix[0].text_zh`")),
         "{fails:?}"
     );
+    for doc in ["no `doc.what_zh`", "no `doc.why_zh`"] {
+        assert!(fails.iter().any(|f| f.contains(doc)), "{doc}: {fails:?}");
+    }
     let user = rule(false, "", "");
     let fails = trainwreck::kbtest::test_examples(&kb_of("/user/rules/test.toml", &user));
     assert!(fails.is_empty(), "a user rule may omit them: {fails:?}");

@@ -186,6 +186,24 @@ fn rules_explain_in_chinese_shows_the_chinese_fix() {
     // The regexes as they are.
     assert!(out.contains(&r.signatures[0].source), "{out}");
     assert!(!out.contains("## Fix"), "{out}");
+    // Its documentation in Chinese, not in English.
+    let what_zh = r
+        .doc_what_zh
+        .as_deref()
+        .expect("TW0104 documents itself in Chinese");
+    let why_zh = r.doc_why_zh.as_deref().expect("and why in Chinese");
+    assert!(out.contains(what_zh) && out.contains(why_zh), "{out}");
+    assert!(!out.contains(&r.doc_why), "{out}");
+    // An engine-made finding's description too.
+    let engine = trainwreck::correlate::ENGINE_FINDINGS
+        .iter()
+        .find(|e| e.code == "TW9902")
+        .expect("TW9902 is made by the engine");
+    let (_, out, _) = tw(ZH, &["rules", "explain", "TW9902"]);
+    assert!(
+        out.contains(engine.what_zh) && !out.contains(engine.what),
+        "{out}"
+    );
 }
 
 #[test]

@@ -26,12 +26,21 @@ pub const MISMATCH_WHAT: &str = "Ranks ran different collectives at the same seq
      lines of TORCH_DISTRIBUTED_DEBUG=DETAIL, or watchdog `WorkNCCL(SeqNum=…, OpType=…)` lines \
      that disagree). A collective called conditionally or in a different order on some ranks: \
      a code bug. The odd rank out, when there is one, is the origin.";
+/// `MISMATCH_WHAT` in Chinese.
+pub const MISMATCH_WHAT_ZH: &str = "各 rank 在同一个序号上执行了不同的集合通信（依据 TORCH_DISTRIBUTED_DEBUG=DETAIL \
+     的 `CollectiveFingerPrint` 行，或互相矛盾的 watchdog `WorkNCCL(SeqNum=…, OpType=…)` 行）。\
+     说明某个集合通信只在部分 rank 上按条件调用，或调用顺序不同：这是代码 bug。\
+     如果有唯一与众不同的 rank，它就是起点。";
 
 /// What `rules explain` says about TW9902.
 pub const LAGGING_WHAT: &str = "One rank never reached the collective the others timed out in: its last enqueued work is \
      below the timed-out sequence number, the Flight Recorder shows it missing, or its log \
      stopped before the others' watchdogs fired. That rank is the origin; the timeouts are \
      its symptoms.";
+/// `LAGGING_WHAT` in Chinese.
+pub const LAGGING_WHAT_ZH: &str = "其他 rank 在某个集合通信上超时，而有一个 rank 根本没有走到这一步：\
+     它最后入队的操作序号低于超时的序号，Flight Recorder 里缺少它，或者它的日志在其他 rank \
+     的 watchdog 触发之前就停了。这个 rank 才是起点，其他 rank 的超时只是症状。";
 
 /// A rank the evidence names as the one that started it.
 #[derive(Debug, Clone, PartialEq)]

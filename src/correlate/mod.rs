@@ -237,6 +237,8 @@ pub struct EngineFinding {
     pub module: &'static str,
     /// What it detects and why.
     pub what: &'static str,
+    /// `what` in Chinese.
+    pub what_zh: &'static str,
 }
 
 /// Every engine-made finding, for `rules list` and `rules explain`.
@@ -247,6 +249,7 @@ pub static ENGINE_FINDINGS: &[EngineFinding] = &[
         category: Category::CollectiveMismatch,
         module: "src/correlate/cascade.rs",
         what: cascade::MISMATCH_WHAT,
+        what_zh: cascade::MISMATCH_WHAT_ZH,
     },
     EngineFinding {
         code: "TW9902",
@@ -254,6 +257,7 @@ pub static ENGINE_FINDINGS: &[EngineFinding] = &[
         category: Category::NcclTimeout,
         module: "src/correlate/cascade.rs",
         what: cascade::LAGGING_WHAT,
+        what_zh: cascade::LAGGING_WHAT_ZH,
     },
     EngineFinding {
         code: traceback::CODE,
@@ -261,6 +265,7 @@ pub static ENGINE_FINDINGS: &[EngineFinding] = &[
         category: Category::PythonException,
         module: "src/correlate/traceback.rs",
         what: traceback::WHAT,
+        what_zh: traceback::WHAT_ZH,
     },
     EngineFinding {
         code: outside::CODE,
@@ -268,6 +273,7 @@ pub static ENGINE_FINDINGS: &[EngineFinding] = &[
         category: Category::PreemptedOrTimeLimit,
         module: "src/correlate/outside.rs",
         what: outside::WHAT,
+        what_zh: outside::WHAT_ZH,
     },
 ];
 

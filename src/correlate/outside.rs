@@ -21,6 +21,10 @@ pub const WHAT: &str = "A worker ended by SIGTERM that nothing in the inputs sen
      down, no scheduler record cancelled or preempted the job, no OOM killer ran. Something \
      outside the job sent it (a `timeout` wrapper, a health check, a person, a scheduler whose \
      record is not among the inputs). Made only when no rule explains the failure.";
+/// `WHAT` in Chinese.
+pub const WHAT_ZH: &str = "某个 worker 被 SIGTERM 结束，但输入里找不到发送者：启动器没有关停它，\
+     调度器的记录里没有取消或抢占这个作业，也没有 OOM killer 出手。是作业之外的东西发的信号\
+     （`timeout` 包装、健康检查、某个人，或者其记录不在输入中的调度器）。只在没有任何规则能解释这次失败时给出。";
 
 const FIX: &str = "Find who sent SIGTERM: the scheduler's record (`sacct -j <jobid> -o JobID,State,Reason,Elapsed,Timelimit`; `kubectl describe pod <pod>` for eviction or preemption), a `timeout` or watchdog wrapper around the command, the node's log around that time (`journalctl --since '<time>'`; to catch the sender next time, an audit rule `auditctl -a always,exit -F arch=b64 -S kill -S tgkill`). Then resume from the last checkpoint.";
 

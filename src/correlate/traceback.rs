@@ -29,6 +29,12 @@ pub const WHAT: &str = "No rule explains the failure, but a Python traceback doe
      checkpoint_error, a missing file or name while a dataset, model or config loads is \
      config_error, an exception in your own code is python_exception, one raised inside a \
      library is other. Weaker than any specific rule; the score says why.";
+/// `WHAT` in Chinese.
+pub const WHAT_ZH: &str = "没有规则能解释这次失败，但 Python traceback 可以：由异常和最内层的栈帧决定类别——\
+     `[Errno 28]`/`file write failed` 是磁盘问题（提到 /dev/shm 或 SemLock 时是共享内存），\
+     加载或保存检查点时出错是 checkpoint_error，加载数据集、模型或配置时缺文件或名称是 \
+     config_error，你自己代码里的异常是 python_exception，库内部抛出的是 other。\
+     比任何具体规则都弱；分数说明了原因。";
 
 /// The exception line that ends a traceback: `pkg.mod.SomeError: message`.
 pub static EXCEPTION: LazyLock<Option<Regex>> = LazyLock::new(|| {

@@ -86,7 +86,11 @@ pub struct Explain {
     /// The rule file (`builtin:shm_exhausted.toml` or a path).
     pub source: Option<String>,
     pub what: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub what_zh: Option<String>,
     pub why: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why_zh: Option<String>,
     pub lookalikes: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lookalikes_zh: Option<String>,
@@ -116,7 +120,9 @@ impl Explain {
             status: Some(r.status),
             source: Some(r.origin.clone()),
             what: r.doc_what.clone(),
+            what_zh: r.doc_what_zh.clone(),
             why: Some(r.doc_why.clone()),
+            why_zh: r.doc_why_zh.clone(),
             lookalikes: r.doc_lookalikes.clone(),
             lookalikes_zh: r.doc_lookalikes_zh.clone(),
             signatures: r
@@ -164,7 +170,9 @@ impl Explain {
             status: None,
             source: Some(e.module.to_string()),
             what: e.what.to_string(),
+            what_zh: Some(e.what_zh.to_string()),
             why: None,
+            why_zh: None,
             lookalikes: None,
             lookalikes_zh: None,
             signatures: Vec::new(),
@@ -209,7 +217,7 @@ pub fn explain(e: &Explain, lang: Lang) -> String {
             e.category,
             tr.made_by_the_engine_not_a_file(e.source.as_deref().unwrap_or("src/correlate")),
             tr.explain_what(),
-            e.what
+            pick(&Some(e.what.clone()), &e.what_zh)
         );
     }
     let mut s = format!(
@@ -227,9 +235,9 @@ pub fn explain(e: &Explain, lang: Lang) -> String {
         tr.explain_source(),
         e.source.clone().unwrap_or_default(),
         tr.explain_what(),
-        e.what,
+        pick(&Some(e.what.clone()), &e.what_zh),
         tr.explain_why(),
-        e.why.clone().unwrap_or_default()
+        pick(&e.why, &e.why_zh)
     );
     if e.lookalikes.is_some() {
         s.push_str(&format!(

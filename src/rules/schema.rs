@@ -129,7 +129,13 @@ pub struct RawFix {
 #[serde(deny_unknown_fields)]
 pub struct RawDoc {
     pub what: String,
+    /// `what` in Chinese (`rules explain --lang zh`).
+    #[serde(default)]
+    pub what_zh: Option<String>,
     pub why: String,
+    /// `why` in Chinese.
+    #[serde(default)]
+    pub why_zh: Option<String>,
     #[serde(default)]
     pub lookalikes: Option<String>,
     /// `lookalikes` in Chinese (the report's "what else fits" when evidence argues against).
