@@ -116,7 +116,9 @@ pub fn check(found: i64) -> Result<()> {
 }
 
 /// Apply every migration above the database's version, each in one transaction under a lock
-/// so concurrent first users do not race. Returns (from, to).
+/// so concurrent first users do not race. An empty database gets every step in a single
+/// transaction, so another process opening it meanwhile sees it empty or current, never at
+/// an intermediate version it would refuse. Returns (from, to).
 pub fn migrate(db: &mut dyn Backend) -> Result<(i64, i64)> {
     let from = version(db)?;
     if from > CURRENT {
@@ -124,14 +126,15 @@ pub fn migrate(db: &mut dyn Backend) -> Result<(i64, i64)> {
     }
     let mut v = from;
     while v < CURRENT {
+        // From empty: all the way at once; else one version per transaction.
+        let to = if v == 0 { CURRENT } else { v + 1 };
         let mut stmts: Vec<(&str, Vec<Value>)> = Vec::new();
         if db.kind() == Kind::Postgres {
             // Held until the transaction ends; 0x7472_776b = "trwk".
             stmts.push(("SELECT pg_advisory_xact_lock(1953658731)", vec![]));
         }
-        let step = MIGRATIONS[v as usize];
         // Re-check inside the lock: another process may have migrated meanwhile.
-        match apply_locked(db, &mut stmts, step, v) {
+        match apply_locked(db, &mut stmts, v, to) {
             Ok(()) => {}
             Err(e) if version(db)? > v => {
                 let _ = e;
@@ -143,32 +146,35 @@ pub fn migrate(db: &mut dyn Backend) -> Result<(i64, i64)> {
     Ok((from, v))
 }
 
+/// The steps that take a database from version `v` to `to`, and the version row, in one
+/// transaction (after the statements already in `stmts`).
 fn apply_locked(
     db: &mut dyn Backend,
     stmts: &mut Vec<(&str, Vec<Value>)>,
-    step: &[&'static str],
     v: i64,
+    to: i64,
 ) -> Result<()> {
     if version(db)? > v {
         return Ok(());
     }
-    for s in step {
-        stmts.push((s, vec![]));
+    for step in &MIGRATIONS[v as usize..to as usize] {
+        for s in step.iter() {
+            stmts.push((s, vec![]));
+        }
     }
-    let next = (v + 1).to_string();
     let set = if v == 0 {
         "INSERT INTO trainwreck_meta (key, value) VALUES ('schema_version', $1)"
     } else {
         "UPDATE trainwreck_meta SET value = $1 WHERE key = 'schema_version'"
     };
-    stmts.push((set, vec![Value::Text(next)]));
+    stmts.push((set, vec![Value::Text(to.to_string())]));
     db.transaction(stmts)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::backend::Sqlite;
+    use crate::history::backend::{Row, Sqlite};
 
     /// A database written by a build of schema version 1 keeps its runs through the migration
     /// to 2; they have no inputs (never picked by `last-good`), new runs can have them.
@@ -211,5 +217,48 @@ mod tests {
         }
         // Migrating again changes nothing.
         assert_eq!(migrate(&mut db).unwrap(), (2, 2));
+    }
+
+    /// Records each committed transaction's schema version as a second process would see it.
+    struct Watched {
+        db: Sqlite,
+        seen: Vec<i64>,
+    }
+    impl Backend for Watched {
+        fn kind(&self) -> Kind {
+            self.db.kind()
+        }
+        fn execute(&mut self, sql: &str, params: &[Value]) -> Result<u64> {
+            self.db.execute(sql, params)
+        }
+        fn query(&mut self, sql: &str, params: &[Value]) -> Result<Vec<Row>> {
+            self.db.query(sql, params)
+        }
+        fn transaction(&mut self, stmts: &[(&str, Vec<Value>)]) -> Result<()> {
+            self.db.transaction(stmts)?;
+            let v = version(&mut self.db)?;
+            self.seen.push(v);
+            Ok(())
+        }
+        fn has_table(&mut self, name: &str) -> Result<bool> {
+            self.db.has_table(name)
+        }
+    }
+
+    /// An empty database is created at the current version in one transaction: a process that
+    /// opens it meanwhile sees it empty or current, never at a version it would refuse (eight
+    /// processes recording into a fresh PostgreSQL database hit that: one read version 1).
+    #[test]
+    fn an_empty_database_goes_to_the_current_version_in_one_transaction() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Sqlite::open(&dir.path().join("h.db"), 1000).unwrap();
+        let mut w = Watched {
+            db,
+            seen: Vec::new(),
+        };
+        assert_eq!(migrate(&mut w).unwrap(), (0, CURRENT));
+        assert_eq!(w.seen, vec![CURRENT]);
+        assert!(check(w.seen[0]).is_ok());
+        assert!(w.has_table("notes").unwrap());
     }
 }
