@@ -2,40 +2,12 @@
 //! seed story pinned in Chinese, `--lang en` winning over the locale, JSON the same in both
 //! languages, and `rules test` holding built-in rules to their Chinese title and fix.
 
-use std::process::Command;
+mod clean_env;
+use clean_env::{ZH, tw};
 
 fn seed() -> String {
     format!("{}/fixtures/seed-bus-error", env!("CARGO_MANIFEST_DIR"))
 }
-
-/// The binary with a clean locale (the test runner's own must not leak in) plus `env`.
-fn tw(env: &[(&str, &str)], args: &[&str]) -> (i32, String, String) {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_trainwreck"));
-    for k in [
-        "LANG",
-        "LANGUAGE",
-        "LC_ALL",
-        "LC_MESSAGES",
-        "NO_COLOR",
-        "COLUMNS",
-    ] {
-        c.env_remove(k);
-    }
-    // No failure history of the machine running the tests.
-    c.env_remove("TRAINWRECK_DB")
-        .env("XDG_DATA_HOME", "/nonexistent/trainwreck-i18n-test");
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    let out = c.args(args).output().expect("run trainwreck");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-const ZH: &[(&str, &str)] = &[("LANG", "zh_CN.UTF-8")];
 
 #[test]
 fn seed_story_terminal_report_in_chinese_is_pinned() {

@@ -5,43 +5,15 @@
 //! the inputs (sizes, paths, setting names) stay as they are, and JSON stays the same in both
 //! languages.
 
+mod clean_env;
+use clean_env::{ZH, tw};
+
 use std::process::Command;
 
 fn root() -> &'static str {
     env!("CARGO_MANIFEST_DIR")
 }
 
-/// The binary with a clean locale (the test runner's own must not leak in) plus `env`.
-fn tw(env: &[(&str, &str)], args: &[&str]) -> (i32, String, String) {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_trainwreck"));
-    for k in [
-        "LANG",
-        "LANGUAGE",
-        "LC_ALL",
-        "LC_MESSAGES",
-        "NO_COLOR",
-        "COLUMNS",
-    ] {
-        c.env_remove(k);
-    }
-    c.env_remove("TRAINWRECK_DB")
-        .env("XDG_DATA_HOME", "/nonexistent/trainwreck-i18n-outputs-test");
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    let out = c
-        .current_dir(root())
-        .args(args)
-        .output()
-        .expect("run trainwreck");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-const ZH: &[(&str, &str)] = &[("LANG", "zh_CN.UTF-8")];
 const GOOD: &str = "fixtures/pairs/shm_size/good";
 const BAD: &str = "fixtures/pairs/shm_size/bad";
 

@@ -5,37 +5,13 @@
 //! texts unchanged in both; the JSON is byte-identical across languages and carries
 //! `message_zh`; rule-directory warnings follow the language too.
 
+mod clean_env;
+use clean_env::tw;
+
 use std::io::{Read, Write};
 use std::path::Path;
-use std::process::Command;
 
 const BUS: &str = "RuntimeError: DataLoader worker (pid 4232) is killed by signal: Bus error.\n";
-
-/// The binary with a clean locale plus `env`: (status, stdout, stderr).
-fn tw(env: &[(&str, &str)], args: &[&str]) -> (i32, String, String) {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_trainwreck"));
-    for k in [
-        "LANG",
-        "LANGUAGE",
-        "LC_ALL",
-        "LC_MESSAGES",
-        "NO_COLOR",
-        "COLUMNS",
-    ] {
-        c.env_remove(k);
-    }
-    c.env_remove("TRAINWRECK_DB")
-        .env("XDG_DATA_HOME", "/nonexistent/trainwreck-i18n-test");
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    let out = c.args(args).output().expect("run trainwreck");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 fn has_cjk(s: &str) -> bool {
     s.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c))

@@ -4,33 +4,15 @@
 //! card. The binary runs with its environment set; a real pseudo-terminal (python3's `pty`)
 //! stands in for a terminal where one matters.
 
-use std::process::{Command, Stdio};
+mod clean_env;
+use clean_env::prepare;
+
+use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_trainwreck");
 
 fn fixture(p: &str) -> String {
     format!("{}/fixtures/{p}", env!("CARGO_MANIFEST_DIR"))
-}
-
-/// A clean environment for colour, width, locale and history, plus `env`.
-fn prepare(c: &mut Command, env: &[(&str, &str)]) {
-    for k in [
-        "LANG",
-        "LANGUAGE",
-        "LC_ALL",
-        "LC_MESSAGES",
-        "NO_COLOR",
-        "COLUMNS",
-        "TERM",
-        "TRAINWRECK_DB",
-    ] {
-        c.env_remove(k);
-    }
-    c.env("XDG_DATA_HOME", "/nonexistent/trainwreck-polish-test");
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c.stdin(Stdio::null());
 }
 
 /// Piped: stdout is not a terminal.
