@@ -600,7 +600,7 @@ impl<'kb> Engine<'kb> {
                     progress,
                     Some(&meter),
                 );
-                if last_lines::is_log(opened.kind) && phase != Phase::Before {
+                if opened.kind.is_log() && phase != Phase::Before {
                     match reread {
                         Some(p) => last_lines::read(p, path, &mut res.last_lines),
                         None => tail.read(path, &mut res.last_lines),
@@ -982,7 +982,7 @@ fn read_last_lines(
     phase: Phase,
     res: &mut FileResult,
 ) {
-    if last_lines::is_log(kind) && phase != Phase::Before {
+    if kind.is_log() && phase != Phase::Before {
         last_lines::read(p, path, &mut res.last_lines);
     }
 }

@@ -75,6 +75,20 @@ pub enum SourceKind {
 }
 
 impl SourceKind {
+    /// A log a program writes as it runs (its lines are the run's own words: signs of life,
+    /// settings, steps), not a snapshot, a structured dump or a binary.
+    pub fn is_log(self) -> bool {
+        matches!(
+            self,
+            SourceKind::TorchLog
+                | SourceKind::DeepspeedLog
+                | SourceKind::HfTrainerLog
+                | SourceKind::NcclLog
+                | SourceKind::UcxMpiLog
+                | SourceKind::SlurmLog
+                | SourceKind::Text
+        )
+    }
     pub const ALL: &'static [SourceKind] = &[
         SourceKind::TorchLog,
         SourceKind::DeepspeedLog,

@@ -76,19 +76,6 @@ impl Run {
     }
 }
 
-/// Kinds whose lines may hold settings and steps.
-fn is_log(kind: SourceKind) -> bool {
-    matches!(
-        kind,
-        SourceKind::TorchLog
-            | SourceKind::DeepspeedLog
-            | SourceKind::HfTrainerLog
-            | SourceKind::NcclLog
-            | SourceKind::SlurmLog
-            | SourceKind::Text
-    )
-}
-
 /// The second read of a run's inputs, for settings and steps only: log lines through
 /// `trainlog::TrainLogParser`, small `.json`/`.yaml` files as configs. Through the one
 /// opener, so archives and compressed files read as they do for `analyze`.
@@ -117,7 +104,7 @@ fn read_settings(run: &mut Run) {
                 trainlog::yaml_config(&text)
             };
             facts = parsed.unwrap_or_default();
-        } else if is_log(opened.kind) {
+        } else if opened.kind.is_log() {
             let mut p = trainlog::TrainLogParser::default();
             let mut reader = crate::sources::reader::ChunkReader::new(stream.as_mut());
             let mut buf = String::new();

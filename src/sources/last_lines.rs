@@ -3,7 +3,7 @@
 //! lines a rank prints *because* of the failure. The analysis reads them in its per-file work;
 //! the timeline orders them. Reads only the file's end, never the whole file; decides nothing.
 
-use crate::model::{Attribution, SourceKind};
+use crate::model::Attribution;
 use crate::sources::{detect, prefix};
 use std::io::{Read, Seek, SeekFrom};
 
@@ -21,20 +21,6 @@ pub struct LastLine {
     pub who: Attribution,
     pub path: String,
     pub text: String,
-}
-
-/// Kinds whose last timed lines count as signs of life.
-pub fn is_log(kind: SourceKind) -> bool {
-    matches!(
-        kind,
-        SourceKind::TorchLog
-            | SourceKind::DeepspeedLog
-            | SourceKind::HfTrainerLog
-            | SourceKind::NcclLog
-            | SourceKind::UcxMpiLog
-            | SourceKind::SlurmLog
-            | SourceKind::Text
-    )
 }
 
 /// Lines a rank prints because of the failure (NCCL/watchdog/dump messages, tracebacks), not
