@@ -71,6 +71,19 @@ pub struct Member<'r> {
     pub cap: std::sync::Arc<crate::sources::open::GzipState>,
 }
 
+impl<'r> Member<'r> {
+    /// A member read through `cap`, which says afterwards whether it stopped the read.
+    fn capped<R: Read + 'r>(name: &str, size: u64, cap: GzipCap<R>) -> Member<'r> {
+        let state = cap.state();
+        Member {
+            name: name.to_string(),
+            size,
+            reader: Box::new(cap),
+            cap: state,
+        }
+    }
+}
+
 /// Something the walk has to say: about a member (by its name in the archive) or, with no
 /// name, about the archive itself.
 pub type Note = (Option<String>, Text);
@@ -187,13 +200,7 @@ pub fn tar_members(
             inner: &mut entry,
             got: got.clone(),
         });
-        let state = cap.state();
-        each(Member {
-            name: name.clone(),
-            size,
-            reader: Box::new(cap),
-            cap: state,
-        });
+        each(Member::capped(&name, size, cap));
         if outer.and_then(|o| o.hit()).is_some() {
             break;
         }
@@ -323,13 +330,7 @@ fn zip_one<R: Read>(
         };
         // A zip member inflates on its own: the total and ratio caps count it.
         let cap = GzipCap::new(measured, compressed, "member", total);
-        let state = cap.state();
-        each(Member {
-            name: name.clone(),
-            size,
-            reader: Box::new(cap),
-            cap: state,
-        });
+        each(Member::capped(&name, size, cap));
     }
     if let Some(e) = err {
         notes.push((
