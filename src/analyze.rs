@@ -11,6 +11,7 @@ use crate::model::{Attribution, Fact, Phase, SourceKind, Warning, text};
 use crate::rules::{KnowledgeBase, Role};
 use crate::scan::watch::{Registry, Routes};
 use crate::scan::{Hit, ScanScratch, Scanner};
+use crate::sources::encoding::{NotUtf8, decode_line};
 use crate::sources::last_lines::{self, LastLine};
 use crate::sources::launcher::{self, LaunchEvent};
 use crate::sources::open::{How, Opened, ReadMeter};
@@ -66,6 +67,9 @@ pub struct InputInfo {
     /// Shown only for snapshots taken before or after the run.
     #[serde(skip_serializing_if = "Phase::is_during")]
     pub phase: Phase,
+    /// What its text was decoded from, when not UTF-8 (`utf-16le`, `utf-16be`, `gb18030`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub encoding: Option<sources::encoding::TextEncoding>,
     /// Lines read (0 for what is not read as lines).
     #[serde(skip)]
     pub lines: u64,
@@ -135,6 +139,9 @@ impl Analysis {
                     "第 {line} 行长 {bytes} 字节：只扫描了前 {first} 字节{after_zh}"
                 ),
             ));
+        }
+        if let Some(w) = not_utf8_warning(&r.not_utf8, &r.info.path) {
+            self.warnings.push(Warning::new(Some(&r.info.path), w));
         }
         self.inputs.push(r.info);
         for mut h in r.hits {
@@ -394,6 +401,7 @@ impl<'kb> Engine<'kb> {
                 kind,
                 bytes: bytes.len() as u64,
                 phase: Phase::During,
+                encoding: None,
                 lines: 0,
                 modified: None,
             },
@@ -451,6 +459,7 @@ impl<'kb> Engine<'kb> {
                 kind,
                 bytes: input.size,
                 phase: input.phase,
+                encoding: None,
                 lines: 0,
                 modified: input.id.map(|i| (i.mtime_ns / 1_000_000_000) as i64),
             },
@@ -495,6 +504,7 @@ impl<'kb> Engine<'kb> {
                 kind: SourceKind::Text,
                 bytes: input.size,
                 phase: input.phase,
+                encoding: None,
                 lines: 0,
                 modified: input.id.map(|i| (i.mtime_ns / 1_000_000_000) as i64),
             },
@@ -530,6 +540,7 @@ impl<'kb> Engine<'kb> {
         let path = path.as_str();
         let phase = res.info.phase;
         res.info.kind = opened.kind;
+        res.info.encoding = opened.encoding;
         let (watch, gzip, meter) = (opened.watch, opened.gzip, opened.meter);
         let mut stream = opened.stream;
         match opened.how {
@@ -585,9 +596,10 @@ impl<'kb> Engine<'kb> {
             }
             How::Lines(parser) => {
                 // A regular file is read again at its end for its last lines; a member, a
-                // FIFO (read once) or a compressed file (its end on disk is not text) keeps
-                // its end as it streams.
-                let reread = file.filter(|_| gzip.is_none() && watch.is_some());
+                // FIFO (read once), a compressed file or one decoded from UTF-16 or GB18030
+                // (its end on disk is not that text) keeps its end as it streams.
+                let reread =
+                    file.filter(|_| gzip.is_none() && opened.encoding.is_none() && watch.is_some());
                 let tail = last_lines::Tail::default();
                 let kept = tail.keep(stream.as_mut(), reread.is_none());
                 self.scan_stream(
@@ -641,6 +653,7 @@ impl<'kb> Engine<'kb> {
                 kind: SourceKind::Text,
                 bytes: m.size,
                 phase: crate::inputs::phase_of(&display).0,
+                encoding: None,
                 lines: 0,
                 // A year-less time in a member is dated from the run's dated lines only.
                 modified: None,
@@ -685,6 +698,7 @@ impl<'kb> Engine<'kb> {
         let mut per_sig: std::collections::HashMap<usize, usize> = Default::default();
         let mut reader = ChunkReader::new(input);
         let mut line_buf = String::new();
+        let mut not_utf8 = NotUtf8::default();
         let phase = res.info.phase;
         let keep_tail = phase != Phase::Before;
         let mut reported = 0u64;
@@ -710,10 +724,11 @@ impl<'kb> Engine<'kb> {
                     break;
                 }
             };
+            not_utf8.count(chunk, first);
             if let Some(p) = parser.as_mut() {
                 for (lineno, line) in sources::reader::lines(chunk, first) {
                     line_buf.clear();
-                    line_buf.push_str(&String::from_utf8_lossy(line));
+                    line_buf.push_str(&decode_line(line));
                     p.line(lineno, &line_buf, &mut fout);
                 }
             }
@@ -743,7 +758,7 @@ impl<'kb> Engine<'kb> {
                         launcher_hits.push((
                             launcher::LINES[k].0,
                             hit.lineno,
-                            String::from_utf8_lossy(line).into_owned(),
+                            decode_line(line).into_owned(),
                         ));
                         return;
                     }
@@ -828,6 +843,7 @@ impl<'kb> Engine<'kb> {
         res.info.bytes = res.info.bytes.max(reader.bytes_read);
         res.lines = reader.lines_seen();
         res.long_lines = std::mem::take(&mut reader.long_lines);
+        res.not_utf8 = not_utf8;
         if let Some(p) = parser.as_mut() {
             p.finish(&mut fout);
         }
@@ -852,6 +868,30 @@ impl<'kb> Engine<'kb> {
             res.warnings.push(Warning::new(Some(path), w));
         }
     }
+}
+
+/// What an input's lines that are not UTF-8 cost the analysis, said once per input: those read
+/// as GBK/GB18030 are shown decoded (only their ASCII matches rules, which are written in
+/// UTF-8); the rest show U+FFFD for the bytes, which no rule matches.
+fn not_utf8_warning(n: &NotUtf8, path: &str) -> Option<crate::model::Text> {
+    let (lines, gb, first) = (n.lines, n.gb18030, n.first);
+    let iconv = sources::encoding::iconv_command(path);
+    let other = lines - gb;
+    Some(match (gb, other) {
+        (0, 0) => return None,
+        (_, 0) => text!(
+            "GBK/GB18030, not UTF-8, in {gb} of its lines (the first: line {first}): their text is shown decoded, and only their ASCII is matched by rules (`{iconv}` converts the file)",
+            "有 {gb} 行是 GBK/GB18030 而不是 UTF-8（第一行是第 {first} 行）：显示的是解码后的文本，规则只匹配其中的 ASCII 部分（`{iconv}` 可转换整个文件）"
+        ),
+        (0, _) => text!(
+            "bytes that are not UTF-8 in {other} of its lines (the first: line {first}): they show as U+FFFD in evidence and match no rule",
+            "有 {other} 行含有不是 UTF-8 的字节（第一行是第 {first} 行）：这些字节在证据中显示为 U+FFFD，不匹配任何规则"
+        ),
+        _ => text!(
+            "not UTF-8 in {lines} of its lines (the first: line {first}): {gb} of them read as GBK/GB18030 and are shown decoded; in the other {other}, the bytes that are not UTF-8 show as U+FFFD and match no rule",
+            "有 {lines} 行不是 UTF-8（第一行是第 {first} 行）：其中 {gb} 行按 GBK/GB18030 解码显示；其余 {other} 行里不是 UTF-8 的字节显示为 U+FFFD，不匹配任何规则"
+        ),
+    })
 }
 
 /// Files are looked at for a terminal's wrapped rows in a first chunk read before this
@@ -1038,6 +1078,7 @@ fn merge_segments(parts: Vec<Option<FileResult>>) -> Option<FileResult> {
             l.lineno += offset;
             out.long_lines.push(l);
         }
+        out.not_utf8.add(p.not_utf8, offset);
         offset += p.lines;
     }
     out.info.lines = offset;
@@ -1084,6 +1125,7 @@ struct FileResult {
     /// Lines read (to shift the line numbers of the next range of a split file).
     lines: u64,
     long_lines: Vec<LongLine>,
+    not_utf8: NotUtf8,
     hits: Vec<RuleHit>,
     dropped: Vec<(usize, u64)>,
     facts: Vec<Fact>,
@@ -1189,6 +1231,7 @@ impl Default for InputInfo {
             kind: SourceKind::Text,
             bytes: 0,
             phase: Phase::During,
+            encoding: None,
             lines: 0,
             modified: None,
         }
@@ -1261,12 +1304,12 @@ fn make_hit(
         }
         None => bytes,
     };
-    let full = String::from_utf8_lossy(seg).replace('\0', "");
+    let full = decode_line(seg).replace('\0', "");
     let (mut attr, _) = prefix::peel(&full);
     if bytes.len() != raw.len() {
         // A reading has lost the line's prefixes: attribute from the line's last segment.
         let seg = memchr::memrchr(b'\r', raw).map_or(raw, |i| &raw[i + 1..]);
-        let text = String::from_utf8_lossy(seg);
+        let text = decode_line(seg);
         let start = text
             .find(|c: char| c.is_ascii() && c != '`' && !c.is_whitespace())
             .unwrap_or(0);

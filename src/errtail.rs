@@ -80,7 +80,9 @@ impl ErrorTail {
         while cut > 0 && cut < raw.len() && (raw[cut] & 0xc0) == 0x80 {
             cut -= 1; // not inside a UTF-8 sequence
         }
-        let text = String::from_utf8_lossy(&raw[..cut]).trim_end().to_string();
+        let text = crate::sources::encoding::decode_line(&raw[..cut])
+            .trim_end()
+            .to_string();
         if self.lines.len() == KEEP {
             self.lines.pop_front();
         }

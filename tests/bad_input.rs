@@ -66,6 +66,15 @@ fn junk_of_every_kind_is_warned_about_and_the_real_log_still_counts() {
             .iter()
             .any(|e| e.path == "latin1.log")
     );
+    assert!(
+        warned(
+            &r,
+            "latin1.log",
+            "bytes that are not UTF-8 in 1 of its lines (the first: line 1)"
+        ),
+        "{:?}",
+        r.warnings
+    );
     assert!(warned(&r, "junk.bin", "not scanned"), "{:?}", r.warnings);
     assert!(warned(&r, "empty.log", "empty"), "{:?}", r.warnings);
     assert!(

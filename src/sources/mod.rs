@@ -12,6 +12,7 @@ pub mod df;
 pub mod dmesg;
 pub mod docker;
 pub mod elfcore;
+pub mod encoding;
 pub mod envdump;
 pub mod flight_recorder;
 pub mod k8s;

@@ -12,6 +12,7 @@ use crate::inputs::{FileId, Input, Source};
 use crate::model::{SourceKind, Text, text};
 use crate::sources::archive;
 use crate::sources::elfcore::input::{Container, decoder, sniff};
+use crate::sources::encoding::{self, TextEncoding, Transcode};
 use crate::sources::{FactParser, detect, fact_parser};
 use std::io::{self, Read, Seek};
 use std::path::{Path, PathBuf};
@@ -46,6 +47,8 @@ pub struct Opened<'a> {
     pub watch: Option<Watch>,
     /// For a compressed input: whether a decompression cap stopped the read (`GzipState::hit`).
     pub gzip: Option<Arc<GzipState>>,
+    /// What the text was decoded from, when it was not UTF-8 (`stream` is UTF-8 regardless).
+    pub encoding: Option<TextEncoding>,
     /// Bytes of the input as stored (compressed, for a compressed input) read so far: what
     /// progress counts, in the same unit as the inputs' sizes.
     pub meter: Arc<ReadMeter>,
@@ -501,6 +504,7 @@ pub fn open_in(input: &Input, total: &Inflated) -> Result<Opened<'static>, Text>
                 how: How::Skip(Some(torch_save())),
                 watch,
                 gzip: None,
+                encoding: None,
                 meter,
             });
         }
@@ -514,6 +518,7 @@ pub fn open_in(input: &Input, total: &Inflated) -> Result<Opened<'static>, Text>
                 how: How::Zip(Box::new(f)),
                 watch,
                 gzip: None,
+                encoding: None,
                 meter,
             });
         }
@@ -524,14 +529,15 @@ pub fn open_in(input: &Input, total: &Inflated) -> Result<Opened<'static>, Text>
         Source::File(p) => At::File(p),
         Source::Stdin => At::Stdin,
     };
-    let (kind, name, stream, how, gzip) = open_stream(path, raw, head, at, total)?;
+    let o = open_stream(path, raw, head, at, total)?;
     Ok(Opened {
-        kind,
-        name,
-        stream,
-        how,
+        kind: o.kind,
+        name: o.name,
+        stream: o.stream,
+        how: o.how,
         watch,
-        gzip,
+        gzip: o.gzip,
+        encoding: o.encoding,
         meter,
     })
 }
@@ -577,14 +583,15 @@ pub fn open_member<'a>(
         Some(e) => Box::new(FailOnce(Some(e))),
         None => raw,
     };
-    let (kind, name, stream, how, gzip) = open_stream(display, raw, head, At::Member, total)?;
+    let o = open_stream(display, raw, head, At::Member, total)?;
     Ok(Opened {
-        kind,
-        name,
-        stream,
-        how,
+        kind: o.kind,
+        name: o.name,
+        stream: o.stream,
+        how: o.how,
         watch: None,
-        gzip,
+        gzip: o.gzip,
+        encoding: o.encoding,
         meter,
     })
 }
@@ -593,15 +600,19 @@ fn file_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
 
-type Stream<'a> = (
-    SourceKind,
-    String,
-    Box<dyn Read + 'a>,
-    How<'a>,
-    Option<Arc<GzipState>>,
-);
+/// An input's stream once decompressed, decoded and detected: `Opened` without what only
+/// the opening of a file knows.
+struct Stream<'a> {
+    kind: SourceKind,
+    name: String,
+    stream: Box<dyn Read + 'a>,
+    how: How<'a>,
+    gzip: Option<Arc<GzipState>>,
+    encoding: Option<TextEncoding>,
+}
 
-/// Decompress (by magic), sniff an archive, detect the kind of what is left.
+/// Decompress (by magic), sniff an archive, decode text that is not UTF-8, detect the kind
+/// of what is left.
 fn open_stream<'a>(
     path: &str,
     raw: Box<dyn Read + 'a>,
@@ -648,33 +659,59 @@ fn open_stream<'a>(
         } else {
             (raw, head, file_name)
         };
-    let stream: Box<dyn Read + 'a> = Box::new(io::Cursor::new(head.clone()).chain(stream));
+    let binary = |stream, how, gzip| Stream {
+        kind: SourceKind::Binary,
+        name: name.to_string(),
+        stream,
+        how,
+        gzip,
+        encoding: None,
+    };
+    let whole = |head: &[u8], rest| -> Box<dyn Read + 'a> {
+        Box::new(io::Cursor::new(head.to_vec()).chain(rest))
+    };
     if archive::is_tar(&head) {
         // The members are capped one by one; the stream keeps the total and ratio caps.
         if let Some(g) = &gzip {
             g.limit.store(u64::MAX, Ordering::Relaxed);
         }
-        return Ok((SourceKind::Binary, name.to_string(), stream, How::Tar, gzip));
+        return Ok(binary(whole(&head, stream), How::Tar, gzip));
     }
     if archive::is_torch_save(&head) {
         let how = How::Skip(Some(torch_save()));
-        return Ok((SourceKind::Binary, name.to_string(), stream, how, gzip));
+        return Ok(binary(whole(&head, stream), how, gzip));
     }
     if archive::is_zip(&head) {
-        let how = match archive::spool(stream) {
+        let how = match archive::spool(whole(&head, stream)) {
             Ok(z) => How::Zip(Box::new(z)),
             Err(why) => How::Skip(Some(why)),
         };
-        return Ok((
-            SourceKind::Binary,
-            name.to_string(),
-            Box::new(io::empty()),
-            how,
-            gzip,
-        ));
+        return Ok(binary(Box::new(io::empty()), how, gzip));
     }
+    // Text in UTF-16 or GB18030 is read as the UTF-8 it decodes to; a UTF-8 BOM is dropped.
+    let (encoding, utf8_bom) = encoding::sniff(&head);
+    let (stream, head) = match encoding {
+        Some(e) => {
+            let mut text: Box<dyn Read + 'a> = Box::new(Transcode::new(whole(&head, stream), e));
+            let (head, err) = read_head_until_error(&mut text);
+            let rest: Box<dyn Read + 'a> = match err {
+                Some(e) => Box::new(FailOnce(Some(e))),
+                None => text,
+            };
+            (whole(&head, rest), head)
+        }
+        None if utf8_bom => (whole(&head[3..], stream), head[3..].to_vec()),
+        None => (whole(&head, stream), head),
+    };
     let (kind, how) = classify(at, name, &head);
-    Ok((kind, name.to_string(), stream, how, gzip))
+    Ok(Stream {
+        kind,
+        name: name.to_string(),
+        stream,
+        how,
+        gzip,
+        encoding,
+    })
 }
 
 /// A compressed file's name without its compression's extension (`a.log.gz` → `a.log`,
@@ -743,7 +780,7 @@ fn classify<'a>(at: At<'_>, name: &str, head: &[u8]) -> (SourceKind, How<'a>) {
 }
 
 /// The kind of a plain file whose byte ranges can be read on several threads at once (not
-/// compressed, not binary, no fact parser that needs its lines in order), and the one handle
+/// compressed, UTF-8 without a BOM, not binary, no fact parser that needs its lines in order), and the one handle
 /// all its ranges are read from; `None` otherwise, or when the file at the path is no longer
 /// the one listed (the whole-file path then reads and reports it).
 pub fn splittable(input: &Input) -> Option<(SourceKind, std::fs::File)> {
@@ -765,6 +802,7 @@ pub fn splittable(input: &Input) -> Option<(SourceKind, std::fs::File)> {
         || sniff(&head).compression().is_some()
         || archive::is_tar(&head)
         || archive::is_zip(&head)
+        || encoding::sniff(&head) != (None, false)
     {
         return None;
     }
