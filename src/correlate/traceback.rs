@@ -32,7 +32,7 @@ pub const WHAT: &str = "No rule explains the failure, but a Python traceback doe
 /// `WHAT` in Chinese.
 pub const WHAT_ZH: &str = "没有规则能解释这次失败，但 Python traceback 可以：由异常和最内层的栈帧决定类别——\
      `[Errno 28]`/`file write failed` 是磁盘问题（提到 /dev/shm 或 SemLock 时是共享内存），\
-     加载或保存检查点时出错是 checkpoint_error，加载数据集、模型或配置时缺文件或名称是 \
+     加载或保存 checkpoint 时出错是 checkpoint_error，加载数据集、模型或配置时缺文件或名称是 \
      config_error，你自己代码里的异常是 python_exception，库内部抛出的是 other。\
      比任何具体规则都弱；分数说明了原因。";
 

@@ -546,7 +546,7 @@ pub fn open_in(input: &Input, total: &Inflated) -> Result<Opened<'static>, Text>
 fn torch_save() -> Text {
     text!(
         "binary file (a PyTorch checkpoint: torch.save's zip): not scanned",
-        "二进制文件（PyTorch 检查点，即 torch.save 写出的 zip）：不扫描"
+        "二进制文件（PyTorch checkpoint，即 torch.save 写出的 zip）：不扫描"
     )
 }
 
