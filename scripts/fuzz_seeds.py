@@ -47,6 +47,19 @@ def main():
             put("core_parse", data)
         elif name in NAMES:
             put("source_open", bytes([NAMES.index(name)]) + data)
+            # The same log as Windows writes it (UTF-16LE with a BOM and CRLF, GBK), for the
+            # encoding layer, through the whole opening path and on its own.
+            if name.endswith(".log"):
+                try:
+                    text = data.decode("utf-8")
+                except UnicodeDecodeError:
+                    text = None
+                if text is not None:
+                    for enc in (b"\xff\xfe" + text.replace("\n", "\r\n").encode("utf-16-le"),
+                                ("开始训练\n" + text).encode("gb18030")):
+                        if len(enc) <= MAX:
+                            put("source_open", bytes([NAMES.index(name)]) + enc)
+                            put("text_encoding", bytes([len(enc) % 256]) + enc)
             if name == "gdb-bt.txt":
                 put("core_text", data)
         else:

@@ -540,7 +540,7 @@ impl<'kb> Engine<'kb> {
         let path = path.as_str();
         let phase = res.info.phase;
         res.info.kind = opened.kind;
-        res.info.encoding = opened.encoding;
+        res.info.encoding = opened.encoding.as_ref().map(|d| d.from);
         let (watch, gzip, meter) = (opened.watch, opened.gzip, opened.meter);
         let mut stream = opened.stream;
         match opened.how {
@@ -621,6 +621,9 @@ impl<'kb> Engine<'kb> {
             }
         }
         drop(stream);
+        if let Some(w) = opened.encoding.and_then(|d| d.warning()) {
+            res.warnings.push(Warning::new(Some(path), w));
+        }
         if let Some(w) = gzip.and_then(|g| g.hit()) {
             res.warnings.push(Warning::new(Some(path), w));
         }

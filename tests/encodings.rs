@@ -286,3 +286,24 @@ fn a_big_file_read_in_ranges_says_its_lines_not_utf8_once() {
         }
     }
 }
+
+#[test]
+fn bytes_a_decoded_log_cannot_decode_are_said_once() {
+    let d = tempfile::tempdir().unwrap();
+    let text = format!("[INFO] 开始训练\n{}", real_log());
+    let mut bytes = gbk(&text);
+    // A byte GB18030 has no character for, past the head (8 KiB) that made the file GB18030.
+    bytes.extend(gbk(&"第 9 步 loss 2.31\n".repeat(600)));
+    bytes.extend_from_slice(b"step 9 \xFF\n");
+    let p = d.path().join("console.log");
+    std::fs::write(&p, &bytes).unwrap();
+    let r = diagnose(&[&p], 1);
+    assert_eq!(encoding_of(&r).as_deref(), Some("gb18030"));
+    assert_eq!(r.top().unwrap().category.to_string(), "gpu_oom");
+    let w: Vec<_> = r
+        .warnings
+        .iter()
+        .filter(|w| w.message.contains("some of its bytes are not GB18030"))
+        .collect();
+    assert_eq!(w.len(), 1, "{:?}", r.warnings);
+}

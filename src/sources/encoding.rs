@@ -10,6 +10,8 @@
 use encoding_rs::{Decoder, Encoding, GB18030, UTF_16BE, UTF_16LE};
 use std::borrow::Cow;
 use std::io::{self, Read};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What an input's text is written in, when it is not UTF-8 (a UTF-8 BOM is dropped and the
 /// text read as UTF-8).
@@ -140,8 +142,34 @@ fn clean_decode(e: &'static Encoding, bytes: &[u8]) -> bool {
         .is_some()
 }
 
+/// What an input was decoded from, and whether anything in it could not be decoded.
+#[derive(Debug, Clone)]
+pub struct Decoded {
+    pub from: TextEncoding,
+    /// Set once the decoder met bytes that are not `from` (shown as U+FFFD).
+    pub replaced: Arc<AtomicBool>,
+}
+
+impl Decoded {
+    /// The warning to give once the stream is read, when something could not be decoded.
+    pub fn warning(&self) -> Option<crate::model::Text> {
+        if !self.replaced.load(Ordering::Relaxed) {
+            return None;
+        }
+        let e = match self.from {
+            TextEncoding::Utf16Le => "UTF-16LE",
+            TextEncoding::Utf16Be => "UTF-16BE",
+            TextEncoding::Gb18030 => "GB18030",
+        };
+        Some(crate::model::text!(
+            "read as {e}, but some of its bytes are not {e}: they show as U+FFFD in evidence and match no rule",
+            "按 {e} 读取，但其中有些字节不是 {e}：它们在证据中显示为 U+FFFD，不匹配任何规则"
+        ))
+    }
+}
+
 /// A stream decoded from `from` to UTF-8 as it is read (a BOM dropped); what cannot be
-/// decoded becomes U+FFFD, and `replaced` says whether anything was.
+/// decoded becomes U+FFFD, and `Decoded::replaced` says whether anything was.
 pub struct Transcode<R> {
     inner: R,
     decoder: Decoder,
@@ -151,11 +179,23 @@ pub struct Transcode<R> {
     out: Vec<u8>,
     out_at: (usize, usize),
     eof: bool,
-    pub replaced: bool,
+    replaced: Arc<AtomicBool>,
 }
 
 impl<R: Read> Transcode<R> {
     pub fn new(inner: R, from: TextEncoding) -> Self {
+        Self::reporting(
+            inner,
+            &Decoded {
+                from,
+                replaced: Arc::default(),
+            },
+        )
+    }
+
+    /// As `new`, setting `to.replaced` when something cannot be decoded.
+    pub fn reporting(inner: R, to: &Decoded) -> Self {
+        let from = to.from;
         Transcode {
             inner,
             decoder: from.encoding().new_decoder_with_bom_removal(),
@@ -165,7 +205,7 @@ impl<R: Read> Transcode<R> {
             out: vec![0; 64 * 1024 * 3 / 2 + 8],
             out_at: (0, 0),
             eof: false,
-            replaced: false,
+            replaced: to.replaced.clone(),
         }
     }
 }
@@ -191,7 +231,9 @@ impl<R: Read> Read for Transcode<R> {
             let (_, read, written, errors) =
                 self.decoder.decode_to_utf8(src, &mut self.out, self.eof);
             self.raw_at.0 += read;
-            self.replaced |= errors;
+            if errors {
+                self.replaced.store(true, Ordering::Relaxed);
+            }
             self.out_at = (0, written);
             if self.eof && written == 0 {
                 return Ok(0);
@@ -410,6 +452,24 @@ mod tests {
             out.extend_from_slice(&buf[..k]);
         }
         assert_eq!(String::from_utf8(out).unwrap(), text);
-        assert!(!t.replaced);
+        assert!(!t.replaced.load(Ordering::Relaxed));
+    }
+
+    #[test]
+    fn bytes_that_do_not_decode_are_said() {
+        let d = Decoded {
+            from: TextEncoding::Gb18030,
+            replaced: Arc::default(),
+        };
+        let mut s = String::new();
+        Transcode::reporting(&gbk("显存不足\n")[..], &d)
+            .read_to_string(&mut s)
+            .unwrap();
+        assert!(d.warning().is_none());
+        Transcode::reporting(&b"ok \xFF\n"[..], &d)
+            .read_to_string(&mut s)
+            .unwrap();
+        assert!(s.ends_with("ok \u{FFFD}\n"), "{s:?}");
+        assert!(d.warning().unwrap().en.contains("not GB18030"));
     }
 }

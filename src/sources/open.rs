@@ -12,7 +12,7 @@ use crate::inputs::{FileId, Input, Source};
 use crate::model::{SourceKind, Text, text};
 use crate::sources::archive;
 use crate::sources::elfcore::input::{Container, decoder, sniff};
-use crate::sources::encoding::{self, TextEncoding, Transcode};
+use crate::sources::encoding::{self, Decoded, Transcode};
 use crate::sources::{FactParser, detect, fact_parser};
 use std::io::{self, Read, Seek};
 use std::path::{Path, PathBuf};
@@ -48,7 +48,7 @@ pub struct Opened<'a> {
     /// For a compressed input: whether a decompression cap stopped the read (`GzipState::hit`).
     pub gzip: Option<Arc<GzipState>>,
     /// What the text was decoded from, when it was not UTF-8 (`stream` is UTF-8 regardless).
-    pub encoding: Option<TextEncoding>,
+    pub encoding: Option<Decoded>,
     /// Bytes of the input as stored (compressed, for a compressed input) read so far: what
     /// progress counts, in the same unit as the inputs' sizes.
     pub meter: Arc<ReadMeter>,
@@ -608,7 +608,7 @@ struct Stream<'a> {
     stream: Box<dyn Read + 'a>,
     how: How<'a>,
     gzip: Option<Arc<GzipState>>,
-    encoding: Option<TextEncoding>,
+    encoding: Option<Decoded>,
 }
 
 /// Decompress (by magic), sniff an archive, decode text that is not UTF-8, detect the kind
@@ -689,10 +689,15 @@ fn open_stream<'a>(
         return Ok(binary(Box::new(io::empty()), how, gzip));
     }
     // Text in UTF-16 or GB18030 is read as the UTF-8 it decodes to; a UTF-8 BOM is dropped.
-    let (encoding, utf8_bom) = encoding::sniff(&head);
-    let (stream, head) = match encoding {
-        Some(e) => {
-            let mut text: Box<dyn Read + 'a> = Box::new(Transcode::new(whole(&head, stream), e));
+    let (from, utf8_bom) = encoding::sniff(&head);
+    let encoding = from.map(|from| Decoded {
+        from,
+        replaced: Arc::default(),
+    });
+    let (stream, head) = match &encoding {
+        Some(d) => {
+            let mut text: Box<dyn Read + 'a> =
+                Box::new(Transcode::reporting(whole(&head, stream), d));
             let (head, err) = read_head_until_error(&mut text);
             let rest: Box<dyn Read + 'a> = match err {
                 Some(e) => Box::new(FailOnce(Some(e))),
