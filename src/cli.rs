@@ -771,7 +771,10 @@ fn print_out(text: &str) -> i32 {
 
 fn facts(args: FactsArgs, ui: Ui) -> i32 {
     if args.catalog {
-        return print_out(&crate::report::facts::catalog(crate::facts::CATALOG));
+        return print_out(&crate::report::facts::catalog(
+            crate::facts::CATALOG,
+            Tr(ui.lang),
+        ));
     }
     if args.paths.is_empty() {
         say(ui.lang, Tr(ui.lang).cli_facts_needs_path());

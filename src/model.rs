@@ -322,6 +322,40 @@ impl Text {
     }
 }
 
+/// What is wrong with the Chinese twin `zh` of a catalog's English text `en` (the Xid actions,
+/// the fact descriptions): empty, no Chinese in it, or the backticked spans (commands, file
+/// and field names) not exactly those of the English. Empty when it is fine.
+#[cfg(test)]
+pub(crate) fn chinese_twin_faults(en: &str, zh: &str) -> Vec<String> {
+    let spans = |s: &str| {
+        let mut v: Vec<String> = s
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_string)
+            .collect();
+        v.sort();
+        v
+    };
+    let mut faults = Vec::new();
+    if zh.trim().is_empty() {
+        faults.push("the Chinese is empty".to_string());
+    } else if !zh.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)) {
+        faults.push(format!("no Chinese in {zh:?}"));
+    }
+    if !zh.matches('`').count().is_multiple_of(2) {
+        faults.push(format!("an unclosed backtick in {zh:?}"));
+    }
+    if spans(en) != spans(zh) {
+        faults.push(format!(
+            "backticked spans {:?} of the English became {:?}",
+            spans(en),
+            spans(zh)
+        ));
+    }
+    faults
+}
+
 /// `text!("cannot read: {e}", "无法读取：{e}")`: a [`Text`], each language formatted like
 /// `format!` with the same arguments (inline `{name}`s, or arguments after both strings,
 /// which are evaluated once per language, so they must be plain values).
@@ -723,6 +757,17 @@ pub struct Note {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_chinese_twin_is_refused_when_empty_english_or_its_commands_changed() {
+        let en = "Check `dmesg` for AER errors.";
+        assert!(chinese_twin_faults(en, "在 `dmesg` 里查 AER 错误。").is_empty());
+        assert!(!chinese_twin_faults(en, "").is_empty());
+        assert!(!chinese_twin_faults(en, "Check `dmesg` for AER errors.").is_empty());
+        assert!(!chinese_twin_faults(en, "在 `dmesg -T` 里查 AER 错误。").is_empty());
+        assert!(!chinese_twin_faults(en, "查 AER 错误。").is_empty());
+        assert!(!chinese_twin_faults(en, "在 `dmesg 里查 AER 错误。").is_empty());
+    }
 
     #[test]
     fn text_formats_both_languages_from_the_same_values() {

@@ -383,3 +383,63 @@ fn a_diff_warning_is_said_in_chinese_with_its_side() {
         "{text}"
     );
 }
+
+fn has_cjk(s: &str) -> bool {
+    s.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c))
+}
+
+/// NVIDIA's Xid entry: the action in the report's language, the name in NVIDIA's English in
+/// both (users search for it).
+#[test]
+fn rules_explain_xid_gives_the_action_in_the_report_language() {
+    let e = trainwreck::rules::xid::lookup(79).expect("Xid 79 in the catalog");
+    let (code, zh, err) = tw(&[], &["rules", "explain", "xid-79", "--lang", "zh"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(zh.contains(&format!("处理方式：{}", e.action_zh)), "{zh}");
+    assert!(!zh.contains(&e.action), "English action left in:\n{zh}");
+    assert!(zh.contains(&e.name), "{zh}");
+    // A Chinese locale, overridden by --lang en.
+    let (code, en, err) = tw(ZH, &["rules", "explain", "xid-79", "--lang", "en"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(en.contains(&format!("action: {}", e.action)), "{en}");
+    assert!(!has_cjk(&en), "Chinese in the English entry:\n{en}");
+}
+
+/// `facts --catalog`: names and units as they are, the descriptions in the report's language.
+#[test]
+fn the_fact_catalog_is_described_in_the_report_language() {
+    let (code, zh, err) = tw(ZH, &["facts", "--catalog"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, en, err) = tw(ZH, &["facts", "--catalog", "--lang", "en"]);
+    assert_eq!(code, 0, "{err}");
+    let catalog = trainwreck::facts::CATALOG;
+    assert_eq!(zh.lines().count(), catalog.len(), "{zh}");
+    assert_eq!(en.lines().count(), catalog.len(), "{en}");
+    let line = |out: &str, name: &str| -> String {
+        out.lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no {name} line in:\n{out}"))
+            .to_string()
+    };
+    let shm = line(&zh, "shm.size_bytes");
+    assert!(
+        shm.contains("Bytes") && shm.contains("/dev/shm 挂载点的大小（df 快照）"),
+        "{shm}"
+    );
+    assert!(!shm.contains("size of the /dev/shm mount"), "{shm}");
+    for spec in catalog {
+        let (z, e) = (line(&zh, spec.name), line(&en, spec.name));
+        assert!(
+            z.ends_with(spec.doc_zh) && e.ends_with(spec.doc),
+            "{z}\n{e}"
+        );
+    }
+    assert!(!has_cjk(&en), "Chinese in the English catalog:\n{en}");
+    // The facts as JSON carry no description: the same bytes in both languages.
+    let seed = "fixtures/seed-bus-error";
+    let (_, j_zh, _) = tw(ZH, &["facts", seed, "--format", "json"]);
+    let (code, j_en, err) = tw(&[], &["facts", seed, "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(j_en.contains("shm.size_bytes"), "{j_en}");
+    assert_eq!(j_zh, j_en);
+}

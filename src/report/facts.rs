@@ -4,11 +4,16 @@
 use crate::facts::FactSpec;
 use crate::model::{Fact, Warning};
 
-/// One line per catalog entry: name, unit, meaning.
-pub fn catalog(specs: &[FactSpec]) -> String {
+/// One line per catalog entry: name, unit, meaning (in `tr`'s language).
+pub fn catalog(specs: &[FactSpec], tr: super::i18n::Tr) -> String {
     let mut s = String::new();
     for spec in specs {
-        s.push_str(&format!("{:40} {:?}  {}\n", spec.name, spec.unit, spec.doc));
+        s.push_str(&format!(
+            "{:40} {:?}  {}\n",
+            spec.name,
+            spec.unit,
+            tr.fact_doc(spec)
+        ));
     }
     s
 }

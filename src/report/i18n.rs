@@ -816,6 +816,13 @@ impl Tr {
             Lang::Zh => "处理方式：",
         }
     }
+    /// An Xid catalog entry's action (`rules explain xid-79`).
+    pub fn xid_action_text(self, e: &crate::rules::xid::XidEntry) -> &str {
+        match self.0 {
+            Lang::En => &e.action,
+            Lang::Zh => &e.action_zh,
+        }
+    }
     pub fn xid_reference(self) -> &'static str {
         match self.0 {
             Lang::En => "reference:",
@@ -825,6 +832,13 @@ impl Tr {
     // ----- the CLI's own messages on stderr (helper D) -----
 
     /// What starts each of them: `trainwreck: ` / `trainwreck：`.
+    /// A catalog fact's description (`facts --catalog`).
+    pub fn fact_doc(self, spec: &crate::facts::FactSpec) -> &'static str {
+        match self.0 {
+            Lang::En => spec.doc,
+            Lang::Zh => spec.doc_zh,
+        }
+    }
     /// The columns of `trainwreck facts PATH`.
     pub fn facts_header(self) -> [&'static str; 3] {
         match self.0 {

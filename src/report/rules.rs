@@ -286,8 +286,8 @@ pub fn explain(e: &Explain, lang: Lang) -> String {
     s
 }
 
-/// The multi-line entry `rules explain xid-N` prints (the catalog's texts are English; the
-/// labels follow `lang`).
+/// The multi-line entry `rules explain xid-N` prints: the labels and the action in `lang`,
+/// NVIDIA's name and the cause word as they are.
 pub fn explain_xid(e: &XidEntry, lang: Lang) -> String {
     let tr = Tr(lang);
     let sep = tr.after_label();
@@ -303,7 +303,7 @@ pub fn explain_xid(e: &XidEntry, lang: Lang) -> String {
             ""
         },
         tr.xid_action(),
-        e.action,
+        tr.xid_action_text(e),
         tr.xid_reference()
     )
 }

@@ -1,7 +1,8 @@
 //! NVIDIA's Xid catalog as data (`data/xid_catalog.toml`, embedded): what a code means, whether
 //! it is usually hardware, the driver or the application, and whether it only follows another
 //! event. Rules cite it through `derive.xid_explain`; `rules explain xid-79` prints an entry
-//! (rendered by `report::rules`).
+//! (rendered by `report::rules`). Each action is written in English and Chinese
+//! (`action_zh`, required); the names stay NVIDIA's English, the identifiers users search for.
 
 use serde::Deserialize;
 use std::sync::OnceLock;
@@ -18,6 +19,8 @@ pub struct XidEntry {
     #[serde(default)]
     pub follows_other: bool,
     pub action: String,
+    /// `action` in Chinese, with its commands and backticked spans unchanged.
+    pub action_zh: String,
 }
 
 crate::model::vocabulary! {
@@ -59,8 +62,8 @@ pub fn parse_id(s: &str) -> Option<u32> {
     rest.trim_start_matches(['-', ' ', '_']).parse().ok()
 }
 
-/// One sentence for a report: meaning, usual cause, action. The catalog's name and action
-/// are NVIDIA's English in both languages; the frame around them is translated.
+/// One sentence for a report: meaning, usual cause, action, in `lang`. The catalog's name
+/// stays NVIDIA's English in both languages.
 pub fn sentence(e: &XidEntry, lang: crate::model::Lang) -> String {
     let zh = lang == crate::model::Lang::Zh;
     let cause = match (e.cause, zh) {
@@ -81,11 +84,11 @@ pub fn sentence(e: &XidEntry, lang: crate::model::Lang) -> String {
         ),
         (false, true) => format!(
             "Xid {}（{}）：{cause}。处理建议：{}",
-            e.code, e.name, e.action
+            e.code, e.name, e.action_zh
         ),
         (true, true) => format!(
             "Xid {}（{}）：{cause}。它只会跟在别的事件之后出现，先找它前面的那个 Xid。处理建议：{}",
-            e.code, e.name, e.action
+            e.code, e.name, e.action_zh
         ),
     }
 }
@@ -101,6 +104,39 @@ mod tests {
         for w in c.windows(2) {
             assert!(w[0].code < w[1].code, "duplicate or unsorted {}", w[1].code);
         }
+    }
+
+    #[test]
+    fn every_action_has_its_chinese_with_the_same_commands() {
+        let mut bad = Vec::new();
+        for e in catalog() {
+            for f in crate::model::chinese_twin_faults(&e.action, &e.action_zh) {
+                bad.push(format!("xid {}: {f}", e.code));
+            }
+        }
+        assert!(bad.is_empty(), "{}", bad.join("\n"));
+    }
+
+    #[test]
+    fn an_entry_without_action_zh_is_refused() {
+        let entry =
+            "[[xid]]\ncode = 1\nname = \"n\"\ncause = \"driver\"\naction = \"Reset the GPU.\"\n";
+        let e = toml::from_str::<CatalogFile>(entry)
+            .err()
+            .expect("action_zh is required");
+        assert!(e.to_string().contains("action_zh"), "{e}");
+        let with = format!("{entry}action_zh = \"重置 GPU。\"\n");
+        assert!(toml::from_str::<CatalogFile>(&with).is_ok());
+    }
+
+    #[test]
+    fn the_sentence_is_in_the_report_language() {
+        let e = lookup(79).unwrap();
+        let zh = sentence(e, crate::model::Lang::Zh);
+        assert!(zh.contains(&e.action_zh) && !zh.contains(&e.action), "{zh}");
+        assert!(zh.contains(&e.name), "the name stays NVIDIA's: {zh}");
+        let en = sentence(e, crate::model::Lang::En);
+        assert!(en.contains(&e.action) && !en.contains(&e.action_zh), "{en}");
     }
 
     #[test]
