@@ -304,16 +304,39 @@ fn history_list_in_chinese_has_chinese_headings_and_the_same_fingerprints() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let db = dir.join("h.sqlite").display().to_string();
+    let mut titles = Vec::new();
     for p in ["shm_size", "batch_size"] {
         let bad = format!("fixtures/pairs/{p}/bad");
         let (code, _, err) = tw(&[], &["analyze", &bad, "--record", "--db", &db]);
         assert_eq!(code, 0, "{err}");
+        let (_, json, _) = tw(&[], &["analyze", &bad, "--format", "json"]);
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let t = |k: &str| -> String {
+            v["findings"][0][k]
+                .as_str()
+                .unwrap()
+                .chars()
+                .take(12)
+                .collect()
+        };
+        titles.push((t("title"), t("title_zh")));
     }
     let (code, zh, err) = tw(ZH, &["history", "--db", &db, "list"]);
     assert_eq!(code, 0, "{err}");
     let (_, en, _) = tw(&[], &["history", "--db", &db, "list"]);
     assert!(zh.contains("指纹") && zh.contains("首次出现"), "{zh}");
     assert!(en.contains("fingerprint") && !en.contains("指纹"), "{en}");
+    // Each failure's title in the report's language (the Chinese one from the stored report).
+    for (title, title_zh) in &titles {
+        assert!(
+            zh.contains(title_zh.as_str()) && !zh.contains(title.as_str()),
+            "{zh}"
+        );
+        assert!(
+            en.contains(title.as_str()) && !en.contains(title_zh.as_str()),
+            "{en}"
+        );
+    }
     let fps = |s: &str| -> Vec<String> {
         s.split_whitespace()
             .filter(|w| w.starts_with("fp2:"))

@@ -339,7 +339,7 @@ impl Store {
             let latest = self
                 .db
                 .query(
-                    "SELECT rule, title FROM runs WHERE fingerprint = $1 ORDER BY at DESC LIMIT 1",
+                    "SELECT rule, title, report FROM runs WHERE fingerprint = $1 ORDER BY at DESC LIMIT 1",
                     &[fp.clone().into()],
                 )
                 .map_err(|e| self.context(e))?;
@@ -352,6 +352,11 @@ impl Store {
                 category: r[4].text(),
                 rule: latest.and_then(|l| l[0].text()),
                 title: latest.and_then(|l| l[1].text()),
+                // The Chinese title is in the stored report's lead finding, where it had one.
+                title_zh: latest.and_then(|l| l[2].text()).and_then(|j| {
+                    let v: serde_json::Value = serde_json::from_str(&j).ok()?;
+                    Some(v["findings"][0]["title_zh"].as_str()?.to_string())
+                }),
                 hosts,
                 note,
             });

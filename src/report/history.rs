@@ -18,6 +18,9 @@ pub struct ListEntry {
     pub category: Option<String>,
     pub rule: Option<String>,
     pub title: Option<String>,
+    /// `title` in Chinese, from the stored report, when its lead finding had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title_zh: Option<String>,
     pub first_seen: Option<String>,
     pub last_seen: Option<String>,
     pub hosts: Vec<String>,
@@ -237,7 +240,13 @@ pub fn list(entries: &[ListEntry], lang: Lang) -> String {
     for e in entries {
         let what = match &e.note {
             Some(n) => tr.history_note(&super::cut(&n.text, 60)),
-            None => super::cut(e.title.as_deref().unwrap_or(""), 60),
+            None => {
+                let title = match lang {
+                    Lang::Zh => e.title_zh.as_ref().or(e.title.as_ref()),
+                    Lang::En => e.title.as_ref(),
+                };
+                super::cut(title.map_or("", String::as_str), 60)
+            }
         };
         t.add_row(vec![
             e.count.to_string(),
