@@ -1,6 +1,6 @@
 //! Sources: what each kind of input file is and what it says. Opening an input (`open`: the one
-//! place that opens, decompresses and detects; `archive`: the members of a tar or zip), the streaming line reader, prefix peeling
-//! (rank/host/time), one fact parser per snapshot kind, the launcher/NCCL line reader and each
+//! place that opens, decompresses, decodes and detects; `archive`: the members of a tar or zip;
+//! `encoding`: text not in UTF-8), the streaming line reader, prefix peeling (rank/host/time), one fact parser per snapshot kind, the launcher/NCCL line reader and each
 //! log's last lines. Sources emit lines, facts and typed events; they never import the rule
 //! engine.
 

@@ -1,8 +1,9 @@
 //! Opening an input: the one place that opens a file, stdin or an archive member, decompresses
 //! it (gzip, zstd, xz, lz4, bzip2: by magic, `elfcore::input::decoder`), says whether it is an
-//! archive (tar or zip, by magic: its members are then opened here one by one), sniffs the
-//! head, detects the kind and says how the kind is read (lines with an optional fact parser,
-//! a bounded document, a core read in place, or not at all with the reason). The analysis,
+//! archive (tar or zip, by magic: its members are then opened here one by one), decodes text
+//! written in UTF-16 or GB18030 to UTF-8 (`encoding`), sniffs the head, detects the kind and
+//! says how the kind is read (lines with an optional fact parser, a bounded document, a core
+//! read in place, or not at all with the reason). The analysis,
 //! the work planner and the tests all go through here, so they read every input the same
 //! way. It reads only the head; the caller streams the rest. A file is read from the one handle
 //! opened here, and that handle is checked against the listing and the path once the read is
