@@ -861,13 +861,14 @@ fn rules_cmd(cmd: RulesCommand, ui: Ui) -> i32 {
                 .iter()
                 .map(|r| r.examples_fire.len() + r.examples_silent.len() + r.examples_cases.len())
                 .sum();
+            // `FAIL` stays one word in every language, for scripts that grep for it.
+            let tr = Tr(ui.lang);
             for f in &fails {
-                eprintln!("FAIL {f}");
+                eprintln!("FAIL {}", tr.text(f));
             }
             println!(
-                "{} passed, {} failed",
-                n_ex.saturating_sub(fails.len()),
-                fails.len()
+                "{}",
+                tr.rules_test_summary(n_ex.saturating_sub(fails.len()), fails.len())
             );
             if fails.is_empty() {
                 exit::OK

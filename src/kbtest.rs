@@ -2,8 +2,8 @@
 //! (`analyze::Engine::signature_hits`, the path `analyze` takes: literal prefilter, ANSI and
 //! `\r` handling, `kinds`, `preceded_by`), so a literal-extraction or prefilter bug that would
 //! drop real lines fails here too. One scan per example serves every rule at once, which also
-//! makes the cross-rule overlap check linear in the number of examples. Returns messages; the
-//! CLI and `cargo test` decide what to do with them. Retired rules are not scanned by
+//! makes the cross-rule overlap check linear in the number of examples. Returns messages, in
+//! English and Chinese; the CLI and `cargo test` decide what to do with them. Retired rules are not scanned by
 //! `analyze`, so their examples are not checked. A built-in rule must also carry its Chinese
 //! texts (`title_zh`, each fix's `text_zh`, `next_time_zh`, each condition's `why_zh`,
 //! `doc.lookalikes_zh`), and a
@@ -11,7 +11,7 @@
 //! computes appear in both; a user rule may leave them out (the report falls back to English).
 
 use crate::analyze::Engine;
-use crate::model::{Fact, RuleStatus};
+use crate::model::{Fact, RuleStatus, Text, text};
 use crate::rules::template::{Piece, Template};
 use crate::rules::{ExampleCase, KnowledgeBase, Role, Rule};
 use std::collections::BTreeSet;
@@ -29,18 +29,18 @@ const CHUNK_RULES: usize = 512;
 type Hits = Vec<(usize, usize)>;
 
 /// What one scenario gave: the signatures of its rule it hit, and whether it said what it must.
-type CaseResult = (Vec<usize>, Result<(), String>);
+type CaseResult = (Vec<usize>, Result<(), Text>);
 
 /// Check every rule's examples: fire examples must fire, silent ones must not, every
 /// signature must be exercised by some fire example, and no rule of another category may fire
 /// on a rule's fire example unless one of the two declares the overlap. One message per failure.
 /// A scenario (`examples.case`) is correlated with the rules of its own chunk (the built-ins
 /// and up to `CHUNK_RULES` local rules loaded beside it).
-pub fn test_examples(kb: &KnowledgeBase) -> Vec<String> {
+pub fn test_examples(kb: &KnowledgeBase) -> Vec<Text> {
     test_examples_in(kb, CHUNK_RULES)
 }
 
-fn test_examples_in(kb: &KnowledgeBase, chunk_rules: usize) -> Vec<String> {
+fn test_examples_in(kb: &KnowledgeBase, chunk_rules: usize) -> Vec<Text> {
     let tested = |r: &Rule| !r.signatures.is_empty() && r.status != RuleStatus::Retired;
     let (builtin, local): (Vec<usize>, Vec<usize>) =
         (0..kb.rules.len()).partition(|&i| kb.rules[i].origin.starts_with("builtin:"));
@@ -95,6 +95,8 @@ fn test_examples_in(kb: &KnowledgeBase, chunk_rules: usize) -> Vec<String> {
     for r in &kb.rules {
         chinese(r, &mut fails);
     }
+    // Every message names the rule it is about first.
+    let about = |r: &Rule, t: Text| t.prefixed(&about_rule(r), &about_rule(r));
     for (ri, r) in kb.rules.iter().enumerate() {
         if !tested(r) {
             continue;
@@ -109,9 +111,12 @@ fn test_examples_in(kb: &KnowledgeBase, chunk_rules: usize) -> Vec<String> {
                 .map(|(_, s)| *s)
                 .collect();
             if own.is_empty() {
-                fails.push(format!(
-                    "{} {} ({}): fire example is not matched by any signature as `analyze` reads it: {ex:?}",
-                    r.code, r.name, r.origin
+                fails.push(about(
+                    r,
+                    text!(
+                        "fire example is not matched by any signature as `analyze` reads it: {ex:?}",
+                        "fire 示例没有被任何 signature 匹配（按 `analyze` 读取的方式）：{ex:?}"
+                    ),
                 ));
             }
             used.extend(own);
@@ -119,31 +124,46 @@ fn test_examples_in(kb: &KnowledgeBase, chunk_rules: usize) -> Vec<String> {
         }
         for (ex, hits) in r.examples_silent.iter().zip(&silent[ri]) {
             if hits.iter().any(|(hr, _)| *hr == ri) {
-                fails.push(format!(
-                    "{} {} ({}): silent example matches: {ex:?}",
-                    r.code, r.name, r.origin
+                fails.push(about(
+                    r,
+                    text!(
+                        "silent example matches: {ex:?}",
+                        "silent 示例被匹配了：{ex:?}"
+                    ),
                 ));
             }
         }
         for (i, (hit, found)) in std::mem::take(&mut cases[ri]).into_iter().enumerate() {
             used.extend(hit);
             if let Err(why) = found {
-                fails.push(format!(
-                    "{} {} ({}): examples.case[{i}]: {why}",
-                    r.code, r.name, r.origin
+                fails.push(about(
+                    r,
+                    why.prefixed(
+                        &format!("examples.case[{i}]: "),
+                        &format!("examples.case[{i}]："),
+                    ),
                 ));
             }
         }
         for (i, s) in r.signatures.iter().enumerate() {
             if !used.contains(&i) {
-                fails.push(format!(
-                    "{} {} ({}): signature[{i}] `{}` is not exercised by any fire example",
-                    r.code, r.name, r.origin, s.source
+                let src = &s.source;
+                fails.push(about(
+                    r,
+                    text!(
+                        "signature[{i}] `{src}` is not exercised by any fire example",
+                        "signature[{i}] `{src}` 没有被任何 fire 示例用到"
+                    ),
                 ));
             }
         }
     }
     fails
+}
+
+/// `TW0104 ucx-bus-error (builtin:shm.toml): `, the start of every message about a rule.
+fn about_rule(r: &Rule) -> String {
+    format!("{} {} ({}): ", r.code, r.name, r.origin)
 }
 
 /// The template's variables with their filters, sorted (`{a} {b|docker}` and `{b|docker} {a}`
@@ -163,24 +183,38 @@ fn holes(t: &Template) -> Vec<String> {
 
 /// A rule's Chinese texts: present for a built-in rule, and each Chinese template with the
 /// variables of its English twin (for any rule that gives one).
-fn chinese(r: &Rule, fails: &mut Vec<String>) {
+fn chinese(r: &Rule, fails: &mut Vec<Text>) {
     let builtin = r.origin.starts_with("builtin:");
-    let mut fail =
-        |what: String| fails.push(format!("{} {} ({}): {what}", r.code, r.name, r.origin));
+    let mut fail = |what: Text| fails.push(what.prefixed(&about_rule(r), &about_rule(r)));
     if builtin && r.title_zh.as_deref().is_none_or(|t| t.trim().is_empty()) {
-        fail("no `title_zh`: a built-in rule carries its Chinese title".into());
+        fail(text!(
+            "no `title_zh`: a built-in rule carries its Chinese title",
+            "没有 `title_zh`：内置规则必须带中文标题"
+        ));
     }
     if builtin && r.next_time.is_some() && r.next_time_zh.is_none() {
-        fail("`next_time` has no `next_time_zh`".into());
+        fail(text!(
+            "`next_time` has no `next_time_zh`",
+            "有 `next_time` 却没有 `next_time_zh`"
+        ));
     }
     if builtin && r.doc_what_zh.as_deref().is_none_or(|t| t.trim().is_empty()) {
-        fail("no `doc.what_zh`: a built-in rule documents what it detects in Chinese too".into());
+        fail(text!(
+            "no `doc.what_zh`: a built-in rule documents what it detects in Chinese too",
+            "没有 `doc.what_zh`：内置规则也要用中文说明它检测什么"
+        ));
     }
     if builtin && r.doc_why_zh.as_deref().is_none_or(|t| t.trim().is_empty()) {
-        fail("no `doc.why_zh`: a built-in rule documents why it happens in Chinese too".into());
+        fail(text!(
+            "no `doc.why_zh`: a built-in rule documents why it happens in Chinese too",
+            "没有 `doc.why_zh`：内置规则也要用中文说明它为什么会发生"
+        ));
     }
     if builtin && r.doc_lookalikes.is_some() && r.doc_lookalikes_zh.is_none() {
-        fail("`doc.lookalikes` has no `doc.lookalikes_zh`".into());
+        fail(text!(
+            "`doc.lookalikes` has no `doc.lookalikes_zh`",
+            "有 `doc.lookalikes` 却没有 `doc.lookalikes_zh`"
+        ));
     }
     let twins = r
         .fixes
@@ -195,15 +229,18 @@ fn chinese(r: &Rule, fails: &mut Vec<String>) {
         );
     for (key, en, zh) in twins {
         match zh {
-            None if builtin => fail(format!(
-                "no `{key}`: a built-in rule carries the Chinese text next to the English"
+            None if builtin => fail(text!(
+                "no `{key}`: a built-in rule carries the Chinese text next to the English",
+                "没有 `{key}`：内置规则要在英文旁边带上中文"
             )),
             None => {}
-            Some(zh) if holes(zh) != holes(en) => fail(format!(
-                "`{key}` uses the variables {:?} but the English uses {:?}: both must show the same values",
-                holes(zh),
-                holes(en)
-            )),
+            Some(zh) if holes(zh) != holes(en) => {
+                let (zh, en) = (holes(zh), holes(en));
+                fail(text!(
+                    "`{key}` uses the variables {zh:?} but the English uses {en:?}: both must show the same values",
+                    "`{key}` 用的变量是 {zh:?}，英文用的是 {en:?}：两者必须显示同样的数值"
+                ))
+            }
             Some(_) => {}
         }
     }
@@ -217,7 +254,7 @@ fn overlaps(
     owner: &Rule,
     ex: &str,
     hits: &[(usize, usize)],
-    fails: &mut Vec<String>,
+    fails: &mut Vec<Text>,
 ) {
     if owner.role == Role::Advice {
         return;
@@ -234,10 +271,11 @@ fn overlaps(
         {
             continue;
         }
-        fails.push(format!(
-            "{} {} ({}) also fires on a fire example of {} ({}): {ex:?}; narrow one \
-             of them or declare `overlaps = [\"{}\"]`",
-            other.code, other.name, other.category, owner.name, owner.category, owner.name
+        let (code, name, cat) = (&other.code, &other.name, other.category);
+        let (owner_name, owner_cat) = (&owner.name, owner.category);
+        fails.push(text!(
+            "{code} {name} ({cat}) also fires on a fire example of {owner_name} ({owner_cat}): {ex:?}; narrow one of them or declare `overlaps = [\"{owner_name}\"]`",
+            "{code} {name}（{cat}）也在 {owner_name}（{owner_cat}）的 fire 示例上触发了：{ex:?}；把其中一个收窄，或者声明 `overlaps = [\"{owner_name}\"]`"
         ));
     }
 }
@@ -267,25 +305,36 @@ fn run_case(engine: &Engine, kb: &KnowledgeBase, r: &Rule, c: &ExampleCase) -> C
         .find(|f| f.rule == r.name || f.merged_rules.contains(&r.name))
     else {
         let got: Vec<&str> = d.findings.iter().map(|f| f.rule.as_str()).collect();
-        return (hit, Err(format!("no finding of this rule (found {got:?})")));
+        return (
+            hit,
+            Err(text!(
+                "no finding of this rule (found {got:?})",
+                "没有这条规则的发现（找到的是 {got:?}）"
+            )),
+        );
     };
     if let Some([lo, hi]) = c.confidence
         && !(lo..=hi).contains(&f.confidence)
     {
+        let (conf, score) = (f.confidence, &f.score);
         return (
             hit,
-            Err(format!(
-                "confidence {} is outside [{lo}, {hi}] (score: {:?})",
-                f.confidence, f.score
+            Err(text!(
+                "confidence {conf} is outside [{lo}, {hi}] (score: {score:?})",
+                "置信度 {conf} 不在 [{lo}, {hi}] 之内（得分：{score:?}）"
             )),
         );
     }
     if let Some(want) = &c.fix
         && !f.fix.contains(want.as_str())
     {
+        let fix = &f.fix;
         return (
             hit,
-            Err(format!("the fix does not contain {want:?}: {:?}", f.fix)),
+            Err(text!(
+                "the fix does not contain {want:?}: {fix:?}",
+                "修复建议里没有 {want:?}：{fix:?}"
+            )),
         );
     }
     (hit, Ok(()))
@@ -405,19 +454,20 @@ silent = ["lamp 2 on"]
         let whole = test_examples_in(&kb, usize::MAX);
         // The planted problems are found, the cross-chunk overlap included.
         assert!(
-            whole.iter().any(|f| f.contains("acme-feeder-disk")
-                && f.contains("also fires on a fire example of acme-widget-jam")),
+            whole.iter().any(|f| f.en.contains("acme-feeder-disk")
+                && f.en
+                    .contains("also fires on a fire example of acme-widget-jam")),
             "{whole:#?}"
         );
         assert!(
             whole
                 .iter()
-                .any(|f| f.contains("silent example matches: \"gear 7"))
+                .any(|f| f.en.contains("silent example matches: \"gear 7"))
         );
         assert!(
             whole
                 .iter()
-                .any(|f| f.contains("signature[1] `cog (?:lost|gone)`"))
+                .any(|f| f.en.contains("signature[1] `cog (?:lost|gone)`"))
         );
         assert_eq!(whole.len(), 3, "{whole:#?}");
         for chunk in [1, 2, 3] {

@@ -195,15 +195,15 @@ fn rule(builtin: bool, title_zh: &str, fix_zh: &str) -> String {
 fn rules_test_fails_a_builtin_rule_without_its_chinese_texts_and_spares_a_user_rule() {
     let fails = trainwreck::kbtest::test_examples(&kb_of("builtin:test.toml", &rule(true, "", "")));
     assert!(
-        fails.iter().any(|f| f.contains("no `title_zh`")),
+        fails.iter().any(|f| f.en.contains("no `title_zh`")),
         "{fails:?}"
     );
     assert!(
-        fails.iter().any(|f| f.contains("no `fix[0].text_zh`")),
+        fails.iter().any(|f| f.en.contains("no `fix[0].text_zh`")),
         "{fails:?}"
     );
     for doc in ["no `doc.what_zh`", "no `doc.why_zh`"] {
-        assert!(fails.iter().any(|f| f.contains(doc)), "{doc}: {fails:?}");
+        assert!(fails.iter().any(|f| f.en.contains(doc)), "{doc}: {fails:?}");
     }
     let user = rule(false, "", "");
     let fails = trainwreck::kbtest::test_examples(&kb_of("/user/rules/test.toml", &user));
@@ -228,7 +228,7 @@ fn a_chinese_fix_must_use_the_english_fixs_variables() {
     assert!(
         fails
             .iter()
-            .any(|f| f.contains("fix[0].text_zh") && f.contains("part")),
+            .any(|f| f.en.contains("fix[0].text_zh") && f.en.contains("part")),
         "{fails:?}"
     );
 }
@@ -262,6 +262,7 @@ fn builtin_rules_pass_their_chinese_checks() {
     let kb = trainwreck::rules::KnowledgeBase::load(&[]).unwrap();
     let fails: Vec<String> = trainwreck::kbtest::test_examples(&kb)
         .into_iter()
+        .map(|f| f.en)
         .filter(|f| f.contains("_zh"))
         .collect();
     assert!(fails.is_empty(), "{fails:#?}");
@@ -287,4 +288,36 @@ fn builtin_rules_pass_their_chinese_checks() {
             top.fix
         );
     }
+}
+
+#[test]
+fn rules_test_reports_in_the_users_language_and_keeps_fail_for_scripts() {
+    let d = tempfile::tempdir().unwrap();
+    let wrong = rule(
+        false,
+        "title_zh = \"小部件坏了\"",
+        "text_zh = \"更换部件。\"",
+    );
+    std::fs::write(d.path().join("widget.toml"), wrong).unwrap();
+    let dir = d.path().to_str().unwrap();
+    let (code, out, err) = tw(ZH, &["rules", "test", "--rules", dir]);
+    assert_eq!(code, 1, "{out}{err}");
+    let fail = err
+        .lines()
+        .find(|l| l.contains("fix[0].text_zh"))
+        .unwrap_or("");
+    assert!(
+        fail.starts_with("FAIL ")
+            && fail.contains("用的变量是")
+            && !fail.contains("uses the variables"),
+        "{err}"
+    );
+    assert!(out.contains("失败 1 个"), "{out}");
+    let (code, out, err) = tw(ZH, &["rules", "test", "--rules", dir, "--lang", "en"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains("uses the variables") && !err.contains("用的变量是"),
+        "{err}"
+    );
+    assert!(out.contains(", 1 failed"), "{out}");
 }

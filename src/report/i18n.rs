@@ -941,6 +941,13 @@ impl Tr {
             Lang::Zh => "facts 至少需要一个 PATH（或者 --catalog）",
         }
     }
+    /// The last line of `rules test`: examples passed and failures.
+    pub fn rules_test_summary(self, passed: usize, failed: usize) -> String {
+        match self.0 {
+            Lang::En => format!("{passed} passed, {failed} failed"),
+            Lang::Zh => format!("通过 {passed} 个，失败 {failed} 个"),
+        }
+    }
     pub fn cli_no_rule(self, id: &str) -> String {
         match self.0 {
             Lang::En => {
