@@ -383,6 +383,13 @@ mod tests {
             sniff(b"\x00\x01\x02\x03\x80\x81\x82\x83 binary"),
             (None, false)
         );
+        // A Chinese UTF-8 head with one stray byte (a cut character) stays UTF-8: read as GBK
+        // its continuation bytes would lead pairs outside GB2312's rows.
+        let mut stray = "训练开始，加载数据集，共 3 个 epoch\n"
+            .repeat(40)
+            .into_bytes();
+        stray.insert(100, 0xE8);
+        assert_eq!(sniff(&stray), (None, false));
         let bom = [b"\xEF\xBB\xBF".as_slice(), OOM.as_bytes()].concat();
         assert_eq!(sniff(&bom), (None, true));
     }
