@@ -561,7 +561,7 @@ impl Tr {
         }
     }
 
-    // ----- diff: what changed between a good run and a bad one (helper D) -----
+    // ----- diff: what changed between a good run and a bad one -----
 
     /// A difference's label, in the report's language where the comparer gave it.
     pub fn diff_what(self, d: &Difference) -> &str {
@@ -689,7 +689,7 @@ impl Tr {
             Lang::Zh => format!("读取两次运行时有 {n} 条警告（--format json 会列出）"),
         }
     }
-    // ----- rules list / rules explain (helper D) -----
+    // ----- rules list / rules explain -----
 
     /// A rule's title, in Chinese where the rule gives one.
     pub fn rule_title(self, r: &crate::rules::Rule) -> &str {
@@ -829,9 +829,6 @@ impl Tr {
             Lang::Zh => "参考：",
         }
     }
-    // ----- the CLI's own messages on stderr (helper D) -----
-
-    /// What starts each of them: `trainwreck: ` / `trainwreck：`.
     /// A catalog fact's description (`facts --catalog`).
     pub fn fact_doc(self, spec: &crate::facts::FactSpec) -> &'static str {
         match self.0 {
@@ -865,6 +862,9 @@ impl Tr {
             ),
         }
     }
+    // ----- the CLI's own messages on stderr -----
+
+    /// What starts each of them: `trainwreck: ` / `trainwreck：`.
     pub fn cli_prefix(self) -> &'static str {
         match self.0 {
             Lang::En => "trainwreck: ",
@@ -992,7 +992,7 @@ impl Tr {
             Lang::Zh => format!("无法生成手册页：{e}"),
         }
     }
-    // ----- triage tables (helper D) -----
+    // ----- triage tables -----
 
     pub fn triage_header(self) -> [&'static str; 8] {
         match self.0 {
@@ -1071,7 +1071,7 @@ impl Tr {
         }
     }
 
-    // ----- the --timeline table (helper D) -----
+    // ----- the --timeline table -----
 
     /// The heading, with the year glog/syslog times were dated with, when one was.
     pub fn timeline_heading(self, year: Option<i32>) -> String {
@@ -1161,7 +1161,7 @@ impl Tr {
             Lang::Zh => format!("▶ = rank {rank}，失败从这里开始"),
         }
     }
-    // ----- history show / list / hosts / gpus (helper D) -----
+    // ----- history show / list / hosts / gpus -----
 
     pub fn history_first_last(self, first: &str, last: &str) -> String {
         match self.0 {
