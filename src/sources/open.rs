@@ -574,16 +574,11 @@ pub enum At<'p> {
 /// `limits::ZIP_SPOOL_BYTES`.
 pub fn open_member<'a>(
     display: &str,
-    mut raw: Box<dyn Read + 'a>,
+    raw: Box<dyn Read + 'a>,
     meter: Arc<ReadMeter>,
     total: &Inflated,
 ) -> Result<Opened<'a>, Text> {
-    let (head, err) = read_head_until_error(&mut raw);
-    let raw: Box<dyn Read + 'a> = match err {
-        Some(e) if head.is_empty() => return Err(text!("cannot read: {e}", "无法读取：{e}")),
-        Some(e) => Box::new(FailOnce(Some(e))),
-        None => raw,
-    };
+    let (head, raw) = head_and_rest(raw).map_err(|e| text!("cannot read: {e}", "无法读取：{e}"))?;
     let o = open_stream(display, raw, head, At::Member, total)?;
     Ok(Opened {
         kind: o.kind,
@@ -642,20 +637,14 @@ fn open_stream<'a>(
             };
             let capped = GzipCap::new(dec, compressed, unit, total);
             gzip = Some(capped.state.clone());
-            let mut dec: Box<dyn Read + 'a> = Box::new(capped);
             // A stream cut short (a truncated .gz, an archive cut mid-way) keeps what it gave:
             // it is analysed, and the read error comes after it, said by the reader.
-            let (inner, err) = read_head_until_error(&mut dec);
-            let dec: Box<dyn Read + 'a> = match err {
-                Some(e) if inner.is_empty() => {
-                    return Err(text!(
-                        "{z} data is corrupt or truncated before any text: {e}",
-                        "{z} 数据还没解出任何文本就已损坏或被截断：{e}"
-                    ));
-                }
-                Some(e) => Box::new(FailOnce(Some(e))),
-                None => dec,
-            };
+            let (inner, dec) = head_and_rest(Box::new(capped)).map_err(|e| {
+                text!(
+                    "{z} data is corrupt or truncated before any text: {e}",
+                    "{z} 数据还没解出任何文本就已损坏或被截断：{e}"
+                )
+            })?;
             (dec, inner, bare_name(file_name, container))
         } else {
             (raw, head, file_name)
@@ -697,13 +686,9 @@ fn open_stream<'a>(
     });
     let (stream, head) = match &encoding {
         Some(d) => {
-            let mut text: Box<dyn Read + 'a> =
-                Box::new(Transcode::reporting(whole(&head, stream), d));
-            let (head, err) = read_head_until_error(&mut text);
-            let rest: Box<dyn Read + 'a> = match err {
-                Some(e) => Box::new(FailOnce(Some(e))),
-                None => text,
-            };
+            let text = Box::new(Transcode::reporting(whole(&head, stream), d));
+            let (head, rest) =
+                head_and_rest(text).map_err(|e| text!("cannot read: {e}", "无法读取：{e}"))?;
             (whole(&head, rest), head)
         }
         None if utf8_bom => (whole(&head[3..], stream), head[3..].to_vec()),
@@ -786,8 +771,8 @@ fn classify<'a>(at: At<'_>, name: &str, head: &[u8]) -> (SourceKind, How<'a>) {
 }
 
 /// The kind of a plain file whose byte ranges can be read on several threads at once (not
-/// compressed, UTF-8 without a BOM, not binary, no fact parser that needs its lines in order), and the one handle
-/// all its ranges are read from; `None` otherwise, or when the file at the path is no longer
+/// compressed, UTF-8 without a BOM, not binary, no fact parser that needs its lines in order),
+/// and the one handle all its ranges are read from; `None` otherwise, or when the file at the path is no longer
 /// the one listed (the whole-file path then reads and reports it).
 pub fn splittable(input: &Input) -> Option<(SourceKind, std::fs::File)> {
     let Source::File(p) = &input.source else {
@@ -828,6 +813,19 @@ pub fn splittable(input: &Input) -> Option<(SourceKind, std::fs::File)> {
 pub fn parsed_by_name(display: &str) -> bool {
     let name = display.rsplit('/').next().unwrap_or(display);
     fact_parser(detect::detect(name, b""), name).is_some()
+}
+
+/// The head of `r` and the rest of it. A read error after some bytes comes after them, once
+/// (`FailOnce`), for the reader of the rest to say; one before any byte is the `Err`.
+fn head_and_rest<'a>(
+    mut r: Box<dyn Read + 'a>,
+) -> Result<(Vec<u8>, Box<dyn Read + 'a>), io::Error> {
+    let (head, err) = read_head_until_error(&mut r);
+    match err {
+        Some(e) if head.is_empty() => Err(e),
+        Some(e) => Ok((head, Box::new(FailOnce(Some(e))))),
+        None => Ok((head, r)),
+    }
 }
 
 /// As `read_head`, keeping what was read before an error, and the error.
