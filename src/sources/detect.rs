@@ -373,11 +373,13 @@ pub fn looks_binary(head: &[u8]) -> bool {
     if head.is_empty() {
         return false;
     }
-    let bad = head
-        .iter()
-        .filter(|&&b| b == 0 || (b < 0x09) || (0x0e..0x1b).contains(&b))
-        .count();
+    let bad = head.iter().filter(|&&b| is_control(b)).count();
     bad * 20 > head.len()
+}
+
+/// A control byte text has no use for: not tab, line ends, form feed or ESC (colours).
+pub fn is_control(b: u8) -> bool {
+    b < 0x09 || (0x0e..0x1b).contains(&b)
 }
 
 /// Pick the kind of a file from its name (without directories) and its first bytes.

@@ -56,8 +56,8 @@ pub fn sniff(head: &[u8]) -> (Option<TextEncoding>, bool) {
 
 /// UTF-16 without a BOM, from its NULs: text that is mostly ASCII has a NUL as every other
 /// byte, on the odd bytes for little-endian, the even ones for big-endian; the other byte of
-/// such a pair is never NUL. Every pair of the head (at least 16) must fit one of the two,
-/// and the head must decode without error.
+/// such a pair is never NUL. At least 4 in 5 pairs of the head (of 16 or more) must fit one
+/// order and at most 1 in 10 the other, and the head must decode without error.
 fn utf16_without_bom(head: &[u8]) -> Option<TextEncoding> {
     let pairs = &head[..head.len() & !1];
     let n = pairs.len() / 2;
@@ -72,8 +72,8 @@ fn utf16_without_bom(head: &[u8]) -> Option<TextEncoding> {
             _ => {}
         }
     }
-    // Most characters of a log are ASCII even when it holds some CJK.
-    // (a CJK character can have a NUL byte of its own: U+5F00 is `00 5F` in little-endian).
+    // Most characters of a log are ASCII even when it holds some CJK (and a CJK character
+    // can have a NUL byte of its own: U+5F00 is `00 5F` in little-endian).
     let e = if le * 10 >= n * 8 && be * 10 <= n {
         TextEncoding::Utf16Le
     } else if be * 10 >= n * 8 && le * 10 <= n {
@@ -88,14 +88,13 @@ fn utf16_without_bom(head: &[u8]) -> Option<TextEncoding> {
 /// NUL or other control byte a text has no use for, and reads as GB18030 (`reads_as_gb`) up
 /// to its last line end (a character cut by the head's end aside).
 fn gb18030(head: &[u8]) -> bool {
-    let valid = Encoding::utf8_valid_up_to(head);
-    if valid == head.len() || head.len() - valid < 4 && is_cut_utf8(&head[valid..]) {
-        return false;
+    match std::str::from_utf8(head) {
+        // `error_len` is `None` for a sequence the end cut, not an invalid one.
+        Ok(_) => return false,
+        Err(e) if e.error_len().is_none() => return false,
+        Err(_) => {}
     }
-    if head
-        .iter()
-        .any(|&b| b < 0x09 || (0x0e..0x1b).contains(&b) || b == 0x7f)
-    {
+    if head.iter().any(|&b| crate::sources::detect::is_control(b)) {
         return false;
     }
     let upto = memchr::memrchr(b'\n', head).map_or(head.len(), |i| i + 1);
@@ -124,17 +123,6 @@ fn reads_as_gb(bytes: &[u8]) -> bool {
         i += if (0x30..=0x39).contains(&t) { 4 } else { 2 };
     }
     wide > 0 && common * 5 >= wide * 4 && clean_decode(GB18030, bytes)
-}
-
-/// Whether `rest` is the start of a UTF-8 sequence the head's end cut, not an invalid one.
-fn is_cut_utf8(rest: &[u8]) -> bool {
-    let need = match rest.first() {
-        Some(b) if (0xC2..=0xDF).contains(b) => 2,
-        Some(b) if (0xE0..=0xEF).contains(b) => 3,
-        Some(b) if (0xF0..=0xF4).contains(b) => 4,
-        _ => return false,
-    };
-    rest.len() < need && rest[1..].iter().all(|b| (0x80..=0xBF).contains(b))
 }
 
 fn clean_decode(e: &'static Encoding, bytes: &[u8]) -> bool {
