@@ -98,15 +98,15 @@ fn gb18030(head: &[u8]) -> bool {
         return false;
     }
     let upto = memchr::memrchr(b'\n', head).map_or(head.len(), |i| i + 1);
-    reads_as_gb(&head[..upto])
+    reads_as_gb(&head[..upto]).is_some()
 }
 
-/// Whether bytes that are not UTF-8 read as GB18030: they decode without error, and at least
-/// 4 in 5 of their two-byte characters lie in GB2312's rows (lead and trail bytes 0xA1–0xFE,
-/// leads up to 0xF7), where nearly all Chinese text written in GBK lies. UTF-8 read as GBK
-/// puts continuation bytes (0x80–0xA0) in lead position, so it fails the second test even
-/// where it passes the first.
-fn reads_as_gb(bytes: &[u8]) -> bool {
+/// Bytes that are not UTF-8, as the GB18030 text they are, when they are: at least 4 in 5 of
+/// their two-byte characters lie in GB2312's rows (lead and trail bytes 0xA1–0xFE, leads up
+/// to 0xF7), where nearly all Chinese text written in GBK lies, and they decode without
+/// error. UTF-8 read as GBK puts continuation bytes (0x80–0xA0) in lead position, so it fails
+/// the first test even where it passes the second.
+fn reads_as_gb(bytes: &[u8]) -> Option<Cow<'_, str>> {
     let (mut wide, mut common, mut i) = (0usize, 0usize, 0);
     while i < bytes.len() {
         let b = bytes[i];
@@ -122,7 +122,10 @@ fn reads_as_gb(bytes: &[u8]) -> bool {
         // A four-byte GB18030 sequence has a digit second; the decode below checks the rest.
         i += if (0x30..=0x39).contains(&t) { 4 } else { 2 };
     }
-    wide > 0 && common * 5 >= wide * 4 && clean_decode(GB18030, bytes)
+    if wide == 0 || common * 5 < wide * 4 {
+        return None;
+    }
+    GB18030.decode_without_bom_handling_and_without_replacement(bytes)
 }
 
 fn clean_decode(e: &'static Encoding, bytes: &[u8]) -> bool {
@@ -241,13 +244,7 @@ impl<R: Read> Read for Transcode<R> {
 pub fn decode_line(bytes: &[u8]) -> Cow<'_, str> {
     match std::str::from_utf8(bytes) {
         Ok(s) => Cow::Borrowed(s),
-        Err(_) if reads_as_gb(bytes) => GB18030
-            .decode_without_bom_handling_and_without_replacement(bytes)
-            .map_or_else(
-                || String::from_utf8_lossy(bytes),
-                |s| Cow::Owned(s.into_owned()),
-            ),
-        Err(_) => String::from_utf8_lossy(bytes),
+        Err(_) => reads_as_gb(bytes).unwrap_or_else(|| String::from_utf8_lossy(bytes)),
     }
 }
 
@@ -293,7 +290,7 @@ impl NotUtf8 {
                 self.first = lineno;
             }
             self.lines += 1;
-            self.gb18030 += u64::from(reads_as_gb(line));
+            self.gb18030 += u64::from(reads_as_gb(line).is_some());
         }
     }
 
