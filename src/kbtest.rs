@@ -95,8 +95,6 @@ fn test_examples_in(kb: &KnowledgeBase, chunk_rules: usize) -> Vec<Text> {
     for r in &kb.rules {
         chinese(r, &mut fails);
     }
-    // Every message names the rule it is about first.
-    let about = |r: &Rule, t: Text| t.prefixed(&about_rule(r), &about_rule(r));
     for (ri, r) in kb.rules.iter().enumerate() {
         if !tested(r) {
             continue;
@@ -161,9 +159,10 @@ fn test_examples_in(kb: &KnowledgeBase, chunk_rules: usize) -> Vec<Text> {
     fails
 }
 
-/// `TW0104 ucx-bus-error (builtin:shm.toml): `, the start of every message about a rule.
-fn about_rule(r: &Rule) -> String {
-    format!("{} {} ({}): ", r.code, r.name, r.origin)
+/// A message about rule `r`, after what names it: `TW0104 ucx-bus-error (builtin:shm.toml): `.
+fn about(r: &Rule, t: Text) -> Text {
+    let name = format!("{} {} ({}): ", r.code, r.name, r.origin);
+    t.prefixed(&name, &name)
 }
 
 /// The template's variables with their filters, sorted (`{a} {b|docker}` and `{b|docker} {a}`
@@ -185,7 +184,7 @@ fn holes(t: &Template) -> Vec<String> {
 /// variables of its English twin (for any rule that gives one).
 fn chinese(r: &Rule, fails: &mut Vec<Text>) {
     let builtin = r.origin.starts_with("builtin:");
-    let mut fail = |what: Text| fails.push(what.prefixed(&about_rule(r), &about_rule(r)));
+    let mut fail = |what: Text| fails.push(about(r, what));
     if builtin && r.title_zh.as_deref().is_none_or(|t| t.trim().is_empty()) {
         fail(text!(
             "no `title_zh`: a built-in rule carries its Chinese title",
