@@ -312,6 +312,17 @@ pub struct Text {
 }
 
 impl Text {
+    /// Several messages as one sentence, each language with its own separator.
+    pub fn join(parts: &[Text], en: &str, zh: &str) -> Text {
+        let side = |pick: fn(&Text) -> &str, sep| -> String {
+            parts.iter().map(pick).collect::<Vec<_>>().join(sep)
+        };
+        Text {
+            en: side(|t| &t.en, en),
+            zh: side(|t| &t.zh, zh),
+        }
+    }
+
     /// The same message after a label in each language (`"NT_FILE: "`, `"NT_FILE："`), for
     /// a caller that says which part of an input the message is about.
     pub fn prefixed(self, en: &str, zh: &str) -> Text {
@@ -757,6 +768,14 @@ pub struct Note {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn texts_join_with_each_languages_separator() {
+        let parts = [text!("grew", "变大了"), text!("was deleted", "被删除")];
+        let t = Text::join(&parts, "; then it ", "；随后又").prefixed("the file ", "文件");
+        assert_eq!(t.en, "the file grew; then it was deleted");
+        assert_eq!(t.zh, "文件变大了；随后又被删除");
+    }
 
     #[test]
     fn a_chinese_twin_is_refused_when_empty_english_or_its_commands_changed() {

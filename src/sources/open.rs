@@ -337,22 +337,7 @@ impl Watch {
             return None;
         }
         Some(Change {
-            message: Text {
-                en: format!(
-                    "the file {}",
-                    what.iter()
-                        .map(|t| t.en.as_str())
-                        .collect::<Vec<_>>()
-                        .join("; then it ")
-                ),
-                zh: format!(
-                    "文件{}",
-                    what.iter()
-                        .map(|t| t.zh.as_str())
-                        .collect::<Vec<_>>()
-                        .join("；随后又")
-                ),
-            },
+            message: Text::join(&what, "; then it ", "；随后又").prefixed("the file ", "文件"),
             bytes_read,
         })
     }
