@@ -5,8 +5,8 @@ Usage: scripts/score_real.py BINARY [--root fixtures/real] [--batch batch-01 ...
 
 For each case: top-1 (the first finding that is not a symptom, or `no_failure`), top-3 (any of the
 first three distinct root-cause categories accepted), and fix right (counted only among cases whose
-top-1 is right and whose label names a step: the top finding's `fix` matches every regex of
-`fix_must_contain`, case-insensitive). This is the same scoring as tests/real_threads.rs, run on a
+top-1 is right and whose label names a step: the first sentence of the top finding's `fix`
+matches every regex of `fix_must_contain`, case-insensitive: the step must come first). This is the same scoring as tests/real_threads.rs, run on a
 built binary so that a batch can be scored on the build from before any change for it.
 
 Leave-one-source-out: `fixtures/real/shaped-by.json` maps a rule name to the case IDs whose thread
@@ -52,6 +52,21 @@ for b in sorted(os.listdir(root)):
                 case_dirs.append((b, c, cd, lab))
 
 
+def first_sentence(fix):
+    """Up to the first '.' (or '。') ending a sentence outside backticks, as tests/real_threads.rs."""
+    in_code = False
+    for i, c in enumerate(fix):
+        if c == "`":
+            in_code = not in_code
+        elif c == "。" and not in_code:
+            return fix[:i]
+        elif c == "." and not in_code:
+            blank = i + 1 >= len(fix) or fix[i + 1].isspace()
+            if blank and not any(fix[:i].endswith(a) for a in ("e.g", "i.e", "vs")):
+                return fix[:i]
+    return fix
+
+
 def project_of(case_id):
     lab = labels.get(case_id)
     return lab.get("project") if lab else None
@@ -92,7 +107,7 @@ for b, c, cd, lab in case_dirs:
     t3 += ok3
     fix_ok = None
     if ok1 and must and got != "no_failure":
-        fix_ok = all(re.search(m, fix, re.I) for m in must)
+        fix_ok = all(re.search(m, first_sentence(fix), re.I) for m in must)
         r[3] += 1
         r[4] += fix_ok
         fn += 1
