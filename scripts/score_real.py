@@ -30,6 +30,7 @@ ap.add_argument("binary")
 ap.add_argument("--root", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "real"))
 ap.add_argument("--batch", action="append", help="score only these batch folders (default: all)")
 ap.add_argument("--misses", action="store_true", help="print every miss with the top fix")
+ap.add_argument("--coverage", action="store_true", help="print Markdown coverage tables (threads per category and per stack over all batches, with the scored batches' results) for docs/coverage.md")
 a = ap.parse_args()
 
 root = os.path.normpath(a.root)
@@ -73,6 +74,20 @@ def project_of(case_id):
 
 
 rows = collections.defaultdict(lambda: [0, 0, 0, 0, 0])  # cases, top1, top3, fix_n, fix_ok
+stack_rows = collections.defaultdict(lambda: [0, 0, 0, 0, 0])
+
+# Stack families for the coverage table: a label's free-text `stack` names the frameworks,
+# launchers and schedulers the paste shows; each family counts the threads that mention it.
+STACKS = [
+    ("verl", r"\bverl\b"), ("OpenRLHF", r"openrlhf"), ("TRL", r"\btrl\b"), ("ms-swift", r"swift"),
+    ("LLaMA-Factory", r"llama-?factory"), ("axolotl", r"axolotl"), ("unsloth", r"unsloth"),
+    ("Megatron", r"megatron"), ("DeepSpeed", r"deepspeed|zero-?[123]"), ("HF Trainer / accelerate", r"hf trainer|trainer|accelerate"),
+    ("FSDP / torchtitan", r"fsdp|torchtitan"), ("vLLM / SGLang", r"vllm|sglang"), ("Ray", r"\bray\b"),
+    ("torchrun / torch.distributed", r"torchrun|torch\.distributed|ddp|dataparallel"), ("Slurm", r"slurm"),
+    ("Kubernetes", r"kubernetes|kubeflow|\bpod\b|k8s"), ("Docker / containers", r"docker|container|singularity"),
+    ("notebooks (Colab, Jupyter, Kaggle)", r"colab|jupyter|notebook|kaggle"), ("NCCL / nccl-tests", r"nccl"),
+    ("PaddlePaddle", r"paddle"), ("ROCm / Ascend", r"rocm|ascend|npu"), ("mmcv / Lightning / other trainers", r"mmcv|mmdet|lightning|composer|ignite|fairseq"),
+]
 rule_projects = collections.defaultdict(set)  # rule -> projects it decided right
 n = t1 = t3 = fn = fo = loso = errors = 0
 for b, c, cd, lab in case_dirs:
@@ -112,6 +127,15 @@ for b, c, cd, lab in case_dirs:
         r[4] += fix_ok
         fn += 1
         fo += fix_ok
+    for fam, rx in STACKS:
+        if re.search(rx, lab.get("stack", ""), re.I):
+            sr = stack_rows[fam]
+            sr[0] += 1
+            sr[1] += ok1
+            sr[2] += ok3
+            if fix_ok is not None:
+                sr[3] += 1
+                sr[4] += fix_ok
     proj = lab.get("project")
     if ok1:
         deciders = [top.get("rule")] + list(top.get("merged_rules", [])) if top else []
@@ -152,4 +176,21 @@ print(
     f"cases {n}, top-1 {t1} ({pc(t1, n)}), top-3 {t3} ({pc(t3, n)}), fix right {fo}/{fn} ({pc(fo, fn)}), "
     f"leave-one-source-out top-1 {loso} ({pc(loso, n)}), errors {errors}"
 )
+if a.coverage:
+    all_cat = collections.Counter(lab["category"] for lab in labels.values())
+    all_stack = collections.Counter(
+        fam for lab in labels.values() for fam, rx in STACKS if re.search(rx, lab.get("stack", ""), re.I)
+    )
+    print()
+    print("| category | real threads (all batches) | scored here | top-1 | top-3 | fix right |")
+    print("|---|---|---|---|---|---|")
+    for cat in sorted(set(all_cat) | set(rows)):
+        k, a1, a3, f_n, f_o = rows.get(cat, [0, 0, 0, 0, 0])
+        print(f"| {cat} | {all_cat.get(cat, 0)} | {k} | {a1}/{k} | {a3}/{k} | {f_o}/{f_n} |")
+    print()
+    print("| stack | real threads (all batches) | scored here | top-1 | top-3 | fix right |")
+    print("|---|---|---|---|---|---|")
+    for fam, _ in STACKS:
+        k, a1, a3, f_n, f_o = stack_rows.get(fam, [0, 0, 0, 0, 0])
+        print(f"| {fam} | {all_stack.get(fam, 0)} | {k} | {a1}/{k} | {a3}/{k} | {f_o}/{f_n} |")
 print(f"markdown cells: | {n} | {pc(t1, n)} ({t1}) | {pc(t3, n)} ({t3}) | {pc(fo, fn)} ({fo}/{fn}) |")
