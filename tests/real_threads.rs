@@ -207,7 +207,7 @@ fn every_real_thread_fixture_ranks_its_category_and_fix_first() {
                 "{name}: source must be the thread's URL"
             );
             assert!(
-                inputs(&case).len() > 0,
+                !inputs(&case).is_empty(),
                 "{name}: a case needs at least one paste file"
             );
             let must: Vec<String> = strings(&label["fix_must_contain"]);
