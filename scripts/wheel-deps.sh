@@ -12,13 +12,11 @@ pins=(maturin==1.16.0 ziglang==0.17.0 auditwheel==6.8.2)
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv" >&2
 fi
-missing=()
-for p in "${pins[@]}"; do
-  have=$("$venv/bin/python" -m pip show "${p%%==*}" 2>/dev/null | sed -n 's/^Version: //p')
-  [ "$have" = "${p#*==}" ] || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "installing into $venv: ${missing[*]}" >&2
-  "$venv/bin/python" -m pip install --disable-pip-version-check --quiet "${missing[@]}" >&2
+# The pins installed last time, written after a successful install.
+stamp=$venv/pins
+if [ "$(cat "$stamp" 2>/dev/null)" != "${pins[*]}" ]; then
+  echo "installing into $venv: ${pins[*]}" >&2
+  "$venv/bin/python" -m pip install --disable-pip-version-check --quiet "${pins[@]}" >&2
+  echo "${pins[*]}" >"$stamp"
 fi
 echo "$PWD/$venv/bin"

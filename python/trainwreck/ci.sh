@@ -27,6 +27,8 @@
 # exit-code, report) in $GITHUB_OUTPUT. GitLab ($GITLAB_CI): summary.env is a dotenv report
 # (TRAINWRECK_VERDICT, …) for later jobs; the Markdown report is printed in a collapsed section.
 set -eu
+# Nothing here is a glob: TRAINWRECK_ARGS and paths are split on spaces, never expanded.
+set -f
 
 tw=${TRAINWRECK_BIN:-trainwreck}
 mode=${TRAINWRECK_MODE:-analyze}
