@@ -181,6 +181,42 @@ pub struct AnalyzeArgs {
     /// it and add the differences (`diff` in the JSON, a section in terminal and Markdown).
     #[arg(long, value_name = "GOOD|last-good")]
     pub baseline: Option<String>,
+    #[command(flatten)]
+    pub notify: NotifyArgs,
+}
+
+/// `--notify` / `--notify-cmd` (analyze, triage, run): a notice when a run failed.
+#[derive(clap::Args, Debug, Default, Clone)]
+pub struct NotifyArgs {
+    /// When the run failed, POST a short JSON notice (cause, confidence, fix, fingerprint,
+    /// seen before, and a Slack-compatible `text`; secrets masked) to this webhook. A notice
+    /// that cannot be sent (30 s at most, one retry) is a warning and changes no exit status.
+    #[arg(long = "notify", value_name = "URL")]
+    pub urls: Vec<String>,
+    /// When the run failed, pipe the same JSON notice to `sh -c CMD` instead.
+    #[arg(long = "notify-cmd", value_name = "CMD")]
+    pub commands: Vec<String>,
+}
+
+impl NotifyArgs {
+    /// Deliver the notice, when there is one and somewhere to send it; failures are warnings.
+    fn send(&self, notice: impl FnOnce() -> Option<serde_json::Value>, lang: crate::model::Lang) {
+        let targets = crate::notify::Targets {
+            urls: self.urls.clone(),
+            commands: self.commands.clone(),
+        };
+        if targets.is_empty() {
+            return;
+        }
+        let Some(payload) = notice() else { return };
+        for e in targets.send(&payload) {
+            let msg = match lang {
+                crate::model::Lang::Zh => format!("警告：通知未发出：{e}"),
+                crate::model::Lang::En => format!("warning: notice not sent: {e}"),
+            };
+            say(lang, msg);
+        }
+    }
 }
 
 #[derive(clap::Args, Debug)]
@@ -233,6 +269,8 @@ pub struct TriageArgs {
     /// Record every run's diagnosis in the failure history (exit status 3 if that fails).
     #[arg(long)]
     pub record: bool,
+    #[command(flatten)]
+    pub notify: NotifyArgs,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -266,7 +304,7 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 500)]
     pub interval: u64,
     /// Do not analyse the run directory when the command fails.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["urls", "commands"])]
     pub no_analyze: bool,
     /// Failure history to record a failed run in (else $TRAINWRECK_DB, else the default).
     #[arg(long, value_name = "PATH|URL")]
@@ -277,6 +315,8 @@ pub struct RunArgs {
     /// Job name or id to record (default: $SLURM_JOB_ID and other scheduler/CI variables).
     #[arg(long, value_name = "ID")]
     pub job: Option<String>,
+    #[command(flatten)]
+    pub notify: NotifyArgs,
     /// The command and its arguments (after `--`).
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
     pub command: Vec<std::ffi::OsString>,
@@ -574,6 +614,8 @@ fn analyze(args: AnalyzeArgs, ui: Ui) -> i32 {
         _ => text,
     };
     let code = print_out(&text);
+    let notice = || crate::notify::of_report(&r, "analyze", &args.paths, None, ui.lang);
+    args.notify.send(notice, ui.lang);
     if history_failed && h.record {
         return exit::HISTORY;
     }
@@ -738,9 +780,12 @@ fn triage_cmd(args: TriageArgs, ui: Ui) -> i32 {
             if let Some(red) = redactor.as_mut() {
                 red.json(&mut v);
             }
-            return failed_code(print_out(
+            let code = failed_code(print_out(
                 &(serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"),
             ));
+            args.notify
+                .send(|| crate::notify::of_triage(&t, ui.lang), ui.lang);
+            return code;
         }
         TriageFormat::Table => {
             let tables = ui.stdout().tables;
@@ -749,10 +794,13 @@ fn triage_cmd(args: TriageArgs, ui: Ui) -> i32 {
         }
         TriageFormat::Markdown => crate::report::triage::render_markdown(&t, ui.lang),
     };
-    failed_code(match redactor.as_mut() {
+    let code = failed_code(match redactor.as_mut() {
         Some(red) => print_out(&red.text(&text)),
         None => print_out(&text),
-    })
+    });
+    args.notify
+        .send(|| crate::notify::of_triage(&t, ui.lang), ui.lang);
+    code
 }
 
 /// For text with no colours of our own (facts, rules, triage tables): every control character
@@ -971,6 +1019,11 @@ fn run_cmd(args: RunArgs, ui: Ui) -> i32 {
                 );
                 eprintln!();
                 eprint!("{}", terminal::render_with(&r, &o));
+                let notice = || {
+                    let paths = [dir.clone()];
+                    crate::notify::of_report(&r, "run", &paths, Some(outcome.exit_status), ui.lang)
+                };
+                args.notify.send(notice, ui.lang);
             }
             Err(_) => say(ui.lang, Tr(ui.lang).cli_run_rules_failed()),
         }

@@ -21,6 +21,7 @@ pub mod inputs;
 pub mod kbtest;
 pub mod limits;
 pub mod model;
+pub mod notify;
 pub mod redact;
 pub mod report;
 pub mod rules;
