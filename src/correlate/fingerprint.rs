@@ -223,9 +223,11 @@ pub fn compute(
         return None;
     }
     let hosts = known_hosts(findings, a);
-    let top = findings
-        .first()
-        .filter(|f| f.symptom_of.is_none() && f.confidence >= RULED_OUT_BELOW);
+    // An unknown failure (no rule's cause, at most the second tier's candidates) is grouped
+    // by its own error lines, not by a guessed category.
+    let top = findings.first().filter(|f| {
+        verdict == Verdict::Diagnosed && f.symptom_of.is_none() && f.confidence >= RULED_OUT_BELOW
+    });
     if let Some(root) = top {
         return Some(of_finding(kb, root, a, &hosts));
     }

@@ -8,6 +8,7 @@
 pub mod cascade;
 pub mod fingerprint;
 pub mod outside;
+pub mod second_tier;
 pub mod traceback;
 pub mod verdict;
 
@@ -268,6 +269,14 @@ pub static ENGINE_FINDINGS: &[EngineFinding] = &[
         what_zh: traceback::WHAT_ZH,
     },
     EngineFinding {
+        code: second_tier::CODE,
+        name: second_tier::RULE,
+        category: Category::Other,
+        module: "src/correlate/second_tier.rs",
+        what: second_tier::WHAT,
+        what_zh: second_tier::WHAT_ZH,
+    },
+    EngineFinding {
         code: outside::CODE,
         name: outside::RULE,
         category: Category::PreemptedOrTimeLimit,
@@ -285,6 +294,7 @@ pub fn correlate(kb: &KnowledgeBase, a: &Analysis) -> Diagnosis {
     let timeline = crate::timeline::build(a, kb);
     cascade::apply(kb, a, &timeline, &mut findings);
     traceback::apply(a, &mut findings);
+    second_tier::apply(a, &mut findings);
     if let Some(f) = outside::finding(a, &findings) {
         findings.insert(0, f);
     }
