@@ -289,6 +289,11 @@ fn of_finding(kb: &KnowledgeBase, root: &Finding, a: &Analysis, hosts: &[String]
         })
         .collect();
     let mut parts = vec![root.rule.clone(), root.category.to_string()];
+    // A cause the run's own evidence argues against (a SIGBUS with a large, empty /dev/shm)
+    // is not the confirmed case and must not group with it.
+    if !root.against.is_empty() {
+        parts.push("contradicted".into());
+    }
     parts.extend(captures.into_iter().take(MAX_KEY_LINES));
     if root.category == Category::GpuOom {
         let caps: Vec<(String, String)> = a
