@@ -493,6 +493,9 @@ pub fn findings(kb: &KnowledgeBase, a: &Analysis) -> Vec<Finding> {
     findings
 }
 
+/// Categories that say only that something failed, not what kind of failure it was.
+pub const GENERIC: &[Category] = &[Category::PythonException, Category::Other];
+
 /// Where a finding comes from, for breaking ties in [`rank`]: a rule file's (built-in or the
 /// user's own) before one the engine makes itself, the second tier's candidates last.
 fn provenance(f: &Finding) -> u8 {
@@ -509,15 +512,18 @@ fn provenance(f: &Finding) -> u8 {
 /// and the fingerprint, so none can contradict another. Written once, in this order:
 /// causes before symptoms (a finding with `symptom_of` follows its root); causes at or above
 /// [`RULED_OUT_BELOW`] before the ruled-out; then higher confidence first; at equal
-/// confidence a rule file's finding before an engine-made one, the second tier's candidates
-/// last; then the order they were made in (the sort is stable). "Why it ranks lower" in the
+/// confidence a specific category before a generic one (`python_exception`, `other`: "an
+/// exception" says less than what kind), then a rule file's finding before an engine-made
+/// one, the second tier's candidates last; then the order they were made in (the sort is stable). "Why it ranks lower" in the
 /// reports reads these same keys (`why_lower`).
 pub fn rank(findings: &mut [Finding]) {
     findings.sort_by(|x, y| {
         let key = |f: &Finding| (f.symptom_of.is_some(), f.confidence < RULED_OUT_BELOW);
+        let generic = |f: &Finding| GENERIC.contains(&f.category);
         key(x)
             .cmp(&key(y))
             .then(y.confidence.total_cmp(&x.confidence))
+            .then(generic(x).cmp(&generic(y)))
             .then(provenance(x).cmp(&provenance(y)))
     });
 }

@@ -7,7 +7,7 @@
 //! run `diagnosed` (a rule that knows the failure does), and a specific rule's finding always
 //! outranks them. Works on the analysis as data; it never reads files or formats output.
 
-use super::{Contribution, Evidence, Finding, Origin, RULED_OUT_BELOW};
+use super::{Contribution, Evidence, Finding, GENERIC, Origin, RULED_OUT_BELOW};
 use crate::analyze::Analysis;
 use crate::model::Category;
 use crate::rules::Role;
@@ -33,9 +33,6 @@ pub const WHAT_ZH: &str = "没有规则能解释这次失败，但说明训练�
 
 /// At most this many candidate categories are named.
 pub const MAX_CANDIDATES: usize = 3;
-
-/// Categories whose findings say only "an exception" or "something": tokens can say more.
-const GENERIC: &[Category] = &[Category::PythonException, Category::Other];
 
 /// One candidate category: its score and the (token, weight, line index) terms behind it.
 struct Candidate {
@@ -85,6 +82,7 @@ pub fn apply(a: &Analysis, findings: &mut Vec<Finding>) {
             .then_with(|| latest(b).cmp(&latest(a)))
             .then(ca.cmp(cb))
     });
+    demote_carriers(findings, &ranked);
     for (cat, cand) in ranked.into_iter().take(MAX_CANDIDATES) {
         // A generic finding of the same category already says it (a traceback reading):
         // the tokens add nothing it lacks.
@@ -93,6 +91,38 @@ pub fn apply(a: &Analysis, findings: &mut Vec<Finding>) {
         }
         if let Some(f) = finding(&lines, cat, &cand) {
             findings.push(f);
+        }
+    }
+}
+
+/// A generic finding (an uncaught exception, an unknown error) whose every cited line holds a
+/// token of a specific kind (`DistBackendError: … unhandled system error` is an NCCL failure
+/// carried by an exception) says how the failure surfaced, not what it was: it ranks below
+/// the strongest specific candidate its lines point at, and its score says why.
+fn demote_carriers(findings: &mut [Finding], ranked: &[(Category, Candidate)]) {
+    let table = crate::tokens::table();
+    let Some((best_cat, best)) = ranked.iter().find(|(c, _)| !GENERIC.contains(c)) else {
+        return;
+    };
+    let below = best.confidence() - 0.01;
+    for f in findings
+        .iter_mut()
+        .filter(|f| GENERIC.contains(&f.category) && f.symptom_of.is_none())
+    {
+        let carried = !f.evidence.is_empty()
+            && f.evidence.iter().all(|e| {
+                table
+                    .hits(&e.text)
+                    .any(|t| t.weights.first().is_some_and(|w| w.0 == *best_cat))
+            });
+        if carried && f.confidence > below && below > 0.0 {
+            f.score.push(Contribution {
+                what: format!(
+                    "its lines carry a {best_cat} token: the exception is how that failure surfaced"
+                ),
+                weight: below / f.confidence - 1.0,
+            });
+            f.confidence = (below * 100.0).round() / 100.0;
         }
     }
 }

@@ -197,10 +197,10 @@ impl Tr {
     pub fn tie_evidence(self) -> &'static str {
         match self.0 {
             Lang::En => {
-                "as much evidence as the top cause; ranked after it by where it comes from (a rule before the engine's own reading, token candidates last)"
+                "as much evidence as the top cause; ranked after it because the top names a more specific kind or comes from a rule (a rule before the engine's own reading, token candidates last)"
             }
             Lang::Zh => {
-                "证据和首要原因一样多；按来源排在它之后（规则优先于引擎自己的判断，标记词候选排最后）"
+                "证据和首要原因一样多；排在它之后是因为首要原因指明了更具体的类别，或来自规则（规则优先于引擎自己的判断，标记词候选排最后）"
             }
         }
     }
