@@ -122,3 +122,27 @@ fn a_healthy_run_gets_no_candidates() {
     assert_eq!(r.verdict, Verdict::NoFailure);
     assert!(r.findings.is_empty(), "{:?}", r.findings);
 }
+
+#[test]
+fn a_token_is_found_in_every_shape_a_paste_takes() {
+    for line in [
+        // Glued to Chinese prose.
+        "训练中途报错内存不足MemoryError: Unable to allocate 2.0 GiB",
+        // A JSON log record with the traceback flattened into literal `\n`.
+        r#"{"level":"error","message":"Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\nMemoryError\n"}"#,
+        // A Python repr of the same.
+        r#"RuntimeError('Traceback (most recent call last):\n  File "x.py", line 1\nMemoryError: cannot allocate')"#,
+        // A container runtime's prefix.
+        "2024-01-01T00:00:00.123456789Z stderr F MemoryError",
+        // Wrapped in a log viewer's quotes.
+        "job failed: \"MemoryError\"",
+    ] {
+        let r = diagnose_text(&format!("{line}\n"));
+        assert_ne!(r.verdict, Verdict::NoFailure, "{line}");
+        assert!(
+            roots(&r).iter().take(3).any(|c| *c == Category::HostOom),
+            "{line}: {:?}",
+            roots(&r)
+        );
+    }
+}

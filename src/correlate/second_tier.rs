@@ -162,7 +162,7 @@ fn finding(lines: &[super::ErrorLine], cat: Category, cand: &Candidate) -> Optio
             }
         })
         .collect();
-    let quoted = clip(&super::traceback::bare(&lines[at[0]].text));
+    let quoted = clip(super::traceback::bare(&lines[at[0]].text));
     let ids: Vec<&str> = cand.terms.iter().map(|t| t.0.as_str()).collect();
     Some(Finding {
         rule: RULE.into(),

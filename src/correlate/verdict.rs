@@ -31,7 +31,21 @@ enum Sign {
     ErrorWord,
 }
 
+/// The sign of a line, read whole and, for a message flattened with literal `\n`, line by
+/// line (`tokens::pieces`): the strongest sign any piece gives.
 fn sign_of(text: &str) -> Option<Sign> {
+    let mut best = None;
+    for p in crate::tokens::pieces(text) {
+        match sign_of_piece(p) {
+            Some(Sign::Fatal) => return Some(Sign::Fatal),
+            Some(s) => best = Some(s),
+            None => {}
+        }
+    }
+    best
+}
+
+fn sign_of_piece(text: &str) -> Option<Sign> {
     static FATAL: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     static WORD: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let fatal = FATAL.get_or_init(|| {

@@ -112,7 +112,10 @@ impl Table {
             if tokens.iter().any(|x| x.id == id) {
                 errors.push(format!("token {id}: id used twice"));
             }
-            let regex = match LazyRegex::new(&t.regex) {
+            // Word boundaries are ASCII ones: a token glued to Chinese prose (`内存不足MemoryError`)
+            // still starts at a boundary, as an English reader sees it.
+            let src = t.regex.replace(r"\b", r"(?-u:\b)");
+            let regex = match LazyRegex::new(&src) {
                 Ok((r, _)) => Some(r),
                 Err(e) => {
                     errors.push(format!("token {id}: {e}"));
@@ -172,11 +175,11 @@ impl Table {
         }
     }
 
-    /// The tokens `text` holds.
+    /// The tokens `text` holds, in any of its [`pieces`].
     pub fn hits<'t>(&'t self, text: &'t str) -> impl Iterator<Item = &'t Token> + 't {
         self.tokens
             .iter()
-            .filter(move |t| t.regex.is_match(text.as_bytes()))
+            .filter(move |t| pieces(text).any(|p| t.regex.is_match(p.as_bytes())))
     }
 
     /// Does `text` hold a token that says the run died?
@@ -188,6 +191,23 @@ impl Table {
     pub fn advice(&self, c: Category) -> Option<&Advice> {
         self.advice.get(&c)
     }
+}
+
+/// A line and, when a platform flattened a multi-line message into it with literal `\n`
+/// (a JSON log record, a Python repr, a Kubernetes event), each line of that message, with
+/// the quotes and spaces around it trimmed: what a reader sees once it is unfolded.
+pub fn pieces(text: &str) -> impl Iterator<Item = &str> {
+    let flattened = text.contains("\\n");
+    std::iter::once(text).chain(
+        text.split("\\n")
+            .filter(move |_| flattened)
+            .map(|p| {
+                p.trim_matches(|c: char| {
+                    c.is_whitespace() || matches!(c, '"' | '\'' | '{' | '}' | '(' | ')' | ',')
+                })
+            })
+            .filter(|p| !p.is_empty()),
+    )
 }
 
 /// The built-in table (validated by this module's tests; a fault is a build defect).
