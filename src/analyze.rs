@@ -187,7 +187,7 @@ enum Watcher {
     Rules,
     /// A launcher/NCCL line shape; local number = index into `launcher::LINES`.
     Launcher,
-    /// An error-tail word (`errtail::LITERALS`).
+    /// An error-tail word (`errtail::LITERALS`) or a second-tier token (`tokens`).
     ErrorTail,
     /// A clean-end word (`errtail::CLEAN_END`).
     CleanEnd,
@@ -217,6 +217,12 @@ impl<'kb> Engine<'kb> {
         }
         for (k, lit) in crate::errtail::CLEAN_END.iter().enumerate() {
             reg.mark(Watcher::CleanEnd, k, lit);
+        }
+        // The second tier's tokens: a line holding one joins the error tail (same watcher,
+        // same pass), where the verdict and `correlate::second_tier` read it.
+        for (k, t) in crate::tokens::table().tokens.iter().enumerate() {
+            let lits = Some(t.regex.literals());
+            reg.pattern(Watcher::ErrorTail, k, t.regex.as_str(), lits);
         }
         let (mut scanner, routes) = reg.build().unwrap_or_else(|e| {
             // Rule patterns were validated at load; launcher lines by a unit test.

@@ -28,6 +28,7 @@ pub mod rules;
 pub mod scan;
 pub mod sources;
 pub mod timeline;
+pub mod tokens;
 pub mod triage;
 
 /// The whole pipeline on the user's paths: collect, read, correlate, assemble the report.

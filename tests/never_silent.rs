@@ -34,6 +34,23 @@ fn every_fatal_one_liner_is_a_failure_and_is_shown() {
         "ERROR: the job step was cancelled",
         "[2026-11-29 18:57:00] [ERROR] worker group failed",
         "error: could not open shard 17",
+        // Any layer's death word (issue 27): NCCL result codes and IB statuses, CUDA enums,
+        // errno texts, kill reasons, scheduler end states, exception classes, any shell.
+        "node4:2201:2290 [3] misc/ibvwrap.cc:190 NCCL WARN Call to ibv_create_qp failed with error Cannot allocate memory errno 12",
+        "ncclInternalError: Internal check failed.",
+        "write failed: Input/output error",
+        "Process exited with status 139",
+        "exit status 134",
+        "State: TIMEOUT",
+        "Traceback (most recent call last):",
+        "MemoryError",
+        "numpy.core._exceptions._ArrayMemoryError: Unable to allocate 3.00 GiB for an array with shape (1000,) and data type float64",
+        "zsh: segmentation fault (core dumped)  python train.py",
+        "fish: Job 1, 'python train.py' terminated by signal SIGSEGV (Address boundary error)",
+        "[1]    4242 abort (core dumped)  python train.py",
+        "KeyboardInterrupt",
+        "Reason: CrashLoopBackOff",
+        "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)",
     ] {
         let r = diagnose_text("paste.txt", &format!("{line}\n"));
         assert_ne!(r.verdict, Verdict::NoFailure, "{line:?}");
@@ -55,6 +72,10 @@ fn harmless_lines_stay_healthy() {
         "Epoch 3: 100%|██████████| 50/50 [00:10<00:00, 4.9it/s, loss=0.12]\n",
         "NCCL INFO comm 0x55d0 rank 0 nranks 2 cudaDev 0 busId 60 - Destroy COMPLETE\n",
         "error_rate: 0.02 after epoch 3\n",
+        // Errno texts and transport words logged as warnings, and fallbacks, are handled.
+        "[W socket.cpp:558] [c10d] The client socket cannot be initialized to connect to [localhost]:29512 (errno: 97 - Address family not supported by protocol).\n",
+        "box-01:41022:41022 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]\n",
+        "{'loss': '0.4121', 'grad_norm': '1.07', 'learning_rate': '1.9e-05', 'epoch': '0.52'}\n",
     ] {
         let r = diagnose_text("train.log", text);
         assert_eq!(

@@ -659,14 +659,8 @@ pub fn apply(kb: &KnowledgeBase, a: &Analysis, tl: &Timeline, findings: &mut Vec
         .filter(|r| Some(*r) != origin)
         .collect();
 
-    // Root first, then other causes, then symptoms, then the ruled out.
-    let root = findings.remove(ri);
-    findings.sort_by(|x, y| {
-        (x.symptom_of.is_some(), x.confidence < RULED_OUT_BELOW)
-            .cmp(&(y.symptom_of.is_some(), y.confidence < RULED_OUT_BELOW))
-            .then(y.confidence.total_cmp(&x.confidence))
-    });
-    findings.insert(0, root);
+    // The order is `rank`'s alone (applied once all findings are made).
+    super::rank(findings);
 }
 
 /// Every finding's `origin.time` in the contract's form, ISO 8601 with the date, whatever the

@@ -223,9 +223,11 @@ pub fn compute(
         return None;
     }
     let hosts = known_hosts(findings, a);
-    let top = findings
-        .first()
-        .filter(|f| f.symptom_of.is_none() && f.confidence >= RULED_OUT_BELOW);
+    // An unknown failure (no rule's cause, at most the second tier's candidates) is grouped
+    // by its own error lines, not by a guessed category.
+    let top = findings.first().filter(|f| {
+        verdict == Verdict::Diagnosed && f.symptom_of.is_none() && f.confidence >= RULED_OUT_BELOW
+    });
     if let Some(root) = top {
         return Some(of_finding(kb, root, a, &hosts));
     }
@@ -287,6 +289,11 @@ fn of_finding(kb: &KnowledgeBase, root: &Finding, a: &Analysis, hosts: &[String]
         })
         .collect();
     let mut parts = vec![root.rule.clone(), root.category.to_string()];
+    // A cause the run's own evidence argues against (a SIGBUS with a large, empty /dev/shm)
+    // is not the confirmed case and must not group with it.
+    if !root.against.is_empty() {
+        parts.push("contradicted".into());
+    }
     parts.extend(captures.into_iter().take(MAX_KEY_LINES));
     if root.category == Category::GpuOom {
         let caps: Vec<(String, String)> = a

@@ -8,6 +8,7 @@
 pub mod cascade;
 pub mod fingerprint;
 pub mod outside;
+pub mod second_tier;
 pub mod traceback;
 pub mod verdict;
 
@@ -268,6 +269,14 @@ pub static ENGINE_FINDINGS: &[EngineFinding] = &[
         what_zh: traceback::WHAT_ZH,
     },
     EngineFinding {
+        code: second_tier::CODE,
+        name: second_tier::RULE,
+        category: Category::Other,
+        module: "src/correlate/second_tier.rs",
+        what: second_tier::WHAT,
+        what_zh: second_tier::WHAT_ZH,
+    },
+    EngineFinding {
         code: outside::CODE,
         name: outside::RULE,
         category: Category::PreemptedOrTimeLimit,
@@ -285,10 +294,12 @@ pub fn correlate(kb: &KnowledgeBase, a: &Analysis) -> Diagnosis {
     let timeline = crate::timeline::build(a, kb);
     cascade::apply(kb, a, &timeline, &mut findings);
     traceback::apply(a, &mut findings);
+    second_tier::apply(a, &mut findings);
     if let Some(f) = outside::finding(a, &findings) {
         findings.insert(0, f);
     }
     cascade::date_origins(a, &timeline, &mut findings);
+    rank(&mut findings);
     let verdict = verdict::verdict(&findings, a);
     let fingerprint = fingerprint::compute(kb, &findings, a, verdict);
     let last_errors = if verdict == Verdict::UnknownFailure {
@@ -478,12 +489,69 @@ pub fn findings(kb: &KnowledgeBase, a: &Analysis) -> Vec<Finding> {
             }
         }
     }
-    findings.sort_by(|x, y| {
-        (x.symptom_of.is_some(), x.confidence < RULED_OUT_BELOW)
-            .cmp(&(y.symptom_of.is_some(), y.confidence < RULED_OUT_BELOW))
-            .then(y.confidence.total_cmp(&x.confidence))
-    });
+    rank(&mut findings);
     findings
+}
+
+/// Categories that say only that something failed, not what kind of failure it was.
+pub const GENERIC: &[Category] = &[Category::PythonException, Category::Other];
+
+/// Where a finding comes from, for breaking ties in [`rank`]: a rule file's (built-in or the
+/// user's own) before one the engine makes itself, the second tier's candidates last.
+fn provenance(f: &Finding) -> u8 {
+    if f.rule == second_tier::RULE {
+        2
+    } else if ENGINE_FINDINGS.iter().any(|e| e.name == f.rule) {
+        1
+    } else {
+        0
+    }
+}
+
+/// The one order of findings, used by every view (terminal, JSON, Markdown, GitHub, JUnit)
+/// and the fingerprint, so none can contradict another. Written once, in this order:
+/// causes before symptoms (a finding with `symptom_of` follows its root); causes at or above
+/// [`RULED_OUT_BELOW`] before the ruled-out; then higher confidence first; at equal
+/// confidence a specific category before a generic one (`python_exception`, `other`: "an
+/// exception" says less than what kind), then a rule file's finding before an engine-made
+/// one, the second tier's candidates last; then the order they were made in (the sort is stable). "Why it ranks lower" in the
+/// reports reads these same keys (`why_lower`).
+pub fn rank(findings: &mut [Finding]) {
+    findings.sort_by(|x, y| {
+        let key = |f: &Finding| (f.symptom_of.is_some(), f.confidence < RULED_OUT_BELOW);
+        let generic = |f: &Finding| GENERIC.contains(&f.category);
+        key(x)
+            .cmp(&key(y))
+            .then(y.confidence.total_cmp(&x.confidence))
+            .then(generic(x).cmp(&generic(y)))
+            .then(provenance(x).cmp(&provenance(y)))
+    });
+}
+
+/// Why `f` ranks below `top` in [`rank`]'s order, in the terms of that order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lower {
+    /// Evidence argues against it (its `against`).
+    Against,
+    /// Below the floor: considered and ruled out for lack of evidence.
+    Weak,
+    /// Less confidence than the top cause.
+    LessEvidence,
+    /// As much confidence; ranked after by where it comes from or the order it was made in.
+    Tie,
+}
+
+/// The reason `f` ranks below `top`, true by construction: read from the same keys as [`rank`].
+pub fn why_lower(f: &Finding, top: &Finding) -> Lower {
+    if !f.against.is_empty() {
+        Lower::Against
+    } else if f.confidence < RULED_OUT_BELOW {
+        Lower::Weak
+    } else if f.confidence < top.confidence {
+        Lower::LessEvidence
+    } else {
+        Lower::Tie
+    }
 }
 
 fn finish(kb: &KnowledgeBase, d: Draft, a: &Analysis) -> Finding {
@@ -628,7 +696,13 @@ fn finish(kb: &KnowledgeBase, d: Draft, a: &Analysis) -> Finding {
         rule: d.lead.name.clone(),
         code: d.lead.code.clone(),
         category: d.lead.category,
-        action: d.lead.action.unwrap_or(d.lead.category.action()),
+        // Evidence against the cause (a large, empty /dev/shm against a SIGBUS): its usual
+        // remedy is not what the run needs; look first.
+        action: if contradicted {
+            Action::Investigate
+        } else {
+            d.lead.action.unwrap_or(d.lead.category.action())
+        },
         title: d.lead.title.clone(),
         title_zh: d.lead.title_zh.clone(),
         confidence: conf,

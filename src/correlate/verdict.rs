@@ -31,7 +31,21 @@ enum Sign {
     ErrorWord,
 }
 
+/// The sign of a line, read whole and, for a message flattened with literal `\n`, line by
+/// line (`tokens::pieces`): the strongest sign any piece gives.
 fn sign_of(text: &str) -> Option<Sign> {
+    let mut best = None;
+    for p in crate::tokens::pieces(text) {
+        match sign_of_piece(p) {
+            Some(Sign::Fatal) => return Some(Sign::Fatal),
+            Some(s) => best = Some(s),
+            None => {}
+        }
+    }
+    best
+}
+
+fn sign_of_piece(text: &str) -> Option<Sign> {
     static FATAL: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     static WORD: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let fatal = FATAL.get_or_init(|| {
@@ -57,11 +71,17 @@ fn sign_of(text: &str) -> Option<Sign> {
     if t.contains("Warning") && !t.contains("Error") {
         return None;
     }
-    // Python: the exception line that ends a traceback (the shape `traceback` reads).
+    // Python: the exception line that ends a traceback (the shape `traceback` reads), or a
+    // traceback's header when the paste is cut before its end.
     let exception = super::traceback::EXCEPTION
         .as_ref()
-        .is_some_and(|re| re.is_match(t));
-    if exception || fatal.is_match(t) {
+        .is_some_and(|re| re.is_match(t))
+        || t.starts_with("Traceback (most recent call last)");
+    // Any layer's death word (an NCCL result code, an IB completion status, a CUDA error
+    // enum, an errno text, a kill reason, a scheduler's end state: `tokens`), unless the
+    // line is logged as a warning (handled, by its own account).
+    let token = !is_warning(t) && crate::tokens::table().fatal(t);
+    if exception || token || fatal.is_match(t) {
         Some(Sign::Fatal)
     } else if word.is_match(t) {
         Some(Sign::ErrorWord)
@@ -159,9 +179,12 @@ fn failure_signs(a: &Analysis) -> bool {
 /// Diagnosed when a cause that is not a symptom is confident enough; an unknown failure
 /// when there are findings or signs of failure but no such cause; otherwise no failure.
 pub fn verdict(findings: &[Finding], a: &Analysis) -> Verdict {
-    let has_cause = findings
-        .iter()
-        .any(|f| f.symptom_of.is_none() && f.confidence >= RULED_OUT_BELOW);
+    // The second tier's candidates name kinds of failure, not the failure: never diagnosed.
+    let has_cause = findings.iter().any(|f| {
+        f.symptom_of.is_none()
+            && f.confidence >= RULED_OUT_BELOW
+            && f.rule != super::second_tier::RULE
+    });
     if has_cause {
         Verdict::Diagnosed
     } else if findings
@@ -181,7 +204,7 @@ fn is_warning(text: &str) -> bool {
     static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     RE.get_or_init(|| {
         regex::Regex::new(
-            r"^\s*(?:\[?W\d{4} \d|\[?WARN(?:ING)?\b|.*\b[A-Z]\w*Warning:|.*\[(?:WARN(?:ING)?|W)\])",
+            r"^\s*(?:\[?W\d{4} \d|\[?WARN(?:ING)?\b|\[W [\w./-]+:\d+\]|.*\b[A-Z]\w*Warning:|.*\[(?:WARN(?:ING)?|W)\])",
         )
         .expect("warning-line regex")
     })

@@ -193,6 +193,42 @@ impl Tr {
             Lang::Zh => "证据不如首要原因充分",
         }
     }
+    /// Same confidence as the top cause: ranked after it by `correlate::rank`'s tie rule.
+    pub fn tie_evidence(self) -> &'static str {
+        match self.0 {
+            Lang::En => {
+                "as much evidence as the top cause; ranked after it because the top names a more specific kind or comes from a rule (a rule before the engine's own reading, token candidates last)"
+            }
+            Lang::Zh => {
+                "证据和首要原因一样多；排在它之后是因为首要原因指明了更具体的类别，或来自规则（规则优先于引擎自己的判断，标记词候选排最后）"
+            }
+        }
+    }
+    /// No cause was diagnosed: every finding is only a candidate.
+    pub fn only_candidate(self) -> &'static str {
+        match self.0 {
+            Lang::En => "a candidate only: no rule explains the failure",
+            Lang::Zh => "只是候选：没有规则能解释这次失败",
+        }
+    }
+
+    /// Why `f` ranks below the report's top cause, from the keys `correlate::rank` orders by.
+    pub fn why_lower<'a>(self, f: &'a Finding, top: Option<&Finding>) -> &'a str {
+        use crate::correlate::Lower;
+        let Some(top) = top else {
+            return match f.against.first() {
+                Some(a) => self.against_why(a),
+                None if f.confidence < crate::correlate::RULED_OUT_BELOW => self.weak_evidence(),
+                None => self.only_candidate(),
+            };
+        };
+        match crate::correlate::why_lower(f, top) {
+            Lower::Against => f.against.first().map_or("", |a| self.against_why(a)),
+            Lower::Weak => self.weak_evidence(),
+            Lower::LessEvidence => self.less_evidence(),
+            Lower::Tie => self.tie_evidence(),
+        }
+    }
 
     // ----- warnings: analysis wrote each in both languages; pick the report's -----
 

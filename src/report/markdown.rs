@@ -4,7 +4,7 @@
 
 use super::Report;
 use super::i18n::{Lang, Tr};
-use crate::correlate::{Finding, RULED_OUT_BELOW};
+use crate::correlate::Finding;
 use crate::model::Verdict;
 use std::fmt::Write;
 
@@ -163,13 +163,7 @@ pub fn render_in(r: &Report, lang: Lang) -> String {
     if !considered.is_empty() {
         let _ = writeln!(out, "{}", tr.md_considered_header(considered.len()));
         for f in considered.iter().take(8) {
-            let why = if let Some(a) = f.against.first() {
-                tr.against_why(a)
-            } else if f.confidence < RULED_OUT_BELOW {
-                tr.weak_evidence()
-            } else {
-                tr.less_evidence()
-            };
+            let why = tr.why_lower(f, r.top());
             let _ = writeln!(
                 out,
                 "| `{}` | {:.2} | {} | {} |",

@@ -93,11 +93,14 @@ impl Report {
         }
     }
 
-    /// The most likely root cause, if any.
+    /// The most likely root cause, if any: only a diagnosed run has one (an unknown failure's
+    /// findings are candidates, shown as the closest).
     pub fn top(&self) -> Option<&Finding> {
-        self.findings
-            .first()
-            .filter(|f| f.symptom_of.is_none() && f.confidence >= RULED_OUT_BELOW)
+        self.findings.first().filter(|f| {
+            self.verdict == Verdict::Diagnosed
+                && f.symptom_of.is_none()
+                && f.confidence >= RULED_OUT_BELOW
+        })
     }
 
     pub fn symptoms_of<'a>(&'a self, rule: &'a str) -> impl Iterator<Item = &'a Finding> + 'a {

@@ -5,7 +5,7 @@
 use super::Report;
 use super::i18n::{Lang, Tr};
 use super::table::Tables;
-use crate::correlate::{Finding, RULED_OUT_BELOW};
+use crate::correlate::Finding;
 use crate::model::Verdict;
 use std::fmt::Write;
 
@@ -118,13 +118,7 @@ pub fn render_with(r: &Report, o: &Options) -> String {
         let mut t = o.tables.table();
         t.set_header(tr.considered_header().to_vec());
         for f in considered.iter().take(8) {
-            let why = if let Some(a) = f.against.first() {
-                tr.against_why(a)
-            } else if f.confidence < RULED_OUT_BELOW {
-                tr.weak_evidence()
-            } else {
-                tr.less_evidence()
-            };
+            let why = tr.why_lower(f, r.top());
             o.tables.row(
                 &mut t,
                 vec![

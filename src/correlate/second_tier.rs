@@ -1,0 +1,222 @@
+//! The second tier: when no specific rule explains a failure, the lines that say the run died
+//! (`verdict::death_signs`, from the error tail the one scan pass kept) are classified by the
+//! invariant tokens they hold (`tokens`): each token's category weights are combined per
+//! category (noisy-OR over distinct tokens, capped at `tokens::MAX_CONFIDENCE`), and up to
+//! three candidate categories become findings (`token-classified`, TW9904) with the tokens as
+//! evidence, a fix that quotes the line, and what to collect next. Such findings never make a
+//! run `diagnosed` (a rule that knows the failure does), and a specific rule's finding always
+//! outranks them. Works on the analysis as data; it never reads files or formats output.
+
+use super::{Contribution, Evidence, Finding, GENERIC, Origin, RULED_OUT_BELOW};
+use crate::analyze::Analysis;
+use crate::model::Category;
+use crate::rules::Role;
+use crate::sources::prefix;
+use std::collections::BTreeMap;
+
+/// The engine-made finding's name and code.
+pub const RULE: &str = "token-classified";
+pub const CODE: &str = "TW9904";
+
+/// What `rules explain token-classified` says.
+pub const WHAT: &str = "No rule explains the failure, but the lines that say the run died hold invariant \
+     tokens (exception classes, errno names and texts, NCCL result codes, IB completion \
+     statuses, CUDA error enums, signal names, Kubernetes/Slurm/Ray reasons: \
+     data/tokens.toml). Each token weighs the categories it points at; up to three \
+     candidates are named, with low confidence, the tokens as evidence, and what to collect \
+     to know for sure.";
+/// `WHAT` in Chinese.
+pub const WHAT_ZH: &str = "没有规则能解释这次失败，但说明训练死掉的那些行里有不变的标记词（异常类名、errno \
+     名称和文字、NCCL 返回码、IB 完成状态、CUDA 错误枚举、信号名、Kubernetes/Slurm/Ray \
+     给出的原因：data/tokens.toml）。每个标记词对它指向的类别加权；最多给出三个候选类别，\
+     置信度较低，附上作为证据的标记词，以及要确认还需收集什么。";
+
+/// At most this many candidate categories are named.
+pub const MAX_CANDIDATES: usize = 3;
+
+/// One candidate category: its score and the (token, weight, line index) terms behind it.
+struct Candidate {
+    terms: Vec<(String, f64, usize)>,
+}
+
+impl Candidate {
+    fn confidence(&self) -> f64 {
+        let p_not: f64 = self.terms.iter().map(|t| 1.0 - t.1).product();
+        let p = (1.0 - p_not).min(crate::tokens::MAX_CONFIDENCE);
+        (p * 100.0).round() / 100.0
+    }
+}
+
+/// Add the second tier's candidates when no specific rule's finding explains the failure.
+pub fn apply(a: &Analysis, findings: &mut Vec<Finding>) {
+    let live = |f: &Finding| f.symptom_of.is_none() && f.confidence >= RULED_OUT_BELOW;
+    if findings
+        .iter()
+        .any(|f| live(f) && !GENERIC.contains(&f.category))
+    {
+        return;
+    }
+    let lines = super::verdict::death_signs(a);
+    if lines.is_empty() {
+        return;
+    }
+    let table = crate::tokens::table();
+    // Per category, each token once (its latest line): many lines of one token are one clue.
+    let mut by_cat: BTreeMap<Category, Candidate> = BTreeMap::new();
+    for (i, l) in lines.iter().enumerate() {
+        for t in table.hits(&l.text) {
+            for &(cat, w) in &t.weights {
+                let c = by_cat.entry(cat).or_insert(Candidate { terms: Vec::new() });
+                match c.terms.iter_mut().find(|x| x.0 == t.id) {
+                    Some(x) => x.2 = i,
+                    None => c.terms.push((t.id.clone(), w, i)),
+                }
+            }
+        }
+    }
+    let mut ranked: Vec<(Category, Candidate)> = by_cat.into_iter().collect();
+    // Surest first; among equals, the one whose evidence is latest (nearest the death).
+    ranked.sort_by(|(ca, a), (cb, b)| {
+        b.confidence()
+            .total_cmp(&a.confidence())
+            .then_with(|| latest(b).cmp(&latest(a)))
+            .then(ca.cmp(cb))
+    });
+    demote_carriers(findings, &ranked);
+    for (cat, cand) in ranked.into_iter().take(MAX_CANDIDATES) {
+        // A generic finding of the same category already says it (a traceback reading):
+        // the tokens add nothing it lacks.
+        if findings.iter().any(|f| live(f) && f.category == cat) {
+            continue;
+        }
+        if let Some(f) = finding(&lines, cat, &cand) {
+            findings.push(f);
+        }
+    }
+}
+
+/// A generic finding (an uncaught exception, an unknown error) whose every cited line holds a
+/// token of a specific kind (`DistBackendError: … unhandled system error` is an NCCL failure
+/// carried by an exception) says how the failure surfaced, not what it was: it ranks below
+/// the strongest specific candidate its lines point at, and its score says why.
+fn demote_carriers(findings: &mut [Finding], ranked: &[(Category, Candidate)]) {
+    let table = crate::tokens::table();
+    let Some((best_cat, best)) = ranked.iter().find(|(c, _)| !GENERIC.contains(c)) else {
+        return;
+    };
+    let below = best.confidence() - 0.01;
+    for f in findings
+        .iter_mut()
+        .filter(|f| GENERIC.contains(&f.category) && f.symptom_of.is_none())
+    {
+        let carried = !f.evidence.is_empty()
+            && f.evidence.iter().all(|e| {
+                table
+                    .hits(&e.text)
+                    .any(|t| t.weights.first().is_some_and(|w| w.0 == *best_cat))
+            });
+        if carried && f.confidence > below && below > 0.0 {
+            f.score.push(Contribution {
+                what: format!(
+                    "its lines carry a {best_cat} token: the exception is how that failure surfaced"
+                ),
+                weight: below / f.confidence - 1.0,
+            });
+            f.confidence = (below * 100.0).round() / 100.0;
+        }
+    }
+}
+
+fn latest(c: &Candidate) -> usize {
+    c.terms.iter().map(|t| t.2).max().unwrap_or(0)
+}
+
+fn finding(lines: &[super::ErrorLine], cat: Category, cand: &Candidate) -> Option<Finding> {
+    let advice = crate::tokens::table().advice(cat)?;
+    let conf = cand.confidence();
+    // The evidence: each line that gave a token, latest first (closest to the death).
+    let mut at: Vec<usize> = cand.terms.iter().map(|t| t.2).collect();
+    at.sort_unstable_by(|x, y| y.cmp(x));
+    at.dedup();
+    let evidence: Vec<Evidence> = at
+        .iter()
+        .map(|&i| {
+            let l = &lines[i];
+            let toks: Vec<&str> = cand
+                .terms
+                .iter()
+                .filter(|t| t.2 == i)
+                .map(|t| t.0.as_str())
+                .collect();
+            let (attr, _) = prefix::peel(&l.text);
+            let base = prefix::from_path(&l.path);
+            Evidence {
+                path: l.path.clone(),
+                line: Some(l.line),
+                rank: attr.rank.or(base.rank),
+                host: attr.host.or(base.host),
+                time: attr.time,
+                text: l.text.clone(),
+                why: Some(format!("holds {} (→ {cat})", toks.join(", "))),
+                why_zh: Some(format!("含有 {}（→ {cat}）", toks.join("、"))),
+            }
+        })
+        .collect();
+    let quoted = clip(super::traceback::bare(&lines[at[0]].text));
+    let ids: Vec<&str> = cand.terms.iter().map(|t| t.0.as_str()).collect();
+    Some(Finding {
+        rule: RULE.into(),
+        code: CODE.into(),
+        category: cat,
+        action: cat.action(),
+        title: format!("Unexplained failure; its lines' tokens point at {cat}"),
+        title_zh: Some(format!("未能解释的失败；这些行里的标记词指向 {cat}")),
+        confidence: conf,
+        symptom_of: None,
+        origin: Origin {
+            rank: evidence[0].rank,
+            host: evidence[0].host.clone(),
+            pid: None,
+            time: evidence[0].time.clone(),
+        },
+        evidence,
+        against: Vec::new(),
+        fix: advice.fix.replace("{line}", &quoted),
+        fix_zh: Some(advice.fix_zh.replace("{line}", &quoted)),
+        role: Role::Root,
+        merged_rules: Vec::new(),
+        score: cand
+            .terms
+            .iter()
+            .map(|(id, w, _)| Contribution {
+                what: format!("token {id} → {cat}"),
+                weight: *w,
+            })
+            .chain(std::iter::once(Contribution {
+                what: format!(
+                    "no rule matched; tokens {} (capped at {})",
+                    ids.join(", "),
+                    crate::tokens::MAX_CONFIDENCE
+                ),
+                weight: 0.0,
+            }))
+            .collect(),
+        more_lines: 0,
+        next_time: Some(advice.collect.clone()),
+        next_time_zh: Some(advice.collect_zh.clone()),
+        alternatives: None,
+        alternatives_zh: None,
+        affected_ranks: Vec::new(),
+    })
+}
+
+/// The quoted line, short enough for a fix sentence, with backticks that would break its
+/// quoting taken out.
+fn clip(s: &str) -> String {
+    let s = s.trim().replace('`', "'");
+    if s.chars().count() <= 160 {
+        s
+    } else {
+        format!("{}…", s.chars().take(160).collect::<String>())
+    }
+}

@@ -1,0 +1,168 @@
+//! One ranking (issue 27): findings are ordered by `correlate::rank` alone, so the JSON, the
+//! terminal, Markdown, GitHub and JUnit views and the fingerprint agree; confidence never
+//! rises down the list of causes; a user's rule at 0.9 outranks the built-in generic
+//! classification; "why it ranks lower" is true; a cause the run's evidence argues against
+//! takes neither the confirmed case's action class nor its fingerprint.
+
+use std::path::Path;
+use trainwreck::model::{Action, Category};
+use trainwreck::report::Report;
+use trainwreck::rules::KnowledgeBase;
+
+const USER_RULE: &str = r#"
+[[rule]]
+code = "ACME042"
+name = "acme-feature-store-down"
+category = "config_error"
+role = "root"
+title = "The feature store was unreachable"
+[rule.doc]
+what = "Our feature store client gives up."
+why = "The store is down or the token expired."
+[[rule.signature]]
+regex = 'FeatureStoreUnavailable: (?P<why>.+)'
+weight = 0.9
+[[rule.fix]]
+text = "Renew the feature-store token: {why}."
+[rule.examples]
+fire = ["acme.FeatureStoreUnavailable: token expired"]
+silent = ["feature store ok"]
+"#;
+
+/// A run whose paste fires the user's rule, the built-in generic exception rule and the
+/// second tier's tokens at once.
+const PASTE: &str = "\
+step 10 loss 2.1
+Traceback (most recent call last):
+  File \"/app/train.py\", line 40, in <module>
+    batch = store.fetch(ids)
+acme.FeatureStoreUnavailable: token expired
+KeyError: 'input_ids'
+MemoryError
+";
+
+fn report_with_user_rule() -> Report {
+    let rules = tempfile::tempdir().unwrap();
+    std::fs::write(rules.path().join("acme.toml"), USER_RULE).unwrap();
+    let kb = KnowledgeBase::load(&[rules.path()]).expect("user rule loads");
+    let run = tempfile::tempdir().unwrap();
+    std::fs::write(run.path().join("paste.txt"), PASTE).unwrap();
+    trainwreck::diagnose(&kb, &[run.path().display().to_string()], 1)
+}
+
+fn causes(r: &Report) -> Vec<(String, f64)> {
+    r.findings
+        .iter()
+        .filter(|f| f.symptom_of.is_none())
+        .map(|f| (f.rule.clone(), f.confidence))
+        .collect()
+}
+
+#[test]
+fn confidence_never_rises_down_the_causes_and_a_user_rule_leads() {
+    let r = report_with_user_rule();
+    let c = causes(&r);
+    assert!(c.len() >= 2, "{c:?}");
+    assert_eq!(c[0].0, "acme-feature-store-down", "{c:?}");
+    for w in c.windows(2) {
+        assert!(w[0].1 >= w[1].1, "ordered by confidence: {c:?}");
+    }
+    // Reordering the same findings by the one function changes nothing.
+    let mut again = r.findings.clone();
+    again.reverse();
+    trainwreck::correlate::rank(&mut again);
+    let names =
+        |v: &[trainwreck::correlate::Finding]| v.iter().map(|f| f.rule.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&again), names(&r.findings));
+}
+
+#[test]
+fn every_view_shows_the_same_order() {
+    let r = report_with_user_rule();
+    let top = &r.findings[0];
+    // JSON: the findings array in rank order.
+    let json: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
+    let json_rules: Vec<&str> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap())
+        .collect();
+    let rank_rules: Vec<&str> = r.findings.iter().map(|f| f.rule.as_str()).collect();
+    assert_eq!(json_rules, rank_rules);
+    // Terminal and Markdown: the cause first, then the others in the same order.
+    let term = trainwreck::report::terminal::render(
+        &r,
+        &trainwreck::report::terminal::Style { color: false },
+    );
+    let md = trainwreck::report::markdown::render(&r);
+    for (name, text) in [("terminal", &term), ("markdown", &md)] {
+        let mut at = Vec::new();
+        for f in r.findings.iter().filter(|f| f.symptom_of.is_none()) {
+            let title = &f.title[..f.title.len().min(40)];
+            at.push(
+                text.find(title)
+                    .unwrap_or_else(|| panic!("{name}: {title:?} in\n{text}")),
+            );
+        }
+        let mut sorted = at.clone();
+        sorted.sort_unstable();
+        assert_eq!(at, sorted, "{name} lists causes in rank order:\n{text}");
+    }
+    // GitHub and JUnit name the top cause.
+    let gh = trainwreck::report::github::render(&r, ".");
+    assert!(gh.contains(top.category.as_str()), "{gh}");
+    let junit = trainwreck::report::junit::render(&r);
+    assert!(junit.contains(&top.title), "{junit}");
+    // "Why it ranks lower" is true of each: below the top, less (or tied) confidence.
+    for f in r.findings.iter().skip(1).filter(|f| f.symptom_of.is_none()) {
+        let why = trainwreck::correlate::why_lower(f, top);
+        use trainwreck::correlate::Lower;
+        match why {
+            Lower::LessEvidence => assert!(f.confidence < top.confidence),
+            Lower::Tie => assert_eq!(f.confidence, top.confidence),
+            Lower::Weak => assert!(f.confidence < trainwreck::correlate::RULED_OUT_BELOW),
+            Lower::Against => assert!(!f.against.is_empty()),
+        }
+    }
+    assert!(
+        !term.contains("less evidence than the top cause") || {
+            r.findings
+                .iter()
+                .skip(1)
+                .any(|f| f.confidence < top.confidence && f.against.is_empty())
+        }
+    );
+}
+
+fn fixture(name: &str) -> Report {
+    let kb = KnowledgeBase::load(&[]).unwrap();
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(name);
+    trainwreck::diagnose(&kb, &[p.display().to_string()], 1)
+}
+
+#[test]
+fn a_contradicted_cause_is_not_the_confirmed_case() {
+    let confirmed = fixture("seed-bus-error");
+    let against = fixture("seed-bus-error-large-shm");
+    let c = &confirmed.findings[0];
+    let a = against
+        .findings
+        .iter()
+        .find(|f| f.category == Category::ShmExhausted)
+        .expect("still considered");
+    assert_eq!(c.action, Action::FixConfig);
+    assert!(!a.against.is_empty());
+    assert_eq!(
+        a.action,
+        Action::Investigate,
+        "not the confirmed case's remedy"
+    );
+    assert_ne!(
+        confirmed.fingerprint, against.fingerprint,
+        "not grouped with the confirmed case"
+    );
+    assert!(a.confidence < c.confidence);
+}

@@ -1,0 +1,148 @@
+//! The second tier (issue 27): a failure no specific rule explains still gets up to three
+//! ranked candidate categories from the invariant tokens of the lines that say the run died
+//! (data/tokens.toml), with low confidence, the tokens as evidence, a fix quoting the line and
+//! what to collect next; the verdict stays `unknown_failure`; a specific rule still wins.
+
+use trainwreck::model::{Category, Verdict};
+use trainwreck::rules::KnowledgeBase;
+
+fn diagnose_text(text: &str) -> trainwreck::report::Report {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("paste.txt"), text).unwrap();
+    let kb = KnowledgeBase::load(&[]).unwrap();
+    trainwreck::diagnose(&kb, &[dir.path().display().to_string()], 1)
+}
+
+fn roots(r: &trainwreck::report::Report) -> Vec<Category> {
+    let mut v = Vec::new();
+    for f in r.findings.iter().filter(|f| f.symptom_of.is_none()) {
+        if !v.contains(&f.category) {
+            v.push(f.category);
+        }
+    }
+    v
+}
+
+#[test]
+fn unexplained_one_liners_get_candidates_from_their_tokens() {
+    for (line, want) in [
+        ("MemoryError", Category::HostOom),
+        (
+            "numpy.core._exceptions._ArrayMemoryError: Unable to allocate 3.00 GiB for an array with shape (1000,) and data type float64",
+            Category::HostOom,
+        ),
+        (
+            "fish: Job 1, 'python train.py' terminated by signal SIGSEGV (Address boundary error)",
+            Category::SegfaultNative,
+        ),
+        (
+            "zsh: segmentation fault (core dumped)  python train.py",
+            Category::SegfaultNative,
+        ),
+        ("Process exited with status 139", Category::SegfaultNative),
+        ("State: TIMEOUT", Category::PreemptedOrTimeLimit),
+        ("write failed: Input/output error", Category::DiskFull),
+        (
+            "ncclInternalError: Internal check failed.",
+            Category::NcclNetwork,
+        ),
+        (
+            "FileNotFoundError: [Errno 2] No such file or directory: '/data/train.jsonl'",
+            Category::ConfigError,
+        ),
+        (
+            "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)",
+            Category::ConfigError,
+        ),
+    ] {
+        let r = diagnose_text(&format!("{line}\n"));
+        assert_ne!(r.verdict, Verdict::NoFailure, "{line}");
+        let cats = roots(&r);
+        assert!(
+            cats.iter().take(3).any(|c| *c == want),
+            "{line}: {want} in the top three of {cats:?}"
+        );
+        let tier: Vec<_> = r
+            .findings
+            .iter()
+            .filter(|f| f.rule == trainwreck::correlate::second_tier::RULE)
+            .collect();
+        assert!(tier.len() <= 3, "{line}: at most three candidates");
+        for f in &tier {
+            assert!(
+                f.confidence <= trainwreck::tokens::MAX_CONFIDENCE,
+                "{line}: low"
+            );
+            assert!(
+                f.fix.contains(line.trim()) || f.fix.contains(&line[..60.min(line.len())]),
+                "{line}: the fix quotes the line: {}",
+                f.fix
+            );
+            assert!(f.next_time.is_some(), "{line}: says what to collect");
+            assert!(
+                f.evidence
+                    .iter()
+                    .all(|e| e.why.as_deref().is_some_and(|w| w.starts_with("holds "))),
+                "{line}: the tokens are the evidence"
+            );
+        }
+        if cats.first() == Some(&want) && tier.first().is_some_and(|f| f.category == want) {
+            // Only candidates: the run is not called diagnosed on tokens alone.
+            let rule_cause = r
+                .findings
+                .iter()
+                .any(|f| f.rule != trainwreck::correlate::second_tier::RULE && f.confidence >= 0.3);
+            if !rule_cause {
+                assert_eq!(r.verdict, Verdict::UnknownFailure, "{line}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_specific_rule_wins_over_the_tokens() {
+    // A kernel OOM line is a rule's: no token candidates are added beside it.
+    let r = diagnose_text(
+        "[ 1843.308145] Out of memory: Killed process 5151 (python) total-vm:1234kB, anon-rss:100kB\nMemoryError\n",
+    );
+    assert_eq!(r.verdict, Verdict::Diagnosed);
+    assert_eq!(r.findings[0].category, Category::HostOom);
+    assert!(
+        r.findings
+            .iter()
+            .all(|f| f.rule != trainwreck::correlate::second_tier::RULE)
+    );
+}
+
+#[test]
+fn a_healthy_run_gets_no_candidates() {
+    let r = diagnose_text(
+        "step 10 loss 2.1\nKeyboardInterrupt handler installed\n{'train_runtime': '812.4', 'train_loss': '1.83'}\n",
+    );
+    assert_eq!(r.verdict, Verdict::NoFailure);
+    assert!(r.findings.is_empty(), "{:?}", r.findings);
+}
+
+#[test]
+fn a_token_is_found_in_every_shape_a_paste_takes() {
+    for line in [
+        // Glued to Chinese prose.
+        "训练中途报错内存不足MemoryError: Unable to allocate 2.0 GiB",
+        // A JSON log record with the traceback flattened into literal `\n`.
+        r#"{"level":"error","message":"Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\nMemoryError\n"}"#,
+        // A Python repr of the same.
+        r#"RuntimeError('Traceback (most recent call last):\n  File "x.py", line 1\nMemoryError: cannot allocate')"#,
+        // A container runtime's prefix.
+        "2024-01-01T00:00:00.123456789Z stderr F MemoryError",
+        // Wrapped in a log viewer's quotes.
+        "job failed: \"MemoryError\"",
+    ] {
+        let r = diagnose_text(&format!("{line}\n"));
+        assert_ne!(r.verdict, Verdict::NoFailure, "{line}");
+        assert!(
+            roots(&r).iter().take(3).any(|c| *c == Category::HostOom),
+            "{line}: {:?}",
+            roots(&r)
+        );
+    }
+}
