@@ -9,6 +9,16 @@ mod core_helpers;
 use core_helpers::{Debug, core_of, line_of, nest_helper};
 use trainwreck::sources::elfcore::{CoreAnalysis, CoreOptions, StackFrame, analyze_core};
 
+/// The same core, and its stack, as zstd and as a systemd-coredump file (its name and
+/// `user.coredump.*` xattrs) read the same.
+fn frames_of(a: &CoreAnalysis) -> Vec<(String, Option<String>, &'static str)> {
+    a.summary
+        .frames
+        .iter()
+        .map(|f| (f.pc.clone(), f.symbol.clone(), f.how))
+        .collect()
+}
+
 fn names(frames: &[StackFrame]) -> Vec<String> {
     frames
         .iter()
@@ -132,6 +142,19 @@ fn c_nested_crash_without_frame_pointers_unwinds_by_cfi_with_lines_and_the_inlin
         .expect("libnest.so is a module");
     assert_eq!(m.symbols, "build-id-match");
     assert_eq!(m.debug_file.as_deref(), Some(m.path.as_str()));
+    // The finding's evidence: the innermost frame in the user's own code.
+    let user = a
+        .facts
+        .iter()
+        .find(|f| f.name == "core.native_user_frame")
+        .map(|f| f.value.to_string())
+        .expect("a native user frame");
+    let line = line_of("nest/libnest.c", "int r = poke(x + 5);");
+    assert!(
+        user.starts_with("nest_level5+0x")
+            && user.ends_with(&format!(" at libnest.c:{line} in libnest.so")),
+        "{user}"
+    );
 }
 
 #[test]
@@ -219,9 +242,158 @@ fn every_thread_is_unwound_and_the_crashing_one_comes_first() {
             "{:#?}",
             t.frames
         );
-        assert_eq!(
-            t.frames[i].line,
-            Some(line_of("nest/nest.c", "for (;;) pause();"))
+        // Released by the barrier, a worker may still be returning from it, or waiting.
+        let waits = [
+            line_of("nest/nest.c", "pthread_barrier_wait(&started);"),
+            line_of("nest/nest.c", "for (;;) pause();"),
+        ];
+        assert!(
+            t.frames[i].line.is_some_and(|l| waits.contains(&l)),
+            "{:?} not in {waits:?}",
+            t.frames[i]
         );
     }
+}
+
+#[test]
+fn the_same_core_as_zstd_and_as_a_systemd_coredump_file_gives_the_same_stack() {
+    let (raw, core) = crash(false, Debug::Inline, &[]);
+    let pid = raw.summary.pid.expect("pid");
+    let dir = core.parent().expect("dir");
+    let boot = "0123456789abcdef0123456789abcdef";
+    let name = format!("core.nest.0.{boot}.{pid}.1700000000123456.zst");
+    let zst = dir.join(&name);
+    let mut enc = zstd::stream::write::Encoder::new(std::fs::File::create(&zst).expect("zst"), 3)
+        .expect("encoder");
+    std::io::copy(&mut std::fs::File::open(&core).expect("core"), &mut enc).expect("compress");
+    enc.finish().expect("finish");
+    let opts = CoreOptions::default();
+    let from_name = analyze_core(&zst, &opts);
+    assert_eq!(frames_of(&from_name), frames_of(&raw));
+    let meta = from_name
+        .summary
+        .coredump
+        .as_ref()
+        .expect("systemd-coredump metadata");
+    assert_eq!(
+        (meta.pid, meta.uid, meta.from),
+        (Some(pid), Some(0), "file-name")
+    );
+    assert_eq!(meta.comm.as_deref(), Some("nest"));
+    // xattrs, as systemd-coredump writes them (when the file system keeps user xattrs).
+    let set = |k: &str, v: &str| {
+        use std::os::unix::ffi::OsStrExt;
+        let p = std::ffi::CString::new(zst.as_os_str().as_bytes()).expect("path");
+        let k = std::ffi::CString::new(format!("user.coredump.{k}")).expect("key");
+        // SAFETY: NUL-terminated strings and a valid buffer.
+        unsafe { libc::setxattr(p.as_ptr(), k.as_ptr(), v.as_ptr().cast(), v.len(), 0) == 0 }
+    };
+    if !set("pid", &pid.to_string()) {
+        panic!(
+            "this file system keeps no user xattrs ({}): cannot test systemd-coredump's metadata",
+            std::io::Error::last_os_error()
+        );
+    }
+    assert!(set("signal", "11") && set("exe", "/opt/train/nest") && set("hostname", "gpu-node-7"));
+    let from_attrs = analyze_core(&zst, &opts);
+    assert_eq!(frames_of(&from_attrs), frames_of(&raw));
+    let meta = from_attrs.summary.coredump.as_ref().expect("metadata");
+    assert_eq!(meta.from, "xattr");
+    assert_eq!(meta.signal, Some(11));
+    assert_eq!(meta.exe.as_deref(), Some("/opt/train/nest"));
+    assert_eq!(meta.hostname.as_deref(), Some("gpu-node-7"));
+}
+
+/// The real PyTorch crash (fixtures/cores/torch-worker/, captured on a GPU machine): a
+/// DataLoader worker killed by SIGSEGV in a ctypes-loaded C extension, its core written by the
+/// kernel after torch's worker signal handler re-raised the signal. With the extension and the
+/// machine's libc (its code zeroed, its CFI kept) in a sysroot, the walk goes from `raise`
+/// through the handler in libtorch_python (no file here: found by scan) and the kernel's signal
+/// frame back into the extension, by CFI, at the faulting line.
+#[test]
+fn a_real_dataloader_worker_crash_in_a_c_extension_unwinds_through_the_signal_handler() {
+    use std::io::Read;
+    let fx = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/cores/torch-worker");
+    let root = core_helpers::scratch("torch-sysroot");
+    let gunzip = |from: &str, to: &std::path::Path| {
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(std::fs::File::open(fx.join(from)).expect("fixture"))
+            .read_to_end(&mut out)
+            .expect("gunzip");
+        std::fs::create_dir_all(to.parent().expect("parent")).expect("dir");
+        std::fs::write(to, out).expect("write");
+    };
+    gunzip(
+        "libc.so.6.gz",
+        &root.join("usr/lib/x86_64-linux-gnu/libc.so.6"),
+    );
+    std::fs::create_dir_all(root.join("tmp")).expect("dir");
+    std::fs::copy(fx.join("libcrashy.so"), root.join("tmp/libcrashy.so")).expect("copy");
+    let opts = CoreOptions {
+        sysroot: Some(root.clone()),
+        ..CoreOptions::default()
+    };
+    let a = analyze_core(&fx.join("worker.core.gz"), &opts);
+    let s = &a.summary;
+    // torch's handler re-raised SIGSEGV with tkill: the worker's pid, the one the parent's
+    // error names.
+    assert_eq!(
+        (s.signal.as_deref(), s.code.as_deref()),
+        (Some("SIGSEGV"), Some("SI_TKILL"))
+    );
+    let log = std::fs::read_to_string(fx.join("stderr.log")).expect("log");
+    let pid = s.pid.expect("pid");
+    assert!(
+        log.contains(&format!(
+            "DataLoader worker (pid {pid}) is killed by signal: Segmentation fault"
+        )),
+        "the worker's pid {pid} is the one the log names"
+    );
+    let f = &s.frames;
+    let names = names(f);
+    assert!(
+        names[0].starts_with("pthread_kill") && names[1].starts_with("gsignal"),
+        "{names:?}"
+    );
+    assert_eq!(
+        f[2].component,
+        Some("libtorch (Python bindings)"),
+        "{:?}",
+        f[2]
+    );
+    let at = names.iter().position(|n| n == "scale").expect("scale");
+    assert!(
+        f[at - 1]
+            .module
+            .as_deref()
+            .is_some_and(|m| m.ends_with("/libc.so.6")),
+        "the signal trampoline: {:?}",
+        f[at - 1]
+    );
+    assert_eq!(names[at + 1], "crashy_decode");
+    for fr in &f[at..=at + 1] {
+        assert_eq!(fr.how, "cfi", "{fr:?}");
+        assert!(
+            fr.file.as_deref().is_some_and(|p| p.ends_with("/c.c")),
+            "{fr:?}"
+        );
+    }
+    let src = std::fs::read_to_string(fx.join("crashy.c")).expect("source");
+    let line_of = |w: &str| {
+        src.lines()
+            .position(|l| l.contains(w))
+            .map(|i| i as u32 + 1)
+    };
+    assert_eq!(f[at].line, line_of("static void scale"));
+    assert_eq!(f[at + 1].line, line_of("int crashy_decode"));
+    let user = a
+        .facts
+        .iter()
+        .find(|x| x.name == "core.native_user_frame")
+        .map(|x| x.value.to_string())
+        .expect("user frame");
+    assert!(
+        user.starts_with("scale+0x") && user.ends_with("in libcrashy.so"),
+        "{user}"
+    );
 }

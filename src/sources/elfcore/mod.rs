@@ -1114,6 +1114,25 @@ impl stack::Process for CoreProcess<'_, '_> {
         self.window?.word(addr)
     }
 
+    fn is_signal_return(&mut self, ret: u64) -> bool {
+        let Some(lookup) = ret.checked_sub(1) else {
+            return false;
+        };
+        let mut ctx = std::mem::take(&mut self.ctx);
+        let yes = link_address_in(
+            self.files,
+            self.modules,
+            self.images,
+            self.opts,
+            self.use_fs,
+            lookup,
+        )
+        .and_then(|(img, v)| img.cfi(&mut || None).map(|c| (c, v)))
+        .is_some_and(|(cfi, v)| cfi.is_signal_trampoline(&mut ctx, v));
+        self.ctx = ctx;
+        yes
+    }
+
     fn word(&mut self, addr: u64) -> Option<u64> {
         if let Some(w) = self.window
             && addr >= w.base
@@ -1434,6 +1453,44 @@ fn image_for<'i>(
         .as_mut()
 }
 
+/// Whether a mapped file is the user's own code: not a known part of the training stack, not
+/// the system's (`/usr`, `/lib`), not an installed Python package or the standard library's
+/// extensions (`…/lib/python3.X/…`), not a pseudo-mapping (`[vdso]`).
+fn user_module(path: &str) -> bool {
+    !(path.starts_with('[')
+        || path.starts_with("/usr/")
+        || path.starts_with("/lib")
+        || path.starts_with("/opt/conda/lib/lib")
+        || path.contains("/lib/python3")
+        || path.contains("/site-packages/")
+        || path.contains("/dist-packages/")
+        || component_of(path).is_some())
+}
+
+/// A native frame for evidence: `function+0x1b at file.c:42 in libx.so`.
+fn show_native(f: &StackFrame) -> String {
+    let mut out = f.symbol.clone().unwrap_or_else(|| {
+        format!(
+            "{}+{}",
+            f.module
+                .as_deref()
+                .map(|m| m.rsplit('/').next().unwrap_or(m))
+                .unwrap_or("?"),
+            f.offset.as_deref().unwrap_or("?")
+        )
+    });
+    if let (Some(file), Some(line)) = (&f.file, f.line) {
+        out.push_str(&format!(
+            " at {}:{line}",
+            file.rsplit('/').next().unwrap_or(file)
+        ));
+    }
+    if let Some(m) = &f.module {
+        out.push_str(&format!(" in {}", m.rsplit('/').next().unwrap_or(m)));
+    }
+    out
+}
+
 /// Facts from a summary. Names are in `facts::CATALOG`.
 fn facts_of(s: &CoreSummary) -> Vec<Fact> {
     let mut out = Vec::new();
@@ -1469,6 +1526,20 @@ fn facts_of(s: &CoreSummary) -> Vec<Fact> {
             .find(|f| !python::library_file(&f.file))
             .map(show);
         text("core.python_user_frame", &user, "Python stack in the core");
+    }
+    let native_user = s
+        .frames
+        .iter()
+        .find(|f| f.module.as_deref().is_some_and(user_module))
+        .map(show_native);
+    text(
+        "core.native_user_frame",
+        &native_user,
+        "native stack in the core",
+    );
+    let component = s.frames.first().and_then(|f| f.component);
+    if let Some(c) = component {
+        out.push(Fact::new("core.crash_component", c).with_text("NT_FILE at the pc"));
     }
     let mut stack_modules: Vec<&str> = Vec::new();
     for f in &s.frames {

@@ -98,6 +98,9 @@ pub trait Process {
     fn word(&mut self, addr: u64) -> Option<u64>;
     /// A word of the thread's stack window only (what the scan reads: no memory beyond it).
     fn window_word(&self, addr: u64) -> Option<u64>;
+    /// Whether `ret` is the return address the kernel gives a signal handler: the start of a
+    /// signal trampoline (`__restore_rt`), as its module's CFI marks it.
+    fn is_signal_return(&mut self, ret: u64) -> bool;
     /// One CFI step from a frame at `pc`; `exact`: the pc is the interrupted instruction (frame
     /// 0, or the frame a signal interrupted), not a return address.
     fn cfi_step(&mut self, pc: u64, exact: bool, regs: &[Option<u64>]) -> Step;
@@ -115,6 +118,19 @@ fn scan(p: &mut dyn Process, from: u64, to: u64) -> Option<(u64, u64)> {
             break;
         };
         if p.is_code(v) && p.is_after_call(v) != Some(false) {
+            return Some((slot, v));
+        }
+        slot = slot.checked_add(8)?;
+    }
+    None
+}
+
+/// The first stack slot in [from, to) holding a signal trampoline's address.
+fn scan_for_signal_return(p: &mut dyn Process, from: u64, to: u64) -> Option<(u64, u64)> {
+    let mut slot = from.checked_add(7)? & !7;
+    while slot < to {
+        let v = p.window_word(slot)?;
+        if p.is_code(v) && p.is_signal_return(v) {
             return Some((slot, v));
         }
         slot = slot.checked_add(8)?;
@@ -216,8 +232,12 @@ pub fn walk(arch: Arch, t: &ThreadStatus, p: &mut dyn Process, max_frames: usize
             (pc, exact) = (ret, false);
             continue;
         }
-        // 4. Scan up from sp for a word that points just after a call.
-        let Some((slot, ret)) = scan(p, sp, sp.saturating_add(SCAN_WORDS * 8)) else {
+        // 4. Scan up from sp: first for a signal trampoline (the kernel put it there as the
+        // handler's return address: the frames below it are the handler's, whose module's CFI
+        // is not at hand), then for a word that points just after a call.
+        let to = sp.saturating_add(SCAN_WORDS * 8);
+        let Some((slot, ret)) = scan_for_signal_return(p, sp, to).or_else(|| scan(p, sp, to))
+        else {
             break;
         };
         frames.push(RawFrame {
@@ -275,6 +295,9 @@ mod tests {
         }
         fn window_word(&self, a: u64) -> Option<u64> {
             self.0.word(a)
+        }
+        fn is_signal_return(&mut self, _: u64) -> bool {
+            false
         }
         fn cfi_step(&mut self, pc: u64, _: bool, regs: &[Option<u64>]) -> Step {
             if !(0x5800..0x6000).contains(&pc) {

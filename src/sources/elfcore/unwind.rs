@@ -15,6 +15,9 @@ use std::rc::Rc;
 
 pub type R = EndianRcSlice<LittleEndian>;
 
+/// The unwinder's scratch state, reused across steps.
+pub type Context = UnwindContext<usize>;
+
 /// Registers tracked by the walk, by DWARF number (x86-64: 0-16; aarch64: 0-31).
 pub const REGS: usize = 33;
 
@@ -86,7 +89,7 @@ impl Cfi {
     /// whether it is a signal trampoline.
     fn row(
         &self,
-        ctx: &mut UnwindContext<usize>,
+        ctx: &mut Context,
         addr: u64,
     ) -> Option<(UnwindTableRow<usize>, Register, bool, Section2<'_>)> {
         if let Some((frame, bases, hdr)) = &self.eh {
@@ -109,9 +112,10 @@ impl Cfi {
         None
     }
 
-    /// Whether any FDE covers this link-time address.
-    pub fn covers(&self, ctx: &mut UnwindContext<usize>, addr: u64) -> bool {
-        self.row(ctx, addr).is_some()
+    /// Whether the FDE covering this link-time address is a signal trampoline (`S`: glibc's
+    /// `__restore_rt`, whose FDE starts one byte early so that `ret - 1` finds it).
+    pub fn is_signal_trampoline(&self, ctx: &mut Context, addr: u64) -> bool {
+        self.row(ctx, addr).is_some_and(|r| r.2)
     }
 
     /// Unwind one frame. `lookup`: the link-time address whose row applies (the pc itself for
@@ -119,7 +123,7 @@ impl Cfi {
     /// registers by DWARF number; `read`: an 8-byte word of the process's memory.
     pub fn step(
         &self,
-        ctx: &mut UnwindContext<usize>,
+        ctx: &mut Context,
         arch: Arch,
         lookup: u64,
         regs: &[Option<u64>],
@@ -219,7 +223,7 @@ fn row_of<S: UnwindSection<R>>(
     section: &S,
     bases: &BaseAddresses,
     fde: &FrameDescriptionEntry<R>,
-    ctx: &mut UnwindContext<usize>,
+    ctx: &mut Context,
     addr: u64,
 ) -> Option<(UnwindTableRow<usize>, Register, bool)> {
     let row = fde
