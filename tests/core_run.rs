@@ -8,6 +8,7 @@ mod core_helpers;
 use core_helpers::scratch;
 use std::path::Path;
 use std::process::Command;
+use trainwreck::sources::elfcore::locate::{Destination, destination, parse_systemd_name};
 
 const SCRIPT: &str = r#"import ctypes
 
@@ -130,4 +131,58 @@ fn run_of_a_python_crash_in_native_code_collects_its_core_and_reports_both_stack
         "the collected core {name:?} is the command's (pid {pid})"
     );
     let _ = std::fs::remove_dir_all(Path::new(&dir));
+}
+
+// Where cores go: `kernel.core_pattern` read as a place, systemd-coredump's file names.
+
+fn file(d: &Destination) -> (&Path, &str) {
+    match d {
+        Destination::File { dir, name } => (dir, name.as_str()),
+        Destination::Pipe { .. } => panic!("a pipe: {d:?}"),
+    }
+}
+
+#[test]
+fn patterns_are_read_as_a_folder_and_a_name() {
+    let cwd = Path::new("/work/run");
+    let d = destination("core", false, cwd).expect("core");
+    assert_eq!(file(&d), (cwd, "^core$"));
+    let d = destination("core", true, cwd).expect("core");
+    let Destination::File { name, .. } = &d else {
+        panic!()
+    };
+    assert_eq!(&name.captures("core.4242").expect("match")["pid"], "4242");
+    let d = destination("/var/crash/core.%e.%p.%t", false, cwd).expect("abs");
+    let Destination::File { dir, name } = &d else {
+        panic!()
+    };
+    assert_eq!(dir, Path::new("/var/crash"));
+    let c = name.captures("core.python3.77.1700000000").expect("match");
+    assert_eq!(&c["pid"], "77");
+    assert!(!name.is_match("core.python3.x.1700000000"));
+    assert_eq!(
+        destination(
+            "|/usr/lib/systemd/systemd-coredump %P %u %g %s %t %c %h",
+            true,
+            cwd
+        ),
+        Some(Destination::Pipe {
+            handler: "/usr/lib/systemd/systemd-coredump %P %u %g %s %t %c %h".into()
+        })
+    );
+    assert_eq!(destination("/tmp/%u/core", false, cwd), None);
+}
+
+#[test]
+fn systemd_coredump_names_give_pid_uid_comm_and_time() {
+    let m = parse_systemd_name(
+        "core.pt_data_worker.0.8c1f0c3c6f6c4a8e9d2b7a1e5f3c9d10.4242.1700000000123456.zst",
+    )
+    .expect("a systemd-coredump name");
+    assert_eq!(m.pid, Some(4242));
+    assert_eq!(m.uid, Some(0));
+    assert_eq!(m.comm.as_deref(), Some("pt_data_worker"));
+    assert_eq!(m.timestamp_usec, Some(1_700_000_000_123_456));
+    assert_eq!(parse_systemd_name("core.4242"), None);
+    assert_eq!(parse_systemd_name("core.a.0.nothex.1.2.zst"), None);
 }

@@ -1,7 +1,10 @@
 //! ELF core dumps: from a core file to the signal, the fault address, the file mapped there, the
-//! executable and a labelled stack of the crashing thread. Reads only the headers, the notes and
-//! the few pages the stack walk needs (positioned reads; a compressed core is streamed forward);
-//! it must never read a core whole, panic on damaged input, or guess a symbol it cannot verify.
+//! executable and a labelled stack of every thread (crashing thread first), unwound by each
+//! module's CFI where its file is at hand, named from its symbols and DWARF. Reads only the
+//! headers, the notes and the few pages the stack walks need (positioned reads; a compressed
+//! core is streamed forward), and of the mapped files only headers, symbol tables, CFI and
+//! DWARF sections; it must never read a core whole, panic on damaged input, or guess a symbol
+//! it cannot verify (a module file is used only when its build-id matches the core's).
 //!
 //! Output: `CoreAnalysis` = facts (`core.*`, see `facts::CATALOG`), warnings (what was missing),
 //! and a serializable `CoreSummary` for the report.
@@ -1079,6 +1082,27 @@ struct CoreProcess<'a, 'c> {
 /// Words read outside a thread's window per walk, at most.
 const MAX_FAR_READS: usize = 256;
 
+/// A word of a thread's stack: from its window, else from the core (at most
+/// `MAX_FAR_READS` times per walk: a signal handler's alternate stack, a CFI rule's address).
+fn stack_word(
+    window: Option<&Window>,
+    mem: &mut Memory,
+    far: &mut usize,
+    addr: u64,
+) -> Option<u64> {
+    if let Some(w) = window
+        && addr >= w.base
+        && addr.saturating_add(8) <= w.end()
+    {
+        return w.word(addr);
+    }
+    if *far >= MAX_FAR_READS {
+        return None;
+    }
+    *far += 1;
+    mem.read(addr, 8).and_then(|b| notes::u64_at(&b, 0))
+}
+
 impl stack::Process for CoreProcess<'_, '_> {
     fn is_code(&self, addr: u64) -> bool {
         let i = self.exec_loads.partition_point(|l| l.vaddr <= addr);
@@ -1127,24 +1151,14 @@ impl stack::Process for CoreProcess<'_, '_> {
             self.use_fs,
             lookup,
         )
-        .and_then(|(img, v)| img.cfi(&mut || None).map(|c| (c, v)))
+        .and_then(|(img, v)| img.cfi().map(|c| (c, v)))
         .is_some_and(|(cfi, v)| cfi.is_signal_trampoline(&mut ctx, v));
         self.ctx = ctx;
         yes
     }
 
     fn word(&mut self, addr: u64) -> Option<u64> {
-        if let Some(w) = self.window
-            && addr >= w.base
-            && addr.saturating_add(8) <= w.end()
-        {
-            return w.word(addr);
-        }
-        if self.far_reads >= MAX_FAR_READS {
-            return None;
-        }
-        self.far_reads += 1;
-        self.mem.read(addr, 8).and_then(|b| notes::u64_at(&b, 0))
+        stack_word(self.window, self.mem, &mut self.far_reads, addr)
     }
 
     fn cfi_step(&mut self, pc: u64, exact: bool, regs: &[Option<u64>]) -> unwind::Step {
@@ -1160,21 +1174,9 @@ impl stack::Process for CoreProcess<'_, '_> {
             self.use_fs,
             lookup,
         ) {
-            Some((img, v)) => match img.cfi(&mut || None) {
+            Some((img, v)) => match img.cfi() {
                 Some(cfi) => {
-                    let mut read = |a: u64| {
-                        if let Some(w) = window
-                            && a >= w.base
-                            && a.saturating_add(8) <= w.end()
-                        {
-                            return w.word(a);
-                        }
-                        if *far >= MAX_FAR_READS {
-                            return None;
-                        }
-                        *far += 1;
-                        mem.read(a, 8).and_then(|b| notes::u64_at(&b, 0))
-                    };
+                    let mut read = |a: u64| stack_word(window, mem, far, a);
                     cfi.step(&mut ctx, arch, v, regs, &mut read)
                 }
                 None => unwind::Step::NoInfo,

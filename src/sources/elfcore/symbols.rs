@@ -152,16 +152,14 @@ impl ElfImage {
         (!name.is_empty() && !name.contains('/')).then_some((name, crc))
     }
 
-    /// The module's call-frame information: `.eh_frame` (with `.eh_frame_hdr`) and
-    /// `.debug_frame`, read once. `extra`: a separate debug file's `.debug_frame`.
-    pub fn cfi(
-        &mut self,
-        extra: &mut dyn FnMut() -> Option<Section>,
-    ) -> Option<&super::unwind::Cfi> {
+    /// The module's call-frame information: `.eh_frame` (with `.eh_frame_hdr`) and its own
+    /// `.debug_frame`, read once. (A separate debug file's `.debug_frame` is not read: the
+    /// loaded file's `.eh_frame` covers what a core's frames need on Linux.)
+    pub fn cfi(&mut self) -> Option<&super::unwind::Cfi> {
         if self.cfi.is_none() {
             let eh = self.section(".eh_frame");
             let hdr = self.section(".eh_frame_hdr");
-            let debug = self.section(".debug_frame").or_else(&mut *extra);
+            let debug = self.section(".debug_frame");
             let text = self
                 .sections
                 .iter()
