@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Installs what the tests need beyond the Rust toolchain, from Debian's packages, when missing:
 # g++ (the C++ crash helper whose core the demangling test reads) and gdb (gcore, for cores
-# when the kernel's core_pattern pipes them elsewhere). Idempotent; called by .ci/run.
+# when the kernel's core_pattern pipes them elsewhere), binutils (objcopy/strip/readelf: the
+# split-debug-file helper of tests/core_unwind.rs). Idempotent; called by .ci/run.
 set -euo pipefail
 need=()
 command -v g++ >/dev/null || need+=(g++)
 command -v gdb >/dev/null || need+=(gdb)
+command -v objcopy >/dev/null || need+=(binutils)
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing: ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive

@@ -253,6 +253,7 @@ pub fn run(opts: RunOptions) -> Result<RunOutcome, RunError> {
         }
     }
     let start = Instant::now();
+    let started_wall = std::time::SystemTime::now();
     let mut child = cmd.spawn().map_err(|e| match e.kind() {
         io::ErrorKind::NotFound => RunError::NotFound {
             program: program.clone(),
@@ -401,6 +402,14 @@ pub fn run(opts: RunOptions) -> Result<RunOutcome, RunError> {
         "trainwreck run",
         exit_text.as_bytes(),
     );
+    let dumped = matches!(
+        termination,
+        Termination::Signaled {
+            core_dumped: true,
+            ..
+        }
+    );
+    collect_cores(&dir, started_wall, pgid, dumped, &mut m);
     if opts.snapshots {
         let after = SnapshotOptions {
             versions: false,
@@ -443,6 +452,122 @@ pub fn run(opts: RunOptions) -> Result<RunOutcome, RunError> {
         warnings,
         manifest: m,
     })
+}
+
+/// Cores bigger than this are not copied into the run folder (a hard link costs nothing and
+/// is always tried first); where they are is noted in the manifest instead.
+const CORE_COPY_CAP: u64 = 8 << 30;
+/// How long to wait for systemd-coredump to write the core it was piped (it compresses first).
+const COREDUMP_WAIT: Duration = Duration::from_secs(5);
+
+/// The cores the run caused (the command's, and its workers': any process of the run), found
+/// where `kernel.core_pattern` puts them and modified since the command started, linked or
+/// copied into `cores/` of the run folder so that its analysis reads them. Where a core went
+/// instead (a pipe to apport, a core over the cap) goes in the manifest's notes.
+fn collect_cores(
+    dir: &Path,
+    started: std::time::SystemTime,
+    pid: libc::pid_t,
+    dumped: bool,
+    m: &mut Manifest,
+) {
+    use crate::sources::elfcore::locate;
+    let pattern = std::fs::read_to_string("/proc/sys/kernel/core_pattern").unwrap_or_default();
+    let uses_pid =
+        std::fs::read_to_string("/proc/sys/kernel/core_uses_pid").is_ok_and(|s| s.trim() == "1");
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    // A second of slack: file times may be coarser than the clock.
+    let since = started - Duration::from_secs(1);
+    let found = match locate::destination(&pattern, uses_pid, &cwd) {
+        Some(locate::Destination::File { dir: at, name }) => {
+            let found = locate::cores_in(&at, &name, since);
+            if found.is_empty() && dumped {
+                m.note(format!(
+                    "the command dumped core, but no core matching core_pattern {:?} is in {}",
+                    pattern.trim(),
+                    at.display()
+                ));
+            }
+            found
+        }
+        Some(locate::Destination::Pipe { handler }) if handler.contains("systemd-coredump") => {
+            let at = Path::new(locate::SYSTEMD_COREDUMP_DIR);
+            let name =
+                regex::Regex::new(r"^core\..+\.\d+\.[0-9a-f]{32}\.(?P<pid>\d+)\.\d+(\.\w+)?$")
+                    .expect("a valid pattern");
+            let deadline = Instant::now()
+                + if dumped {
+                    COREDUMP_WAIT
+                } else {
+                    Duration::ZERO
+                };
+            loop {
+                let found = locate::cores_in(at, &name, since);
+                if !found.is_empty() || Instant::now() >= deadline {
+                    if found.is_empty() && dumped {
+                        m.note(format!(
+                            "the command dumped core to systemd-coredump, which kept none in {} within {} s (see `coredumpctl info {pid}`)",
+                            at.display(),
+                            COREDUMP_WAIT.as_secs()
+                        ));
+                    }
+                    break found;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+        Some(locate::Destination::Pipe { handler }) => {
+            if dumped {
+                m.note(format!(
+                    "the command dumped core, piped to `{handler}` (core_pattern): not collected; find it with that tool"
+                ));
+            }
+            Vec::new()
+        }
+        None => {
+            if dumped {
+                m.note(format!(
+                    "the command dumped core; core_pattern {:?} names no folder trainwreck can search",
+                    pattern.trim()
+                ));
+            }
+            Vec::new()
+        }
+    };
+    for c in found {
+        let Some(name) = c.path.file_name() else {
+            continue;
+        };
+        let rel = Path::new("cores").join(name);
+        let to = dir.join(&rel);
+        if c.path.starts_with(dir) || to.exists() {
+            continue;
+        }
+        if let Err(e) = std::fs::create_dir_all(dir.join("cores")) {
+            m.write_error("cores", &e);
+            return;
+        }
+        let what = format!(
+            "core dump{} from {}",
+            c.pid.map(|p| format!(" of pid {p}")).unwrap_or_default(),
+            c.path.display()
+        );
+        let linked = std::fs::hard_link(&c.path, &to).is_ok();
+        if linked {
+            m.record(&rel.to_string_lossy(), &format!("{what} (hard link)"), dir);
+        } else if c.size <= CORE_COPY_CAP {
+            match std::fs::copy(&c.path, &to) {
+                Ok(_) => m.record(&rel.to_string_lossy(), &format!("{what} (copy)"), dir),
+                Err(e) => m.write_error(&rel.to_string_lossy(), &e),
+            }
+        } else {
+            m.note(format!(
+                "{what}: {} bytes, over the {} GiB copy cap and on another file system: left where it is; pass it to `trainwreck analyze` with the run folder",
+                c.size,
+                CORE_COPY_CAP >> 30
+            ));
+        }
+    }
 }
 
 /// Fail like a shell would before creating anything: 127 not found, 126 not executable.

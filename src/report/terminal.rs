@@ -271,14 +271,32 @@ fn render_core(out: &mut String, c: &crate::analyze::CoreReport, st: &Style, tr:
         );
     }
     for f in s.frames.iter().take(12) {
+        // Inlined functions first (innermost first), as a debugger lists them.
+        for i in &f.inlined {
+            let at = match (&i.file, i.line) {
+                (Some(file), Some(l)) => format!(" at {}:{l}", short(file)),
+                _ => String::new(),
+            };
+            let _ = writeln!(
+                out,
+                "  #{:<2} {}{at}  {}",
+                f.index,
+                i.function,
+                st.dim("(inlined)")
+            );
+        }
         let place = match (&f.symbol, &f.module, &f.offset) {
             (Some(sym), Some(m), _) => format!("{sym} in {}", short(m)),
             (None, Some(m), Some(o)) => format!("{}+{o}", short(m)),
             _ => f.pc.clone(),
         };
+        let at = match (&f.file, f.line) {
+            (Some(file), Some(l)) => format!(" at {}:{l}", short(file)),
+            _ => String::new(),
+        };
         let _ = writeln!(
             out,
-            "  #{:<2} {}  {}",
+            "  #{:<2} {}{at}  {}",
             f.index,
             place,
             st.dim(&format!("({})", f.how))

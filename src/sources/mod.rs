@@ -7,6 +7,7 @@
 pub mod archive;
 pub mod capture_files;
 pub mod cgroup;
+pub mod decompress;
 pub mod detect;
 pub mod df;
 pub mod dmesg;

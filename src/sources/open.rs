@@ -1,5 +1,5 @@
 //! Opening an input: the one place that opens a file, stdin or an archive member, decompresses
-//! it (gzip, zstd, xz, lz4, bzip2: by magic, `elfcore::input::decoder`), says whether it is an
+//! it (gzip, zstd, xz, lz4, bzip2: by magic, `decompress::decoder`), says whether it is an
 //! archive (tar or zip, by magic: its members are then opened here one by one), decodes text
 //! written in UTF-16 or GB18030 to UTF-8 (`encoding`), sniffs the head, detects the kind and
 //! says how the kind is read (lines with an optional fact parser, a bounded document, a core
@@ -12,7 +12,7 @@
 use crate::inputs::{FileId, Input, Source};
 use crate::model::{SourceKind, Text, text};
 use crate::sources::archive;
-use crate::sources::elfcore::input::{Container, decoder, sniff};
+use crate::sources::decompress::{Container, decoder, sniff};
 use crate::sources::encoding::{self, Decoded, Transcode};
 use crate::sources::{FactParser, detect, fact_parser};
 use std::io::{self, Read, Seek};

@@ -147,3 +147,109 @@ pub fn gcore_of(dir: &Path, program: &Path, args: &[&str]) -> PathBuf {
     );
     core
 }
+
+/// How a nested helper (tests/core_helpers/nest/) is built: all at `-O2 -fomit-frame-pointer`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Debug {
+    /// No `-g`: names from the symbol tables only.
+    None,
+    /// `-g`: DWARF in the library and the executable.
+    Inline,
+    /// `-g`, then the DWARF moved to `DIR/debug/.build-id/xx/….debug` and the binaries
+    /// stripped (`objcopy --only-keep-debug`, `strip --strip-debug`), as distributions ship.
+    Split,
+}
+
+/// Build the nested crash (C: `nest.c` + `libnest.c`; C++: `nest.cpp` + `libnest.cpp`) in a
+/// scratch folder once per test binary and flavour; returns the executable. The library sits
+/// beside it (found through `-rpath $ORIGIN`).
+pub fn nest_helper(cpp: bool, debug: Debug) -> PathBuf {
+    static BUILT: std::sync::Mutex<Vec<((bool, Debug), PathBuf)>> =
+        std::sync::Mutex::new(Vec::new());
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, p)) = built.iter().find(|(k, _)| *k == (cpp, debug)) {
+        return p.clone();
+    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/core_helpers/nest");
+    let dir = scratch(if cpp { "nestpp" } else { "nest" });
+    let (cc, ext, lib) = if cpp {
+        ("g++", "cpp", "nestpp")
+    } else {
+        ("cc", "c", "nest")
+    };
+    let mut flags = vec!["-O2", "-fomit-frame-pointer", "-Wl,--build-id"];
+    if debug != Debug::None {
+        flags.push("-g");
+    }
+    let so = dir.join(format!("lib{lib}.so"));
+    let exe = dir.join(lib);
+    let run = |cmd: &mut Command| {
+        let out = cmd.output().unwrap_or_else(|e| panic!("run {cmd:?}: {e}"));
+        assert!(
+            out.status.success(),
+            "{cmd:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    run(Command::new(cc)
+        .args(&flags)
+        .args(["-fPIC", "-shared", "-o"])
+        .arg(&so)
+        .arg(src.join(format!("libnest.{ext}"))));
+    run(Command::new(cc)
+        .args(&flags)
+        .arg("-pthread")
+        .arg("-o")
+        .arg(&exe)
+        .arg(src.join(format!("nest.{ext}")))
+        .arg(format!("-L{}", dir.display()))
+        .arg(format!("-l{lib}"))
+        .arg("-Wl,-rpath,$ORIGIN"));
+    if debug == Debug::Split {
+        for bin in [&so, &exe] {
+            let tmp = dir.join("split.debug");
+            run(Command::new("objcopy")
+                .arg("--only-keep-debug")
+                .arg(bin)
+                .arg(&tmp));
+            let id = build_id_of(bin);
+            let at = dir
+                .join("debug/.build-id")
+                .join(&id[..2])
+                .join(format!("{}.debug", &id[2..]));
+            std::fs::create_dir_all(at.parent().expect("parent")).expect("build-id dir");
+            std::fs::rename(&tmp, &at).expect("place the debug file");
+            run(Command::new("strip").arg("--strip-debug").arg(bin));
+        }
+    }
+    built.push(((cpp, debug), exe.clone()));
+    exe
+}
+
+/// A binary's GNU build-id in hex, as `readelf -n` prints it.
+pub fn build_id_of(bin: &Path) -> String {
+    let out = Command::new("readelf")
+        .arg("-n")
+        .arg(bin)
+        .output()
+        .expect("readelf (binutils) to read a build-id");
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines()
+        .find_map(|l| l.trim().strip_prefix("Build ID: "))
+        .unwrap_or_else(|| panic!("no build-id in {}", bin.display()))
+        .trim()
+        .to_string()
+}
+
+/// The 1-based line of the first line of `file` (under tests/core_helpers/) containing `what`:
+/// the line numbers tests expect come from the source itself.
+pub fn line_of(file: &str, what: &str) -> u32 {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/core_helpers")
+        .join(file);
+    let text = std::fs::read_to_string(&src).expect("helper source");
+    text.lines()
+        .position(|l| l.contains(what))
+        .map(|i| i as u32 + 1)
+        .unwrap_or_else(|| panic!("{what:?} not in {}", src.display()))
+}

@@ -1,24 +1,30 @@
 //! ELF core dumps: from a core file to the signal, the fault address, the file mapped there, the
-//! executable and a labelled stack of the crashing thread. Reads only the headers, the notes and
-//! the few pages the stack walk needs (positioned reads; a compressed core is streamed forward);
-//! it must never read a core whole, panic on damaged input, or guess a symbol it cannot verify.
+//! executable and a labelled stack of every thread (crashing thread first), unwound by each
+//! module's CFI where its file is at hand, named from its symbols and DWARF. Reads only the
+//! headers, the notes and the few pages the stack walks need (positioned reads; a compressed
+//! core is streamed forward), and of the mapped files only headers, symbol tables, CFI and
+//! DWARF sections; it must never read a core whole, panic on damaged input, or guess a symbol
+//! it cannot verify (a module file is used only when its build-id matches the core's).
 //!
 //! Output: `CoreAnalysis` = facts (`core.*`, see `facts::CATALOG`), warnings (what was missing),
 //! and a serializable `CoreSummary` for the report.
 
+pub mod dwarf;
 pub mod input;
+pub mod locate;
 pub mod notes;
 pub mod python;
 pub mod signals;
 pub mod stack;
 pub mod symbols;
 pub mod text;
+pub mod unwind;
 
 use crate::model::{Fact, Text, text};
 use input::{CoreBytes, FileBytes, SliceBytes, Stream};
 use notes::{Arch, FileMapping, Notes, ThreadStatus};
 use serde::Serialize;
-use stack::{How, RawFrame, Window};
+use stack::{RawFrame, Window};
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::Read;
@@ -77,8 +83,40 @@ pub struct StackFrame {
     /// The symbol as the ELF file spells it, when `symbol` is its demangled C++/Rust name.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mangled: Option<String>,
-    /// `pc`, `link-register`, `frame-pointer` or `stack-scan`.
+    /// How the frame was found: `pc` (frame 0), `cfi` (the module's call-frame
+    /// information), `link-register` (aarch64), `frame-pointer`, or `stack-scan` (a guess).
     pub how: &'static str,
+    /// The source line of the pc (of the call, for a return address), from DWARF, in the
+    /// function the code belongs to; the functions inlined into it at that place are in
+    /// `inlined`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    /// Functions inlined at this pc, innermost first, each with its own source line.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub inlined: Vec<InlinedFrame>,
+    /// The part of the training stack the module is (`libtorch`, `NCCL`, `CUDA driver`, …,
+    /// `libc`, `CPython`); absent for the user's own code and other libraries.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub component: Option<&'static str>,
+}
+
+/// A function inlined into a frame, from DWARF.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct InlinedFrame {
+    pub function: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+}
+
+/// A thread other than the crashing one, and its stack.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ThreadStack {
+    pub tid: Option<i32>,
+    pub frames: Vec<StackFrame>,
 }
 
 /// A mapped file that a frame falls in.
@@ -93,6 +131,9 @@ pub struct ModuleInfo {
     pub symbols: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub symbol_file: Option<String>,
+    /// The file source lines were read from (the module itself, or its separate debug file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub debug_file: Option<String>,
 }
 
 /// What a core says, for people and JSON. Every field may be missing in a damaged core.
@@ -122,15 +163,30 @@ pub struct CoreSummary {
     /// The module the crashing pc is in.
     pub crash_module: Option<String>,
     pub modules: Vec<ModuleInfo>,
+    /// The crashing thread's stack, innermost first.
     pub frames: Vec<StackFrame>,
+    /// Every other thread's stack, in the core's order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub other_threads: Vec<ThreadStack>,
     /// Every thread's Python stack, the crashing thread first, when the process was a CPython
     /// whose `libpython`/`python` file (build-id checked) is at hand.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub python: Option<python::PythonStacks>,
+    /// What systemd-coredump recorded about the core (its file name and `user.coredump.*`
+    /// xattrs), when it is one of its files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coredump: Option<locate::CoredumpMeta>,
 }
 
-/// Analyse a core file: raw ELF, or compressed with gzip, zstd, xz or lz4 (streamed).
+/// Analyse a core file: raw ELF, or compressed with gzip, zstd, xz or lz4 (streamed); with
+/// systemd-coredump's metadata when it is one of its files.
 pub fn analyze_core(path: &Path, opts: &CoreOptions) -> CoreAnalysis {
+    let mut a = analyze_core_file(path, opts);
+    a.summary.coredump = locate::coredump_meta(path);
+    a
+}
+
+fn analyze_core_file(path: &Path, opts: &CoreOptions) -> CoreAnalysis {
     let mut a = CoreAnalysis::default();
     let mut f = match File::open(path) {
         Ok(f) => f,
@@ -543,13 +599,25 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
     // One ascending pass over the memory the rest needs: the stack window, AT_EXECFN, and
     // the first page of each executable module (its ELF header and build-id).
     let mut want: Vec<(u64, usize)> = Vec::new();
-    let stack_window = crash.as_ref().and_then(|t| {
-        let sp = t.sp?;
-        let l = mem.load_at(sp)?;
-        let avail = l.vaddr.saturating_add(l.filesz).saturating_sub(sp);
-        Some((sp & !7, avail.min(opts.stack_bytes) as usize))
-    });
-    want.extend(stack_window);
+    // Stack windows: the crashing thread's `stack_bytes` above sp, a quarter of that for the
+    // others (their frames are fewer and shallower: blocked in a wait).
+    let windows_wanted: Vec<Option<(u64, usize)>> = nt
+        .threads
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let sp = t.sp?;
+            let l = mem.load_at(sp)?;
+            let avail = l.vaddr.saturating_add(l.filesz).saturating_sub(sp);
+            let cap = if i == crash_ix {
+                opts.stack_bytes
+            } else {
+                (opts.stack_bytes / 4).max(64 << 10)
+            };
+            Some((sp & !7, avail.min(cap) as usize))
+        })
+        .collect();
+    want.extend(windows_wanted.iter().flatten());
     if let Some(p) = aux(notes::AT_EXECFN) {
         want.push((p, 512));
     }
@@ -639,109 +707,75 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
             .map(str::to_string)
     });
 
-    // Stack.
-    let window = stack_window.and_then(|(base, len)| {
-        mem.read_prefix(base, len)
-            .map(|bytes| Window { base, bytes })
-    });
-    if crash.as_ref().is_some_and(|t| t.sp.is_some()) && window.is_none() {
+    // Stacks: every thread, the crashing one first.
+    let windows: Vec<Option<Window>> = windows_wanted
+        .iter()
+        .map(|w| {
+            w.and_then(|(base, len)| {
+                mem.read_prefix(base, len)
+                    .map(|bytes| Window { base, bytes })
+            })
+        })
+        .collect();
+    if crash.as_ref().is_some_and(|t| t.sp.is_some())
+        && windows.get(crash_ix).is_none_or(Option::is_none)
+    {
         a.warnings.push(text!(
             "the crashing thread's stack memory is not in the core: frames from registers only",
             "崩溃线程的栈内存不在 core 中：只能根据寄存器给出栈帧"
         ));
     }
     let mut images: BTreeMap<String, Option<ElfImage>> = BTreeMap::new();
-    let mut raw: Vec<RawFrame> = Vec::new();
-    if let Some(t) = &crash {
-        let exec_loads: Vec<Load> = mem.loads.iter().filter(|l| l.exec).copied().collect();
-        let is_code = |addr: u64| {
-            let i = exec_loads.partition_point(|l| l.vaddr <= addr);
-            i > 0 && exec_loads[i - 1].contains(addr)
-        };
-        let mut after_call = |ret: u64| -> Option<bool> {
-            let n = if arch == Arch::Aarch64 { 4 } else { 7 };
-            let start = ret.checked_sub(n as u64)?;
-            if let Some(b) = mem.read(start, n) {
-                return Some(stack::ends_with_call(arch, &b));
-            }
-            // Executable memory that is no file (JIT, trampolines) is dumped: unreadable
-            // bytes there mean the word is no return address.
-            let Some(f) = find_file(&files, start) else {
-                return Some(false);
-            };
-            if !(use_fs && opts.symbolize) {
-                return None;
-            }
-            let module = modules.iter().find(|m| m.path == f.path)?;
-            let img = image_for(&mut images, module, opts)?;
-            let b = img.read_file(f.offset.checked_add(start - f.start)?, n)?;
-            Some(stack::ends_with_call(arch, &b))
-        };
-        raw = stack::walk(
-            arch,
-            t,
-            window.as_ref(),
-            &is_code,
-            &mut after_call,
-            opts.max_frames.max(1),
-        );
-    }
-
-    // Frames, named.
+    let mut lines: BTreeMap<String, Option<(dwarf::Lines, Option<String>)>> = BTreeMap::new();
+    let exec_loads: Vec<Load> = mem.loads.iter().filter(|l| l.exec).copied().collect();
     let vdso = aux(33);
     let mut used: Vec<String> = Vec::new();
-    for (index, f) in raw.iter().enumerate() {
-        let mut frame = StackFrame {
-            index,
-            pc: hex(f.pc),
-            module: None,
-            offset: None,
-            symbol: None,
-            mangled: None,
-            how: f.how.as_str(),
+    let mut order: Vec<usize> = (0..nt.threads.len()).collect();
+    if crash_ix < order.len() {
+        order.remove(crash_ix);
+        order.insert(0, crash_ix);
+    }
+    let cache_dirs = dwarf::debuginfod_cache_dirs();
+    for ti in order {
+        let t = &nt.threads[ti];
+        let raw = {
+            let mut p = CoreProcess {
+                arch,
+                mem: &mut mem,
+                window: windows.get(ti).and_then(Option::as_ref),
+                exec_loads: &exec_loads,
+                files: &files,
+                modules: &modules,
+                images: &mut images,
+                opts,
+                use_fs,
+                ctx: gimli::UnwindContext::new(),
+                far_reads: 0,
+            };
+            stack::walk(arch, t, &mut p, opts.max_frames.max(1))
         };
-        // A return address points after the call: look up the byte before it.
-        let lookup = if f.how == How::Pc {
-            f.pc
+        let mut namer = Namer {
+            files: &files,
+            modules: &modules,
+            images: &mut images,
+            lines: &mut lines,
+            opts,
+            use_fs,
+            vdso,
+            cache_dirs: &cache_dirs,
+        };
+        let frames: Vec<StackFrame> = raw
+            .iter()
+            .enumerate()
+            .map(|(index, f)| namer.frame(index, f, &mem, &mut used))
+            .collect();
+        if ti == crash_ix {
+            a.summary.frames = frames;
         } else {
-            f.pc.saturating_sub(1)
-        };
-        if let Some(map) = find_file(&files, lookup) {
-            let module = modules.iter().find(|m| m.path == map.path);
-            if let Some(m) = module {
-                frame.module = Some(m.path.clone());
-                frame.offset = Some(hex(f.pc.wrapping_sub(m.base)));
-                if !used.contains(&m.path) {
-                    used.push(m.path.clone());
-                }
-                if use_fs
-                    && opts.symbolize
-                    && let Some(img) = image_for(&mut images, m, opts)
-                    && let Some(v) = map
-                        .offset
-                        .checked_add(lookup - map.start)
-                        .and_then(|o| img.vaddr_of_file_offset(o))
-                    && let Some((name, off)) = img.symbol_at(v)
-                {
-                    let off = off.saturating_add(f.pc - lookup);
-                    match symbols::demangle(&name) {
-                        Some(human) => {
-                            frame.symbol = Some(format!("{human}+{off:#x}"));
-                            frame.mangled = Some(name);
-                        }
-                        None => frame.symbol = Some(format!("{name}+{off:#x}")),
-                    }
-                }
-            }
-        } else if let Some(v) = vdso
-            && mem.load_at(lookup).map(|l| l.vaddr) == Some(v)
-        {
-            frame.module = Some("[vdso]".into());
-            frame.offset = Some(hex(f.pc.wrapping_sub(v)));
-        } else if mem.load_at(lookup).is_some() {
-            frame.module = Some("[anonymous]".into());
+            a.summary
+                .other_threads
+                .push(ThreadStack { tid: t.tid, frames });
         }
-        a.summary.frames.push(frame);
     }
     a.summary.crash_module = a.summary.frames.first().and_then(|f| f.module.clone());
     if use_fs && opts.symbolize {
@@ -789,6 +823,10 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
             build_id: m.build_id.as_deref().map(hex_bytes),
             symbols,
             symbol_file,
+            debug_file: lines
+                .get(p)
+                .and_then(Option::as_ref)
+                .and_then(|(_, f)| f.clone()),
         });
     }
     let mismatches: Vec<&str> = a
@@ -1023,6 +1061,372 @@ fn mismatched(m: &Module, opts: &CoreOptions) -> bool {
         .any(|img| img.build_id.as_ref().is_some_and(|b| b != want))
 }
 
+/// The crashed process as the stack walk sees it: one thread's stack window, the core's
+/// memory beyond it (a signal handler's alternate stack), executable segments, and the CFI
+/// of each mapped module whose file is at hand.
+struct CoreProcess<'a, 'c> {
+    arch: Arch,
+    mem: &'a mut Memory<'c>,
+    window: Option<&'a Window>,
+    exec_loads: &'a [Load],
+    files: &'a [FileMapping],
+    modules: &'a [Module],
+    images: &'a mut BTreeMap<String, Option<ElfImage>>,
+    opts: &'a CoreOptions,
+    use_fs: bool,
+    ctx: gimli::UnwindContext<usize>,
+    /// Words read outside the window (each may cost a compressed core a restart).
+    far_reads: usize,
+}
+
+/// Words read outside a thread's window per walk, at most.
+const MAX_FAR_READS: usize = 256;
+
+/// A word of a thread's stack: from its window, else from the core (at most
+/// `MAX_FAR_READS` times per walk: a signal handler's alternate stack, a CFI rule's address).
+fn stack_word(
+    window: Option<&Window>,
+    mem: &mut Memory,
+    far: &mut usize,
+    addr: u64,
+) -> Option<u64> {
+    if let Some(w) = window
+        && addr >= w.base
+        && addr.saturating_add(8) <= w.end()
+    {
+        return w.word(addr);
+    }
+    if *far >= MAX_FAR_READS {
+        return None;
+    }
+    *far += 1;
+    mem.read(addr, 8).and_then(|b| notes::u64_at(&b, 0))
+}
+
+impl stack::Process for CoreProcess<'_, '_> {
+    fn is_code(&self, addr: u64) -> bool {
+        let i = self.exec_loads.partition_point(|l| l.vaddr <= addr);
+        i > 0 && self.exec_loads[i - 1].contains(addr)
+    }
+
+    fn is_after_call(&mut self, ret: u64) -> Option<bool> {
+        let n = if self.arch == Arch::Aarch64 { 4 } else { 7 };
+        let start = ret.checked_sub(n as u64)?;
+        if let Some(b) = self.mem.read(start, n) {
+            return Some(stack::ends_with_call(self.arch, &b));
+        }
+        // Executable memory that is no file (JIT, trampolines) is dumped: unreadable bytes
+        // there mean the word is no return address.
+        let Some(f) = find_file(self.files, start) else {
+            return Some(false);
+        };
+        let off = f.offset.checked_add(start - f.start)?;
+        let arch = self.arch;
+        let (img, _) = link_address_in(
+            self.files,
+            self.modules,
+            self.images,
+            self.opts,
+            self.use_fs,
+            start,
+        )?;
+        let b = img.read_file(off, n)?;
+        Some(stack::ends_with_call(arch, &b))
+    }
+
+    fn window_word(&self, addr: u64) -> Option<u64> {
+        self.window?.word(addr)
+    }
+
+    fn is_signal_return(&mut self, ret: u64) -> bool {
+        let Some(lookup) = ret.checked_sub(1) else {
+            return false;
+        };
+        let mut ctx = std::mem::take(&mut self.ctx);
+        let yes = link_address_in(
+            self.files,
+            self.modules,
+            self.images,
+            self.opts,
+            self.use_fs,
+            lookup,
+        )
+        .and_then(|(img, v)| img.cfi().map(|c| (c, v)))
+        .is_some_and(|(cfi, v)| cfi.is_signal_trampoline(&mut ctx, v));
+        self.ctx = ctx;
+        yes
+    }
+
+    fn word(&mut self, addr: u64) -> Option<u64> {
+        stack_word(self.window, self.mem, &mut self.far_reads, addr)
+    }
+
+    fn cfi_step(&mut self, pc: u64, exact: bool, regs: &[Option<u64>]) -> unwind::Step {
+        let lookup = if exact { pc } else { pc.saturating_sub(1) };
+        let arch = self.arch;
+        let (window, mem, far) = (self.window, &mut *self.mem, &mut self.far_reads);
+        let mut ctx = std::mem::take(&mut self.ctx);
+        let step = match link_address_in(
+            self.files,
+            self.modules,
+            self.images,
+            self.opts,
+            self.use_fs,
+            lookup,
+        ) {
+            Some((img, v)) => match img.cfi() {
+                Some(cfi) => {
+                    let mut read = |a: u64| stack_word(window, mem, far, a);
+                    cfi.step(&mut ctx, arch, v, regs, &mut read)
+                }
+                None => unwind::Step::NoInfo,
+            },
+            None => unwind::Step::NoInfo,
+        };
+        self.ctx = ctx;
+        step
+    }
+}
+
+/// The module image and link-time address of a process address, when its file is at hand.
+fn link_address_in<'i>(
+    files: &[FileMapping],
+    modules: &[Module],
+    images: &'i mut BTreeMap<String, Option<ElfImage>>,
+    opts: &CoreOptions,
+    use_fs: bool,
+    addr: u64,
+) -> Option<(&'i mut ElfImage, u64)> {
+    if !(use_fs && opts.symbolize) {
+        return None;
+    }
+    let map = find_file(files, addr)?;
+    let m = modules.iter().find(|m| m.path == map.path)?;
+    let img = image_for(images, m, opts)?;
+    let v = map
+        .offset
+        .checked_add(addr - map.start)
+        .and_then(|o| img.vaddr_of_file_offset(o))?;
+    Some((img, v))
+}
+
+/// Names raw frames: module, offset, symbol (build-id checked), source line and inlined
+/// functions (DWARF of the module or its separate debug file), training-stack component.
+struct Namer<'a> {
+    files: &'a [FileMapping],
+    modules: &'a [Module],
+    images: &'a mut BTreeMap<String, Option<ElfImage>>,
+    lines: &'a mut BTreeMap<String, Option<(dwarf::Lines, Option<String>)>>,
+    opts: &'a CoreOptions,
+    use_fs: bool,
+    vdso: Option<u64>,
+    cache_dirs: &'a [PathBuf],
+}
+
+impl Namer<'_> {
+    fn frame(
+        &mut self,
+        index: usize,
+        f: &RawFrame,
+        mem: &Memory,
+        used: &mut Vec<String>,
+    ) -> StackFrame {
+        let mut frame = StackFrame {
+            index,
+            pc: hex(f.pc),
+            module: None,
+            offset: None,
+            symbol: None,
+            mangled: None,
+            how: f.how.as_str(),
+            file: None,
+            line: None,
+            inlined: Vec::new(),
+            component: None,
+        };
+        // A return address points after the call: look up the byte before it. The pc of
+        // frame 0 and of a frame a signal interrupted is the instruction itself.
+        let lookup = if f.exact {
+            f.pc
+        } else {
+            f.pc.saturating_sub(1)
+        };
+        let Some(map) = find_file(self.files, lookup) else {
+            if let Some(v) = self.vdso
+                && mem.load_at(lookup).map(|l| l.vaddr) == Some(v)
+            {
+                frame.module = Some("[vdso]".into());
+                frame.offset = Some(hex(f.pc.wrapping_sub(v)));
+            } else if mem.load_at(lookup).is_some() {
+                frame.module = Some("[anonymous]".into());
+            }
+            return frame;
+        };
+        let Some(m) = self.modules.iter().find(|m| m.path == map.path) else {
+            return frame;
+        };
+        frame.module = Some(m.path.clone());
+        frame.offset = Some(hex(f.pc.wrapping_sub(m.base)));
+        frame.component = component_of(&m.path);
+        if !used.contains(&m.path) {
+            used.push(m.path.clone());
+        }
+        if !(self.use_fs && self.opts.symbolize) {
+            return frame;
+        }
+        let Some(img) = image_for(self.images, m, self.opts) else {
+            return frame;
+        };
+        let Some(v) = map
+            .offset
+            .checked_add(lookup - map.start)
+            .and_then(|o| img.vaddr_of_file_offset(o))
+        else {
+            return frame;
+        };
+        let delta = f.pc - lookup;
+        if let Some((name, off)) = img.symbol_at(v) {
+            set_symbol(&mut frame, &name, Some(off.saturating_add(delta)));
+        }
+        let (opts, cache_dirs) = (self.opts, self.cache_dirs);
+        let lines = self
+            .lines
+            .entry(m.path.clone())
+            .or_insert_with(|| lines_for(img, m, opts, cache_dirs));
+        if let Some((l, _)) = lines {
+            let mut found = l.frames(v);
+            if let Some(outer) = found.pop() {
+                frame.file = outer.file;
+                frame.line = outer.line;
+                if frame.symbol.is_none()
+                    && let Some(name) = outer.function
+                {
+                    set_symbol(&mut frame, &name, None);
+                }
+            }
+            frame.inlined = found
+                .into_iter()
+                .map(|s| InlinedFrame {
+                    function: s
+                        .function
+                        .map(|n| symbols::demangle(&n).unwrap_or(n))
+                        .unwrap_or_else(|| "??".into()),
+                    file: s.file,
+                    line: s.line,
+                })
+                .collect();
+        }
+        frame
+    }
+}
+
+/// `function+0xoff` (just `function` when the offset is unknown), demangled.
+fn set_symbol(frame: &mut StackFrame, name: &str, off: Option<u64>) {
+    let off = off.map(|o| format!("+{o:#x}")).unwrap_or_default();
+    match symbols::demangle(name) {
+        Some(human) => {
+            frame.symbol = Some(format!("{human}{off}"));
+            frame.mangled = Some(name.to_string());
+        }
+        None => frame.symbol = Some(format!("{name}{off}")),
+    }
+}
+
+/// The DWARF for a module: its own `.debug_info`, else the first separate debug file (see
+/// `dwarf::debug_file_candidates`) whose build-id is the module's. With the file it came from.
+fn lines_for(
+    img: &mut ElfImage,
+    m: &Module,
+    opts: &CoreOptions,
+    cache_dirs: &[PathBuf],
+) -> Option<(dwarf::Lines, Option<String>)> {
+    if img.has_section(".debug_info") {
+        let path = img.path.display().to_string();
+        return dwarf::Lines::new(&mut |n| img.section(n).map(|s| s.data)).map(|l| (l, Some(path)));
+    }
+    let id = m
+        .build_id
+        .as_deref()
+        .or(img.build_id.as_deref())
+        .map(hex_bytes);
+    let link = img.debuglink().map(|(n, _)| n);
+    for cand in dwarf::debug_file_candidates(
+        id.as_deref(),
+        link.as_deref(),
+        &img.path,
+        opts.sysroot.as_deref(),
+        &opts.search_paths,
+        cache_dirs,
+    ) {
+        let Some(mut dbg) = ElfImage::open(&cand) else {
+            continue;
+        };
+        let same = match (&id, &dbg.build_id) {
+            (Some(want), Some(have)) => *want == hex_bytes(have),
+            (Some(_), None) => false,
+            (None, _) => true,
+        };
+        if !same || !dbg.has_section(".debug_info") {
+            continue;
+        }
+        let path = cand.display().to_string();
+        if let Some(l) = dwarf::Lines::new(&mut |n| dbg.section(n).map(|s| s.data)) {
+            return Some((l, Some(path)));
+        }
+    }
+    None
+}
+
+/// The part of the training stack a mapped file is, by its file name: what a reader needs to
+/// tell "crashed in NCCL" from "crashed in my extension".
+pub fn component_of(path: &str) -> Option<&'static str> {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let stem = name.split(".so").next().unwrap_or(name);
+    const KNOWN: &[(&str, &str)] = &[
+        ("libtorch_cuda", "libtorch (CUDA)"),
+        ("libtorch_cpu", "libtorch"),
+        ("libtorch_python", "libtorch (Python bindings)"),
+        ("libtorch", "libtorch"),
+        ("libc10_cuda", "c10 (CUDA)"),
+        ("libc10", "c10"),
+        ("libnccl", "NCCL"),
+        ("libcuda", "CUDA driver"),
+        ("libcudart", "CUDA runtime"),
+        ("libcublasLt", "cuBLASLt"),
+        ("libcublas", "cuBLAS"),
+        ("libcudnn", "cuDNN"),
+        ("libcufft", "cuFFT"),
+        ("libcusparse", "cuSPARSE"),
+        ("libcurand", "cuRAND"),
+        ("libcusolver", "cuSOLVER"),
+        ("libnvrtc", "NVRTC"),
+        ("libnvJitLink", "nvJitLink"),
+        ("libnvidia-ml", "NVML"),
+        ("libgomp", "OpenMP (GNU)"),
+        ("libiomp5", "OpenMP (Intel)"),
+        ("libmkl", "MKL"),
+        ("libopenblas", "OpenBLAS"),
+        ("libc", "libc"),
+        ("libstdc++", "libstdc++"),
+        ("libgcc_s", "libgcc"),
+        ("ld-linux", "dynamic loader"),
+        ("libpthread", "libc"),
+        ("libm", "libc"),
+    ];
+    if let Some((_, c)) = KNOWN.iter().find(|(p, _)| {
+        stem == *p
+            || stem
+                .strip_prefix(p)
+                .is_some_and(|rest| rest.starts_with(['-', '.', '_']))
+    }) {
+        return Some(c);
+    }
+    if stem.starts_with("libpython3") || stem.starts_with("python3") || stem == "python" {
+        return Some("CPython");
+    }
+    None
+}
+
 /// The on-disk image for a module: the first candidate whose build-id matches the core's (any
 /// candidate when the core kept no build-id). Cached, including "none".
 fn image_for<'i>(
@@ -1049,6 +1453,44 @@ fn image_for<'i>(
                 })
         })
         .as_mut()
+}
+
+/// Whether a mapped file is the user's own code: not a known part of the training stack, not
+/// the system's (`/usr`, `/lib`), not an installed Python package or the standard library's
+/// extensions (`…/lib/python3.X/…`), not a pseudo-mapping (`[vdso]`).
+fn user_module(path: &str) -> bool {
+    !(path.starts_with('[')
+        || path.starts_with("/usr/")
+        || path.starts_with("/lib")
+        || path.starts_with("/opt/conda/lib/lib")
+        || path.contains("/lib/python3")
+        || path.contains("/site-packages/")
+        || path.contains("/dist-packages/")
+        || component_of(path).is_some())
+}
+
+/// A native frame for evidence: `function+0x1b at file.c:42 in libx.so`.
+fn show_native(f: &StackFrame) -> String {
+    let mut out = f.symbol.clone().unwrap_or_else(|| {
+        format!(
+            "{}+{}",
+            f.module
+                .as_deref()
+                .map(|m| m.rsplit('/').next().unwrap_or(m))
+                .unwrap_or("?"),
+            f.offset.as_deref().unwrap_or("?")
+        )
+    });
+    if let (Some(file), Some(line)) = (&f.file, f.line) {
+        out.push_str(&format!(
+            " at {}:{line}",
+            file.rsplit('/').next().unwrap_or(file)
+        ));
+    }
+    if let Some(m) = &f.module {
+        out.push_str(&format!(" in {}", m.rsplit('/').next().unwrap_or(m)));
+    }
+    out
 }
 
 /// Facts from a summary. Names are in `facts::CATALOG`.
@@ -1086,6 +1528,20 @@ fn facts_of(s: &CoreSummary) -> Vec<Fact> {
             .find(|f| !python::library_file(&f.file))
             .map(show);
         text("core.python_user_frame", &user, "Python stack in the core");
+    }
+    let native_user = s
+        .frames
+        .iter()
+        .find(|f| f.module.as_deref().is_some_and(user_module))
+        .map(show_native);
+    text(
+        "core.native_user_frame",
+        &native_user,
+        "native stack in the core",
+    );
+    let component = s.frames.first().and_then(|f| f.component);
+    if let Some(c) = component {
+        out.push(Fact::new("core.crash_component", c).with_text("NT_FILE at the pc"));
     }
     let mut stack_modules: Vec<&str> = Vec::new();
     for f in &s.frames {

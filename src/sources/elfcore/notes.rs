@@ -131,7 +131,14 @@ pub struct ThreadStatus {
     pub lr: Option<u64>,
     /// x86-64 `fs_base`: glibc's thread pointer, the value of `pthread_self()`.
     pub thread_pointer: Option<u64>,
+    /// The general registers by DWARF number (x86-64: rax..r15, 16 = rip; aarch64: x0..x30,
+    /// 31 = sp), for the CFI unwinder. Empty when the note is cut short or the arch unknown.
+    pub dwarf: Vec<Option<u64>>,
 }
+
+/// Where DWARF register n of x86-64 is in `user_regs_struct` (r15, r14, … rip, cs, eflags, rsp).
+const X86_64_DWARF_TO_USER: [usize; 17] =
+    [10, 12, 11, 5, 13, 14, 4, 19, 9, 8, 7, 6, 3, 2, 1, 0, 16];
 
 const PR_REG: usize = 112;
 
@@ -148,12 +155,14 @@ pub fn parse_prstatus(d: &[u8], arch: Arch) -> ThreadStatus {
             t.pc = reg(16);
             t.sp = reg(19);
             t.thread_pointer = reg(21);
+            t.dwarf = X86_64_DWARF_TO_USER.iter().map(|&i| reg(i)).collect();
         }
         Arch::Aarch64 => {
             t.fp = reg(29);
             t.lr = reg(30);
             t.sp = reg(31);
             t.pc = reg(32);
+            t.dwarf = (0..32).map(reg).collect();
         }
         Arch::Other(_) => {}
     }

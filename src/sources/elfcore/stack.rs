@@ -1,8 +1,12 @@
-//! The crashing thread's stack, best effort and labelled: the pc, aarch64's link register, the
-//! frame-pointer chain, and a scan of stack words that point into executable mappings. Works on
-//! one window of stack memory read once; never follows a pointer out of that window.
+//! A thread's stack, labelled frame by frame with how each was found, in the order a debugger
+//! trusts them: the module's call-frame information (CFI), else the frame-pointer chain, else
+//! a scan for a stack word that points just after a call in executable memory. Each step is
+//! checked (the caller's pc must be code, the stack pointer must move up) and a failed step
+//! falls back to the next method. Reads memory only through `Process`; never follows a
+//! pointer that is not a stack slot or a CFI rule's address.
 
 use super::notes::{Arch, ThreadStatus};
+use super::unwind::{REGS, Step};
 use serde::Serialize;
 
 /// How a frame was found, most to least trustworthy.
@@ -11,6 +15,8 @@ use serde::Serialize;
 pub enum How {
     /// The thread's program counter.
     Pc,
+    /// A return address from the module's CFI (`.eh_frame`, `.debug_frame`).
+    Cfi,
     /// aarch64's link register (the caller, unless the function already saved and reused it).
     LinkRegister,
     /// A return address from the frame-pointer chain.
@@ -24,6 +30,7 @@ impl How {
     pub fn as_str(self) -> &'static str {
         match self {
             How::Pc => "pc",
+            How::Cfi => "cfi",
             How::LinkRegister => "link-register",
             How::FramePointer => "frame-pointer",
             How::StackScan => "stack-scan",
@@ -51,6 +58,9 @@ impl Window {
 pub struct RawFrame {
     pub pc: u64,
     pub how: How,
+    /// `pc` is the instruction itself (frame 0, a frame a signal interrupted), not a return
+    /// address: its line is looked up at `pc`, not at the call before it.
+    pub exact: bool,
 }
 
 /// Does the code just before a return address hold a call? `before` holds the bytes
@@ -78,88 +88,165 @@ pub fn ends_with_call(arch: Arch, before: &[u8]) -> bool {
     }
 }
 
-/// Walk the stack. `is_code(addr)` says whether an address lies in executable memory;
-/// `is_after_call(ret)` whether the code before it is a call (None: the bytes are unknown).
-pub fn walk(
-    arch: Arch,
-    t: &ThreadStatus,
-    window: Option<&Window>,
-    is_code: &dyn Fn(u64) -> bool,
-    is_after_call: &mut dyn FnMut(u64) -> Option<bool>,
-    max_frames: usize,
-) -> Vec<RawFrame> {
+/// What the walk may ask of the crashed process.
+pub trait Process {
+    /// Whether an address lies in executable memory.
+    fn is_code(&self, addr: u64) -> bool;
+    /// Whether the code before a return address is a call (`None`: the bytes are unknown).
+    fn is_after_call(&mut self, ret: u64) -> Option<bool>;
+    /// An 8-byte word of memory (the thread's stack, as the core holds it).
+    fn word(&mut self, addr: u64) -> Option<u64>;
+    /// A word of the thread's stack window only (what the scan reads: no memory beyond it).
+    fn window_word(&self, addr: u64) -> Option<u64>;
+    /// Whether `ret` is the return address the kernel gives a signal handler: the start of a
+    /// signal trampoline (`__restore_rt`), as its module's CFI marks it.
+    fn is_signal_return(&mut self, ret: u64) -> bool;
+    /// One CFI step from a frame at `pc`; `exact`: the pc is the interrupted instruction (frame
+    /// 0, or the frame a signal interrupted), not a return address.
+    fn cfi_step(&mut self, pc: u64, exact: bool, regs: &[Option<u64>]) -> Step;
+}
+
+/// How far above sp the scan looks for the next return address (16 KiB of stack).
+const SCAN_WORDS: u64 = 2048;
+
+/// The first stack slot in [from, to) holding a word that points into code, just after a
+/// call where the code bytes can be read.
+fn scan(p: &mut dyn Process, from: u64, to: u64) -> Option<(u64, u64)> {
+    let mut slot = from.checked_add(7)? & !7;
+    while slot < to {
+        let Some(v) = p.window_word(slot) else {
+            break;
+        };
+        if p.is_code(v) && p.is_after_call(v) != Some(false) {
+            return Some((slot, v));
+        }
+        slot = slot.checked_add(8)?;
+    }
+    None
+}
+
+/// The first stack slot in [from, to) holding a signal trampoline's address.
+fn scan_for_signal_return(p: &mut dyn Process, from: u64, to: u64) -> Option<(u64, u64)> {
+    let mut slot = from.checked_add(7)? & !7;
+    while slot < to {
+        let v = p.window_word(slot)?;
+        if p.is_code(v) && p.is_signal_return(v) {
+            return Some((slot, v));
+        }
+        slot = slot.checked_add(8)?;
+    }
+    None
+}
+
+/// Walk one thread's stack from its registers, innermost first.
+pub fn walk(arch: Arch, t: &ThreadStatus, p: &mut dyn Process, max_frames: usize) -> Vec<RawFrame> {
     let mut frames = Vec::new();
     let Some(pc) = t.pc else {
         return frames;
     };
-    frames.push(RawFrame { pc, how: How::Pc });
-    if arch == Arch::Aarch64
-        && let Some(lr) = t.lr
-        && lr != pc
-        && is_code(lr)
-    {
-        frames.push(RawFrame {
-            pc: lr,
-            how: How::LinkRegister,
-        });
-    }
-    let Some(w) = window else {
-        return frames;
+    frames.push(RawFrame {
+        pc,
+        how: How::Pc,
+        exact: true,
+    });
+    let (sp_reg, fp_reg) = match arch {
+        Arch::Aarch64 => (31, 29),
+        _ => (7, 6),
     };
-    // Frame-pointer chain: [fp] = caller's fp, [fp + 8] = return address (both arches).
-    let mut chain: Vec<(u64, u64)> = Vec::new();
-    let mut fp = t.fp.unwrap_or(0);
-    while chain.len() < max_frames {
-        if !fp.is_multiple_of(8) || fp < w.base {
-            break;
-        }
-        let (Some(next), Some(ret)) = (w.word(fp), w.word(fp.wrapping_add(8))) else {
+    let mut regs = t.dwarf.clone();
+    regs.resize(REGS, None);
+    if regs[sp_reg].is_none() {
+        regs[sp_reg] = t.sp;
+    }
+    if regs[fp_reg].is_none() {
+        regs[fp_reg] = t.fp;
+    }
+    let (mut pc, mut exact) = (pc, true);
+    while frames.len() < max_frames {
+        let Some(sp) = regs[sp_reg] else {
             break;
         };
-        if !is_code(ret) {
-            break;
+        // 1. CFI: trusted when it names code and moves the stack up (a signal frame may
+        // move it anywhere: the interrupted sp is in the signal frame).
+        match p.cfi_step(pc, exact, &regs) {
+            Step::Outermost => break,
+            Step::Caller {
+                pc: ra,
+                regs: next,
+                signal,
+            } if p.is_code(ra) && next[sp_reg].is_some_and(|s| s > sp || (signal && s != sp)) => {
+                frames.push(RawFrame {
+                    pc: ra,
+                    how: How::Cfi,
+                    exact: signal,
+                });
+                (pc, exact, regs) = (ra, signal, next);
+                continue;
+            }
+            _ => {}
         }
-        chain.push((fp + 8, ret));
-        if next <= fp {
-            break;
-        }
-        fp = next;
-    }
-    // Scan: candidates below the chain (a leaf without a frame of its own, e.g. memcpy) and
-    // above it (where the chain broke).
-    let sp = t.sp.unwrap_or(w.base).max(w.base);
-    let (lo, hi) = match (chain.first(), chain.last()) {
-        (Some(f), Some(l)) => (f.0, l.0),
-        _ => (u64::MAX, u64::MAX),
-    };
-    let mut scanned: Vec<(u64, u64)> = Vec::new();
-    let mut slot = sp & !7;
-    while slot < w.end() && scanned.len() < max_frames * 4 {
-        if (slot < lo || slot > hi || lo == u64::MAX)
-            && let Some(v) = w.word(slot)
-            && is_code(v)
-            && is_after_call(v) != Some(false)
+        // 2. aarch64's link register, for the innermost frame only.
+        if arch == Arch::Aarch64
+            && frames.len() == 1
+            && let Some(lr) = t.lr
+            && lr != pc
+            && p.is_code(lr)
         {
-            scanned.push((slot, v));
+            frames.push(RawFrame {
+                pc: lr,
+                how: How::LinkRegister,
+                exact: false,
+            });
+            (pc, exact) = (lr, false);
+            continue;
         }
-        slot = slot.saturating_add(8);
-    }
-    let push = |frames: &mut Vec<RawFrame>, pc: u64, how: How| {
-        if frames.len() < max_frames && frames.last().is_none_or(|f| f.pc != pc) {
-            frames.push(RawFrame { pc, how });
+        // 3. Frame pointer: [fp] = caller's fp, [fp + 8] = return address (both arches). In
+        // the innermost frame, a return address below fp belongs to a leaf that made no frame
+        // of its own (memcpy in a library without CFI at hand): taken first, as a scan.
+        if frames.len() == 1
+            && let Some(fp) = regs[fp_reg].filter(|&fp| fp > sp)
+            && let Some((slot, ret)) = scan(p, sp, fp)
+        {
+            frames.push(RawFrame {
+                pc: ret,
+                how: How::StackScan,
+                exact: false,
+            });
+            regs[sp_reg] = Some(slot + 8);
+            (pc, exact) = (ret, false);
+            continue;
         }
-    };
-    for &(s, v) in scanned.iter().filter(|(s, _)| *s < lo) {
-        let _ = s;
-        push(&mut frames, v, How::StackScan);
-    }
-    for &(_, ret) in &chain {
-        push(&mut frames, ret, How::FramePointer);
-    }
-    if lo != u64::MAX {
-        for &(_, v) in scanned.iter().filter(|(s, _)| *s > hi) {
-            push(&mut frames, v, How::StackScan);
+        if let Some(fp) = regs[fp_reg].filter(|&fp| fp >= sp && fp.is_multiple_of(8))
+            && let (Some(next), Some(ret)) = (p.word(fp), p.word(fp.wrapping_add(8)))
+            && (next > fp || next == 0)
+            && p.is_code(ret)
+            && p.is_after_call(ret) != Some(false)
+        {
+            frames.push(RawFrame {
+                pc: ret,
+                how: How::FramePointer,
+                exact: false,
+            });
+            regs[sp_reg] = Some(fp + 16);
+            regs[fp_reg] = Some(next);
+            (pc, exact) = (ret, false);
+            continue;
         }
+        // 4. Scan up from sp: first for a signal trampoline (the kernel put it there as the
+        // handler's return address: the frames below it are the handler's, whose module's CFI
+        // is not at hand), then for a word that points just after a call.
+        let to = sp.saturating_add(SCAN_WORDS * 8);
+        let Some((slot, ret)) = scan_for_signal_return(p, sp, to).or_else(|| scan(p, sp, to))
+        else {
+            break;
+        };
+        frames.push(RawFrame {
+            pc: ret,
+            how: How::StackScan,
+            exact: false,
+        });
+        regs[sp_reg] = Some(slot + 8);
+        (pc, exact) = (ret, false);
     }
     frames
 }
@@ -193,31 +280,72 @@ mod tests {
         ));
     }
 
+    /// A stack in a window, code at [0x4000, 0x6000), CFI (a fixed 16-byte frame: ra at
+    /// CFA - 8, CFA = sp + 16) only for pcs in [0x5800, 0x6000).
+    struct Fake(Window);
+    impl Process for Fake {
+        fn is_code(&self, a: u64) -> bool {
+            (0x4000..0x6000).contains(&a)
+        }
+        fn is_after_call(&mut self, _: u64) -> Option<bool> {
+            None
+        }
+        fn word(&mut self, a: u64) -> Option<u64> {
+            self.0.word(a)
+        }
+        fn window_word(&self, a: u64) -> Option<u64> {
+            self.0.word(a)
+        }
+        fn is_signal_return(&mut self, _: u64) -> bool {
+            false
+        }
+        fn cfi_step(&mut self, pc: u64, _: bool, regs: &[Option<u64>]) -> Step {
+            if !(0x5800..0x6000).contains(&pc) {
+                return Step::NoInfo;
+            }
+            let cfa = regs[7].unwrap() + 16;
+            let Some(ra) = self.0.word(cfa - 8) else {
+                return Step::NoInfo;
+            };
+            if ra == 0 {
+                return Step::Outermost;
+            }
+            let mut next = regs.to_vec();
+            next[7] = Some(cfa);
+            Step::Caller {
+                pc: ra,
+                regs: next,
+                signal: false,
+            }
+        }
+    }
+
+    fn put(b: &mut [u8], at: usize, v: u64) {
+        b[at..at + 8].copy_from_slice(&v.to_le_bytes());
+    }
+
     #[test]
-    fn chain_and_scan_are_merged_in_stack_order() {
-        // sp = 0x1000; a stale-free leaf slot at 0x1008 holds a return address; the frame
-        // chain starts at fp = 0x1020 and ends at 0x1040.
+    fn leaf_scan_then_frame_pointers_then_scan_where_the_chain_ends() {
+        // sp = 0x1000; a leaf's return address at 0x1008; the frame chain starts at
+        // fp = 0x1020 and ends at 0x1040 (next fp 0); a last word at 0x1058.
         let mut bytes = vec![0u8; 0x60];
-        let put =
-            |b: &mut Vec<u8>, at: usize, v: u64| b[at..at + 8].copy_from_slice(&v.to_le_bytes());
         put(&mut bytes, 0x08, 0x5000);
         put(&mut bytes, 0x20, 0x1040);
         put(&mut bytes, 0x28, 0x5100);
         put(&mut bytes, 0x40, 0);
         put(&mut bytes, 0x48, 0x5200);
         put(&mut bytes, 0x58, 0x5300);
-        let w = Window {
-            base: 0x1000,
-            bytes,
-        };
         let t = ThreadStatus {
             pc: Some(0x4000),
             sp: Some(0x1000),
             fp: Some(0x1020),
             ..ThreadStatus::default()
         };
-        let is_code = |a: u64| (0x4000..0x6000).contains(&a);
-        let f = walk(Arch::X86_64, &t, Some(&w), &is_code, &mut |_| None, 16);
+        let mut p = Fake(Window {
+            base: 0x1000,
+            bytes,
+        });
+        let f = walk(Arch::X86_64, &t, &mut p, 16);
         let got: Vec<(u64, How)> = f.iter().map(|f| (f.pc, f.how)).collect();
         assert_eq!(
             got,
@@ -229,5 +357,28 @@ mod tests {
                 (0x5300, How::StackScan),
             ]
         );
+    }
+
+    #[test]
+    fn cfi_frames_come_first_and_an_undefined_return_address_ends_the_walk() {
+        // pc 0x5900 has CFI: ra at 0x1008 (0x5a00, CFI again), then ra at 0x1018 = 0:
+        // the outermost frame; the stale code word above it is not scanned.
+        let mut bytes = vec![0u8; 0x40];
+        put(&mut bytes, 0x08, 0x5a00);
+        put(&mut bytes, 0x18, 0);
+        put(&mut bytes, 0x28, 0x4400);
+        let t = ThreadStatus {
+            pc: Some(0x5900),
+            sp: Some(0x1000),
+            fp: Some(0x77),
+            ..ThreadStatus::default()
+        };
+        let mut p = Fake(Window {
+            base: 0x1000,
+            bytes,
+        });
+        let f = walk(Arch::X86_64, &t, &mut p, 16);
+        let got: Vec<(u64, How)> = f.iter().map(|f| (f.pc, f.how)).collect();
+        assert_eq!(got, vec![(0x5900, How::Pc), (0x5a00, How::Cfi)]);
     }
 }

@@ -5,10 +5,14 @@
 
 use super::input::{CoreBytes, FileBytes};
 use super::notes;
+use super::unwind::Section;
 use goblin::container::{Container, Ctx, Endian};
+use goblin::elf::compression_header::{ELFCOMPRESS_ZLIB, ELFCOMPRESS_ZSTD};
 use goblin::elf::header::{self, Header};
 use goblin::elf::program_header::{PT_LOAD, PT_NOTE, ProgramHeader};
-use goblin::elf::section_header::{SHT_DYNSYM, SHT_SYMTAB, SectionHeader};
+use goblin::elf::section_header::{
+    SHF_COMPRESSED, SHT_DYNSYM, SHT_NOBITS, SHT_SYMTAB, SectionHeader,
+};
 use goblin::elf::sym::{STT_FUNC, STT_GNU_IFUNC, Symtab};
 use goblin::strtab::Strtab;
 use std::fs::File;
@@ -16,6 +20,8 @@ use std::path::{Path, PathBuf};
 
 /// Symbol tables larger than this are not read (a debug build of libtorch would be).
 const MAX_SYMTAB: usize = 48 << 20;
+/// Sections (CFI, DWARF) larger than this, raw or decompressed, are not read.
+pub const MAX_SECTION: usize = 64 << 20;
 
 pub struct ElfImage {
     pub path: PathBuf,
@@ -24,6 +30,10 @@ pub struct ElfImage {
     pub build_id: Option<Vec<u8>>,
     /// (start, size, name), sorted by start.
     syms: Vec<(u64, u64, String)>,
+    /// Section headers with their names (empty when the file has none or they are damaged).
+    sections: Vec<(String, SectionHeader)>,
+    /// The module's CFI, read on first use (`None` inside: it has none).
+    cfi: Option<Option<super::unwind::Cfi>>,
 }
 
 fn ctx_of(h: &Header) -> Option<Ctx> {
@@ -76,13 +86,88 @@ impl ElfImage {
         let phdrs = ProgramHeader::parse(&phbuf, 0, (h.e_phnum as usize).min(4096), ctx).ok()?;
         let build_id = build_id_from(&phdrs, &mut |off, len| bytes.read_at(off, len).ok());
         let syms = read_symbols(&mut bytes, &h, ctx).unwrap_or_default();
+        let sections = read_sections(&mut bytes, &h, ctx).unwrap_or_default();
         Some(ElfImage {
             path: path.to_path_buf(),
             bytes,
             phdrs,
             build_id,
             syms,
+            sections,
+            cfi: None,
         })
+    }
+
+    /// Whether the file has a section of this name with bytes in the file (not `SHT_NOBITS`,
+    /// as a separate debug file keeps the sections it does not carry).
+    pub fn has_section(&self, name: &str) -> bool {
+        self.sections
+            .iter()
+            .any(|(n, s)| n == name && s.sh_type != SHT_NOBITS && s.sh_size > 0)
+    }
+
+    /// A section's bytes (decompressed when `SHF_COMPRESSED`, zlib or zstd) and link-time
+    /// address. `None` when absent, empty, over `MAX_SECTION`, or damaged.
+    pub fn section(&mut self, name: &str) -> Option<Section> {
+        let (_, sh) = self
+            .sections
+            .iter()
+            .find(|(n, s)| n == name && s.sh_type != SHT_NOBITS)?;
+        let (addr, off, size, flags) = (sh.sh_addr, sh.sh_offset, sh.sh_size, sh.sh_flags);
+        if size == 0 || size > MAX_SECTION as u64 || size as usize > super::input::MAX_READ {
+            return None;
+        }
+        let raw = self.read_file(off, size as usize)?;
+        if flags & u64::from(SHF_COMPRESSED) == 0 {
+            return Some(Section { addr, data: raw });
+        }
+        // Elf64_Chdr: ch_type, ch_reserved, ch_size, ch_addralign.
+        let (kind, full) = (notes::u32_at(&raw, 0)?, notes::u64_at(&raw, 8)?);
+        if full > MAX_SECTION as u64 {
+            return None;
+        }
+        let body = raw.get(24..)?;
+        let mut data = Vec::with_capacity(full as usize);
+        let limit = full.saturating_add(1);
+        let got = match kind {
+            ELFCOMPRESS_ZLIB => std::io::Read::read_to_end(
+                &mut std::io::Read::take(flate2::read::ZlibDecoder::new(body), limit),
+                &mut data,
+            ),
+            ELFCOMPRESS_ZSTD => zstd::stream::read::Decoder::new(body).and_then(|d| {
+                std::io::Read::read_to_end(&mut std::io::Read::take(d, limit), &mut data)
+            }),
+            _ => return None,
+        };
+        (got.ok()? as u64 == full).then_some(Section { addr, data })
+    }
+
+    /// The name and CRC of the separate debug file `.gnu_debuglink` names.
+    pub fn debuglink(&mut self) -> Option<(String, u32)> {
+        let s = self.section(".gnu_debuglink")?;
+        let end = s.data.iter().position(|&b| b == 0)?;
+        let name = std::str::from_utf8(&s.data[..end]).ok()?.to_string();
+        let crc_at = (end + 4) & !3;
+        let crc = notes::u32_at(&s.data, crc_at)?;
+        (!name.is_empty() && !name.contains('/')).then_some((name, crc))
+    }
+
+    /// The module's call-frame information: `.eh_frame` (with `.eh_frame_hdr`) and its own
+    /// `.debug_frame`, read once. (A separate debug file's `.debug_frame` is not read: the
+    /// loaded file's `.eh_frame` covers what a core's frames need on Linux.)
+    pub fn cfi(&mut self) -> Option<&super::unwind::Cfi> {
+        if self.cfi.is_none() {
+            let eh = self.section(".eh_frame");
+            let hdr = self.section(".eh_frame_hdr");
+            let debug = self.section(".debug_frame");
+            let text = self
+                .sections
+                .iter()
+                .find(|(n, _)| n == ".text")
+                .map(|(_, s)| s.sh_addr);
+            self.cfi = Some(super::unwind::Cfi::new(eh, hdr, debug, text));
+        }
+        self.cfi.as_ref().and_then(Option::as_ref)
     }
 
     /// The link-time address of a byte of the file.
@@ -177,6 +262,37 @@ fn each_symtab(
         }
     }
     Some(())
+}
+
+/// The section headers, named from the section-name string table.
+fn read_sections(
+    bytes: &mut FileBytes,
+    h: &Header,
+    ctx: Ctx,
+) -> Option<Vec<(String, SectionHeader)>> {
+    if h.e_shnum == 0 || h.e_shentsize == 0 {
+        return None;
+    }
+    let shsize = (h.e_shentsize as usize).checked_mul(h.e_shnum as usize)?;
+    let shbuf = bytes.read_at(h.e_shoff, shsize.min(4 << 20)).ok()?;
+    let shdrs = SectionHeader::parse_from(&shbuf, 0, (h.e_shnum as usize).min(65535), ctx).ok()?;
+    let names = shdrs.get(h.e_shstrndx as usize)?;
+    if names.sh_size > 16 << 20 {
+        return None;
+    }
+    let strbuf = bytes
+        .read_at(names.sh_offset, names.sh_size as usize)
+        .ok()?;
+    let strtab = Strtab::parse(&strbuf, 0, strbuf.len(), 0).ok()?;
+    Some(
+        shdrs
+            .into_iter()
+            .map(|s| {
+                let n = strtab.get_at(s.sh_name).unwrap_or("").to_string();
+                (n, s)
+            })
+            .collect(),
+    )
 }
 
 fn read_symbols(bytes: &mut FileBytes, h: &Header, ctx: Ctx) -> Option<Vec<(u64, u64, String)>> {
