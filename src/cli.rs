@@ -5,7 +5,7 @@
 use crate::analyze::Engine;
 use crate::inputs;
 use crate::report::i18n::Tr;
-use crate::report::terminal;
+use crate::report::{Sink, terminal};
 use crate::rules::{self, KnowledgeBase};
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::{IsTerminal, Write};
@@ -198,6 +198,10 @@ pub struct DiffArgs {
     /// Worker threads (default: available cores).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Mask secrets (always done for markdown; settings whose name names a secret are masked
+    /// whole) and optionally `hosts`, `paths` (comma-separated; `all` for both).
+    #[arg(long, value_name = "WHAT", num_args = 0..=1, require_equals = true, default_missing_value = "secrets")]
+    pub redact: Option<String>,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -361,9 +365,11 @@ pub fn cli_command() -> clap::Command {
     <Cli as clap::CommandFactory>::command()
 }
 
-/// One of our own messages on stderr, `trainwreck: ` first, in the user's language.
+/// One of our own messages on stderr, `trainwreck: ` first, in the user's language. The
+/// message can quote paths, rule files and history rows: it goes through the terminal sink.
 fn say(lang: crate::model::Lang, msg: impl std::fmt::Display) {
-    eprintln!("{}{msg}", Tr(lang).cli_prefix());
+    let line = format!("{}{msg}\n", Tr(lang).cli_prefix());
+    eprint!("{}", crate::report::emit(Sink::Terminal, &line));
 }
 
 fn load(dirs: &[PathBuf], lang: crate::model::Lang) -> Result<KnowledgeBase, i32> {
@@ -399,7 +405,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Triage(t) => triage_cmd(t, ui),
         Command::Diff(d) => diff_cmd(d, ui),
         Command::History(h) => match crate::history::command::run(h, ui.lang) {
-            Ok(text) => print_out(&text),
+            Ok((sink, text)) => print(sink, &text),
             Err(e) => {
                 say(ui.lang, e);
                 exit::HISTORY
@@ -409,7 +415,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Completions { shell } => {
             let mut buf = Vec::new();
             clap_complete::generate(shell, &mut cli_command(), "trainwreck", &mut buf);
-            print_out(&String::from_utf8_lossy(&buf))
+            print(Sink::Json, &String::from_utf8_lossy(&buf))
         }
         Command::Man { subcommand } => {
             let mut root = cli_command();
@@ -431,7 +437,7 @@ pub fn run(cli: Cli) -> i32 {
             };
             let mut buf = Vec::new();
             match clap_mangen::Man::new(page).render(&mut buf) {
-                Ok(()) => print_out(&String::from_utf8_lossy(&buf)),
+                Ok(()) => print(Sink::Json, &String::from_utf8_lossy(&buf)),
                 Err(e) => {
                     say(ui.lang, Tr(ui.lang).cli_cannot_render_man(&e.to_string()));
                     exit::USAGE
@@ -519,6 +525,7 @@ fn analyze(args: AnalyzeArgs, ui: Ui) -> i32 {
         job: h.job.clone(),
         hosts: h.hosts.clone(),
         gpus: h.gpus.clone(),
+        store_raw: h.store_raw,
     });
     let history_failed = with_history(&mut r, h.db.as_deref(), ctx.as_ref(), ui.lang);
     if let Some(red) = redactor.as_mut() {
@@ -540,7 +547,6 @@ fn analyze(args: AnalyzeArgs, ui: Ui) -> i32 {
         Format::Table => {
             let mut o = ui.stdout();
             o.color &= !args.no_color;
-            r.neutralize();
             let mut t = terminal::render_with(&r, &o);
             if let Some(d) = &r.diff {
                 let tr = crate::report::i18n::Tr(ui.lang);
@@ -573,7 +579,15 @@ fn analyze(args: AnalyzeArgs, ui: Ui) -> i32 {
         (Some(red), f) if f != Format::Json => red.text(&text),
         _ => text,
     };
-    let code = print_out(&text);
+    let code = print(
+        match args.format {
+            Format::Table => Sink::Terminal,
+            Format::Json => Sink::Json,
+            Format::Markdown | Format::Github => Sink::Document,
+            Format::Junit => Sink::Xml,
+        },
+        &text,
+    );
     if history_failed && h.record {
         return exit::HISTORY;
     }
@@ -614,17 +628,34 @@ fn diff_cmd(args: DiffArgs, ui: Ui) -> i32 {
     let n = threads(args.threads);
     let good = crate::diff::Run::analyse(&engine, std::slice::from_ref(&args.good), n);
     let bad = crate::diff::Run::analyse(&engine, std::slice::from_ref(&args.bad), n);
-    let d = crate::diff::compare(&good, &bad);
-    match args.format {
-        DiffFormat::Json => print_out(&crate::report::diff::json(&d)),
-        DiffFormat::Terminal => print_term(&crate::report::diff::terminal(&d, ui.lang)),
-        DiffFormat::Markdown => {
-            let text = crate::report::diff::markdown(&d, ui.lang);
-            match redactor(None, true, ui.lang) {
-                Ok(Some(mut red)) => print_out(&red.text(&text)),
-                _ => print_out(&text),
+    let mut d = crate::diff::compare(&good, &bad);
+    let pasted = args.format == DiffFormat::Markdown;
+    let mut redactor = match redactor(args.redact.as_deref(), pasted, ui.lang) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    // Values by their key, then every text by its shape, before any format renders it.
+    if let Some(red) = redactor.as_mut() {
+        d.redact(red);
+    }
+    let (sink, text) = match args.format {
+        DiffFormat::Json => match redactor.as_mut() {
+            Some(red) => {
+                let mut v = serde_json::to_value(&d).unwrap_or_default();
+                red.json(&mut v);
+                (
+                    Sink::Json,
+                    serde_json::to_string_pretty(&v).unwrap_or_default() + "\n",
+                )
             }
-        }
+            None => (Sink::Json, crate::report::diff::json(&d)),
+        },
+        DiffFormat::Terminal => (Sink::Terminal, crate::report::diff::terminal(&d, ui.lang)),
+        DiffFormat::Markdown => (Sink::Document, crate::report::diff::markdown(&d, ui.lang)),
+    };
+    match redactor.as_mut() {
+        Some(red) if sink != Sink::Json => print(sink, &red.text(&text)),
+        _ => print(sink, &text),
     }
 }
 
@@ -738,30 +769,37 @@ fn triage_cmd(args: TriageArgs, ui: Ui) -> i32 {
             if let Some(red) = redactor.as_mut() {
                 red.json(&mut v);
             }
-            return failed_code(print_out(
+            return failed_code(print(
+                Sink::Json,
                 &(serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"),
             ));
         }
         TriageFormat::Table => {
             let tables = ui.stdout().tables;
-            crate::report::neutralize(&crate::report::triage::render_table(&t, tables, ui.lang))
-                .into_owned()
+            crate::report::triage::render_table(&t, tables, ui.lang)
         }
         TriageFormat::Markdown => crate::report::triage::render_markdown(&t, ui.lang),
     };
+    let sink = match args.format {
+        TriageFormat::Markdown => Sink::Document,
+        _ => Sink::Terminal,
+    };
     failed_code(match redactor.as_mut() {
-        Some(red) => print_out(&red.text(&text)),
-        None => print_out(&text),
+        Some(red) => print(sink, &red.text(&text)),
+        None => print(sink, &text),
     })
 }
 
-/// For text with no colours of our own (facts, rules, triage tables): every control character
-/// in it came from an input or a rule file, and is made visible.
+/// For terminal text (facts, rules, tables): see [`print`].
 fn print_term(text: &str) -> i32 {
-    print_out(&crate::report::neutralize(text))
+    print(Sink::Terminal, text)
 }
 
-fn print_out(text: &str) -> i32 {
+/// Every text for stdout goes out here, once, through its sink (`report::emit`), so what came
+/// from an input, a rule file, the history or a person cannot drive the terminal or break the
+/// document it is in.
+fn print(sink: Sink, text: &str) -> i32 {
+    let text = crate::report::emit(sink, text);
     let mut out = std::io::stdout().lock();
     // A closed pipe (`| head`) is not an error worth a panic.
     let _ = out.write_all(text.as_bytes());
@@ -771,7 +809,7 @@ fn print_out(text: &str) -> i32 {
 
 fn facts(args: FactsArgs, ui: Ui) -> i32 {
     if args.catalog {
-        return print_out(&crate::report::facts::catalog(
+        return print_term(&crate::report::facts::catalog(
             crate::facts::CATALOG,
             Tr(ui.lang),
         ));
@@ -801,7 +839,7 @@ fn facts(args: FactsArgs, ui: Ui) -> i32 {
         (facts, warnings) = (r.facts, r.warnings);
     }
     match args.format {
-        FactsFormat::Json => print_out(&crate::report::facts::json(&facts, &warnings)),
+        FactsFormat::Json => print(Sink::Json, &crate::report::facts::json(&facts, &warnings)),
         FactsFormat::Table => print_term(&crate::report::facts::table(
             &facts,
             &warnings,
@@ -830,7 +868,7 @@ fn rules_cmd(cmd: RulesCommand, ui: Ui) -> i32 {
                 Err(c) => return c,
             };
             if let Some(e) = rules::xid::parse_id(&id).and_then(rules::xid::lookup) {
-                return print_out(&crate::report::rules::explain_xid(e, ui.lang));
+                return print_term(&crate::report::rules::explain_xid(e, ui.lang));
             }
             let engine_made = crate::correlate::ENGINE_FINDINGS
                 .iter()
@@ -864,7 +902,8 @@ fn rules_cmd(cmd: RulesCommand, ui: Ui) -> i32 {
             // `FAIL` stays one word in every language, for scripts that grep for it.
             let tr = Tr(ui.lang);
             for f in &fails {
-                eprintln!("FAIL {}", tr.text(f));
+                let line = format!("FAIL {}\n", tr.text(f));
+                eprint!("{}", crate::report::emit(Sink::Terminal, &line));
             }
             println!(
                 "{}",
@@ -881,7 +920,7 @@ fn rules_cmd(cmd: RulesCommand, ui: Ui) -> i32 {
                 Ok(kb) => kb,
                 Err(c) => return c,
             };
-            print_out(&crate::report::rules::patterns(&kb))
+            print_term(&crate::report::rules::patterns(&kb))
         }
         RulesCommand::Scan { paths, rules } => {
             let kb = match load(&rules, ui.lang) {
@@ -893,7 +932,7 @@ fn rules_cmd(cmd: RulesCommand, ui: Ui) -> i32 {
             for (p, n) in Engine::new(&kb).count_matching_lines(&inputs) {
                 s.push_str(&format!("{p}:{n}\n"));
             }
-            print_out(&s)
+            print_term(&s)
         }
     }
 }
@@ -938,7 +977,8 @@ fn run_cmd(args: RunArgs, ui: Ui) -> i32 {
         }
     };
     for w in &outcome.warnings {
-        eprintln!("trainwreck: warning: {w}");
+        let line = format!("trainwreck: warning: {w}\n");
+        eprint!("{}", crate::report::emit(Sink::Terminal, &line));
     }
     if outcome.exit_status != 0 && !args.no_analyze {
         // The command's own output went to stdout/stderr; the diagnosis goes to stderr so a
@@ -960,7 +1000,6 @@ fn run_cmd(args: RunArgs, ui: Ui) -> i32 {
                     };
                     with_history(&mut r, args.db.as_deref(), Some(&ctx), ui.lang);
                 }
-                r.neutralize();
                 // The diagnosis goes to stderr: colour and tables follow it.
                 let o = ui.options(std::io::stderr().is_terminal());
                 let dir = outcome.out_dir.display().to_string();
@@ -970,7 +1009,8 @@ fn run_cmd(args: RunArgs, ui: Ui) -> i32 {
                     Tr(ui.lang).cli_run_failed(outcome.exit_status, &dir),
                 );
                 eprintln!();
-                eprint!("{}", terminal::render_with(&r, &o));
+                let text = terminal::render_with(&r, &o);
+                eprint!("{}", crate::report::emit(Sink::Terminal, &text));
             }
             Err(_) => say(ui.lang, Tr(ui.lang).cli_run_rules_failed()),
         }

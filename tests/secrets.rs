@@ -276,3 +276,514 @@ fn no_planted_secret_survives_any_format_and_fingerprints_stay() {
     let plain = trainwreck(&["facts", &te, "--format", "json"]);
     assert!(!leaks(&plain, &plants).is_empty(), "facts shows no secret");
 }
+
+// --- the secret-shape catalogue (audit round 3, part A) ---
+//
+// At least 80 shapes a training log, a launcher or a captured environment can carry, one per
+// family of the public secret-scanner rule sets (cloud keys, source hosts, AI services,
+// package registries, chat webhooks, monitoring, infrastructure, payments, private keys,
+// connection strings) and every form a shell, a launcher or a config prints a secret-named
+// value in. Values are ours, random per run; the prefixes and lengths are the providers'.
+
+const B64: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+const URLSAFE: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-";
+const LOWER: &str = "abcdefghijklmnopqrstuvwxyz0123456789";
+
+/// One shape: its family, the line it is printed in, and the value that must not survive.
+pub struct Shape {
+    family: &'static str,
+    line: String,
+    secret: String,
+}
+
+pub fn shapes(rng: &mut Rng) -> Vec<Shape> {
+    let mut v: Vec<Shape> = Vec::new();
+    // A password-like value: letters, then digits, so it is never a plain word.
+    let pw = |r: &mut Rng| format!("{}{}", r.pick(ALNUM, 12), r.next() % 9000 + 1000);
+    let mut add = |family: &'static str, secret: String, make: &dyn Fn(&str) -> String| {
+        v.push(Shape {
+            family,
+            line: make(&secret),
+            secret,
+        });
+    };
+    // Cloud providers.
+    add(
+        "aws-access-key-id",
+        format!("AKIA{}", rng.pick(UPPER, 16)),
+        &|s| format!("boto3 using key {s}"),
+    );
+    add(
+        "aws-sts-key-id",
+        format!("ASIA{}", rng.pick(UPPER, 16)),
+        &|s| format!("assumed role key {s}"),
+    );
+    add("aws-secret-key", rng.pick(B64, 40), &|s| {
+        format!("aws_secret_access_key = {s}")
+    });
+    add("aws-session-token", rng.pick(B64, 120), &|s| {
+        format!("AWS_SESSION_TOKEN={s}")
+    });
+    add(
+        "gcp-api-key",
+        format!("AIza{}", rng.pick(URLSAFE, 35)),
+        &|s| format!("maps client key {s}"),
+    );
+    add(
+        "gcp-oauth-token",
+        format!("ya29.{}", rng.pick(URLSAFE, 80)),
+        &|s| format!("gcs auth {s}"),
+    );
+    add("gcp-service-account", rng.pick(B64, 64), &|s| {
+        format!(
+            "{{\"type\": \"service_account\", \"private_key\": \"-----BEGIN PRIVATE KEY-----\\n{s}\\n-----END PRIVATE KEY-----\\n\"}}"
+        )
+    });
+    add(
+        "azure-storage-key",
+        format!("{}==", rng.pick(B64, 86)),
+        &|s| {
+            format!(
+                "DefaultEndpointsProtocol=https;AccountName=ckpts;AccountKey={s};EndpointSuffix=core.windows.net"
+            )
+        },
+    );
+    add("azure-sas", format!("{}%3D", rng.pick(ALNUM, 43)), &|s| {
+        format!("upload https://acct.blob.core.windows.net/c/x.pt?sv=2022-11-02&sig={s}&se=2030")
+    });
+    add(
+        "azure-ad-client-secret",
+        format!("{}8Q~{}", rng.pick(ALNUM, 3), rng.pick(URLSAFE, 31)),
+        &|s| format!("msal confidential client {s}"),
+    );
+    add("azure-devops-pat", rng.pick(LOWER, 52), &|s| {
+        format!("AZURE_DEVOPS_EXT_PAT={s}")
+    });
+    add(
+        "digitalocean-pat",
+        format!("dop_v1_{}", rng.pick(HEX, 64)),
+        &|s| format!("doctl auth {s}"),
+    );
+    add(
+        "alibaba-key-id",
+        format!("LTAI{}", rng.pick(ALNUM, 20)),
+        &|s| format!("oss client id {s}"),
+    );
+    add("cloudflare-token", rng.pick(URLSAFE, 40), &|s| {
+        format!("CLOUDFLARE_API_TOKEN={s}")
+    });
+    add(
+        "heroku-key",
+        format!(
+            "{}-{}-{}",
+            rng.pick(HEX, 8),
+            rng.pick(HEX, 4),
+            rng.pick(HEX, 12)
+        ),
+        &|s| format!("HEROKU_API_KEY={s}"),
+    );
+    // Source hosts and CI.
+    add("github-pat", format!("ghp_{}", rng.pick(ALNUM, 36)), &|s| {
+        format!("push with {s}")
+    });
+    add(
+        "github-oauth",
+        format!("gho_{}", rng.pick(ALNUM, 36)),
+        &|s| format!("oauth {s}"),
+    );
+    add("github-app", format!("ghs_{}", rng.pick(ALNUM, 36)), &|s| {
+        format!("https://x-access-token:{s}@github.com/org/repo.git")
+    });
+    add(
+        "github-refresh",
+        format!("ghr_{}", rng.pick(ALNUM, 76)),
+        &|s| format!("refresh {s}"),
+    );
+    add(
+        "github-fine-grained",
+        format!("github_pat_{}", rng.pick(ALNUM, 82)),
+        &|s| format!("token {s}"),
+    );
+    add(
+        "gitlab-pat",
+        format!("glpat-{}", rng.pick(URLSAFE, 20)),
+        &|s| format!("clone with {s}"),
+    );
+    add(
+        "gitlab-runner",
+        format!("glrt-{}", rng.pick(URLSAFE, 20)),
+        &|s| format!("runner registered {s}"),
+    );
+    add(
+        "gitlab-deploy",
+        format!("gldt-{}", rng.pick(URLSAFE, 20)),
+        &|s| format!("deploy {s}"),
+    );
+    add(
+        "gitlab-ci-url",
+        format!("glpat-{}", rng.pick(URLSAFE, 20)),
+        &|s| format!("git clone https://oauth2:{s}@gitlab.example.com/ml/train.git"),
+    );
+    add(
+        "bitbucket-app-password",
+        format!("ATBB{}", rng.pick(ALNUM, 32)),
+        &|s| format!("fetch https://builder:{s}@bitbucket.org/team/repo.git"),
+    );
+    // ML and AI services.
+    add("huggingface", format!("hf_{}", rng.pick(ALNUM, 34)), &|s| {
+        format!("HF_TOKEN is {s}")
+    });
+    add(
+        "huggingface-org",
+        format!("api_org_{}", rng.pick(ALNUM, 34)),
+        &|s| format!("org {s}"),
+    );
+    add("openai", format!("sk-{}", rng.pick(ALNUM, 48)), &|s| {
+        format!("openai {s}")
+    });
+    add(
+        "openai-project",
+        format!("sk-proj-{}", rng.pick(URLSAFE, 100)),
+        &|s| format!("judge model key {s}"),
+    );
+    add(
+        "anthropic",
+        format!("sk-ant-api03-{}AA", rng.pick(URLSAFE, 93)),
+        &|s| format!("claude {s}"),
+    );
+    add("wandb-env", rng.pick(HEX, 40), &|s| {
+        format!("WANDB_API_KEY={s}")
+    });
+    add("wandb-login", rng.pick(HEX, 40), &|s| {
+        format!("wandb login --relogin {s}")
+    });
+    add("replicate", format!("r8_{}", rng.pick(ALNUM, 37)), &|s| {
+        format!("replicate {s}")
+    });
+    add("groq", format!("gsk_{}", rng.pick(ALNUM, 52)), &|s| {
+        format!("groq client {s}")
+    });
+    add("perplexity", format!("pplx-{}", rng.pick(HEX, 48)), &|s| {
+        format!("pplx {s}")
+    });
+    add("databricks", format!("dapi{}", rng.pick(HEX, 32)), &|s| {
+        format!("databricks host token {s}")
+    });
+    add("cohere", rng.pick(ALNUM, 40), &|s| {
+        format!("COHERE_API_KEY={s}")
+    });
+    add("neptune", format!("eyJ{}", rng.pick(B64, 90)), &|s| {
+        format!("NEPTUNE_API_TOKEN=\"{s}\"")
+    });
+    add("comet", rng.pick(ALNUM, 25), &|s| {
+        format!("COMET_API_KEY: {s}")
+    });
+    add("kaggle", rng.pick(HEX, 32), &|s| {
+        format!("{{\"username\":\"trainer\",\"key\":\"{s}\"}}")
+    });
+    // Package registries.
+    add("npm", format!("npm_{}", rng.pick(ALNUM, 36)), &|s| {
+        format!("publish {s}")
+    });
+    add("npmrc", format!("npm_{}", rng.pick(ALNUM, 36)), &|s| {
+        format!("//registry.npmjs.org/:_authToken={s}")
+    });
+    add(
+        "pypi",
+        format!("pypi-AgEIcHlwaS5vcmc{}", rng.pick(URLSAFE, 70)),
+        &|s| format!("twine upload -u __token__ -p {s}"),
+    );
+    add("pypi-index-url", pw(rng), &|s| {
+        format!("PIP_EXTRA_INDEX_URL=https://ci:{s}@pypi.internal.example/simple")
+    });
+    add(
+        "rubygems",
+        format!("rubygems_{}", rng.pick(HEX, 48)),
+        &|s| format!("gem push {s}"),
+    );
+    add(
+        "docker-hub",
+        format!("dckr_pat_{}", rng.pick(URLSAFE, 27)),
+        &|s| format!("docker login -u ml {s}"),
+    );
+    add("docker-config-auth", rng.pick(B64, 40), &|s| {
+        format!("{{\"auths\": {{\"registry.example\": {{\"auth\": \"{s}\"}}}}}}")
+    });
+    add("jfrog", format!("AKCp{}", rng.pick(ALNUM, 69)), &|s| {
+        format!("artifactory {s}")
+    });
+    // Chat and webhooks.
+    add(
+        "slack-bot",
+        format!(
+            "xoxb-{}-{}",
+            rng.next() % 1_000_000_000,
+            rng.pick(ALNUM, 24)
+        ),
+        &|s| format!("slack {s}"),
+    );
+    add(
+        "slack-user",
+        format!(
+            "xoxp-{}-{}",
+            rng.next() % 1_000_000_000,
+            rng.pick(ALNUM, 32)
+        ),
+        &|s| format!("notify {s}"),
+    );
+    add(
+        "slack-app",
+        format!("xapp-1-{}-{}", rng.pick(UPPER, 11), rng.pick(HEX, 64)),
+        &|s| format!("socket mode {s}"),
+    );
+    add(
+        "slack-webhook",
+        format!(
+            "T{}/B{}/{}",
+            rng.pick(UPPER, 8),
+            rng.pick(UPPER, 10),
+            rng.pick(ALNUM, 24)
+        ),
+        &|s| format!("posting to https://hooks.slack.com/services/{s}"),
+    );
+    add("discord-webhook", rng.pick(URLSAFE, 68), &|s| {
+        format!("https://discord.com/api/webhooks/112233445566778899/{s}")
+    });
+    add(
+        "teams-webhook",
+        format!("{}@{}", rng.pick(HEX, 32), rng.pick(HEX, 32)),
+        &|s| format!("https://acme.webhook.office.com/webhookb2/{s}/IncomingWebhook/x"),
+    );
+    add(
+        "telegram-bot",
+        format!(
+            "{}:AA{}",
+            100_000_000 + rng.next() % 900_000_000,
+            rng.pick(URLSAFE, 33)
+        ),
+        &|s| format!("https://api.telegram.org/bot{s}/sendMessage"),
+    );
+    // Monitoring.
+    add("sentry-dsn", rng.pick(HEX, 32), &|s| {
+        format!("sentry https://{s}@o4.ingest.sentry.io/42")
+    });
+    add(
+        "sentry-token",
+        format!("sntrys_{}", rng.pick(B64, 80)),
+        &|s| format!("sentry-cli {s}"),
+    );
+    add("datadog", rng.pick(HEX, 32), &|s| format!("DD_API_KEY={s}"));
+    add("new-relic", format!("NRAK-{}", rng.pick(UPPER, 27)), &|s| {
+        format!("newrelic {s}")
+    });
+    add(
+        "grafana-cloud",
+        format!("glc_{}", rng.pick(B64, 48)),
+        &|s| format!("grafana {s}"),
+    );
+    add(
+        "grafana-sa",
+        format!("glsa_{}_{}", rng.pick(ALNUM, 32), rng.pick(HEX, 8)),
+        &|s| format!("grafana sa {s}"),
+    );
+    add(
+        "dynatrace",
+        format!("dt0c01.{}.{}", rng.pick(UPPER, 24), rng.pick(UPPER, 64)),
+        &|s| format!("dynatrace {s}"),
+    );
+    // Infrastructure.
+    add(
+        "vault-service",
+        format!("hvs.{}", rng.pick(URLSAFE, 90)),
+        &|s| format!("vault {s}"),
+    );
+    add(
+        "vault-batch",
+        format!("hvb.{}", rng.pick(URLSAFE, 120)),
+        &|s| format!("vault batch {s}"),
+    );
+    add("doppler", format!("dp.pt.{}", rng.pick(ALNUM, 43)), &|s| {
+        format!("doppler {s}")
+    });
+    add("pulumi", format!("pul-{}", rng.pick(HEX, 40)), &|s| {
+        format!("pulumi {s}")
+    });
+    add(
+        "terraform-cloud",
+        format!("{}.atlasv1.{}", rng.pick(ALNUM, 14), rng.pick(URLSAFE, 67)),
+        &|s| format!("tfc {s}"),
+    );
+    add(
+        "age-secret-key",
+        format!("AGE-SECRET-KEY-1{}", rng.pick(UPPER, 58)),
+        &|s| format!("sops {s}"),
+    );
+    add(
+        "kube-token",
+        format!(
+            "eyJ{}.eyJ{}.{}",
+            rng.pick(ALNUM, 20),
+            rng.pick(ALNUM, 40),
+            rng.pick(URLSAFE, 40)
+        ),
+        &|s| format!("token: {s}"),
+    );
+    add("bearer-header", rng.pick(URLSAFE, 40), &|s| {
+        format!("curl -H 'Authorization: Bearer {s}' https://api.example")
+    });
+    add("basic-header", rng.pick(B64, 24), &|s| {
+        format!("Authorization: Basic {s}")
+    });
+    add("api-key-header", rng.pick(ALNUM, 32), &|s| {
+        format!("X-API-Key: {s}")
+    });
+    // Payments and SaaS.
+    add(
+        "stripe-secret",
+        format!("sk_live_{}", rng.pick(ALNUM, 24)),
+        &|s| format!("billing {s}"),
+    );
+    add(
+        "stripe-restricted",
+        format!("rk_live_{}", rng.pick(ALNUM, 24)),
+        &|s| format!("billing ro {s}"),
+    );
+    add("shopify", format!("shpat_{}", rng.pick(HEX, 32)), &|s| {
+        format!("shop {s}")
+    });
+    add(
+        "sendgrid",
+        format!("SG.{}.{}", rng.pick(URLSAFE, 22), rng.pick(URLSAFE, 43)),
+        &|s| format!("mail {s}"),
+    );
+    add("mailgun", format!("key-{}", rng.pick(HEX, 32)), &|s| {
+        format!("mailgun {s}")
+    });
+    add("twilio", format!("SK{}", rng.pick(HEX, 32)), &|s| {
+        format!("twilio {s}")
+    });
+    add("mailchimp", format!("{}-us14", rng.pick(HEX, 32)), &|s| {
+        format!("chimp {s}")
+    });
+    add(
+        "square",
+        format!("sq0atp-{}", rng.pick(URLSAFE, 22)),
+        &|s| format!("square {s}"),
+    );
+    add("linear", format!("lin_api_{}", rng.pick(ALNUM, 40)), &|s| {
+        format!("linear {s}")
+    });
+    // Private keys.
+    add("rsa-private-key", rng.pick(B64, 64), &|s| {
+        format!("key -----BEGIN RSA PRIVATE KEY-----{s}-----END RSA PRIVATE KEY-----")
+    });
+    add("openssh-private-key", rng.pick(B64, 64), &|s| {
+        format!("-----BEGIN OPENSSH PRIVATE KEY----- {s} -----END OPENSSH PRIVATE KEY-----")
+    });
+    add("ec-private-key", rng.pick(B64, 64), &|s| {
+        format!("-----BEGIN EC PRIVATE KEY-----\\n{s}\\n-----END EC PRIVATE KEY-----")
+    });
+    add("pgp-private-key", rng.pick(B64, 64), &|s| {
+        format!("-----BEGIN PGP PRIVATE KEY BLOCK----- {s} -----END PGP PRIVATE KEY BLOCK-----")
+    });
+    add("encrypted-private-key", rng.pick(B64, 64), &|s| {
+        format!("-----BEGIN ENCRYPTED PRIVATE KEY----- {s}")
+    });
+    // Connection strings.
+    add("postgres-url", pw(rng), &|s| {
+        format!("DATABASE_URL postgres://tw:{s}@db.internal:5432/runs")
+    });
+    add("mysql-url", pw(rng), &|s| {
+        format!("mysql://root:{s}@10.0.0.5/metrics")
+    });
+    add("mongodb-url", pw(rng), &|s| {
+        format!("mongodb+srv://ml:{s}@cluster0.example.net/db")
+    });
+    add("redis-url", pw(rng), &|s| {
+        format!("broker redis://:{s}@cache:6379/0")
+    });
+    add("amqp-url", pw(rng), &|s| {
+        format!("amqp://celery:{s}@mq:5672//")
+    });
+    add(
+        "url-password-with-at",
+        format!("{}@{}", pw(rng), pw(rng)),
+        &|s| format!("fetch https://u:{s}@minio.internal:9000/b"),
+    );
+    add("jdbc-password", pw(rng), &|s| {
+        format!("jdbc:postgresql://db/runs?user=tw&password={s}&ssl=true")
+    });
+    add("query-token", pw(rng), &|s| {
+        format!("GET /metrics?access_token={s} 200")
+    });
+    // Shell, launcher and config forms of a secret-named value.
+    add("flag-dash-value", format!("-X{}", pw(rng)), &|s| {
+        format!("--password {s}")
+    });
+    add(
+        "flag-quoted-words",
+        format!("{} {}", pw(rng), pw(rng)),
+        &|s| format!("--password '{s}'"),
+    );
+    add("key-quoted-words", format!("A horse {}", pw(rng)), &|s| {
+        format!("password=\"{s}\"")
+    });
+    add(
+        "value-with-semicolon",
+        format!("{};{}", pw(rng), pw(rng)),
+        &|s| format!("password={s}"),
+    );
+    add(
+        "value-with-ampersand",
+        format!("{}&{}", pw(rng), pw(rng)),
+        &|s| format!("password={s}"),
+    );
+    add("django-secret-key", pw(rng), &|s| format!("SECRET_KEY={s}"));
+    add("password-qualified", pw(rng), &|s| {
+        format!("DB_PASSWORD_PROD={s}")
+    });
+    add("token-qualified", pw(rng), &|s| {
+        format!("HF_TOKEN_WRITE={s}")
+    });
+    add("mysql-pwd", pw(rng), &|s| format!("MYSQL_PWD={s}"));
+    add("pgpassword", pw(rng), &|s| {
+        format!("PGPASSWORD={s} psql -h db")
+    });
+    add("nccl-pass", pw(rng), &|s| format!("NCCL_PASS={s}"));
+    add("curl-user", pw(rng), &|s| {
+        format!("curl -u admin:{s} https://registry.example/v2/")
+    });
+    add("sshpass", pw(rng), &|s| format!("sshpass -p {s} ssh node2"));
+    add("mysql-p", pw(rng), &|s| {
+        format!("mysql -u root -p{s} metrics")
+    });
+    add("netrc", pw(rng), &|s| {
+        format!("machine api.example.com login trainer password {s}")
+    });
+    add("prose", pw(rng), &|s| format!("the password is {s}"));
+    add(
+        "export-quoted",
+        format!("hf_{}", rng.pick(ALNUM, 34)),
+        &|s| format!("export HF_TOKEN=\"{s}\""),
+    );
+    add("argv-list", pw(rng), &|s| {
+        format!("args: ['train.py', '--hub_token', '{s}', '--lr', '3e-4']")
+    });
+    add("flag-equals", pw(rng), &|s| {
+        format!("python train.py --api-key={s} --lr 3")
+    });
+    add("namespace", pw(rng), &|s| {
+        format!("Namespace(hf_token='{s}', lr=0.0003)")
+    });
+    add("json-key", pw(rng), &|s| {
+        format!("settings {{\"secret\": \"{s}\"}}")
+    });
+    add("yaml-key", pw(rng), &|s| format!("  db_password: {s}"));
+    add("bare-env-name", pw(rng), &|s| {
+        format!("resolved hub_token {s} from cache")
+    });
+    add("opaque-key", rng.pick(ALNUM, 32), &|s| {
+        format!("MY_SERVICE_KEY={s}")
+    });
+    v
+}
