@@ -345,6 +345,33 @@ static IPV4: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(r"\b(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}\b").ok()
 });
 
+/// Host names the report did not attribute, for `--redact=hosts`: the value of a rendezvous
+/// setting (`MASTER_ADDR=…`, `--master_addr …`, `--rdzv_endpoint host:port`), a fully
+/// qualified name (a public or a site-local suffix), a cluster-style name (`gpu-node-042`,
+/// `node18`, `trainmaster-7`), and an IPv6 address.
+static HOST_SHAPES: LazyLock<Vec<Regex>> = LazyLock::new(|| {
+    [
+        r#"(?i)(?:\bmaster[_-]addr(?:ess)?|--rdzv[_-]endpoint|--master-addr)['"]?(?:\s*[=:]\s*|\s+)['"]?([A-Za-z0-9][A-Za-z0-9.-]*[A-Za-z0-9])"#,
+        r"(?i)\b((?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+(?:com|net|org|io|ai|dev|cloud|internal|local|lan|corp|cluster|svc|intra|intranet|edu|gov|example|test|localdomain|private|home))\b",
+        r"(?i)\b((?:[a-z][a-z0-9]*-)*(?:node|gpu|host|worker|compute|dgx|hgx|srv|server|trainer|trainmaster|master|login)[a-z]*-?[0-9]+(?:-[a-z0-9]+)*)\b",
+        r"(?i)(?:^|[^0-9a-z:])((?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}|(?:[0-9a-f]{1,4}:){1,6}:(?:[0-9a-f]{1,4}:){0,5}[0-9a-f]{1,4})\b",
+    ]
+    .iter()
+    .filter_map(|re| Regex::new(re).ok())
+    .collect()
+});
+
+/// A cluster-style name worth masking: with a dash or two digits (`gpu0` is a device), and
+/// not one of our own masks (`host-3`, `ip-2`, `user-1`).
+fn host_worth_masking(h: &str) -> bool {
+    let own = ["host-", "ip-", "user-"].iter().any(|p| {
+        h.strip_prefix(p)
+            .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+    });
+    let digits = h.bytes().rev().take_while(u8::is_ascii_digit).count();
+    !own && (h.contains('-') || h.contains('.') || h.contains(':') || digits >= 2)
+}
+
 static USER_PATH: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"/(home|Users|users|scratch|work)/([A-Za-z0-9._-]+)").ok());
 
@@ -511,6 +538,28 @@ impl Redactor {
             for (h, mask) in known {
                 out = out.replace(h.as_str(), mask);
             }
+            for re in HOST_SHAPES.iter() {
+                let hosts = &mut self.hosts;
+                out = re
+                    .replace_all(&out, |c: &regex::Captures| {
+                        let (Some(all), Some(h)) = (c.get(0), c.get(1)) else {
+                            return String::new();
+                        };
+                        let name = h.as_str();
+                        if !host_worth_masking(name) {
+                            return all.as_str().to_string();
+                        }
+                        let n = hosts.len() + 1;
+                        let mask = hosts
+                            .entry(name.to_string())
+                            .or_insert_with(|| format!("host-{n}"))
+                            .clone();
+                        let a = all.as_str();
+                        let (s, e) = (h.start() - all.start(), h.end() - all.start());
+                        format!("{}{mask}{}", &a[..s], &a[e..])
+                    })
+                    .into_owned();
+            }
             if let Some(re) = IPV4.as_ref() {
                 let ips = &mut self.ips;
                 out = re
@@ -622,6 +671,7 @@ mod tests {
     fn every_secret_pattern_compiles() {
         assert_eq!(SECRETS.len(), SECRET_PATTERNS);
         assert!(IPV4.is_some() && USER_PATH.is_some());
+        assert_eq!(HOST_SHAPES.len(), 4);
     }
 
     #[test]
@@ -648,6 +698,33 @@ mod tests {
         let b = r.text("node7 again 10.1.2.3 /home/alice/y");
         assert_eq!(a, "host-2 and host-1 at ip-1 /home/user-1/x");
         assert_eq!(b, "host-1 again ip-1 /home/user-1/y");
+    }
+
+    /// Host names no finding attributed: inside log lines, fully qualified, as the rendezvous
+    /// address, and IPv6 (`--redact=hosts`); our own masks and ordinary words stay.
+    #[test]
+    fn unattributed_hosts_are_masked() {
+        let mut r = Redactor::new(Options {
+            hosts: true,
+            paths: false,
+        });
+        let line = "MASTER_ADDR=trainmaster-7.corp.example.com gpu-node-042 node18 \
+                    worker on n1.cluster.internal fe80::1ff:fe23:4567:890a [2001:db8::8a2e:370:7334]:29500";
+        let out = r.text(line);
+        for leak in [
+            "trainmaster",
+            "gpu-node",
+            "node18",
+            "n1.cluster",
+            "fe80",
+            "2001:db8",
+        ] {
+            assert!(!out.contains(leak), "{leak} in {out}");
+        }
+        assert!(out.starts_with("MASTER_ADDR=host-"), "{out}");
+        assert_eq!(r.text(&out), out, "not idempotent");
+        let plain = "c10::Error at torch.distributed.elastic gpu0 rank 12:34:56 step-3 host-2";
+        assert_eq!(r.text(plain), plain);
     }
 
     /// Every form a secret reaches a log in, from the issue's findings: each planted value
