@@ -171,14 +171,17 @@ static SECRETS: LazyLock<Vec<(Regex, Rewrite)>> = LazyLock::new(|| {
             r"(?i)(\.webhook\.office\.com/webhookb2/)[^\s'\x22]+".into(),
             Template("${1}[REDACTED]"),
         ),
-        (r"\b[0-9]{8,10}:AA[A-Za-z0-9_-]{30,}".into(), Template("[REDACTED]")),
+        // (No word boundary: the token follows `bot` in the Bot API's URLs.)
+        (r"[0-9]{8,10}:AA[A-Za-z0-9_-]{30,}".into(), Template("[REDACTED]")),
         // An Azure SAS (or any pre-signed URL's) signature.
         (
             r"(?i)([?&](?:sig|signature|x-amz-signature|x-goog-signature)=)[^&\s'\x22]+".into(),
             Template("${1}[REDACTED]"),
         ),
         (
-            r"(?i)(authorization\s*[:=]\s*(?:bearer|basic|token)?\s*)[^\s'\x22\[]+".into(),
+            // (`[` is allowed in the value so that a second pass re-masks `[REDACTED]` as
+            // itself instead of taking `Bearer` for the value.)
+            r"(?i)(authorization\s*[:=]\s*(?:bearer|basic|token)?\s*)[^\s'\x22]+".into(),
             Template("${1}[REDACTED]"),
         ),
         (
@@ -228,17 +231,17 @@ static SECRETS: LazyLock<Vec<(Regex, Rewrite)>> = LazyLock::new(|| {
         ),
         // Python-list argv as DeepSpeed's launcher logs it: '--hub_token', 'value'.
         (
-            format!(r#"(?i)(['"]--?{k}['"]\s*,\s*['"])[^'"]+"#),
+            format!(r#"(?i)(['"]--?{k}['"]\s*,\s*['"])[^'"\n]+"#),
             Template("${1}[REDACTED]"),
         ),
         // A quoted value after a secret-named flag or key, whole (spaces and all):
         // `--password 'a b'`, `password="a horse b"`, `"api_key": "…"`.
         (
-            format!(r#"(?i)((?:^|[^A-Za-z0-9_.-])-{{0,2}}{k}['"]?(?:\s*[=:]\s*|\s+)')[^'\n]+"#),
+            format!(r#"(?i)((?:^|[^A-Za-z0-9_.-])-{{0,2}}{k}\\?['"]?(?:\s*[=:]\s*|\s+)')[^'\n]+"#),
             Template("${1}[REDACTED]"),
         ),
         (
-            format!(r#"(?i)((?:^|[^A-Za-z0-9_.-])-{{0,2}}{k}['"]?(?:\s*[=:]\s*|\s+)")[^"\n]+"#),
+            format!(r#"(?i)((?:^|[^A-Za-z0-9_.-])-{{0,2}}{k}\\?['"]?(?:\s*[=:]\s*|\s+)\\?")[^"\\\n]+"#),
             Template("${1}[REDACTED]"),
         ),
         // Flags: --hub_token value, --hub_token=value, -password value. After a space the
@@ -255,7 +258,7 @@ static SECRETS: LazyLock<Vec<(Regex, Rewrite)>> = LazyLock::new(|| {
         // key=value / key: value where the key names a secret: the value runs to the next
         // space, quote, comma or bracket (a `;` or `&` inside it is part of it).
         (
-            format!(r#"(?i)(\b{k}['"]?\s*[=:]\s*)[^\s'",}}\]\[]+"#),
+            format!(r#"(?i)(\b{k}\\?['"]?\s*[=:]\s*)[^\s'"\\,}}\]\[]+"#),
             Template("${1}[REDACTED]"),
         ),
         // A bare snake_case or env-style name and its value: `hub_token X`, `HF_TOKEN X`. Only
@@ -272,7 +275,7 @@ static SECRETS: LazyLock<Vec<(Regex, Rewrite)>> = LazyLock::new(|| {
         ),
         // Keys that are secret only sometimes: mask their value when it looks random.
         (
-            r#"(?i)(\b[A-Za-z0-9_.-]*(?:key|auth|sig|session|cookie|cred)[A-Za-z0-9_.-]*['"]?\s*[=:]\s*['"]?)([^\s'",;&}\]\[]{16,})"#.into(),
+            r#"(?i)(\b[A-Za-z0-9_.-]*(?:key|auth|sig|session|cookie|cred)[A-Za-z0-9_.-]*\\?['"]?\s*[=:]\s*\\?['"]?)([^\s'"\\,;&}\]\[`，；）]{16,})"#.into(),
             IfRandom,
         ),
     ];
@@ -352,7 +355,7 @@ static IPV4: LazyLock<Option<Regex>> = LazyLock::new(|| {
 static HOST_SHAPES: LazyLock<Vec<Regex>> = LazyLock::new(|| {
     [
         r#"(?i)(?:\bmaster[_-]addr(?:ess)?|--rdzv[_-]endpoint|--master-addr)['"]?(?:\s*[=:]\s*|\s+)['"]?([A-Za-z0-9][A-Za-z0-9.-]*[A-Za-z0-9])"#,
-        r"(?i)\b((?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+(?:com|net|org|io|ai|dev|cloud|internal|local|lan|corp|cluster|svc|intra|intranet|edu|gov|example|test|localdomain|private|home))\b",
+        r"(?i)\b((?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+(?:com|net|org|io|ai|cloud|internal|lan|corp|cluster|svc|intra|intranet|edu|gov|example|localdomain))\b",
         r"(?i)\b((?:[a-z][a-z0-9]*-)*(?:node|gpu|host|worker|compute|dgx|hgx|srv|server|trainer|trainmaster|master|login)[a-z]*-?[0-9]+(?:-[a-z0-9]+)*)\b",
         r"(?i)(?:^|[^0-9a-z:])((?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}|(?:[0-9a-f]{1,4}:){1,6}:(?:[0-9a-f]{1,4}:){0,5}[0-9a-f]{1,4})\b",
     ]

@@ -290,13 +290,13 @@ const URLSAFE: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01234
 const LOWER: &str = "abcdefghijklmnopqrstuvwxyz0123456789";
 
 /// One shape: its family, the line it is printed in, and the value that must not survive.
-pub struct Shape {
+struct Shape {
     family: &'static str,
     line: String,
     secret: String,
 }
 
-pub fn shapes(rng: &mut Rng) -> Vec<Shape> {
+fn shapes(rng: &mut Rng) -> Vec<Shape> {
     let mut v: Vec<Shape> = Vec::new();
     // A password-like value: letters, then digits, so it is never a plain word.
     let pw = |r: &mut Rng| format!("{}{}", r.pick(ALNUM, 12), r.next() % 9000 + 1000);
@@ -506,9 +506,11 @@ pub fn shapes(rng: &mut Rng) -> Vec<Shape> {
         format!("dckr_pat_{}", rng.pick(URLSAFE, 27)),
         &|s| format!("docker login -u ml {s}"),
     );
-    add("docker-config-auth", rng.pick(B64, 40), &|s| {
-        format!("{{\"auths\": {{\"registry.example\": {{\"auth\": \"{s}\"}}}}}}")
-    });
+    add(
+        "docker-config-auth",
+        format!("{}7", rng.pick(B64, 40)),
+        &|s| format!("{{\"auths\": {{\"registry.example\": {{\"auth\": \"{s}\"}}}}}}"),
+    );
     add("jfrog", format!("AKCp{}", rng.pick(ALNUM, 69)), &|s| {
         format!("artifactory {s}")
     });
@@ -782,8 +784,314 @@ pub fn shapes(rng: &mut Rng) -> Vec<Shape> {
     add("bare-env-name", pw(rng), &|s| {
         format!("resolved hub_token {s} from cache")
     });
-    add("opaque-key", rng.pick(ALNUM, 32), &|s| {
+    add("opaque-key", format!("{}7", rng.pick(ALNUM, 31)), &|s| {
         format!("MY_SERVICE_KEY={s}")
     });
     v
+}
+
+/// The catalogue is what it says: at least 80 shapes, no family twice, each secret in its line.
+#[test]
+fn the_catalogue_has_80_shapes_of_distinct_families() {
+    let all = shapes(&mut Rng::new());
+    assert!(all.len() >= 80, "{} shapes", all.len());
+    let mut families: Vec<&str> = all.iter().map(|s| s.family).collect();
+    families.sort();
+    let n = families.len();
+    families.dedup();
+    assert_eq!(families.len(), n, "a family is listed twice");
+    for s in &all {
+        assert!(
+            s.line.contains(&s.secret),
+            "{}: secret not in its line",
+            s.family
+        );
+    }
+}
+
+/// The redactor itself, line by line: no shape's value survives, the line's other words do,
+/// and a second pass changes nothing.
+#[test]
+fn the_redactor_masks_every_shape() {
+    use trainwreck::redact::{Options, Redactor};
+    let mut rng = Rng::new();
+    let mut failed = Vec::new();
+    for s in shapes(&mut rng) {
+        let mut r = Redactor::new(Options::default());
+        let out = r.text(&format!("S1: {}", s.line));
+        if out.contains(&s.secret) || !out.starts_with("S1: ") {
+            failed.push(format!("{}: {out}", s.family));
+        }
+        assert_eq!(r.text(&out), out, "{}: not idempotent", s.family);
+    }
+    assert!(
+        failed.is_empty(),
+        "shapes that leak:\n{}",
+        failed.join("\n")
+    );
+}
+
+/// The binary with no inherited history, in `dir` (so a default database is never touched).
+fn tw_in(dir: &Path, args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_trainwreck"))
+        .args(args)
+        .env_remove("TRAINWRECK_DB")
+        .env("XDG_DATA_HOME", dir.join("xdg"))
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn shape_leaks<'a>(out: &str, shapes: &'a [Shape]) -> Vec<&'a str> {
+    shapes
+        .iter()
+        .filter(|s| out.contains(&s.secret))
+        .map(|s| s.family)
+        .collect()
+}
+
+/// Runs of eight shapes each (the terminal report shows eight evidence lines), every shape
+/// the message of a rank's CUDA error, tagged `S<n>:` so a test can see its line is shown.
+fn shape_runs(root: &Path, shapes: &[Shape]) -> Vec<(String, std::ops::Range<usize>)> {
+    let mut runs = Vec::new();
+    for (g, chunk) in shapes.chunks(8).enumerate() {
+        let dir = root.join(format!("g{g:02}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut log = String::new();
+        for (r, s) in chunk.iter().enumerate() {
+            let n = g * 8 + r;
+            log.push_str(&format!(
+                "[rank{r}]: RuntimeError: CUDA error: an illegal memory access was encountered S{n}: {}\n",
+                s.line
+            ));
+        }
+        std::fs::write(dir.join("train.log"), log).unwrap();
+        runs.push((dir.display().to_string(), g * 8..g * 8 + chunk.len()));
+    }
+    runs
+}
+
+/// Every shape of the catalogue, in every always-redacted format (Markdown, JUnit, GitHub),
+/// every `--redact` view (table, timeline, JSON, Chinese) and the stored history: shown (its
+/// tag is there) and masked (its value is not). Unredacted JSON and a `--store-raw` history
+/// do show them, so the test can fail.
+#[test]
+fn every_shape_is_masked_in_every_redacted_format_and_in_the_history() {
+    let mut rng = Rng::new();
+    let all = shapes(&mut rng);
+    let d = tempfile::tempdir().unwrap();
+    let runs = shape_runs(d.path(), &all);
+    let db = d.path().join("h.db").display().to_string();
+    let raw = d.path().join("raw.db").display().to_string();
+    let views: [(&[&str], bool); 7] = [
+        (&["--format", "json", "--redact"], true),
+        (&["--redact", "--timeline"], true),
+        (&["--lang", "zh", "--redact"], true),
+        (&["--format", "markdown"], true),
+        (&["--lang", "zh", "--format", "markdown"], true),
+        (&["--format", "junit"], true),
+        (&["--format", "github"], false),
+    ];
+    let failures = std::sync::Mutex::new(Vec::<String>::new());
+    std::thread::scope(|s| {
+        for (run, range) in &runs {
+            let (all, failures, d) = (&all, &failures, d.path());
+            s.spawn(move || {
+                let mine = &all[range.clone()];
+                let (ok, plain, err) = tw_in(d, &["analyze", run, "--format", "json"]);
+                assert!(ok, "{err}");
+                assert_eq!(
+                    shape_leaks(&plain, mine).len(),
+                    mine.len(),
+                    "{run}: not every secret reaches the unredacted report"
+                );
+                for (extra, shown) in views {
+                    let mut args = vec!["analyze", run.as_str()];
+                    args.extend_from_slice(extra);
+                    let (ok, out, err) = tw_in(d, &args);
+                    assert!(ok, "{args:?}: {err}");
+                    let l = shape_leaks(&out, mine);
+                    let hidden: Vec<usize> = range
+                        .clone()
+                        .filter(|n| shown && !out.contains(&format!("S{n}:")))
+                        .collect();
+                    if !l.is_empty() || !hidden.is_empty() {
+                        failures.lock().unwrap().push(format!(
+                            "{extra:?}: leaked {l:?}, lines not shown {hidden:?}"
+                        ));
+                    }
+                }
+            });
+        }
+    });
+    let f = failures.into_inner().unwrap();
+    assert!(f.is_empty(), "{}", f.join("\n"));
+    // The history: stored redacted by default (whatever format was printed), so no view of
+    // it shows a secret; `--store-raw` keeps them.
+    for (run, _) in &runs {
+        for (store, fmt) in [(&db, "markdown"), (&raw, "json")] {
+            let mut args = vec!["analyze", run, "--record", "--db", store, "--format", fmt];
+            if store == &raw {
+                args.push("--store-raw");
+            }
+            assert!(tw_in(d.path(), &args).0);
+        }
+    }
+    let (ok, export, err) = tw_in(d.path(), &["history", "export", "--db", &db]);
+    assert!(ok, "{err}");
+    assert_eq!(export.lines().count(), runs.len(), "{export}");
+    let l = shape_leaks(&export, &all);
+    assert!(l.is_empty(), "history export leaked {l:?}");
+    let (_, raw_export, _) = tw_in(d.path(), &["history", "export", "--db", &raw]);
+    assert_eq!(
+        shape_leaks(&raw_export, &all).len(),
+        all.len(),
+        "--store-raw lost secrets"
+    );
+    let (_, masked, _) = tw_in(d.path(), &["history", "export", "--db", &raw, "--redact"]);
+    let l = shape_leaks(&masked, &all);
+    assert!(
+        l.is_empty(),
+        "history export --redact of a raw store leaked {l:?}"
+    );
+    let fp = serde_json::from_str::<serde_json::Value>(export.lines().next().unwrap()).unwrap()
+        ["fingerprint"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for args in [
+        vec!["history", "list", "--db", &raw, "--redact"],
+        vec![
+            "history", "show", &fp, "--db", &raw, "--redact", "--format", "json",
+        ],
+        vec!["history", "list", "--db", &db],
+        vec!["history", "show", &fp, "--db", &db],
+    ] {
+        let (ok, out, err) = tw_in(d.path(), &args);
+        assert!(ok, "{args:?}: {err}");
+        let l = shape_leaks(&out, &all);
+        assert!(l.is_empty(), "{args:?} leaked {l:?}");
+    }
+}
+
+/// `diff` and `analyze --baseline`: a setting whose name names a secret is masked whole
+/// (its value has no token shape: only the key says it is one), and every shape of the
+/// catalogue inside a setting's value is masked by its shape, in every format with
+/// `--redact` and always in Markdown.
+#[test]
+fn diff_masks_secret_named_settings_and_every_shape() {
+    let mut rng = Rng::new();
+    let all = shapes(&mut rng);
+    let d = tempfile::tempdir().unwrap();
+    let keyed = [
+        "db_password",
+        "wandb_api_key",
+        "hf_token",
+        "nccl_pass",
+        "secret_key",
+    ];
+    let mut keyed_values = Vec::new();
+    let mut pairs = Vec::new();
+    for (g, chunk) in all.chunks(18).enumerate() {
+        let mut cfg = |side: &str| {
+            let mut m = serde_json::Map::new();
+            m.insert("train_batch_size".into(), serde_json::json!(8));
+            for (i, s) in chunk.iter().enumerate() {
+                let n = g * 18 + i;
+                let v = match side {
+                    "good" => format!("S{n}: unset"),
+                    _ => format!("S{n}: {}", s.line),
+                };
+                m.insert(format!("note_{n}"), v.into());
+            }
+            for k in keyed {
+                let v = format!("PLNT{}{}", rng.pick(ALNUM, 10), rng.next() % 1000);
+                keyed_values.push(v.clone());
+                m.insert(k.into(), v.into());
+            }
+            let dir = d.path().join(format!("p{g}/{side}"));
+            std::fs::create_dir_all(&dir).unwrap();
+            let json = serde_json::to_string_pretty(&serde_json::Value::Object(m)).unwrap();
+            std::fs::write(dir.join("ds_config.json"), json).unwrap();
+            std::fs::write(
+                dir.join("train.log"),
+                "[rank0]: RuntimeError: CUDA error: an illegal memory access was encountered\n",
+            )
+            .unwrap();
+            dir.display().to_string()
+        };
+        let good = cfg("good");
+        let bad = cfg("bad");
+        pairs.push((good, bad, g * 18..g * 18 + chunk.len()));
+    }
+    let leaks_in = |out: &str, mine: &[Shape]| -> Vec<String> {
+        let mut l: Vec<String> = shape_leaks(out, mine)
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        l.extend(
+            keyed_values
+                .iter()
+                .filter(|v| out.contains(v.as_str()))
+                .cloned(),
+        );
+        l
+    };
+    let failures = std::sync::Mutex::new(Vec::<String>::new());
+    let shown_total = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for (good, bad, range) in &pairs {
+            let (all, failures, d, leaks_in) = (&all, &failures, d.path(), &leaks_in);
+            let shown_total = &shown_total;
+            s.spawn(move || {
+                let mine = &all[range.clone()];
+                // The settings the comparison lists (values it takes for noise, such as ones
+                // holding hashes or paths, it never lists): those must be shown, masked.
+                let (ok, plain, err) = tw_in(d, &["diff", good, bad]);
+                assert!(ok, "{err}");
+                let listed: Vec<usize> = range
+                    .clone()
+                    .filter(|n| plain.contains(&format!("S{n}:")))
+                    .collect();
+                assert!(
+                    leaks_in(&plain, mine).len() >= keyed.len(),
+                    "the unredacted diff does not show the secret-named settings:\n{plain}"
+                );
+                shown_total.fetch_add(listed.len(), std::sync::atomic::Ordering::Relaxed);
+                let views: [Vec<&str>; 4] = [
+                    vec!["diff", good, bad, "--redact"],
+                    vec!["diff", good, bad, "--format", "json", "--redact"],
+                    vec!["--lang", "zh", "diff", good, bad, "--format", "markdown"],
+                    vec!["analyze", bad, "--baseline", good, "--format", "markdown"],
+                ];
+                for args in views {
+                    let (ok, out, err) = tw_in(d, &args);
+                    assert!(ok, "{args:?}: {err}");
+                    let l = leaks_in(&out, mine);
+                    let hidden: Vec<&usize> = listed
+                        .iter()
+                        .filter(|n| !out.contains(&format!("S{n}:")))
+                        .collect();
+                    if !l.is_empty() || !hidden.is_empty() {
+                        failures.lock().unwrap().push(format!(
+                            "{:?}: leaked {l:?}, settings not shown {hidden:?}",
+                            &args[..args.len().min(2)]
+                        ));
+                    }
+                }
+            });
+        }
+    });
+    let f = failures.into_inner().unwrap();
+    assert!(f.is_empty(), "{}", f.join("\n"));
+    let shown = shown_total.into_inner();
+    assert!(
+        shown >= all.len() / 2,
+        "only {shown} shapes were listed as settings"
+    );
 }
