@@ -1095,3 +1095,27 @@ fn diff_masks_secret_named_settings_and_every_shape() {
         "only {shown} shapes were listed as settings"
     );
 }
+
+/// `history migrate` against a real server names it without the password, given in the URL's
+/// user part or as a parameter (the test server trusts local connections, so any password
+/// connects).
+#[test]
+#[ignore = "needs a PostgreSQL server (TRAINWRECK_TEST_PG)"]
+fn history_migrate_on_postgres_prints_no_password() {
+    let server = std::env::var("TRAINWRECK_TEST_PG").unwrap_or_default();
+    assert!(
+        server.starts_with("postgres://tw@"),
+        "TRAINWRECK_TEST_PG must name a running server (eval \"$(scripts/pg-test-server.sh start)\")"
+    );
+    let d = tempfile::tempdir().unwrap();
+    let rest = server.trim_start_matches("postgres://tw@");
+    for url in [
+        format!("postgres://tw:PLNTpgSecret9x@{rest}"),
+        format!("POSTGRESQL://tw@{rest}?password=PLNTqueryPw"),
+    ] {
+        let (ok, out, err) = tw_in(d.path(), &["history", "migrate", "--db", &url]);
+        assert!(ok, "{url}: {err}");
+        assert!(out.contains("schema version"), "{out}");
+        assert!(!out.contains("PLNT") && !err.contains("PLNT"), "{out}{err}");
+    }
+}
