@@ -5,7 +5,7 @@
 use crate::analyze::Engine;
 use crate::inputs;
 use crate::report::i18n::Tr;
-use crate::report::terminal;
+use crate::report::{Sink, terminal};
 use crate::rules::{self, KnowledgeBase};
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::{IsTerminal, Write};
@@ -234,6 +234,10 @@ pub struct DiffArgs {
     /// Worker threads (default: available cores).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Mask secrets (always done for markdown; settings whose name names a secret are masked
+    /// whole) and optionally `hosts`, `paths` (comma-separated; `all` for both).
+    #[arg(long, value_name = "WHAT", num_args = 0..=1, require_equals = true, default_missing_value = "secrets")]
+    pub redact: Option<String>,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -401,9 +405,11 @@ pub fn cli_command() -> clap::Command {
     <Cli as clap::CommandFactory>::command()
 }
 
-/// One of our own messages on stderr, `trainwreck: ` first, in the user's language.
+/// One of our own messages on stderr, `trainwreck: ` first, in the user's language. The
+/// message can quote paths, rule files and history rows: it goes through the terminal sink.
 fn say(lang: crate::model::Lang, msg: impl std::fmt::Display) {
-    eprintln!("{}{msg}", Tr(lang).cli_prefix());
+    let line = format!("{}{msg}\n", Tr(lang).cli_prefix());
+    eprint!("{}", crate::report::emit(Sink::Terminal, &line));
 }
 
 fn load(dirs: &[PathBuf], lang: crate::model::Lang) -> Result<KnowledgeBase, i32> {
@@ -439,7 +445,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Triage(t) => triage_cmd(t, ui),
         Command::Diff(d) => diff_cmd(d, ui),
         Command::History(h) => match crate::history::command::run(h, ui.lang) {
-            Ok(text) => print_out(&text),
+            Ok((sink, text)) => print(sink, &text),
             Err(e) => {
                 say(ui.lang, e);
                 exit::HISTORY
@@ -449,7 +455,7 @@ pub fn run(cli: Cli) -> i32 {
         Command::Completions { shell } => {
             let mut buf = Vec::new();
             clap_complete::generate(shell, &mut cli_command(), "trainwreck", &mut buf);
-            print_out(&String::from_utf8_lossy(&buf))
+            print(Sink::Json, &String::from_utf8_lossy(&buf))
         }
         Command::Man { subcommand } => {
             let mut root = cli_command();
@@ -471,7 +477,7 @@ pub fn run(cli: Cli) -> i32 {
             };
             let mut buf = Vec::new();
             match clap_mangen::Man::new(page).render(&mut buf) {
-                Ok(()) => print_out(&String::from_utf8_lossy(&buf)),
+                Ok(()) => print(Sink::Json, &String::from_utf8_lossy(&buf)),
                 Err(e) => {
                     say(ui.lang, Tr(ui.lang).cli_cannot_render_man(&e.to_string()));
                     exit::USAGE
@@ -559,6 +565,7 @@ fn analyze(args: AnalyzeArgs, ui: Ui) -> i32 {
         job: h.job.clone(),
         hosts: h.hosts.clone(),
         gpus: h.gpus.clone(),
+        store_raw: h.store_raw,
     });
     let history_failed = with_history(&mut r, h.db.as_deref(), ctx.as_ref(), ui.lang);
     if let Some(red) = redactor.as_mut() {
@@ -580,7 +587,6 @@ fn analyze(args: AnalyzeArgs, ui: Ui) -> i32 {
         Format::Table => {
             let mut o = ui.stdout();
             o.color &= !args.no_color;
-            r.neutralize();
             let mut t = terminal::render_with(&r, &o);
             if let Some(d) = &r.diff {
                 let tr = crate::report::i18n::Tr(ui.lang);
@@ -613,7 +619,15 @@ fn analyze(args: AnalyzeArgs, ui: Ui) -> i32 {
         (Some(red), f) if f != Format::Json => red.text(&text),
         _ => text,
     };
-    let code = print_out(&text);
+    let code = print(
+        match args.format {
+            Format::Table => Sink::Terminal,
+            Format::Json => Sink::Json,
+            Format::Markdown | Format::Github => Sink::Document,
+            Format::Junit => Sink::Xml,
+        },
+        &text,
+    );
     let notice = || crate::notify::of_report(&r, "analyze", &args.paths, None, ui.lang);
     args.notify.send(notice, ui.lang);
     if history_failed && h.record {
@@ -656,17 +670,34 @@ fn diff_cmd(args: DiffArgs, ui: Ui) -> i32 {
     let n = threads(args.threads);
     let good = crate::diff::Run::analyse(&engine, std::slice::from_ref(&args.good), n);
     let bad = crate::diff::Run::analyse(&engine, std::slice::from_ref(&args.bad), n);
-    let d = crate::diff::compare(&good, &bad);
-    match args.format {
-        DiffFormat::Json => print_out(&crate::report::diff::json(&d)),
-        DiffFormat::Terminal => print_term(&crate::report::diff::terminal(&d, ui.lang)),
-        DiffFormat::Markdown => {
-            let text = crate::report::diff::markdown(&d, ui.lang);
-            match redactor(None, true, ui.lang) {
-                Ok(Some(mut red)) => print_out(&red.text(&text)),
-                _ => print_out(&text),
+    let mut d = crate::diff::compare(&good, &bad);
+    let pasted = args.format == DiffFormat::Markdown;
+    let mut redactor = match redactor(args.redact.as_deref(), pasted, ui.lang) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    // Values by their key, then every text by its shape, before any format renders it.
+    if let Some(red) = redactor.as_mut() {
+        d.redact(red);
+    }
+    let (sink, text) = match args.format {
+        DiffFormat::Json => match redactor.as_mut() {
+            Some(red) => {
+                let mut v = serde_json::to_value(&d).unwrap_or_default();
+                red.json(&mut v);
+                (
+                    Sink::Json,
+                    serde_json::to_string_pretty(&v).unwrap_or_default() + "\n",
+                )
             }
-        }
+            None => (Sink::Json, crate::report::diff::json(&d)),
+        },
+        DiffFormat::Terminal => (Sink::Terminal, crate::report::diff::terminal(&d, ui.lang)),
+        DiffFormat::Markdown => (Sink::Document, crate::report::diff::markdown(&d, ui.lang)),
+    };
+    match redactor.as_mut() {
+        Some(red) if sink != Sink::Json => print(sink, &red.text(&text)),
+        _ => print(sink, &text),
     }
 }
 
@@ -780,7 +811,8 @@ fn triage_cmd(args: TriageArgs, ui: Ui) -> i32 {
             if let Some(red) = redactor.as_mut() {
                 red.json(&mut v);
             }
-            let code = failed_code(print_out(
+            let code = failed_code(print(
+                Sink::Json,
                 &(serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"),
             ));
             args.notify
@@ -789,27 +821,33 @@ fn triage_cmd(args: TriageArgs, ui: Ui) -> i32 {
         }
         TriageFormat::Table => {
             let tables = ui.stdout().tables;
-            crate::report::neutralize(&crate::report::triage::render_table(&t, tables, ui.lang))
-                .into_owned()
+            crate::report::triage::render_table(&t, tables, ui.lang)
         }
         TriageFormat::Markdown => crate::report::triage::render_markdown(&t, ui.lang),
     };
+    let sink = match args.format {
+        TriageFormat::Markdown => Sink::Document,
+        _ => Sink::Terminal,
+    };
     let code = failed_code(match redactor.as_mut() {
-        Some(red) => print_out(&red.text(&text)),
-        None => print_out(&text),
+        Some(red) => print(sink, &red.text(&text)),
+        None => print(sink, &text),
     });
     args.notify
         .send(|| crate::notify::of_triage(&t, ui.lang), ui.lang);
     code
 }
 
-/// For text with no colours of our own (facts, rules, triage tables): every control character
-/// in it came from an input or a rule file, and is made visible.
+/// For terminal text (facts, rules, tables): see [`print`].
 fn print_term(text: &str) -> i32 {
-    print_out(&crate::report::neutralize(text))
+    print(Sink::Terminal, text)
 }
 
-fn print_out(text: &str) -> i32 {
+/// Every text for stdout goes out here, once, through its sink (`report::emit`), so what came
+/// from an input, a rule file, the history or a person cannot drive the terminal or break the
+/// document it is in.
+fn print(sink: Sink, text: &str) -> i32 {
+    let text = crate::report::emit(sink, text);
     let mut out = std::io::stdout().lock();
     // A closed pipe (`| head`) is not an error worth a panic.
     let _ = out.write_all(text.as_bytes());
@@ -819,7 +857,7 @@ fn print_out(text: &str) -> i32 {
 
 fn facts(args: FactsArgs, ui: Ui) -> i32 {
     if args.catalog {
-        return print_out(&crate::report::facts::catalog(
+        return print_term(&crate::report::facts::catalog(
             crate::facts::CATALOG,
             Tr(ui.lang),
         ));
@@ -849,7 +887,7 @@ fn facts(args: FactsArgs, ui: Ui) -> i32 {
         (facts, warnings) = (r.facts, r.warnings);
     }
     match args.format {
-        FactsFormat::Json => print_out(&crate::report::facts::json(&facts, &warnings)),
+        FactsFormat::Json => print(Sink::Json, &crate::report::facts::json(&facts, &warnings)),
         FactsFormat::Table => print_term(&crate::report::facts::table(
             &facts,
             &warnings,
@@ -878,7 +916,7 @@ fn rules_cmd(cmd: RulesCommand, ui: Ui) -> i32 {
                 Err(c) => return c,
             };
             if let Some(e) = rules::xid::parse_id(&id).and_then(rules::xid::lookup) {
-                return print_out(&crate::report::rules::explain_xid(e, ui.lang));
+                return print_term(&crate::report::rules::explain_xid(e, ui.lang));
             }
             let engine_made = crate::correlate::ENGINE_FINDINGS
                 .iter()
@@ -912,7 +950,8 @@ fn rules_cmd(cmd: RulesCommand, ui: Ui) -> i32 {
             // `FAIL` stays one word in every language, for scripts that grep for it.
             let tr = Tr(ui.lang);
             for f in &fails {
-                eprintln!("FAIL {}", tr.text(f));
+                let line = format!("FAIL {}\n", tr.text(f));
+                eprint!("{}", crate::report::emit(Sink::Terminal, &line));
             }
             println!(
                 "{}",
@@ -929,7 +968,7 @@ fn rules_cmd(cmd: RulesCommand, ui: Ui) -> i32 {
                 Ok(kb) => kb,
                 Err(c) => return c,
             };
-            print_out(&crate::report::rules::patterns(&kb))
+            print_term(&crate::report::rules::patterns(&kb))
         }
         RulesCommand::Scan { paths, rules } => {
             let kb = match load(&rules, ui.lang) {
@@ -941,7 +980,7 @@ fn rules_cmd(cmd: RulesCommand, ui: Ui) -> i32 {
             for (p, n) in Engine::new(&kb).count_matching_lines(&inputs) {
                 s.push_str(&format!("{p}:{n}\n"));
             }
-            print_out(&s)
+            print_term(&s)
         }
     }
 }
@@ -986,7 +1025,8 @@ fn run_cmd(args: RunArgs, ui: Ui) -> i32 {
         }
     };
     for w in &outcome.warnings {
-        eprintln!("trainwreck: warning: {w}");
+        let line = format!("trainwreck: warning: {w}\n");
+        eprint!("{}", crate::report::emit(Sink::Terminal, &line));
     }
     if outcome.exit_status != 0 && !args.no_analyze {
         // The command's own output went to stdout/stderr; the diagnosis goes to stderr so a
@@ -1008,7 +1048,6 @@ fn run_cmd(args: RunArgs, ui: Ui) -> i32 {
                     };
                     with_history(&mut r, args.db.as_deref(), Some(&ctx), ui.lang);
                 }
-                r.neutralize();
                 // The diagnosis goes to stderr: colour and tables follow it.
                 let o = ui.options(std::io::stderr().is_terminal());
                 let dir = outcome.out_dir.display().to_string();
@@ -1018,7 +1057,8 @@ fn run_cmd(args: RunArgs, ui: Ui) -> i32 {
                     Tr(ui.lang).cli_run_failed(outcome.exit_status, &dir),
                 );
                 eprintln!();
-                eprint!("{}", terminal::render_with(&r, &o));
+                let text = terminal::render_with(&r, &o);
+                eprint!("{}", crate::report::emit(Sink::Terminal, &text));
                 let notice = || {
                     let paths = [dir.clone()];
                     crate::notify::of_report(&r, "run", &paths, Some(outcome.exit_status), ui.lang)

@@ -40,64 +40,185 @@ impl Options {
     }
 }
 
-/// A key that names a secret, as it appears in flags, env vars, config keys and argv lists
-/// (`password`, `hub_token`, `WANDB_API_KEY`, `aws_secret_access_key`, `sentry_dsn` …).
-const SECRET_KEY: &str = r"(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?|auth[_-]?key|dsn)";
+/// A word that names a secret wherever it stands in a key (`password`, `hub_token`,
+/// `WANDB_API_KEY`, `aws_secret_access_key`, `sentry_dsn` …).
+const SECRET_WORD: &str = r"(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?|auth[_-]?key|dsn)";
+
+/// Words that name a secret only as a later segment of a key (`NCCL_PASS`, `MYSQL_PWD`,
+/// `AZURE_DEVOPS_PAT`), never alone (`PWD` is the working directory, `pass` a verb).
+const SEGMENT_WORD: &str = r"(?:[A-Za-z0-9]+[_.-])+(?:pass|pwd|pat|creds)";
+
+/// What may follow the secret word inside a key and keep it a secret (`SECRET_KEY`,
+/// `DB_PASSWORD_PROD`, `HF_TOKEN_WRITE`), so `token_count` and `max_tokens` stay counts.
+const QUALIFIER: &str = r"(?:key|prod|production|dev|development|test|staging|stage|write|read|ro|rw|main|primary|secondary|old|new|backup|b64|base64|enc|encoded|value|raw|plain|[0-9]+)";
+
+/// A key naming a secret: an optional prefix, the secret word, then qualifiers.
+fn secret_key() -> String {
+    format!(
+        r"(?:[A-Za-z0-9_.-]*{SECRET_WORD}|{SEGMENT_WORD})(?:[_.-](?:{SECRET_WORD}|{QUALIFIER}))*"
+    )
+}
 
 /// How a match is rewritten.
 enum Rewrite {
     /// A `$1`-style template: groups keep the key name and mask only the value.
     Template(&'static str),
-    /// Group 1 is kept, group 2 is masked only when it looks random (high entropy): for keys
-    /// that are secret only sometimes (`key`, `auth`, `sig`, `session`).
+    /// Group 1 is kept, group 2 is masked only when it looks random (high entropy, or an
+    /// opaque token): for keys that are secret only sometimes (`key`, `auth`, `sig`, `session`).
     IfRandom,
+    /// Group 1 is kept, group 2 is masked only when it looks like a password (a digit, mixed
+    /// case or a symbol): for prose (`the password is …`) where a plain word is a message.
+    IfSecretish,
 }
 
+/// Prefixes of tokens that are credentials wherever they appear, each with the characters
+/// and the least length of the body after it. Families: source hosts, ML and AI services,
+/// package registries, chat, monitoring, infrastructure and payment providers.
+const TOKEN_PREFIXES: &[(&str, &str, usize)] = &[
+    // Hugging Face user and organisation tokens.
+    (r"hf_", "[A-Za-z0-9]", 16),
+    (r"api_org_", "[A-Za-z0-9]", 16),
+    // GitHub: classic, OAuth, user-to-server, server-to-server, refresh, fine-grained.
+    (r"gh[pousr]_", "[A-Za-z0-9]", 20),
+    (r"github_pat_", "[A-Za-z0-9_]", 20),
+    // GitLab: personal, deploy, runner, pipeline-trigger, feed, OAuth app tokens.
+    (
+        r"gl(?:pat|dt|rt|ptt|ft|oas|cbt|soat|imt|agent)-",
+        "[A-Za-z0-9_-]",
+        16,
+    ),
+    (r"GR1348941", "[A-Za-z0-9_-]", 20),
+    // AI services: OpenAI (and project/service keys), Anthropic, Groq, Replicate, Perplexity.
+    (r"sk-", "[A-Za-z0-9_-]", 16),
+    (r"gsk_", "[A-Za-z0-9]", 32),
+    (r"r8_", "[A-Za-z0-9]", 30),
+    (r"pplx-", "[A-Za-z0-9]", 32),
+    // Databricks.
+    (r"dapi", "[0-9a-f]", 32),
+    // Google API key and OAuth access token.
+    (r"AIza", "[A-Za-z0-9_-]", 30),
+    (r"ya29\.", "[A-Za-z0-9_-]", 30),
+    // Package registries: npm, PyPI, RubyGems, Docker Hub, JFrog.
+    (r"npm_", "[A-Za-z0-9]", 30),
+    (r"pypi-AgEIcHlwaS5vcmc", "[A-Za-z0-9_-]", 30),
+    (r"rubygems_", "[0-9a-f]", 40),
+    (r"dckr_pat_", "[A-Za-z0-9_-]", 20),
+    (r"AKCp", "[A-Za-z0-9]", 60),
+    // Slack: bot, user, app, refresh, config tokens.
+    (r"xox[abprse]-", "[A-Za-z0-9-]", 10),
+    (r"xapp-", "[A-Za-z0-9-]", 20),
+    (r"xoxe\.xox[bp]-", "[A-Za-z0-9-]", 20),
+    // Monitoring: Sentry org/user tokens, New Relic, Grafana cloud and service accounts.
+    (r"sntry[su]_", "[A-Za-z0-9+/=_]", 40),
+    (r"NRAK-", "[A-Z0-9]", 20),
+    (r"NRJS-", "[a-f0-9]", 16),
+    (r"glc_", "[A-Za-z0-9+/=_]", 32),
+    (r"glsa_", "[A-Za-z0-9_]", 32),
+    (r"dt0c01\.", "[A-Za-z0-9.]", 40),
+    // Infrastructure: Vault, Doppler, Pulumi, DigitalOcean, Terraform Cloud, age, Alibaba.
+    (r"hv[sbr]\.", "[A-Za-z0-9_-]", 24),
+    (r"dp\.(?:pt|st|sa|ct|scim|audit)\.", "[A-Za-z0-9]", 30),
+    (r"pul-", "[0-9a-f]", 40),
+    (r"do[opr]_v1_", "[0-9a-f]", 64),
+    (r"[A-Za-z0-9]{14}\.atlasv1\.", "[A-Za-z0-9_=-]", 40),
+    (r"AGE-SECRET-KEY-1", "[0-9A-Z]", 50),
+    (r"LTAI", "[A-Za-z0-9]", 20),
+    // Payments and SaaS: Stripe, Shopify, Square, SendGrid, Mailgun, Linear, Atlassian.
+    (r"[sr]k_(?:live|test)_", "[A-Za-z0-9]", 16),
+    (r"shp(?:at|ca|pa|ss)_", "[a-fA-F0-9]", 32),
+    (r"sq0(?:atp|csp)-", "[A-Za-z0-9_-]", 22),
+    (r"SG\.", "[A-Za-z0-9_.-]", 40),
+    (r"key-", "[0-9a-f]", 32),
+    (r"lin_api_", "[A-Za-z0-9]", 32),
+    (r"ATATT3", "[A-Za-z0-9_=-]", 60),
+];
+
 /// The secret table: token shapes first (they mask wherever they appear), then secret-named
-/// keys in each form a launcher or a config prints them. Each pattern is written once, here.
+/// keys in each form a launcher, a shell or a config prints them. Each pattern is written
+/// once, here.
 static SECRETS: LazyLock<Vec<(Regex, Rewrite)>> = LazyLock::new(|| {
-    use Rewrite::{IfRandom, Template};
-    let k = SECRET_KEY;
-    let table: Vec<(String, Rewrite)> = vec![
+    use Rewrite::{IfRandom, IfSecretish, Template};
+    let k = secret_key();
+    let mut table: Vec<(String, Rewrite)> = vec![
+        // A private key block (PEM, OpenSSH, PGP), whole or cut, also with its line breaks
+        // written as `\n` (a JSON key file).
         (
-            r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)"
+            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)"
                 .into(),
             Template("[REDACTED PRIVATE KEY]"),
         ),
-        // Credentials inside URLs: scheme://user:pass@host, and a key alone before the host
-        // (a Sentry DSN's `https://<32 hex>@o1.ingest.sentry.io/…`).
+        // Credentials inside URLs: scheme://user:pass@host (an empty user, as Redis has, and
+        // a password holding `@` included), and a key alone before the host (a Sentry DSN's
+        // `https://<32 hex>@o1.ingest.sentry.io/…`).
         (
-            r"([a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s:@'\x22]+:[^/\s@'\x22]+@".into(),
+            r"([a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s:@'\x22]*:[^/\s'\x22]+@".into(),
             Template("${1}[REDACTED]@"),
         ),
         (
             r"([a-zA-Z][a-zA-Z0-9+.-]*://)[A-Za-z0-9_-]{16,}@".into(),
             Template("${1}[REDACTED]@"),
         ),
+        // Webhook URLs whose path is the secret (Slack, Discord, Teams, Telegram bots).
+        (
+            r"(?i)(hooks\.slack\.com/(?:services|workflows|triggers)/)[A-Za-z0-9+/_-]{10,}".into(),
+            Template("${1}[REDACTED]"),
+        ),
+        (
+            r"(?i)(discord(?:app)?\.com/api/webhooks/)[0-9]+/[A-Za-z0-9_-]{20,}".into(),
+            Template("${1}[REDACTED]"),
+        ),
+        (
+            r"(?i)(\.webhook\.office\.com/webhookb2/)[^\s'\x22]+".into(),
+            Template("${1}[REDACTED]"),
+        ),
+        // (No word boundary: the token follows `bot` in the Bot API's URLs.)
+        (r"[0-9]{8,10}:AA[A-Za-z0-9_-]{30,}".into(), Template("[REDACTED]")),
         // An Azure SAS (or any pre-signed URL's) signature.
         (
             r"(?i)([?&](?:sig|signature|x-amz-signature|x-goog-signature)=)[^&\s'\x22]+".into(),
             Template("${1}[REDACTED]"),
         ),
         (
-            r"(?i)(authorization\s*[:=]\s*(?:bearer|basic|token)?\s*)[^\s'\x22\[]+".into(),
+            // (`[` is allowed in the value so that a second pass re-masks `[REDACTED]` as
+            // itself instead of taking `Bearer` for the value.)
+            r"(?i)(authorization\s*[:=]\s*(?:bearer|basic|token)?\s*)[^\s'\x22]+".into(),
             Template("${1}[REDACTED]"),
         ),
         (
             r"(?i)(\bbearer\s+)[A-Za-z0-9._~+/=-]{8,}".into(),
             Template("${1}[REDACTED]"),
         ),
-        (r"\bhf_[A-Za-z0-9]{16,}".into(), Template("[REDACTED]")),
-        (r"\bgh[pousr]_[A-Za-z0-9]{20,}".into(), Template("[REDACTED]")),
-        (r"\bgithub_pat_[A-Za-z0-9_]{20,}".into(), Template("[REDACTED]")),
-        (r"\bglpat-[A-Za-z0-9_-]{16,}".into(), Template("[REDACTED]")),
-        (r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b".into(), Template("[REDACTED]")),
-        (r"\bsk-[A-Za-z0-9_-]{16,}".into(), Template("[REDACTED]")),
-        (r"\bxox[abprse]-[A-Za-z0-9-]{10,}".into(), Template("[REDACTED]")),
+        // Shell forms that take a password as an argument: `curl -u user:pw`, `sshpass -p pw`,
+        // `mysql -pPW`, and a netrc line.
+        (
+            r#"(\bcurl\b[^\n]*?\s(?:-u\s*|--user[=\s]\s*)['"]?[^\s:'"]*:)[^\s'"]+"#.into(),
+            Template("${1}[REDACTED]"),
+        ),
+        (
+            r"(\bsshpass\s+(?:-[a-zA-Z]+\s+)*-p\s*)\S+".into(),
+            Template("${1}[REDACTED]"),
+        ),
+        (
+            r"(\bmysql(?:dump|admin)?\b[^\n]*?\s-p)[^\s-]\S*".into(),
+            Template("${1}[REDACTED]"),
+        ),
+        (
+            r"(?i)(\b(?:machine\s+\S+\s+)?login\s+\S+\s+password\s+)\S+".into(),
+            Template("${1}[REDACTED]"),
+        ),
+        // An Azure AD client secret (`xxx8Q~…`) and AWS keys.
+        (
+            r"\b[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}".into(),
+            Template("[REDACTED]"),
+        ),
+        (r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b".into(), Template("[REDACTED]")),
         (
             r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}".into(),
             Template("[REDACTED]"),
         ),
+        // Twilio API key and Mailchimp key: hex with a fixed prefix or suffix.
+        (r"\bSK[0-9a-fA-F]{32}\b".into(), Template("[REDACTED]")),
+        (r"\b[0-9a-f]{32}-us[0-9]{1,2}\b".into(), Template("[REDACTED]")),
         // A W&B API key: 40 hex after `wandb login` (flags between allowed) or WANDB_API_KEY
         // in any separator form.
         (
@@ -110,32 +231,66 @@ static SECRETS: LazyLock<Vec<(Regex, Rewrite)>> = LazyLock::new(|| {
         ),
         // Python-list argv as DeepSpeed's launcher logs it: '--hub_token', 'value'.
         (
-            format!(r#"(?i)(['"]--?[A-Za-z0-9_.-]*{k}['"]\s*,\s*['"])[^'"]+"#),
+            format!(r#"(?i)(['"]--?{k}['"]\s*,\s*['"])[^'"\n]+"#),
             Template("${1}[REDACTED]"),
         ),
-        // Flags: --hub_token value, --hub_token=value, -password value (never a following flag).
+        // A quoted value after a secret-named flag or key, whole (spaces and all):
+        // `--password 'a b'`, `password="a horse b"`, `"api_key": "…"`.
         (
-            format!(r#"(?i)((?:^|[\s'"(\[,])--?[A-Za-z0-9_.-]*{k}(?:=|\s+)['"]?)[^\s'",;\[\]-][^\s'",;\]]*"#),
+            format!(r#"(?i)((?:^|[^A-Za-z0-9_.-])-{{0,2}}{k}\\?['"]?(?:\s*[=:]\s*|\s+)')[^'\n]+"#),
             Template("${1}[REDACTED]"),
         ),
-        // key=value / key: value / "key": "value" where the key names a secret.
         (
-            format!(r#"(?i)([A-Za-z0-9_.-]*{k}['"]?\s*[=:]\s*['"]?)[^\s'",;&}}\]\[]+"#),
+            format!(r#"(?i)((?:^|[^A-Za-z0-9_.-])-{{0,2}}{k}\\?['"]?(?:\s*[=:]\s*|\s+)\\?")[^"\\\n]+"#),
+            Template("${1}[REDACTED]"),
+        ),
+        // Flags: --hub_token value, --hub_token=value, -password value. After a space the
+        // value is never a following flag (`--password --lr`), unless it has a digit or is
+        // long (`--password -Xs3cret`); after `=` anything is the value.
+        (
+            format!(r#"(?i)((?:^|[\s'"(\[,])--?{k}=)[^\s'"\[\]]+"#),
+            Template("${1}[REDACTED]"),
+        ),
+        (
+            format!(r#"(?i)((?:^|[\s'"(\[,])--?{k}\s+)(?:[^\s'",;\[\]-]|-[^\s'"\-]*[0-9]|-[^\s'"\-]{{6}})[^\s'",\]]*"#),
+            Template("${1}[REDACTED]"),
+        ),
+        // key=value / key: value where the key names a secret: the value runs to the next
+        // space, quote, comma or bracket (a `;` or `&` inside it is part of it).
+        (
+            format!(r#"(?i)(\b{k}\\?['"]?\s*[=:]\s*)[^\s'"\\,}}\]\[]+"#),
             Template("${1}[REDACTED]"),
         ),
         // A bare snake_case or env-style name and its value: `hub_token X`, `HF_TOKEN X`. Only
         // identifiers with an underscore (so prose like "token count" stays), and only values
         // with a digit (so "api_key is missing" stays).
         (
-            format!(r#"(?i)(\b[A-Za-z0-9]*_(?:[A-Za-z0-9]+_)*{k}\s+)[A-Za-z0-9+/=_.-]*[0-9][A-Za-z0-9+/=_.-]*"#),
+            format!(r#"(?i)(\b[A-Za-z0-9]*_(?:[A-Za-z0-9]+_)*{SECRET_WORD}\s+)[A-Za-z0-9+/=_.-]*[0-9][A-Za-z0-9+/=_.-]*"#),
             Template("${1}[REDACTED]"),
+        ),
+        // Prose: `the password is X`, `token was X` (masked only when X looks like one).
+        (
+            r#"(?i)(\b(?:password|passwd|passphrase|secret|token|api[ _-]?key)\s+(?:is|was|=|:)\s+['"]?)([^\s'"]+)"#.into(),
+            IfSecretish,
         ),
         // Keys that are secret only sometimes: mask their value when it looks random.
         (
-            r#"(?i)(\b[A-Za-z0-9_.-]*(?:key|auth|sig|session|cookie|cred)[A-Za-z0-9_.-]*['"]?\s*[=:]\s*['"]?)([^\s'",;&}\]\[]{16,})"#.into(),
+            r#"(?i)(\b[A-Za-z0-9_.-]*(?:key|auth|sig|session|cookie|cred)[A-Za-z0-9_.-]*\\?['"]?\s*[=:]\s*\\?['"]?)([^\s'"\\,;&}\]\[`，；）]{16,})"#.into(),
             IfRandom,
         ),
     ];
+    // Token prefixes, one alternation: a token is masked whole wherever it stands.
+    let alternation: Vec<String> = TOKEN_PREFIXES
+        .iter()
+        .map(|(p, body, n)| format!("{p}{body}{{{n},}}"))
+        .collect();
+    table.insert(
+        1,
+        (
+            format!(r"\b(?:{})", alternation.join("|")),
+            Template("[REDACTED]"),
+        ),
+    );
     table
         .into_iter()
         .filter_map(|(re, with)| match Regex::new(&re) {
@@ -150,7 +305,7 @@ static SECRETS: LazyLock<Vec<(Regex, Rewrite)>> = LazyLock::new(|| {
 
 /// Number of patterns in the secret table (all must compile; a unit test checks).
 #[cfg(test)]
-const SECRET_PATTERNS: usize = 21;
+const SECRET_PATTERNS: usize = 31;
 
 /// Shannon entropy in bits per character: random tokens are above ~3.5, words and numbers
 /// below it.
@@ -176,9 +331,49 @@ fn looks_random(s: &str) -> bool {
     h >= 3.5 && has_digit && has_alpha
 }
 
+/// A word that could be a password: six or more characters with a digit, mixed case or a
+/// symbol (`hunter2`, `Tr0ub4dor`), not a plain word (`missing`, `incorrect`).
+fn looks_secretish(s: &str) -> bool {
+    let s = s.trim_end_matches(['.', ',', ';', ')']);
+    s.chars().count() >= 6
+        && (s.bytes().any(|b| b.is_ascii_digit())
+            || (s.bytes().any(|b| b.is_ascii_uppercase())
+                && s.bytes().skip(1).any(|b| b.is_ascii_lowercase())
+                && s.bytes().skip(1).any(|b| b.is_ascii_uppercase()))
+            || s.bytes()
+                .any(|b| b.is_ascii_punctuation() && b != b'-' && b != b'_'))
+}
+
 static IPV4: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(r"\b(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}\b").ok()
 });
+
+/// Host names the report did not attribute, for `--redact=hosts`: the value of a rendezvous
+/// setting (`MASTER_ADDR=…`, `--master_addr …`, `--rdzv_endpoint host:port`), a fully
+/// qualified name (a public or a site-local suffix), a cluster-style name (`gpu-node-042`,
+/// `node18`, `trainmaster-7`), and an IPv6 address.
+static HOST_SHAPES: LazyLock<Vec<Regex>> = LazyLock::new(|| {
+    [
+        r#"(?i)(?:\bmaster[_-]addr(?:ess)?|--rdzv[_-]endpoint|--master-addr)['"]?(?:\s*[=:]\s*|\s+)['"]?([A-Za-z0-9][A-Za-z0-9.-]*[A-Za-z0-9])"#,
+        r"(?i)\b((?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+(?:com|net|org|io|ai|cloud|internal|lan|corp|cluster|svc|intra|intranet|edu|gov|example|localdomain))\b",
+        r"(?i)\b((?:[a-z][a-z0-9]*-)*(?:node|gpu|host|worker|compute|dgx|hgx|srv|server|trainer|trainmaster|master|login)[a-z]*-?[0-9]+(?:-[a-z0-9]+)*)\b",
+        r"(?i)(?:^|[^0-9a-z:])((?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}|(?:[0-9a-f]{1,4}:){1,6}:(?:[0-9a-f]{1,4}:){0,5}[0-9a-f]{1,4})\b",
+    ]
+    .iter()
+    .filter_map(|re| Regex::new(re).ok())
+    .collect()
+});
+
+/// A cluster-style name worth masking: with a dash or two digits (`gpu0` is a device), and
+/// not one of our own masks (`host-3`, `ip-2`, `user-1`).
+fn host_worth_masking(h: &str) -> bool {
+    let own = ["host-", "ip-", "user-"].iter().any(|p| {
+        h.strip_prefix(p)
+            .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+    });
+    let digits = h.bytes().rev().take_while(u8::is_ascii_digit).count();
+    !own && (h.contains('-') || h.contains('.') || h.contains(':') || digits >= 2)
+}
 
 static USER_PATH: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"/(home|Users|users|scratch|work)/([A-Za-z0-9._-]+)").ok());
@@ -201,6 +396,10 @@ const SECRET_SEGMENTS: &[&str] = &[
     "TOKEN",
 ];
 
+/// Segments that mark a secret only after another segment (`MYSQL_PWD`, `AZURE_DEVOPS_PAT`,
+/// `AWS_CREDS`): alone, `PWD` is the working directory.
+const LATER_SEGMENTS: &[&str] = &["PWD", "PAT", "CREDS"];
+
 /// Segments that end like a secret but are not one (`NCCL_IB_PKEY` is an InfiniBand partition).
 const NOT_SECRET: &[&str] = &["PKEY", "MONKEY", "HOTKEY"];
 
@@ -211,8 +410,10 @@ pub fn is_secret_name(name: &str) -> bool {
     upper
         .split(['_', '-', '.'])
         .filter(|s| !s.is_empty())
-        .any(|seg| {
-            SECRET_SEGMENTS.contains(&seg)
+        .enumerate()
+        .any(|(i, seg)| {
+            (i > 0 && LATER_SEGMENTS.contains(&seg))
+                || SECRET_SEGMENTS.contains(&seg)
                 || ["TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD"]
                     .iter()
                     .any(|suf| {
@@ -317,9 +518,14 @@ impl Redactor {
             }
             out = match with {
                 Rewrite::Template(t) => re.replace_all(&out, *t).into_owned(),
-                Rewrite::IfRandom => re
+                Rewrite::IfRandom | Rewrite::IfSecretish => re
                     .replace_all(&out, |c: &regex::Captures| {
-                        if looks_random(&c[2]) {
+                        let v = &c[2];
+                        let hide = match with {
+                            Rewrite::IfRandom => looks_random(v) || is_opaque_token(v),
+                            _ => looks_secretish(v),
+                        };
+                        if hide && !v.starts_with("[REDACTED") {
                             format!("{}{MASK}", &c[1])
                         } else {
                             c[0].to_string()
@@ -334,6 +540,28 @@ impl Redactor {
             known.sort_by_key(|(h, _)| std::cmp::Reverse(h.len()));
             for (h, mask) in known {
                 out = out.replace(h.as_str(), mask);
+            }
+            for re in HOST_SHAPES.iter() {
+                let hosts = &mut self.hosts;
+                out = re
+                    .replace_all(&out, |c: &regex::Captures| {
+                        let (Some(all), Some(h)) = (c.get(0), c.get(1)) else {
+                            return String::new();
+                        };
+                        let name = h.as_str();
+                        if !host_worth_masking(name) {
+                            return all.as_str().to_string();
+                        }
+                        let n = hosts.len() + 1;
+                        let mask = hosts
+                            .entry(name.to_string())
+                            .or_insert_with(|| format!("host-{n}"))
+                            .clone();
+                        let a = all.as_str();
+                        let (s, e) = (h.start() - all.start(), h.end() - all.start());
+                        format!("{}{mask}{}", &a[..s], &a[e..])
+                    })
+                    .into_owned();
             }
             if let Some(re) = IPV4.as_ref() {
                 let ips = &mut self.ips;
@@ -367,6 +595,9 @@ impl Redactor {
     /// A named value (a fact, an environment variable): masked whole when the name names a
     /// secret, else redacted as text.
     pub fn value_of(&mut self, name: &str, value: &str) -> String {
+        if is_secret_name(name) && !value.trim().is_empty() {
+            return MASK.to_string();
+        }
         let joined = format!("{name}={value}");
         let out = self.text(&joined);
         match out.strip_prefix(name).and_then(|r| r.strip_prefix('=')) {
@@ -399,7 +630,9 @@ impl Redactor {
         self.text(&out)
     }
 
-    /// Redact every string inside a JSON value, keys excepted (they are the schema).
+    /// Redact every string inside a JSON value, keys excepted (they are the schema). A named
+    /// value (a fact's `{"name", "value"}`, a difference's `{"key", "good", "bad"}`) is masked
+    /// whole when its name names a secret, whatever the value looks like.
     pub fn json(&mut self, v: &mut serde_json::Value) {
         match v {
             serde_json::Value::String(s) => {
@@ -408,6 +641,19 @@ impl Redactor {
             }
             serde_json::Value::Array(a) => a.iter_mut().for_each(|x| self.json(x)),
             serde_json::Value::Object(o) => {
+                let named = ["name", "key"]
+                    .iter()
+                    .find_map(|k| o.get(*k).and_then(|n| n.as_str()))
+                    .is_some_and(is_secret_name);
+                if named {
+                    for k in ["value", "good", "bad"] {
+                        if let Some(serde_json::Value::String(s)) = o.get_mut(k)
+                            && !s.is_empty()
+                        {
+                            *s = MASK.to_string();
+                        }
+                    }
+                }
                 for (k, x) in o.iter_mut() {
                     // Fingerprints and schema ids are hashes and names, never secrets.
                     if k != "fingerprint" && k != "schema" {
@@ -428,6 +674,7 @@ mod tests {
     fn every_secret_pattern_compiles() {
         assert_eq!(SECRETS.len(), SECRET_PATTERNS);
         assert!(IPV4.is_some() && USER_PATH.is_some());
+        assert_eq!(HOST_SHAPES.len(), 4);
     }
 
     #[test]
@@ -454,6 +701,33 @@ mod tests {
         let b = r.text("node7 again 10.1.2.3 /home/alice/y");
         assert_eq!(a, "host-2 and host-1 at ip-1 /home/user-1/x");
         assert_eq!(b, "host-1 again ip-1 /home/user-1/y");
+    }
+
+    /// Host names no finding attributed: inside log lines, fully qualified, as the rendezvous
+    /// address, and IPv6 (`--redact=hosts`); our own masks and ordinary words stay.
+    #[test]
+    fn unattributed_hosts_are_masked() {
+        let mut r = Redactor::new(Options {
+            hosts: true,
+            paths: false,
+        });
+        let line = "MASTER_ADDR=trainmaster-7.corp.example.com gpu-node-042 node18 \
+                    worker on n1.cluster.internal fe80::1ff:fe23:4567:890a [2001:db8::8a2e:370:7334]:29500";
+        let out = r.text(line);
+        for leak in [
+            "trainmaster",
+            "gpu-node",
+            "node18",
+            "n1.cluster",
+            "fe80",
+            "2001:db8",
+        ] {
+            assert!(!out.contains(leak), "{leak} in {out}");
+        }
+        assert!(out.starts_with("MASTER_ADDR=host-"), "{out}");
+        assert_eq!(r.text(&out), out, "not idempotent");
+        let plain = "c10::Error at torch.distributed.elastic gpu0 rank 12:34:56 step-3 host-2";
+        assert_eq!(r.text(plain), plain);
     }
 
     /// Every form a secret reaches a log in, from the issue's findings: each planted value

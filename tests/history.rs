@@ -529,8 +529,9 @@ fn triage_record_records_every_run() {
 }
 
 /// A team note is free text people paste into: a token in it must be masked in every output
-/// that promises redaction (Markdown and GitHub always, the others with `--redact`), while the
-/// database keeps what was written (`history show` is the team's own view).
+/// that promises redaction (Markdown and GitHub always, the others with `--redact`). Notes are
+/// stored masked by default; this one is stored as written (`--store-raw`), so it is the
+/// outputs' redaction that is tested.
 #[test]
 fn a_secret_in_a_team_note_never_reaches_a_redacted_output() {
     let db = sqlite();
@@ -552,7 +553,10 @@ fn a_secret_in_a_team_note_never_reaches_a_redacted_output() {
         "fixed after HF_TOKEN={} was rotated; wandb login {} ; rerun with --db_password {}",
         secrets[0], secrets[1], secrets[2]
     );
-    ok(run(history(&db, &["note", &fp, &note, "--author", "bob"])));
+    ok(run(history(
+        &db,
+        &["note", &fp, &note, "--author", "bob", "--store-raw"],
+    )));
     // The note is there unredacted: otherwise this test proves nothing.
     let plain = ok(run(analyze(&db, run_dir, &[])));
     assert!(plain.contains(&secrets[0]), "{plain}");

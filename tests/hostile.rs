@@ -480,3 +480,333 @@ fn twenty_thousand_tiny_files_are_all_read_and_listed() {
     let rss = children_max_rss();
     assert!(rss < MAX_RSS, "a child used {} MiB", rss >> 20);
 }
+
+// --- secrets and escapes (audit round 3, part A) ---
+//
+// Every name field that reaches a terminal or a document (file and archive member names,
+// notes, authors, hosts, jobs, rule directories, stored paths, setting values) carries
+// escape sequences here; every output (stdout and stderr, every format) must show them made
+// visible. Then the history's URLs, secret-named environment variables and host names.
+
+/// The binary in `dir` with no inherited history, its exit code, stdout and stderr.
+fn tw_in(dir: &std::path::Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_trainwreck"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("TRAINWRECK_DB")
+        .env("TRAINWRECK_DB_TIMEOUT_MS", "500")
+        .env("XDG_DATA_HOME", dir.join("xdg"))
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Neither stream may carry a control character; `what` names the command for the message.
+fn clean(what: &str, out: &str, err: &str) {
+    for (name, s) in [("stdout", out), ("stderr", err)] {
+        let c = controls(s);
+        assert!(c.is_empty(), "{what}: {name} carried {c:?}:\n{s}");
+    }
+}
+
+/// A tar archive holding one member of the given raw name and text.
+fn tar_with_member(path: &std::path::Path, name: &[u8], body: &[u8]) {
+    let mut b = tar::Builder::new(std::fs::File::create(path).unwrap());
+    let mut h = tar::Header::new_gnu();
+    if let Some(g) = h.as_gnu_mut() {
+        g.name[..name.len()].copy_from_slice(name);
+    }
+    h.set_size(body.len() as u64);
+    h.set_mode(0o644);
+    h.set_cksum();
+    b.append(&h, body).unwrap();
+    b.finish().unwrap();
+}
+
+#[test]
+fn escapes_in_file_and_member_names_never_reach_any_output() {
+    let d = tempfile::tempdir().unwrap();
+    let run = d.path().join("run");
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::write(
+        run.join("train.log"),
+        "[rank0]: RuntimeError: CUDA error: an illegal memory access was encountered\n",
+    )
+    .unwrap();
+    // An empty file and a binary file: both are named in a warning.
+    std::fs::write(run.join("e\x1b]0;PWNED\x07\x1b[2J.log"), "").unwrap();
+    let blob: Vec<u8> = (0..3000u32).map(|i| (i * 7919 % 251) as u8).collect();
+    std::fs::write(run.join("b\x1b]52;c;cm0gLXJmIH4=\x07.bin"), &blob).unwrap();
+    tar_with_member(&run.join("logs.tar"), b"m\x1b[8mx.bin", &blob);
+    let r = run.display().to_string();
+    // The names do reach the report (else this proves nothing).
+    let (_, json, _) = tw_in(d.path(), &["analyze", &r, "--format", "json"]);
+    assert!(
+        json.contains("\\u001b]52;c;") && json.contains("m\\u001b[8mx.bin"),
+        "{json}"
+    );
+    for args in [
+        vec!["analyze", &r],
+        vec!["analyze", &r, "--timeline"],
+        vec!["analyze", &r, "--redact"],
+        vec!["--lang", "zh", "analyze", &r],
+        vec!["analyze", &r, "--format", "markdown"],
+        vec!["analyze", &r, "--format", "github"],
+        vec!["analyze", &r, "--format", "junit"],
+        vec!["facts", &r],
+        vec!["triage", &r],
+    ] {
+        let (code, out, err) = tw_in(d.path(), &args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        clean(&format!("{args:?}"), &out, &err);
+        if args.contains(&"analyze") && !args.contains(&"junit") && !args.contains(&"github") {
+            assert!(
+                out.contains("\\x1b]52;c;"),
+                "{args:?}: name not shown:\n{out}"
+            );
+        }
+    }
+}
+
+#[test]
+fn junit_stays_well_formed_xml_with_noncharacters_in_a_log() {
+    let d = tempfile::tempdir().unwrap();
+    let log = d.path().join("j.log");
+    std::fs::write(
+        &log,
+        "[rank0]: RuntimeError: CUDA error: an illegal memory access was encountered X\u{FFFE}Y\u{FFFF}Z\u{FDD0}\u{85}\n",
+    )
+    .unwrap();
+    let (code, out, _) = tw_in(
+        d.path(),
+        &["analyze", log.to_str().unwrap(), "--format", "junit"],
+    );
+    assert_eq!(code, 0);
+    assert!(out.contains("X\u{FFFD}Y\u{FFFD}Z"), "{out}");
+    let bad: Vec<char> = out
+        .chars()
+        .filter(|&c| matches!(c as u32, 0xFFFE | 0xFFFF | 0xFDD0..=0xFDEF | 0x7f..=0x9f))
+        .collect();
+    assert!(bad.is_empty(), "not XML 1.0: {bad:?}");
+    clean("junit", &out, "");
+}
+
+#[test]
+fn history_views_neutralise_notes_authors_hosts_and_jobs() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("esc.db").display().to_string();
+    let f = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/seed-bus-error");
+    let (code, _, err) = tw_in(
+        d.path(),
+        &[
+            "analyze",
+            f,
+            "--record",
+            "--db",
+            &db,
+            "--host",
+            "node\x1b]0;HOST-TITLE\x07",
+            "--job",
+            "job\x1b[2J\x1b]52;c;cm0gLXJm\x07",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let (_, json, _) = tw_in(d.path(), &["analyze", f, "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let fp = v["fingerprint"].as_str().unwrap().to_string();
+    let note = [
+        "history",
+        "note",
+        &fp,
+        "fixed \x1b]0;NOTE-TITLE\x07",
+        "--author",
+        "alice\x1b[5m",
+        "--db",
+        &db,
+    ];
+    for args in [
+        note.to_vec(),
+        vec!["history", "show", &fp, "--db", &db],
+        vec!["history", "list", "--db", &db],
+        vec!["history", "hosts", "--db", &db],
+        vec!["history", "gpus", "--db", &db],
+        vec!["analyze", f, "--db", &db],
+    ] {
+        let (code, out, err) = tw_in(d.path(), &args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        clean(&format!("{args:?}"), &out, &err);
+    }
+    let (_, out, _) = tw_in(d.path(), &["history", "show", &fp, "--db", &db]);
+    assert!(
+        out.contains("NOTE-TITLE") && out.contains("\\x1b]0;"),
+        "{out}"
+    );
+}
+
+#[test]
+fn stderr_neutralises_rule_directories_and_stored_paths() {
+    let d = tempfile::tempdir().unwrap();
+    // A rule directory whose subdirectory name carries a title sequence (a warning names it).
+    let rules = d.path().join("rules_sub");
+    let sub = rules.join("sub\x1b]0;RULEDIR\x07");
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::write(sub.join("x.toml"), "").unwrap();
+    let (_, out, err) = tw_in(
+        d.path(),
+        &["rules", "list", "--rules", rules.to_str().unwrap()],
+    );
+    assert!(err.contains("RULEDIR"), "{err}");
+    clean("rules list", &out, &err);
+    // `--baseline last-good` names the stored path of a good run that is gone.
+    let db = d.path().join("h.db").display().to_string();
+    let good = d.path().join("good\x1b]0;LASTGOOD\x07");
+    std::fs::create_dir_all(&good).unwrap();
+    std::fs::write(good.join("train.log"), "step 1 loss 2.0\n").unwrap();
+    let g = good.display().to_string();
+    let (code, _, err) = tw_in(
+        d.path(),
+        &["analyze", &g, "--record", "--db", &db, "--job", "j"],
+    );
+    assert_eq!(code, 0, "{err}");
+    std::fs::remove_dir_all(&good).unwrap();
+    let bad = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/seed-bus-error");
+    let (code, out, err) = tw_in(
+        d.path(),
+        &[
+            "analyze",
+            bad,
+            "--baseline",
+            "last-good",
+            "--job",
+            "j",
+            "--db",
+            &db,
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("LASTGOOD"), "{err}");
+    clean("--baseline last-good", &out, &err);
+}
+
+#[test]
+fn diff_values_with_escapes_are_neutralised_in_every_format() {
+    let d = tempfile::tempdir().unwrap();
+    let mk = |side: &str, opt: &str| {
+        let dir = d.path().join(side);
+        std::fs::create_dir_all(&dir).unwrap();
+        let cfg = serde_json::json!({"train_batch_size": 8, "optimizer": opt});
+        std::fs::write(dir.join("ds_config.json"), cfg.to_string()).unwrap();
+        std::fs::write(
+            dir.join("train.log"),
+            "[rank0]: RuntimeError: CUDA error: an illegal memory access was encountered\n",
+        )
+        .unwrap();
+        dir.display().to_string()
+    };
+    let good = mk("good", "adam");
+    let bad = mk("bad", "adamw\x1b]0;DIFF-TITLE\x07");
+    for fmt in ["terminal", "markdown"] {
+        let (code, out, err) = tw_in(d.path(), &["diff", &good, &bad, "--format", fmt]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            out.contains("DIFF-TITLE"),
+            "{fmt}: the value is not listed:\n{out}"
+        );
+        clean(fmt, &out, &err);
+    }
+}
+
+#[test]
+fn history_urls_are_parsed_once_and_never_print_a_password_or_name_a_file() {
+    let d = tempfile::tempdir().unwrap();
+    let f = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/seed-bus-error");
+    // Nothing listens on port 1: each must fail loudly (exit 3), without the password, and
+    // leave no file named after the URL in the working directory.
+    for url in [
+        "POSTGRES://tw:PLNTupperPw@127.0.0.1:1/postgres",
+        "postgresql+psycopg2://tw:PLNTpsycoPw@127.0.0.1:1/postgres",
+        "postgres://tw@127.0.0.1:1/postgres?sslmode=disable&password=PLNTqueryPw",
+        "mysql://tw:PLNTmysqlPw@127.0.0.1:1/db",
+    ] {
+        for args in [
+            vec!["analyze", f, "--record", "--db", url],
+            vec!["history", "list", "--db", url],
+            vec!["history", "migrate", "--db", url],
+        ] {
+            let (code, out, err) = tw_in(d.path(), &args);
+            assert_eq!(code, 3, "{args:?}: {err}");
+            assert!(
+                !out.contains("PLNT") && !err.contains("PLNT"),
+                "{args:?}: {err}"
+            );
+            assert!(
+                err.contains("127.0.0.1:1"),
+                "{args:?}: the server is not named: {err}"
+            );
+        }
+    }
+    let left: Vec<_> = std::fs::read_dir(d.path())
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name())
+        .filter(|n| n != "xdg")
+        .collect();
+    assert!(left.is_empty(), "files named after URLs: {left:?}");
+}
+
+#[test]
+fn a_secret_named_environment_variable_is_never_a_fact() {
+    let d = tempfile::tempdir().unwrap();
+    let run = d.path().join("run");
+    std::fs::create_dir_all(&run).unwrap();
+    std::fs::write(
+        run.join("environment.txt"),
+        "PATH=/usr/bin\nNCCL_SOCKET_IFNAME=eth0\nNCCL_PASS=PLNTnccl36\nNCCL_AUTH_DSN=PLNTdsn77\nNCCL_IB_PKEY=0x8001\n",
+    )
+    .unwrap();
+    let r = run.display().to_string();
+    for args in [
+        vec!["facts", &r, "--format", "json"],
+        vec!["facts", &r, "--redact"],
+        vec!["analyze", &r, "--format", "json", "--redact"],
+    ] {
+        let (code, out, err) = tw_in(d.path(), &args);
+        assert_eq!(code, 0, "{err}");
+        assert!(!out.contains("PLNT"), "{args:?}:\n{out}");
+    }
+    // The allow-list still keeps the rest (the test would pass on an empty dump otherwise).
+    let (_, out, _) = tw_in(d.path(), &["facts", &r, "--format", "json"]);
+    assert!(
+        out.contains("NCCL_SOCKET_IFNAME") && out.contains("NCCL_IB_PKEY"),
+        "{out}"
+    );
+}
+
+#[test]
+fn redact_hosts_masks_host_names_no_finding_attributed() {
+    let d = tempfile::tempdir().unwrap();
+    let log = d.path().join("host.log");
+    std::fs::write(
+        &log,
+        "[rank0]: RuntimeError: CUDA error: an illegal memory access was encountered on gpu-node-042 (node18.corp.example.com, fe80::1ff:fe23:4567:890a) MASTER_ADDR=trainmaster-7.corp.example.com\n",
+    )
+    .unwrap();
+    let l = log.to_str().unwrap();
+    let (_, plain, _) = tw_in(d.path(), &["analyze", l, "--format", "json"]);
+    let names = ["trainmaster-7", "gpu-node-042", "node18.corp", "fe80::1ff"];
+    assert!(names.iter().all(|n| plain.contains(n)), "{plain}");
+    for args in [
+        vec!["analyze", l, "--format", "json", "--redact=hosts"],
+        vec!["analyze", l, "--format", "markdown", "--redact=all"],
+        vec!["facts", l, "--redact=all"],
+    ] {
+        let (_, out, _) = tw_in(d.path(), &args);
+        let left: Vec<&&str> = names.iter().filter(|n| out.contains(**n)).collect();
+        assert!(left.is_empty(), "{args:?} kept {left:?}:\n{out}");
+    }
+}

@@ -448,27 +448,49 @@ fn plural(n: usize, what: &str) -> String {
 impl Diff {
     /// Every text from the inputs (values, cited lines and paths, the headline), for the
     /// report's one walk (redaction, terminal neutralising).
-    pub fn map_texts(&mut self, each: &mut dyn FnMut(&mut String)) {
-        self.headline.iter_mut().for_each(&mut *each);
-        self.headline_zh.iter_mut().for_each(&mut *each);
+    pub fn map_texts(&mut self, f: &mut dyn FnMut(Option<&str>, &str) -> String) {
+        fn each(f: &mut dyn FnMut(Option<&str>, &str) -> String, t: &mut String) {
+            *t = f(None, t);
+        }
+        for t in self.headline.iter_mut().chain(self.headline_zh.iter_mut()) {
+            each(f, t);
+        }
+        for s in [&mut self.good, &mut self.bad] {
+            s.paths.iter_mut().for_each(|t| each(f, t));
+        }
         for d in &mut self.differences {
-            for v in [&mut d.good, &mut d.bad] {
-                if let Value::Text(t) = v {
-                    each(t);
+            each(f, &mut d.what);
+            d.what_zh.iter_mut().for_each(|t| each(f, t));
+            for (side, v) in [(Side::Good, &mut d.good), (Side::Bad, &mut d.bad)] {
+                // A value is masked by its key (`config.db_password`) as well as by its shape;
+                // the comparer's own word for "not set" is not a value.
+                if let Value::Text(t) = v
+                    && d.absent != Some(side)
+                {
+                    *t = f(Some(&d.key), t);
                 }
             }
             for c in &mut d.evidence {
-                each(&mut c.text);
-                each(&mut c.path);
+                each(f, &mut c.text);
+                each(f, &mut c.path);
             }
         }
         if let Some(p) = &mut self.parting {
             for c in &mut p.evidence {
-                each(&mut c.text);
-                each(&mut c.path);
+                each(f, &mut c.text);
+                each(f, &mut c.path);
             }
         }
-        self.warnings.iter_mut().for_each(&mut *each);
-        self.warnings_zh.iter_mut().for_each(&mut *each);
+        for t in self.warnings.iter_mut().chain(self.warnings_zh.iter_mut()) {
+            each(f, t);
+        }
+    }
+
+    /// Every text of the comparison through the one redactor (values by their key too).
+    pub fn redact(&mut self, red: &mut crate::redact::Redactor) {
+        self.map_texts(&mut |name, s| match name {
+            Some(n) => red.value_of(n, s),
+            None => red.text(s),
+        });
     }
 }

@@ -271,18 +271,49 @@ impl postgres::types::ToSql for Value {
     postgres::types::to_sql_checked!();
 }
 
-/// The URL without its password, for messages.
+/// `scheme` and the rest when `s` is a URL (`scheme://…`, the scheme RFC 3986's letters).
+pub fn url_scheme(s: &str) -> Option<(&str, &str)> {
+    let (scheme, rest) = s.split_once("://")?;
+    let mut c = scheme.chars();
+    (c.next()?.is_ascii_alphabetic()
+        && c.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+    .then_some((scheme, rest))
+}
+
+/// The URL without its secrets, for messages: the password of `user:password@` (an empty
+/// user too) and every query parameter that names one (`?password=`, `&sslpassword=`).
 pub fn without_password(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(s), Some(at)) if at > s => {
-            let cred = &url[s + 3..at];
-            match cred.find(':') {
-                Some(c) => format!("{}{}:***{}", &url[..s + 3], &cred[..c], &url[at..]),
-                None => url.to_string(),
+    let Some((scheme, rest)) = url_scheme(url) else {
+        return url.to_string();
+    };
+    let (main, query) = match rest.split_once('?') {
+        Some((m, q)) => (m, Some(q)),
+        None => (rest, None),
+    };
+    let mut out = format!("{scheme}://");
+    match main.rfind('@') {
+        Some(at) => {
+            let cred = &main[..at];
+            match cred.split_once(':') {
+                Some((user, _)) => out.push_str(&format!("{user}:***")),
+                None => out.push_str(cred),
             }
+            out.push_str(&main[at..]);
         }
-        _ => url.to_string(),
+        None => out.push_str(main),
     }
+    if let Some(q) = query {
+        let params: Vec<String> = q
+            .split('&')
+            .map(|p| match p.split_once('=') {
+                Some((k, _)) if crate::redact::is_secret_name(k) => format!("{k}=***"),
+                _ => p.to_string(),
+            })
+            .collect();
+        out.push('?');
+        out.push_str(&params.join("&"));
+    }
+    out
 }
 
 impl Postgres {
@@ -420,5 +451,17 @@ mod tests {
             "postgres://tw:***@db:5432/h"
         );
         assert_eq!(without_password("postgres://tw@db/h"), "postgres://tw@db/h");
+        assert_eq!(
+            without_password("postgres://tw@db/h?sslmode=require&password=s3cret"),
+            "postgres://tw@db/h?sslmode=require&password=***"
+        );
+        assert_eq!(
+            without_password("redis://:s3cret@cache:6379/0"),
+            "redis://:***@cache:6379/0"
+        );
+        assert_eq!(
+            without_password("POSTGRES://tw:p@ss@db/h"),
+            "POSTGRES://tw:***@db/h"
+        );
     }
 }

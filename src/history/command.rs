@@ -4,8 +4,10 @@
 //! `report::history`'s.
 
 use super::{Location, RecordContext, RunRecord, Store, stats::Unit};
-use crate::model::Note;
-use crate::report::Report;
+use crate::model::{Note, Seen};
+use crate::redact::Redactor;
+use crate::report::history::{FleetStats, ListEntry};
+use crate::report::{Report, Sink};
 use clap::{Subcommand, ValueEnum};
 
 /// Flags of `analyze` for the failure history.
@@ -27,6 +29,10 @@ pub struct RecordArgs {
     /// UUID of a GPU of the run (repeatable).
     #[arg(long = "gpu", value_name = "UUID")]
     pub gpus: Vec<String>,
+    /// Store the report as it is, secrets included (by default the history keeps it with
+    /// secrets masked, whatever the output format).
+    #[arg(long)]
+    pub store_raw: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -34,6 +40,14 @@ pub struct HistoryArgs {
     /// Failure history: a SQLite file or postgres://… (else $TRAINWRECK_DB, else the default).
     #[arg(long, value_name = "PATH|URL", global = true)]
     pub db: Option<String>,
+    /// Mask secrets in what is shown (notes, titles, stored reports) and optionally `hosts`,
+    /// `paths` (comma-separated; `all` for both).
+    #[arg(long, value_name = "WHAT", num_args = 0..=1, require_equals = true, default_missing_value = "secrets", global = true)]
+    pub redact: Option<String>,
+    /// `note` and `import`: store texts as they are, secrets included (by default they are
+    /// stored with secrets masked).
+    #[arg(long, global = true)]
+    pub store_raw: bool,
     #[command(subcommand)]
     pub command: HistoryCommand,
 }
@@ -160,6 +174,7 @@ pub fn attach(
     let mut store = Store::open(&loc)?;
     let mut this_run = None;
     if let Some(ctx) = record {
+        store.store_raw(ctx.store_raw);
         let rec = RunRecord::from_report(report, ctx, super::now());
         store.record(&rec)?;
         this_run = Some(rec.run_id);
@@ -227,8 +242,67 @@ fn since_arg(s: Option<&str>) -> Result<Option<i64>, String> {
     }
 }
 
-/// Run one `history` subcommand: its output, or the error to print.
-pub fn run(args: HistoryArgs, lang: crate::model::Lang) -> Result<String, String> {
+/// `--redact` on a history view: every text a person or another run's logs put there.
+fn seen_redacted(seen: &mut Seen, red: &mut Redactor) {
+    seen.hosts = seen.hosts.iter().map(|h| red.host(h)).collect();
+    for r in &mut seen.runs {
+        r.host = r.host.as_deref().map(|h| red.host(h));
+        r.job = r.job.as_deref().map(|j| red.text(j));
+    }
+    for n in &mut seen.notes {
+        n.text = red.text(&n.text);
+        n.author = red.text(&n.author);
+    }
+}
+
+fn list_redacted(l: &mut [ListEntry], red: &mut Redactor) {
+    for e in l {
+        e.hosts = e.hosts.iter().map(|h| red.host(h)).collect();
+        for t in e.title.iter_mut().chain(e.title_zh.iter_mut()) {
+            *t = red.text(t);
+        }
+        if let Some(n) = &mut e.note {
+            n.text = red.text(&n.text);
+            n.author = red.text(&n.author);
+        }
+    }
+}
+
+fn fleet_redacted(st: &mut FleetStats, red: &mut Redactor) {
+    let host = |red: &mut Redactor, h: &str| match st.unit {
+        "host" => red.host(h),
+        _ => red.text(h),
+    };
+    for u in &mut st.units {
+        u.id = host(red, &u.id);
+        if let Some(hs) = &mut u.hosts {
+            *hs = hs.iter().map(|h| red.host(h)).collect();
+        }
+    }
+    st.suspects = st.suspects.iter().map(|h| host(red, h)).collect();
+}
+
+/// Run one `history` subcommand: its output and where it goes, or the error to print.
+pub fn run(args: HistoryArgs, lang: crate::model::Lang) -> Result<(Sink, String), String> {
+    let mut red = match &args.redact {
+        Some(what) => Some(Redactor::new(crate::redact::Options::parse(
+            std::slice::from_ref(what),
+        )?)),
+        None => None,
+    };
+    let out = run_view(args, lang, red.as_mut())?;
+    Ok(match red.as_mut() {
+        Some(red) if out.0 != Sink::Json => (out.0, red.text(&out.1)),
+        _ => out,
+    })
+}
+
+fn run_view(
+    args: HistoryArgs,
+    lang: crate::model::Lang,
+    mut red: Option<&mut Redactor>,
+) -> Result<(Sink, String), String> {
+    let table = |t: String| (Sink::Terminal, t);
     let creating = matches!(
         args.command,
         HistoryCommand::Migrate | HistoryCommand::Note { .. } | HistoryCommand::Import { .. }
@@ -249,13 +323,16 @@ pub fn run(args: HistoryArgs, lang: crate::model::Lang) -> Result<String, String
     if let HistoryCommand::Migrate = args.command {
         let mut s = Store::connect(&loc).map_err(e)?;
         let (from, to) = s.migrate().map_err(e)?;
-        return Ok(if from == to {
-            format!("history database {loc}: schema version {to}, up to date\n")
+        // The location as messages show it: never a password.
+        let shown = loc.shown();
+        return Ok(table(if from == to {
+            format!("history database {shown}: schema version {to}, up to date\n")
         } else {
-            format!("history database {loc}: schema version {from} → {to}\n")
-        });
+            format!("history database {shown}: schema version {from} → {to}\n")
+        }));
     }
     let mut s = Store::open(&loc).map_err(e)?;
+    s.store_raw(args.store_raw);
     match args.command {
         HistoryCommand::Migrate => unreachable!("handled above"),
         HistoryCommand::Note {
@@ -274,10 +351,10 @@ pub fn run(args: HistoryArgs, lang: crate::model::Lang) -> Result<String, String
                 time: super::utc(super::now()),
             };
             s.note(&fingerprint, &note).map_err(e)?;
-            Ok(format!(
+            Ok(table(format!(
                 "noted on {fingerprint} by {} at {}\n",
                 note.author, note.time
-            ))
+            )))
         }
         HistoryCommand::Show {
             fingerprint,
@@ -285,10 +362,13 @@ pub fn run(args: HistoryArgs, lang: crate::model::Lang) -> Result<String, String
             format,
         } => {
             let fingerprint = crate::correlate::fingerprint::current(&fingerprint);
-            let seen = s.seen(&fingerprint, None, limit).map_err(e)?;
+            let mut seen = s.seen(&fingerprint, None, limit).map_err(e)?;
+            if let Some(red) = red.as_deref_mut() {
+                seen_redacted(&mut seen, red);
+            }
             Ok(match format {
-                HistoryFormat::Json => json(&seen),
-                HistoryFormat::Table => crate::report::history::show(&seen, lang),
+                HistoryFormat::Json => (Sink::Json, json(&seen)),
+                HistoryFormat::Table => table(crate::report::history::show(&seen, lang)),
             })
         }
         HistoryCommand::List {
@@ -306,10 +386,13 @@ pub fn run(args: HistoryArgs, lang: crate::model::Lang) -> Result<String, String
                 ));
             }
             let since = since_arg(since.as_deref())?;
-            let l = s.list(since, category.as_deref(), limit).map_err(e)?;
+            let mut l = s.list(since, category.as_deref(), limit).map_err(e)?;
+            if let Some(red) = red.as_deref_mut() {
+                list_redacted(&mut l, red);
+            }
             Ok(match format {
-                HistoryFormat::Json => json(&l),
-                HistoryFormat::Table => crate::report::history::list(&l, lang),
+                HistoryFormat::Json => (Sink::Json, json(&l)),
+                HistoryFormat::Table => table(crate::report::history::list(&l, lang)),
             })
         }
         HistoryCommand::Hosts {
@@ -329,12 +412,28 @@ pub fn run(args: HistoryArgs, lang: crate::model::Lang) -> Result<String, String
             since,
             alpha,
             format,
-        } => fleet(&mut s, Unit::Host, since.as_deref(), alpha, format, lang),
+        } => fleet(
+            &mut s,
+            Unit::Host,
+            since.as_deref(),
+            alpha,
+            format,
+            lang,
+            red,
+        ),
         HistoryCommand::Gpus {
             since,
             alpha,
             format,
-        } => fleet(&mut s, Unit::Gpu, since.as_deref(), alpha, format, lang),
+        } => fleet(
+            &mut s,
+            Unit::Gpu,
+            since.as_deref(),
+            alpha,
+            format,
+            lang,
+            red,
+        ),
         HistoryCommand::Export { file } => {
             let n = match &file {
                 Some(f) => {
@@ -342,23 +441,23 @@ pub fn run(args: HistoryArgs, lang: crate::model::Lang) -> Result<String, String
                         std::fs::File::create(f)
                             .map_err(|err| format!("{}: {err}", f.display()))?,
                     );
-                    let n = s.export(&mut w).map_err(e)?;
+                    let n = s.export(&mut w, red).map_err(e)?;
                     std::io::Write::flush(&mut w)
                         .map_err(|err| format!("{}: {err}", f.display()))?;
                     n
                 }
                 None => {
                     let mut out = std::io::stdout().lock();
-                    s.export(&mut out).map_err(e)?;
-                    return Ok(String::new());
+                    s.export(&mut out, red).map_err(e)?;
+                    return Ok((Sink::Json, String::new()));
                 }
             };
-            Ok(format!(
+            Ok(table(format!(
                 "exported {} runs and {} notes to {}\n",
                 n.runs,
                 n.notes,
                 file.map(|f| f.display().to_string()).unwrap_or_default()
-            ))
+            )))
         }
         HistoryCommand::Import { file } => {
             let n = if file == "-" {
@@ -367,7 +466,10 @@ pub fn run(args: HistoryArgs, lang: crate::model::Lang) -> Result<String, String
                 let f = std::fs::File::open(&file).map_err(|err| format!("{file}: {err}"))?;
                 s.import(&mut std::io::BufReader::new(f)).map_err(e)?
             };
-            Ok(format!("imported {} runs and {} notes\n", n.runs, n.notes))
+            Ok(table(format!(
+                "imported {} runs and {} notes\n",
+                n.runs, n.notes
+            )))
         }
     }
 }
@@ -379,12 +481,16 @@ fn fleet(
     alpha: f64,
     format: HistoryFormat,
     lang: crate::model::Lang,
-) -> Result<String, String> {
+    red: Option<&mut Redactor>,
+) -> Result<(Sink, String), String> {
     let since = since_arg(since)?;
-    let st = s.fleet(unit, since, alpha).map_err(|e| e.to_string())?;
+    let mut st = s.fleet(unit, since, alpha).map_err(|e| e.to_string())?;
+    if let Some(red) = red {
+        fleet_redacted(&mut st, red);
+    }
     Ok(match format {
-        HistoryFormat::Json => json(&st),
-        HistoryFormat::Table => crate::report::history::fleet(&st, lang),
+        HistoryFormat::Json => (Sink::Json, json(&st)),
+        HistoryFormat::Table => (Sink::Terminal, crate::report::history::fleet(&st, lang)),
     })
 }
 

@@ -23,20 +23,43 @@ use std::path::PathBuf;
 /// Runs listed under `history` in a report (all of them in `history show`).
 pub const REPORT_RUNS: usize = 10;
 
-/// Where the history lives.
+/// Where the history lives. Parsed once from `--db` / `TRAINWRECK_DB`; shown (Display)
+/// only without its password.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Location {
     Sqlite(PathBuf),
+    /// A PostgreSQL URL, its scheme in lower case.
     Postgres(String),
+    /// A URL of a scheme the history cannot use (`mysql://`, `postgresql+psycopg2://`): an
+    /// error when opened, never a file named after it. `shown` has no password.
+    Unusable {
+        shown: String,
+        scheme: String,
+    },
 }
 
 impl Location {
     pub fn parse(s: &str) -> Location {
-        if s.starts_with("postgres://") || s.starts_with("postgresql://") {
-            Location::Postgres(s.to_string())
-        } else {
-            Location::Sqlite(PathBuf::from(s))
+        let Some((scheme, _)) = backend::url_scheme(s) else {
+            return Location::Sqlite(PathBuf::from(s));
+        };
+        let lower = scheme.to_ascii_lowercase();
+        match lower.as_str() {
+            "postgres" | "postgresql" => {
+                Location::Postgres(format!("{lower}{}", &s[scheme.len()..]))
+            }
+            // `sqlite:///abs/path` and `sqlite://rel/path` name a file.
+            "sqlite" | "sqlite3" => Location::Sqlite(PathBuf::from(&s[scheme.len() + 3..])),
+            _ => Location::Unusable {
+                shown: backend::without_password(s),
+                scheme: scheme.to_string(),
+            },
         }
+    }
+
+    /// For messages: the path, or the URL without its password.
+    pub fn shown(&self) -> String {
+        self.to_string()
     }
 }
 
@@ -44,7 +67,8 @@ impl std::fmt::Display for Location {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Location::Sqlite(p) => write!(f, "{}", p.display()),
-            Location::Postgres(u) => f.write_str(u),
+            Location::Postgres(u) => f.write_str(&backend::without_password(u)),
+            Location::Unusable { shown, .. } => f.write_str(shown),
         }
     }
 }
@@ -120,6 +144,9 @@ pub struct ImportCount {
 pub struct Store {
     db: Box<dyn Backend + Send>,
     location: Location,
+    /// Keep texts as given (`--store-raw`); by default every run and note is stored with its
+    /// secrets masked, whatever format the run was printed in.
+    raw: bool,
 }
 
 impl Store {
@@ -129,11 +156,22 @@ impl Store {
         let db: Box<dyn Backend + Send> = match loc {
             Location::Sqlite(p) => Box::new(Sqlite::open(p, ms)?),
             Location::Postgres(u) => Box::new(Postgres::connect(u, ms)?),
+            Location::Unusable { shown, scheme } => {
+                return Err(HistoryError(format!(
+                    "history database {shown}: {scheme}:// is not a history database (give a SQLite path or postgres://user@host/db)"
+                )));
+            }
         };
         Ok(Store {
             db,
             location: loc.clone(),
+            raw: false,
         })
+    }
+
+    /// Store texts as given (`--store-raw`) instead of with secrets masked.
+    pub fn store_raw(&mut self, raw: bool) {
+        self.raw = raw;
     }
 
     /// Connect and check the schema version: an empty database gets the current schema; an
@@ -157,10 +195,7 @@ impl Store {
     }
 
     fn shown(&self) -> String {
-        match &self.location {
-            Location::Postgres(u) => backend::without_password(u),
-            l => l.to_string(),
-        }
+        self.location.shown()
     }
 
     pub fn location(&self) -> &Location {
@@ -179,6 +214,13 @@ impl Store {
 
     /// Insert or replace runs in one transaction (imports and generators).
     pub fn record_many(&mut self, runs: &[RunRecord]) -> Result<()> {
+        let masked: Vec<RunRecord>;
+        let runs = if self.raw {
+            runs
+        } else {
+            masked = runs.iter().map(RunRecord::redacted).collect();
+            &masked
+        };
         let owned = record_statements(runs);
         let stmts: Vec<(&str, Vec<Value>)> = owned
             .iter()
@@ -189,6 +231,18 @@ impl Store {
 
     /// Attach a note to a fingerprint. The same note (text, author, time) is kept once.
     pub fn note(&mut self, fingerprint: &str, note: &Note) -> Result<()> {
+        let masked;
+        let note = if self.raw {
+            note
+        } else {
+            let mut red = crate::redact::Redactor::new(Default::default());
+            masked = Note {
+                text: red.text(&note.text),
+                author: red.text(&note.author),
+                time: note.time.clone(),
+            };
+            &masked
+        };
         let at = crate::sources::units::epoch_from_iso(&note.time)
             .map(|t| t as i64)
             .unwrap_or_else(now);
@@ -394,8 +448,24 @@ impl Store {
         }))
     }
 
-    /// Every run and note as JSON Lines, oldest run first, then the notes.
-    pub fn export(&mut self, out: &mut dyn Write) -> Result<ImportCount> {
+    /// Every run and note as JSON Lines, oldest run first, then the notes; through `red`
+    /// when given (`history export --redact`).
+    pub fn export(
+        &mut self,
+        out: &mut dyn Write,
+        mut red: Option<&mut crate::redact::Redactor>,
+    ) -> Result<ImportCount> {
+        let mut line_of = |line: &ExportLine| -> Result<String> {
+            let e = |e: serde_json::Error| HistoryError(format!("export: {e}"));
+            match red.as_deref_mut() {
+                None => serde_json::to_string(line).map_err(e),
+                Some(red) => {
+                    let mut v = serde_json::to_value(line).map_err(e)?;
+                    red.json(&mut v);
+                    serde_json::to_string(&v).map_err(e)
+                }
+            }
+        };
         let mut n = ImportCount::default();
         let io = |e: std::io::Error| HistoryError(format!("export: {e}"));
         let rows = self
@@ -410,8 +480,7 @@ impl Store {
             .map_err(|e| self.context(e))?;
         for r in rows {
             let rec = RunRecord::from_row(&r);
-            let line = serde_json::to_string(&ExportLine::Run(Box::new(rec)))
-                .map_err(|e| HistoryError(format!("export: {e}")))?;
+            let line = line_of(&ExportLine::Run(Box::new(rec)))?;
             writeln!(out, "{line}").map_err(io)?;
             n.runs += 1;
         }
@@ -431,8 +500,7 @@ impl Store {
                     time: utc(r[3].int().unwrap_or(0)),
                 },
             };
-            let line =
-                serde_json::to_string(&line).map_err(|e| HistoryError(format!("export: {e}")))?;
+            let line = line_of(&line)?;
             writeln!(out, "{line}").map_err(io)?;
             n.notes += 1;
         }

@@ -65,6 +65,8 @@ pub struct RecordContext {
     pub hosts: Vec<String>,
     /// `--gpu UUID`: GPUs of the run, beside any the inputs name.
     pub gpus: Vec<String>,
+    /// `--store-raw`: keep the report's secrets in the history.
+    pub store_raw: bool,
 }
 
 /// Job variables of schedulers and CI systems, most specific first (`run` reads them from its
@@ -263,6 +265,19 @@ impl RunRecord {
                 })
                 .collect(),
         }
+    }
+
+    /// The run as the history stores it by default: every text of the report, the title, the
+    /// job and the input paths through the redactor (secrets only: hosts and paths are what
+    /// the history counts by). The fingerprint and identity are untouched.
+    pub fn redacted(&self) -> RunRecord {
+        let mut red = crate::redact::Redactor::new(Default::default());
+        let mut r = self.clone();
+        red.json(&mut r.report);
+        r.title = r.title.as_deref().map(|t| red.text(t));
+        r.job = r.job.as_deref().map(|j| red.text(j));
+        r.inputs = r.inputs.iter().map(|p| red.text(p)).collect();
+        r
     }
 
     /// The time windows and "seen since" count by: the failure's time, else the recording's.

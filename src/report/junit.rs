@@ -14,8 +14,8 @@ fn xml(s: &str) -> String {
             '>' => o.push_str("&gt;"),
             '"' => o.push_str("&quot;"),
             '\'' => o.push_str("&apos;"),
-            // Control characters are not allowed in XML 1.0.
-            c if (c as u32) < 0x20 && !matches!(c, '\n' | '\t' | '\r') => o.push('\u{FFFD}'),
+            // What XML 1.0 forbids or discourages (controls, U+FFFE/U+FFFF, noncharacters).
+            c if super::not_xml(c) => o.push('\u{FFFD}'),
             c => o.push(c),
         }
     }

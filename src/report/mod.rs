@@ -130,14 +130,9 @@ impl Report {
         });
     }
 
-    /// Every text of the report that comes from the inputs, with control characters made
-    /// visible: for the terminal formats, whose own colours are added after.
-    pub fn neutralize(&mut self) {
-        self.map_texts(&mut |_, s| neutralize(s).into_owned());
-    }
-
-    /// The one walk over the report's input-derived texts (redaction and neutralisation share
-    /// it, so a field added here is covered by both). `f` gets the fact name for fact values.
+    /// The one walk over the report's input-derived texts, for redaction (neutralisation is
+    /// `emit`'s, on the whole text). `f` gets the name of a named value (a fact's name, a
+    /// difference's key), so a bare value is masked when its name names a secret.
     fn map_texts(&mut self, f: &mut dyn FnMut(Option<&str>, &str) -> String) {
         let mut each = |t: &mut String| *t = f(None, t);
         for fd in &mut self.findings {
@@ -179,6 +174,7 @@ impl Report {
             e.time.iter_mut().for_each(&mut each);
         }
         for w in &mut self.warnings {
+            w.path.iter_mut().for_each(&mut each);
             each(&mut w.message);
             each(&mut w.message_zh);
         }
@@ -202,7 +198,7 @@ impl Report {
             }
         }
         if let Some(d) = &mut self.diff {
-            d.map_texts(&mut each);
+            d.map_texts(&mut *f);
         }
         for fact in &mut self.facts {
             if let crate::model::FactValue::Text(v) = &mut fact.value {
@@ -230,6 +226,62 @@ impl Report {
     }
 }
 
+/// Where a finished text goes. Every text printed (stdout and stderr, reports, tables, our
+/// own messages) passes [`emit`] once, whole, with its sink: this is the one place that makes
+/// what came from inputs, rule files, the history or people harmless for what reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sink {
+    /// A terminal, a pager or a log: control characters shown as `\x1b`-style escapes. Our
+    /// own colours are written as [`COLOUR`] markers by `terminal::Style` and become real
+    /// escapes only here, after the input's have been made visible.
+    Terminal,
+    /// Markdown and GitHub workflow commands: printed to terminals and Actions logs as well,
+    /// so the same as a terminal, with no colours.
+    Document,
+    /// XML 1.0 (JUnit): characters XML forbids or discourages (controls, U+FFFE/U+FFFF and
+    /// the other noncharacters) become U+FFFD, so one byte of a log cannot make the report
+    /// ill-formed.
+    Xml,
+    /// JSON: serde has escaped what JSON needs; the text is data and is left as it is.
+    Json,
+}
+
+/// Stands for ESC in our own colour codes until [`emit`] (a private-use character; one that
+/// comes from an input is made visible like a control character).
+pub const COLOUR: char = '\u{E000}';
+
+/// The text made safe for its sink (see [`Sink`]).
+pub fn emit(sink: Sink, text: &str) -> std::borrow::Cow<'_, str> {
+    match sink {
+        Sink::Json => std::borrow::Cow::Borrowed(text),
+        Sink::Terminal => match neutralize(text) {
+            t if t.contains(COLOUR) => std::borrow::Cow::Owned(t.replace(COLOUR, "\x1b")),
+            t => t,
+        },
+        Sink::Document => neutralize(text),
+        Sink::Xml => {
+            if !text.chars().any(not_xml) {
+                return std::borrow::Cow::Borrowed(text);
+            }
+            std::borrow::Cow::Owned(
+                text.chars()
+                    .map(|c| if not_xml(c) { '\u{FFFD}' } else { c })
+                    .collect(),
+            )
+        }
+    }
+}
+
+/// A character XML 1.0 does not allow (C0 controls but tab, LF and CR; U+FFFE, U+FFFF) or
+/// discourages (DEL, C1 controls, the noncharacters U+FDD0–U+FDEF and U+nFFFE/U+nFFFF).
+pub fn not_xml(c: char) -> bool {
+    let u = c as u32;
+    (u < 0x20 && !matches!(c, '\t' | '\n' | '\r'))
+        || (0x7f..=0x9f).contains(&u)
+        || (0xFDD0..=0xFDEF).contains(&u)
+        || (u & 0xFFFE) == 0xFFFE
+}
+
 /// Text from the inputs made safe for a terminal: ESC, the other C0 controls except tab and
 /// newline, DEL and the C1 controls (U+0080–U+009F, where a terminal may read U+009B as CSI)
 /// are shown as `\x1b`-style escapes, so a log cannot set the window title, write the clipboard
@@ -238,14 +290,16 @@ impl Report {
 pub fn neutralize(s: &str) -> std::borrow::Cow<'_, str> {
     let bad = |c: char| {
         let u = c as u32;
-        (u < 0x20 && c != '\t' && c != '\n') || (0x7f..=0x9f).contains(&u)
+        (u < 0x20 && c != '\t' && c != '\n') || (0x7f..=0x9f).contains(&u) || c == COLOUR
     };
     if !s.chars().any(bad) {
         return std::borrow::Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 8);
     for c in s.chars() {
-        if bad(c) {
+        if c == COLOUR {
+            out.push_str("\\u{e000}");
+        } else if bad(c) {
             out.push_str(&format!("\\x{:02x}", c as u32));
         } else {
             out.push(c);

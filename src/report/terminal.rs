@@ -24,7 +24,8 @@ pub struct Options {
 impl Style {
     fn paint(&self, code: &str, s: &str) -> String {
         if self.color {
-            format!("\x1b[{code}m{s}\x1b[0m")
+            let esc = super::COLOUR;
+            format!("{esc}[{code}m{s}{esc}[0m")
         } else {
             s.to_string()
         }

@@ -33,8 +33,6 @@ const ENV_EXACT: &[&str] = &[
     "NODE_RANK",
     "LD_LIBRARY_PATH",
 ];
-/// Words in names that mark a secret, even under an allowed prefix.
-const SECRET_WORDS: &[&str] = &["TOKEN", "SECRET", "PASSWORD", "KEY", "CREDENTIAL"];
 
 /// pip package name (normalized: lowercase, `_` → `-`) → fact.
 fn package_fact(pkg: &str) -> Option<&'static str> {
@@ -107,7 +105,9 @@ impl FactParser for EnvDumpParser {
         {
             let keep = (ENV_PREFIXES.iter().any(|p| name.starts_with(p))
                 || ENV_EXACT.contains(&name))
-                && !SECRET_WORDS.iter().any(|w| name.contains(w));
+                // A secret-named variable is never a fact, even under an allowed prefix:
+                // which names are secrets is decided by `redact` alone (one list).
+                && !crate::redact::is_secret_name(name);
             if keep {
                 out.facts
                     .push(Fact::new(fact_names::env(name), value).at(lineno, line));
