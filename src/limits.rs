@@ -7,6 +7,10 @@
 /// report says where and how long it really was.
 pub const LINE_BYTES: usize = 1 << 20;
 
+/// How far back a rule's `preceded_by` looks: its `within` lines, each starting at most this
+/// many bytes before the line it qualifies (the same across chunk and split-range edges).
+pub const LOOKBACK_BYTES: usize = 64 << 10;
+
 /// The largest JSON document read whole (a torchelastic error file, a pod description): one
 /// document has to be parsed at once, so its size is bounded.
 pub const DOCUMENT_BYTES: usize = 8 << 20;
@@ -36,6 +40,10 @@ pub const ARCHIVE_NESTING: usize = 1;
 
 /// Hits kept per rule signature and file; the rest are counted, not kept.
 pub const HITS_PER_SIGNATURE: usize = 20;
+
+/// Files read through symbolic links that leave a walked run directory, when
+/// `--follow-links` allows that at all; links past this many are named and not followed.
+pub const LINKED_FILES: usize = 10_000;
 
 /// The compiled size of one rule regex (the scanner compiles with the same limit, so a
 /// signature that loads always compiles).

@@ -480,3 +480,108 @@ fn twenty_thousand_tiny_files_are_all_read_and_listed() {
     let rss = children_max_rss();
     assert!(rss < MAX_RSS, "a child used {} MiB", rss >> 20);
 }
+
+// --- caps, links, split, encodings (audit round 3, part B) ---
+
+/// The engine over the built-in rules, compiled once per test binary.
+fn engine() -> trainwreck::analyze::Engine<'static> {
+    static KB: std::sync::OnceLock<trainwreck::rules::KnowledgeBase> = std::sync::OnceLock::new();
+    let kb = KB.get_or_init(|| trainwreck::rules::KnowledgeBase::load(&[]).expect("rules load"));
+    trainwreck::analyze::Engine::new(kb)
+}
+
+/// The report of `paths` as JSON, read whole (one thread, no split) or with every plain-text
+/// file split into ranges of about `split` bytes on `threads` threads.
+fn report_json(
+    engine: &mut trainwreck::analyze::Engine,
+    paths: &[String],
+    threads: usize,
+    split: Option<u64>,
+) -> String {
+    engine.split_bytes = split;
+    trainwreck::diagnose_with(engine, paths, threads).to_json()
+}
+
+/// A `preceded_by` window (a SemLock traceback over `[Errno 28]`) moved line by line across
+/// one range edge and then another: every split gives the whole read's report.
+#[test]
+fn a_look_back_window_across_a_range_edge_gives_the_whole_reads_answer() {
+    let d = tempfile::tempdir().unwrap();
+    let log = d.path().join("train.log");
+    let block = "Traceback (most recent call last):\n  File \"/usr/lib/python3.10/multiprocessing/synchronize.py\", line 57, in __init__\n    sl = self._semlock = _multiprocessing.SemLock(\nOSError: [Errno 28] No space left on device\n";
+    let lines = 40;
+    let mut engine = engine();
+    for before in 0..=lines {
+        let mut text = String::new();
+        for i in 0..before {
+            text.push_str(&format!("[rank0] step {i:03} loss 1.0\n"));
+        }
+        text.push_str(block);
+        for i in before..lines {
+            text.push_str(&format!("[rank0] step {i:03} loss 1.0\n"));
+        }
+        std::fs::write(&log, &text).unwrap();
+        let paths = vec![log.display().to_string()];
+        let whole = report_json(&mut engine, &paths, 1, None);
+        assert!(whole.contains("\"shm_exhausted\""), "{whole}");
+        let size = text.len() as u64;
+        for threads in 1..=4 {
+            for split in [size / 2, size / 3, size / 5] {
+                let got = report_json(&mut engine, &paths, threads, Some(split));
+                assert_eq!(
+                    got, whole,
+                    "block after {before} lines, {threads} threads, ranges of {split} bytes"
+                );
+            }
+        }
+    }
+}
+
+/// Every labelled fixture and every paste reads the same whole and split into small ranges
+/// (edges everywhere in its logs) on one to four threads.
+#[test]
+fn every_fixture_gives_the_same_report_whole_and_split() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let mut cases = Vec::new();
+    for dir in ["", "corpus", "captured", "pastes"] {
+        for e in std::fs::read_dir(root.join(dir)).unwrap().flatten() {
+            let p = e.path();
+            if p.join("label.json").is_file() || (dir == "pastes" && p.is_dir()) {
+                cases.push(p);
+            }
+        }
+    }
+    cases.sort();
+    assert!(cases.len() >= 40, "fixtures missing: {}", cases.len());
+    let mut differ = Vec::new();
+    let mut engine = engine();
+    for case in &cases {
+        let target = if case.join("run").is_dir() {
+            case.join("run")
+        } else {
+            case.clone()
+        };
+        if std::env::var("TW_CASE").is_ok_and(|c| !case.ends_with(c)) {
+            continue;
+        }
+        let paths = vec![target.display().to_string()];
+        let whole = report_json(&mut engine, &paths, 1, None);
+        for threads in 1..=4 {
+            for split in [3001, 40_000] {
+                let got = report_json(&mut engine, &paths, threads, Some(split));
+                if got != whole {
+                    let first = whole
+                        .lines()
+                        .zip(got.lines())
+                        .find(|(a, b)| a != b)
+                        .map(|(a, b)| format!("{a}\n  vs {b}"));
+                    differ.push(format!(
+                        "{} ({threads} threads, {split}): {first:?}",
+                        case.display()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(differ.is_empty(), "split reads differ: {differ:#?}");
+}

@@ -391,6 +391,13 @@ pub struct Positional<'f> {
     pos: u64,
 }
 
+impl<'f> Positional<'f> {
+    /// Reading `file` from its start.
+    pub fn new(file: &'f std::fs::File) -> Self {
+        Positional { file, pos: 0 }
+    }
+}
+
 impl Read for Positional<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         use std::os::unix::fs::FileExt;
