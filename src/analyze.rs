@@ -668,10 +668,12 @@ impl<'kb> Engine<'kb> {
             }
             How::Tar => {
                 let outer = gzip.as_deref();
-                let notes = sources::archive::tar_members(stream.as_mut(), outer, &mut |m| {
-                    res.members
-                        .push(self.member(path, m, &meter, depth, scratch, progress));
-                });
+                let total = &progress.decompressed;
+                let notes =
+                    sources::archive::tar_members(stream.as_mut(), outer, total, &mut |m| {
+                        res.members
+                            .push(self.member(path, m, &meter, depth, scratch, progress));
+                    });
                 res.container = true;
                 archive_notes(path, notes, &mut res);
             }
@@ -711,7 +713,7 @@ impl<'kb> Engine<'kb> {
             }
         }
         drop(stream);
-        if let Some(w) = opened.encoding.and_then(|d| d.warning()) {
+        for w in opened.encoding.map(|d| d.warnings()).unwrap_or_default() {
             res.warnings.push(Warning::new(Some(path), w));
         }
         if let Some(w) = gzip.and_then(|g| g.hit()) {

@@ -672,10 +672,7 @@ fn open_stream<'a>(
     }
     // Text in UTF-16 or GB18030 is read as the UTF-8 it decodes to; a UTF-8 BOM is dropped.
     let (from, utf8_bom) = encoding::sniff(&head);
-    let encoding = from.map(|from| Decoded {
-        from,
-        replaced: Arc::default(),
-    });
+    let encoding = from.map(Decoded::new);
     let (stream, head) = match &encoding {
         Some(d) => {
             let text = Box::new(Transcode::reporting(whole(&head, stream), d));
