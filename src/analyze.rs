@@ -200,6 +200,17 @@ pub struct Engine<'kb> {
     routes: Routes<Watcher>,
     /// Where core dumps' mapped files are looked up for symbols (`--sysroot`).
     pub core_options: elfcore::CoreOptions,
+    /// The most lines any `preceded_by` looks back (kept across chunk and range edges).
+    max_within: usize,
+    /// Test knob: split every plain-text file of at least twice this many bytes into ranges
+    /// of about this size, even with one thread (`None`: `SEGMENT_BYTES`, from two threads).
+    /// The equivalence tests use it to put range edges everywhere; an analysis must give
+    /// the same report with it as without.
+    #[doc(hidden)]
+    pub split_bytes: Option<u64>,
+    /// Follow symbolic links that leave a walked directory (`--follow-links`; bounded by
+    /// `limits::LINKED_FILES`).
+    pub follow_links: bool,
 }
 
 impl<'kb> Engine<'kb> {
@@ -229,11 +240,21 @@ impl<'kb> Engine<'kb> {
             panic!("scanner patterns must compile: {e:?}")
         });
         scanner.set_rereader(sources::unmangle::readings);
+        let max_within = kb
+            .rules
+            .iter()
+            .flat_map(|r| &r.signatures)
+            .filter_map(|s| s.preceded_by.as_ref().map(|(_, w)| *w as usize))
+            .max()
+            .unwrap_or(0);
         Engine {
             kb,
             scanner,
             routes,
             core_options: elfcore::CoreOptions::default(),
+            max_within,
+            split_bytes: None,
+            follow_links: false,
         }
     }
 
@@ -256,7 +277,11 @@ impl<'kb> Engine<'kb> {
         for (i, input) in inputs.iter().enumerate() {
             // Only a big file is sniffed here (a second open): the rest are opened once, by
             // the worker that reads them.
-            let split = (threads > 1 && input.size >= 2 * SEGMENT_BYTES)
+            let (wanted, seg_bytes) = match self.split_bytes {
+                Some(b) => (true, b.max(1)),
+                None => (threads > 1, SEGMENT_BYTES),
+            };
+            let split = (wanted && input.size >= 2 * seg_bytes)
                 .then(|| sources::open::splittable(input))
                 .flatten();
             if let Some((kind, file)) = split {
@@ -264,7 +289,7 @@ impl<'kb> Engine<'kb> {
                 // A multiple of the thread count: equal ranges then end together.
                 let n = input
                     .size
-                    .div_ceil(SEGMENT_BYTES)
+                    .div_ceil(seg_bytes)
                     .next_multiple_of(threads as u64);
                 segs[i] = n as usize;
                 for k in 0..n {
@@ -424,6 +449,7 @@ impl<'kb> Engine<'kb> {
             &mut scratch,
             &Progress::default(),
             None,
+            Part::Whole,
         );
         res.info.lines = res.lines;
         let mut a = Analysis::default();
@@ -471,11 +497,26 @@ impl<'kb> Engine<'kb> {
             },
             ..FileResult::default()
         };
+        res.ranged = true;
         match sources::open::open_range(input, file, a, b) {
             Ok((seg, watch)) => {
-                self.scan_stream(seg, kind, path, None, &mut res, scratch, progress, None);
+                let before = lookback_before(file, seg.start, self.max_within);
+                // A terminal's wrapped rows are looked for in the file's first chunk: the
+                // first range's own first chunk when it is that long, else a pass of its own.
+                let wrap_here = a == 0 && b >= sources::reader::DEFAULT_BUF as u64;
+                let part = Part::Range {
+                    before,
+                    wrap: wrap_here,
+                };
+                self.scan_stream(
+                    seg, kind, path, None, &mut res, scratch, progress, None, part,
+                );
+                if a == 0 && !wrap_here {
+                    self.wrapped_of_head(file, kind, path, &mut res, scratch);
+                }
+                // One warning for the file, however many of its ranges saw the change.
                 if let Some(w) = watch.and_then(|w| w.check_range()) {
-                    res.warnings.push(Warning::new(Some(path), w));
+                    res.changed = Some(Warning::new(Some(path), w));
                 }
             }
             Err(e) => res.warnings.push(Warning::new(Some(path), e)),
@@ -485,6 +526,54 @@ impl<'kb> Engine<'kb> {
             read_last_lines(p, path, kind, input.phase, &mut res);
         }
         res
+    }
+
+    /// The hits on a terminal's wrapped rows in the first chunk of a split file, as a whole
+    /// read finds them there, added to its first range's (which is shorter than that chunk).
+    fn wrapped_of_head(
+        &self,
+        file: &std::fs::File,
+        kind: SourceKind,
+        path: &str,
+        res: &mut FileResult,
+        scratch: &mut ScanScratch,
+    ) {
+        let head = sources::open::Positional::new(file).take(sources::reader::DEFAULT_BUF as u64);
+        let mut w = FileResult {
+            info: res.info.clone(),
+            ..FileResult::default()
+        };
+        let progress = Progress::default();
+        self.scan_stream(
+            head,
+            kind,
+            path,
+            None,
+            &mut w,
+            scratch,
+            &progress,
+            None,
+            Part::WrapOnly,
+        );
+        for h in w.hits {
+            let key = (h.rule, h.signature);
+            let kept = res
+                .hits
+                .iter()
+                .filter(|k| (k.rule, k.signature) == key)
+                .count();
+            if kept < MAX_HITS_PER_SIG_FILE {
+                res.hits.push(h);
+            } else {
+                w.dropped.push((h.rule, 1));
+            }
+        }
+        for (rule, n) in w.dropped {
+            match res.dropped.iter_mut().find(|(r, _)| *r == rule) {
+                Some(e) => e.1 += n,
+                None => res.dropped.push((rule, n)),
+            }
+        }
     }
 
     /// Lines that carry framework advice are never evidence for anything else.
@@ -585,10 +674,12 @@ impl<'kb> Engine<'kb> {
             }
             How::Tar => {
                 let outer = gzip.as_deref();
-                let notes = sources::archive::tar_members(stream.as_mut(), outer, &mut |m| {
-                    res.members
-                        .push(self.member(path, m, &meter, depth, scratch, progress));
-                });
+                let total = &progress.decompressed;
+                let notes =
+                    sources::archive::tar_members(stream.as_mut(), outer, total, &mut |m| {
+                        res.members
+                            .push(self.member(path, m, &meter, depth, scratch, progress));
+                    });
                 res.container = true;
                 archive_notes(path, notes, &mut res);
             }
@@ -617,6 +708,7 @@ impl<'kb> Engine<'kb> {
                     scratch,
                     progress,
                     Some(&meter),
+                    Part::Whole,
                 );
                 if opened.kind.is_log() && phase != Phase::Before {
                     match reread {
@@ -627,7 +719,7 @@ impl<'kb> Engine<'kb> {
             }
         }
         drop(stream);
-        if let Some(w) = opened.encoding.and_then(|d| d.warning()) {
+        for w in opened.encoding.map(|d| d.warnings()).unwrap_or_default() {
             res.warnings.push(Warning::new(Some(path), w));
         }
         if let Some(w) = gzip.and_then(|g| g.hit()) {
@@ -697,7 +789,13 @@ impl<'kb> Engine<'kb> {
         scratch: &mut ScanScratch,
         progress: &Progress,
         meter: Option<&ReadMeter>,
+        part: Part,
     ) {
+        let (mut before, wrap, ranged, only_wrapped) = match part {
+            Part::Whole => (Vec::new(), true, false, false),
+            Part::Range { before, wrap } => (before, wrap, true, false),
+            Part::WrapOnly => (Vec::new(), true, false, true),
+        };
         // Progress counts the input's bytes as stored (a compressed input's compressed
         // bytes, through `meter`), in the unit of the sizes it is compared with.
         let step = |read: u64, reported: u64| meter.map_or(read - reported, |m| m.take_new());
@@ -733,7 +831,9 @@ impl<'kb> Engine<'kb> {
                     break;
                 }
             };
-            not_utf8.count(chunk, first);
+            if !only_wrapped {
+                not_utf8.count(chunk, first);
+            }
             if let Some(p) = parser.as_mut() {
                 for (lineno, line) in sources::reader::lines(chunk, first) {
                     line_buf.clear();
@@ -780,19 +880,12 @@ impl<'kb> Engine<'kb> {
                 }
                 // A reading of a flattened line (a repr) may hold its context itself.
                 let raw = &chunk[hit.start..hit.end];
+                // The lines before a chunk count for its look-back; not for a rewritten line.
+                let ctx: &[u8] = if joint.is_none() { &before } else { &[] };
                 if let Some((pre, within)) = &sig.preceded_by
-                    && !preceded(chunk, hit.start, *within, pre)
+                    && !preceded(ctx, chunk, hit.start, *within, pre)
                     && !(line.len() != raw.len() && pre.is_match(raw))
                 {
-                    return;
-                }
-                let count = per_sig.entry(sig_ix).or_default();
-                *count += 1;
-                if *count > MAX_HITS_PER_SIG_FILE {
-                    match res.dropped.iter_mut().find(|(r, _)| *r == ri) {
-                        Some(e) => e.1 += 1,
-                        None => res.dropped.push((ri, 1)),
-                    }
                     return;
                 }
                 // The scanner already compiled this signature's regex to confirm the hit.
@@ -806,14 +899,26 @@ impl<'kb> Engine<'kb> {
                 {
                     return;
                 }
+                // Only a hit that would be kept counts toward the cap.
+                let count = per_sig.entry(sig_ix).or_default();
+                *count += 1;
+                if *count > MAX_HITS_PER_SIG_FILE {
+                    match res.dropped.iter_mut().find(|(r, _)| *r == ri) {
+                        Some(e) => e.1 += 1,
+                        None => res.dropped.push((ri, 1)),
+                    }
+                    return;
+                }
                 {
                     res.hits
                         .push(make_hit(ri, si, re, hit.lineno, line, raw, &base_attr));
                 }
             };
-            self.scanner.scan_chunk(chunk, first, scratch, |hit, line| {
-                on_hit(chunk, hit, line, None)
-            });
+            if !only_wrapped {
+                self.scanner.scan_chunk(chunk, first, scratch, |hit, line| {
+                    on_hit(chunk, hit, line, None)
+                });
+            }
             let lines = std::mem::take(&mut *undoubled.borrow_mut());
             for (lineno, text) in lines {
                 self.scanner
@@ -824,7 +929,7 @@ impl<'kb> Engine<'kb> {
             // A terminal's copy is a paste, not a multi-GB log: only a file's first chunk
             // (at most a buffer, 1 MiB) is looked at for wrapped rows, so big logs do not
             // pay for it.
-            let wrapped = if reported < WRAP_SCAN_BYTES && first == 1 {
+            let wrapped = if wrap && reported < WRAP_SCAN_BYTES && first == 1 {
                 let mut w = wrapped_lines(chunk, first);
                 w.extend(padded_rows(chunk, first));
                 w
@@ -845,6 +950,10 @@ impl<'kb> Engine<'kb> {
                         on_hit(joined, hit, line, Some(joints))
                     });
             }
+            if only_wrapped {
+                break;
+            }
+            keep_lookback(&mut before, chunk, self.max_within);
         }
         progress
             .bytes_done
@@ -856,21 +965,16 @@ impl<'kb> Engine<'kb> {
         if let Some(p) = parser.as_mut() {
             p.finish(&mut fout);
         }
-        let lh: Vec<launcher::LineHit> = launcher_hits
-            .iter()
-            .map(|(line, lineno, text)| launcher::LineHit {
-                line: *line,
-                lineno: *lineno,
-                text,
-            })
-            .collect();
-        let events = launcher::read(&lh, &base_attr);
-        fout.facts.extend(launcher::exit_facts(&events));
-        res.launch = events;
         for mut f in fout.facts {
             f.path = path.to_string();
             f.phase = phase;
             res.facts.push(f);
+        }
+        // A range's launcher lines are read with the other ranges' (a launcher's report can
+        // straddle a range edge): at merge.
+        res.launch_lines = launcher_hits;
+        if !ranged {
+            finish_launch(res, path);
         }
         res.events = fout.events;
         for w in fout.warnings {
@@ -1079,10 +1183,11 @@ fn merge_segments(parts: Vec<Option<FileResult>>) -> Option<FileResult> {
         }
         out.tail.append_after(p.tail, offset);
         out.last_lines.append(&mut p.last_lines);
-        for mut e in p.launch {
-            e.line += offset;
-            out.launch.push(e);
+        for mut e in p.launch_lines {
+            e.1 += offset;
+            out.launch_lines.push(e);
         }
+        out.changed = p.changed.or(out.changed.take());
         for mut l in p.long_lines {
             l.lineno += offset;
             out.long_lines.push(l);
@@ -1091,6 +1196,11 @@ fn merge_segments(parts: Vec<Option<FileResult>>) -> Option<FileResult> {
         offset += p.lines;
     }
     out.info.lines = offset;
+    if out.ranged {
+        let path = out.info.path.clone();
+        finish_launch(&mut out, &path);
+    }
+    out.warnings.extend(out.changed.take());
     Some(out)
 }
 
@@ -1128,6 +1238,38 @@ fn discount_preexisting(a: &mut Analysis) {
     }
 }
 
+/// What part of its file a stream is.
+enum Part {
+    /// The whole input.
+    Whole,
+    /// One range of a split file: the complete lines just before it (for `preceded_by`), and
+    /// whether its first chunk is the file's (looked at for wrapped rows).
+    Range { before: Vec<u8>, wrap: bool },
+    /// The first chunk of a split file, for its wrapped rows only.
+    WrapOnly,
+}
+
+/// Read an input's launcher lines (gathered by `scan_stream`, over all ranges of a split file)
+/// into events and exit facts.
+fn finish_launch(res: &mut FileResult, path: &str) {
+    let lines = std::mem::take(&mut res.launch_lines);
+    let lh: Vec<launcher::LineHit> = lines
+        .iter()
+        .map(|(line, lineno, text)| launcher::LineHit {
+            line: *line,
+            lineno: *lineno,
+            text,
+        })
+        .collect();
+    let events = launcher::read(&lh, &prefix::from_path(path));
+    for mut f in launcher::exit_facts(&events) {
+        f.path = path.to_string();
+        f.phase = res.info.phase;
+        res.facts.push(f);
+    }
+    res.launch = events;
+}
+
 #[derive(Default)]
 struct FileResult {
     info: InputInfo,
@@ -1143,6 +1285,12 @@ struct FileResult {
     core: Option<CoreReport>,
     tail: crate::errtail::ErrorTail,
     launch: Vec<LaunchEvent>,
+    /// Launcher lines not yet read into `launch` (a range's, until merge).
+    launch_lines: Vec<(launcher::Line, u64, String)>,
+    /// One range of a split file.
+    ranged: bool,
+    /// The file changed under this range (said once per file, at merge).
+    changed: Option<Warning>,
     last_lines: Vec<LastLine>,
     flight: Option<sources::flight_recorder::FrDump>,
     /// For an archive: its members, each read as an input of its own (`container`: the
@@ -1247,22 +1395,124 @@ impl Default for InputInfo {
     }
 }
 
-/// Is there a line matching `pre` among the `within` lines before the line at `start`?
-/// Looks back inside the current chunk only (a traceback rarely straddles a chunk edge).
-fn preceded(chunk: &[u8], start: usize, within: u32, pre: &regex::bytes::Regex) -> bool {
-    let mut end = start;
+/// Is there a line matching `pre` among the `within` lines before the line at `start`, each
+/// starting at most `limits::LOOKBACK_BYTES` before it? `before` holds the complete lines
+/// just before the chunk (`keep_lookback`), so a chunk or range edge changes nothing.
+fn preceded(
+    before: &[u8],
+    chunk: &[u8],
+    start: usize,
+    within: u32,
+    pre: &regex::bytes::Regex,
+) -> bool {
+    // Positions count from the start of `before`, as if it and the chunk were one text.
+    let at = before.len() + start;
+    let line = |s: usize, e: usize| match s.checked_sub(before.len()) {
+        Some(s) => &chunk[s..e - before.len()],
+        None => &before[s..e],
+    };
+    let mut end = at;
     for _ in 0..within {
         if end == 0 {
             return false;
         }
         let prev_end = end - 1; // the '\n' ending the previous line
-        let prev_start = memchr::memrchr(b'\n', &chunk[..prev_end]).map_or(0, |i| i + 1);
-        if pre.is_match(&chunk[prev_start..prev_end]) {
+        let prev_start = match prev_end.checked_sub(before.len()) {
+            Some(e) => memchr::memrchr(b'\n', &chunk[..e]).map(|i| before.len() + i),
+            None => None,
+        }
+        .or_else(|| memchr::memrchr(b'\n', &before[..prev_end.min(before.len())]))
+        .map_or(0, |i| i + 1);
+        if at - prev_start > crate::limits::LOOKBACK_BYTES {
+            return false;
+        }
+        if pre.is_match(line(prev_start, prev_end)) {
             return true;
         }
         end = prev_start;
     }
     false
+}
+
+/// After `chunk`: the complete lines a look-back from the next chunk can reach (the last
+/// `lines` of `before` and `chunk` together, starting at most `LOOKBACK_BYTES` before the
+/// end). A chunk that ends inside a line (a cut over-long one) leaves none.
+fn keep_lookback(before: &mut Vec<u8>, chunk: &[u8], lines: usize) {
+    if lines == 0 {
+        return;
+    }
+    if chunk.last() != Some(&b'\n') {
+        before.clear();
+        return;
+    }
+    let total = before.len() + chunk.len();
+    let from = last_lines_start(before, chunk, lines);
+    if from >= before.len() {
+        before.clear();
+        before.extend_from_slice(&chunk[from - (total - chunk.len())..]);
+    } else {
+        before.drain(..from);
+        before.extend_from_slice(chunk);
+    }
+}
+
+/// Where the last `lines` complete lines of `before` + `chunk` (which ends in a newline)
+/// start, none starting more than `LOOKBACK_BYTES` before the end.
+fn last_lines_start(before: &[u8], chunk: &[u8], lines: usize) -> usize {
+    let total = before.len() + chunk.len();
+    let min = total.saturating_sub(crate::limits::LOOKBACK_BYTES);
+    let mut from = total;
+    for _ in 0..lines {
+        if from == 0 {
+            break;
+        }
+        let end = from - 1;
+        let s = match end.checked_sub(before.len()) {
+            Some(e) => memchr::memrchr(b'\n', &chunk[..e]).map(|i| before.len() + i),
+            None => None,
+        }
+        .or_else(|| memchr::memrchr(b'\n', &before[..end.min(before.len())]))
+        .map_or(0, |i| i + 1);
+        if s < min {
+            break;
+        }
+        from = s;
+    }
+    from
+}
+
+/// The complete lines before `pos` (a line start) that a look-back from there reaches, read
+/// from the file: what a whole read holds before that line (`keep_lookback`).
+fn lookback_before(file: &std::fs::File, pos: u64, lines: usize) -> Vec<u8> {
+    use std::os::unix::fs::FileExt;
+    if lines == 0 || pos == 0 {
+        return Vec::new();
+    }
+    // One byte more than the window: a line starting at its first byte follows a newline.
+    let from = pos.saturating_sub(crate::limits::LOOKBACK_BYTES as u64 + 1);
+    let mut buf = vec![0u8; (pos - from) as usize];
+    let mut n = 0;
+    while n < buf.len() {
+        match file.read_at(&mut buf[n..], from + n as u64) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        }
+    }
+    buf.truncate(n);
+    if n < (pos - from) as usize || buf.last() != Some(&b'\n') {
+        return Vec::new();
+    }
+    if from > 0 {
+        match memchr::memchr(b'\n', &buf) {
+            Some(i) => drop(buf.drain(..=i)),
+            None => return Vec::new(),
+        }
+    }
+    let start = last_lines_start(&[], &buf, lines);
+    buf.drain(..start);
+    buf
 }
 
 /// The line's text for citing: whole when short; otherwise a window around the match

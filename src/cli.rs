@@ -181,6 +181,10 @@ pub struct AnalyzeArgs {
     /// it and add the differences (`diff` in the JSON, a section in terminal and Markdown).
     #[arg(long, value_name = "GOOD|last-good")]
     pub baseline: Option<String>,
+    /// Also follow symbolic links in a walked directory that point outside it (by default
+    /// such links are named in a warning and not followed); at most 10,000 files that way.
+    #[arg(long)]
+    pub follow_links: bool,
     #[command(flatten)]
     pub notify: NotifyArgs,
 }
@@ -526,6 +530,7 @@ fn analyze(args: AnalyzeArgs, ui: Ui) -> i32 {
     let mut engine = crate::analyze::Engine::new(&kb);
     engine.core_options.sysroot = args.sysroot.clone();
     engine.core_options.search_paths = args.search_path.clone();
+    engine.follow_links = args.follow_links;
     let progress = crate::analyze::Progress::default();
     let done = std::sync::atomic::AtomicBool::new(false);
     let mut r = std::thread::scope(|s| {

@@ -187,8 +187,15 @@ pub fn phase_warnings_of<'p>(paths: impl Iterator<Item = &'p str>, warnings: &mu
     }
 }
 
-/// Expand the user's arguments into inputs, in a stable order.
+/// Expand the user's arguments into inputs, in a stable order; symbolic links in a walked
+/// directory are followed only while they stay inside it (`collect_with` to allow more).
 pub fn collect(args: &[String]) -> (Vec<Input>, Vec<Warning>) {
+    collect_with(args, false)
+}
+
+/// As `collect`; `follow_links`: also follow links in a walked directory that leave it
+/// (`--follow-links`), up to `limits::LINKED_FILES` files reached that way.
+pub fn collect_with(args: &[String], follow_links: bool) -> (Vec<Input>, Vec<Warning>) {
     let mut out = Vec::new();
     let mut warnings = Vec::new();
     let mut stdin_seen = false;
@@ -218,7 +225,7 @@ pub fn collect(args: &[String]) -> (Vec<Input>, Vec<Warning>) {
             }
         };
         if meta.is_dir() {
-            walk_dir(path, &mut out, &mut warnings);
+            walk_dir(path, follow_links, &mut out, &mut warnings);
         } else if meta.is_file() {
             out.push(Input::file(
                 arg.trim_start_matches("./").to_string(),
@@ -252,11 +259,48 @@ fn is_fifo(m: &std::fs::Metadata) -> bool {
     m.file_type().is_fifo()
 }
 
-fn walk_dir(root: &Path, out: &mut Vec<Input>, warnings: &mut Vec<Warning>) {
+fn walk_dir(root: &Path, follow_links: bool, out: &mut Vec<Input>, warnings: &mut Vec<Warning>) {
     let before = out.len();
+    // Where the tree really is: a link is followed when its target is inside it.
+    let real_root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let skipped: std::cell::RefCell<Vec<Warning>> = Default::default();
+    let outside = std::cell::Cell::new(0usize);
     let walker = walkdir::WalkDir::new(root)
         .follow_links(true)
-        .sort_by_file_name();
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| {
+            if e.depth() == 0 || !e.path_is_symlink() {
+                return true;
+            }
+            let target = std::fs::canonicalize(e.path());
+            let inside = target.as_ref().is_ok_and(|t| t.starts_with(&real_root));
+            if inside {
+                return true;
+            }
+            let display = rel(root, e.path());
+            let to = match &target {
+                Ok(t) => t.display().to_string(),
+                Err(err) => format!("unresolvable ({err})"),
+            };
+            if follow_links && outside.get() < crate::limits::LINKED_FILES {
+                return true;
+            }
+            let why = if follow_links {
+                let n = crate::limits::LINKED_FILES;
+                text!(
+                    "symbolic link to {to}, outside the directory: not followed ({n} files were already read through such links, limits::LINKED_FILES)",
+                    "指向目录之外 {to} 的符号链接：未跟随（已通过这类链接读取 {n} 个文件，见 limits::LINKED_FILES）"
+                )
+            } else {
+                text!(
+                    "symbolic link to {to}, outside the directory: not followed (`--follow-links` follows it)",
+                    "指向目录之外 {to} 的符号链接：未跟随（`--follow-links` 可跟随）"
+                )
+            };
+            skipped.borrow_mut().push(Warning::new(Some(&display), why));
+            false
+        });
     for entry in walker {
         let entry = match entry {
             Ok(e) => e,
@@ -291,12 +335,18 @@ fn walk_dir(root: &Path, out: &mut Vec<Input>, warnings: &mut Vec<Warning>) {
             continue;
         }
         let meta = entry.metadata().ok();
+        if follow_links
+            && !std::fs::canonicalize(entry.path()).is_ok_and(|t| t.starts_with(&real_root))
+        {
+            outside.set(outside.get() + 1);
+        }
         out.push(Input::file(
             display,
             entry.path().to_path_buf(),
             meta.as_ref(),
         ));
     }
+    warnings.append(&mut skipped.borrow_mut());
     if out.len() == before {
         warnings.push(Warning::new(
             Some(&root.display().to_string()),

@@ -49,7 +49,7 @@ pub fn diagnose_with_progress(
     progress: &analyze::Progress,
 ) -> report::Report {
     let kb = engine.kb;
-    let (inputs, mut warnings) = inputs::collect(paths);
+    let (inputs, mut warnings) = inputs::collect_with(paths, engine.follow_links);
     let mut a = engine.run_with_progress(&inputs, threads, progress);
     warnings.append(&mut a.warnings);
     a.warnings = warnings;

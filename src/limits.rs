@@ -7,6 +7,10 @@
 /// report says where and how long it really was.
 pub const LINE_BYTES: usize = 1 << 20;
 
+/// How far back a rule's `preceded_by` looks: its `within` lines, each starting at most this
+/// many bytes before the line it qualifies (the same across chunk and split-range edges).
+pub const LOOKBACK_BYTES: usize = 64 << 10;
+
 /// The largest JSON document read whole (a torchelastic error file, a pod description): one
 /// document has to be parsed at once, so its size is bounded.
 pub const DOCUMENT_BYTES: usize = 8 << 20;
@@ -34,9 +38,25 @@ pub const ZIP_SPOOL_BYTES: u64 = 256 << 20;
 /// archive inside that one is named in a warning, not read.
 pub const ARCHIVE_NESTING: usize = 1;
 
+/// The longest line `history import` reads (one exported run, its report included); a longer
+/// one stops the import there, naming it.
+pub const IMPORT_LINE_BYTES: usize = 16 << 20;
+
+/// The longest text (a title, a note, a host) in one imported line: one hostile export must not
+/// make every later `history list` of a shared database heavy.
+pub const IMPORT_FIELD_BYTES: usize = 1 << 20;
+
 /// Hits kept per rule signature and file; the rest are counted, not kept.
 pub const HITS_PER_SIGNATURE: usize = 20;
+
+/// Files read through symbolic links that leave a walked run directory, when
+/// `--follow-links` allows that at all; links past this many are named and not followed.
+pub const LINKED_FILES: usize = 10_000;
 
 /// The compiled size of one rule regex (the scanner compiles with the same limit, so a
 /// signature that loads always compiles).
 pub const RULE_REGEX_BYTES: usize = 8 << 20;
+
+/// The compiled size of all the regexes of the rules loaded with `--rules`, together: many
+/// near the per-regex cap would otherwise cost gigabytes. Past it loading fails, naming the file.
+pub const RULE_REGEX_TOTAL_BYTES: usize = 64 << 20;

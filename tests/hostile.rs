@@ -429,7 +429,9 @@ fn hostile_inputs_never_panic_stay_small_and_are_all_accounted_for() {
         v["warnings"]
     );
     assert!(
-        warned("zero.log", "not a regular file"),
+        // A link out of the run directory is not followed at all (it was followed and then
+        // refused as a device before links were confined to the tree).
+        warned("zero.log", "outside the directory: not followed"),
         "{:?}",
         v["warnings"]
     );
@@ -569,6 +571,58 @@ fn escapes_in_file_and_member_names_never_reach_any_output() {
                 out.contains("\\x1b]52;c;"),
                 "{args:?}: name not shown:\n{out}"
             );
+// --- caps, links, split, encodings (audit round 3, part B) ---
+
+/// The engine over the built-in rules, compiled once per test binary.
+fn engine() -> trainwreck::analyze::Engine<'static> {
+    static KB: std::sync::OnceLock<trainwreck::rules::KnowledgeBase> = std::sync::OnceLock::new();
+    let kb = KB.get_or_init(|| trainwreck::rules::KnowledgeBase::load(&[]).expect("rules load"));
+    trainwreck::analyze::Engine::new(kb)
+}
+
+/// The report of `paths` as JSON, read whole (one thread, no split) or with every plain-text
+/// file split into ranges of about `split` bytes on `threads` threads.
+fn report_json(
+    engine: &mut trainwreck::analyze::Engine,
+    paths: &[String],
+    threads: usize,
+    split: Option<u64>,
+) -> String {
+    engine.split_bytes = split;
+    trainwreck::diagnose_with(engine, paths, threads).to_json()
+}
+
+/// A `preceded_by` window (a SemLock traceback over `[Errno 28]`) moved line by line across
+/// one range edge and then another: every split gives the whole read's report.
+#[test]
+fn a_look_back_window_across_a_range_edge_gives_the_whole_reads_answer() {
+    let d = tempfile::tempdir().unwrap();
+    let log = d.path().join("train.log");
+    let block = "Traceback (most recent call last):\n  File \"/usr/lib/python3.10/multiprocessing/synchronize.py\", line 57, in __init__\n    sl = self._semlock = _multiprocessing.SemLock(\nOSError: [Errno 28] No space left on device\n";
+    let lines = 40;
+    let mut engine = engine();
+    for before in 0..=lines {
+        let mut text = String::new();
+        for i in 0..before {
+            text.push_str(&format!("[rank0] step {i:03} loss 1.0\n"));
+        }
+        text.push_str(block);
+        for i in before..lines {
+            text.push_str(&format!("[rank0] step {i:03} loss 1.0\n"));
+        }
+        std::fs::write(&log, &text).unwrap();
+        let paths = vec![log.display().to_string()];
+        let whole = report_json(&mut engine, &paths, 1, None);
+        assert!(whole.contains("\"shm_exhausted\""), "{whole}");
+        let size = text.len() as u64;
+        for threads in 1..=4 {
+            for split in [size / 2, size / 3, size / 5] {
+                let got = report_json(&mut engine, &paths, threads, Some(split));
+                assert_eq!(
+                    got, whole,
+                    "block after {before} lines, {threads} threads, ranges of {split} bytes"
+                );
+            }
         }
     }
 }
@@ -808,5 +862,346 @@ fn redact_hosts_masks_host_names_no_finding_attributed() {
         let (_, out, _) = tw_in(d.path(), &args);
         let left: Vec<&&str> = names.iter().filter(|n| out.contains(**n)).collect();
         assert!(left.is_empty(), "{args:?} kept {left:?}:\n{out}");
+/// Every labelled fixture and every paste reads the same whole and split into small ranges
+/// (edges everywhere in its logs) on one to four threads.
+#[test]
+fn every_fixture_gives_the_same_report_whole_and_split() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let mut cases = Vec::new();
+    for dir in ["", "corpus", "captured", "pastes"] {
+        for e in std::fs::read_dir(root.join(dir)).unwrap().flatten() {
+            let p = e.path();
+            if p.join("label.json").is_file() || (dir == "pastes" && p.is_dir()) {
+                cases.push(p);
+            }
+        }
+    }
+    cases.sort();
+    assert!(cases.len() >= 40, "fixtures missing: {}", cases.len());
+    let mut differ = Vec::new();
+    let mut engine = engine();
+    for case in &cases {
+        let target = if case.join("run").is_dir() {
+            case.join("run")
+        } else {
+            case.clone()
+        };
+        if std::env::var("TW_CASE").is_ok_and(|c| !case.ends_with(c)) {
+            continue;
+        }
+        let paths = vec![target.display().to_string()];
+        let whole = report_json(&mut engine, &paths, 1, None);
+        // Ranges of 3001 bytes put an edge within every few dozen lines; 40,000 a few per
+        // log. One size per thread count keeps the test to a minute.
+        for threads in 1..=4 {
+            for split in [[3001, 40_000][threads % 2]] {
+                let got = report_json(&mut engine, &paths, threads, Some(split));
+                if got != whole {
+                    let first = whole
+                        .lines()
+                        .zip(got.lines())
+                        .find(|(a, b)| a != b)
+                        .map(|(a, b)| format!("{a}\n  vs {b}"));
+                    differ.push(format!(
+                        "{} ({threads} threads, {split}): {first:?}",
+                        case.display()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(differ.is_empty(), "split reads differ: {differ:#?}");
+}
+
+/// A zip of one deflated member `m0.log` (`data`), its central entry then copied `copies`
+/// times under other names pointing at the same data (the overlapping-entries bomb), and
+/// with `claimed` (when given) written over each entry's compressed size.
+fn patched_zip(data: &[u8], copies: usize, claimed: Option<u32>) -> Vec<u8> {
+    use std::io::Write;
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let opts = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    w.start_file("m0.log", opts).unwrap();
+    w.write_all(data).unwrap();
+    let mut z = w.finish().unwrap().into_inner();
+    let eocd = z.windows(4).rposition(|s| s == b"PK\x05\x06").unwrap();
+    let cd_at = u32::from_le_bytes(z[eocd + 16..eocd + 20].try_into().unwrap()) as usize;
+    let mut entry = z[cd_at..eocd].to_vec();
+    if let Some(c) = claimed {
+        entry[20..24].copy_from_slice(&c.to_le_bytes());
+    }
+    let name_at = 46;
+    let mut cd = entry.clone();
+    for k in 1..=copies {
+        let mut e = entry.clone();
+        e[name_at + 1] = b'0' + (k % 10) as u8;
+        cd.extend_from_slice(&e);
+    }
+    let mut tail = z[eocd..].to_vec();
+    let n = (copies + 1) as u16;
+    tail[8..10].copy_from_slice(&n.to_le_bytes());
+    tail[10..12].copy_from_slice(&n.to_le_bytes());
+    tail[12..16].copy_from_slice(&(cd.len() as u32).to_le_bytes());
+    z.truncate(cd_at);
+    z.extend_from_slice(&cd);
+    z.extend_from_slice(&tail);
+    z
+}
+
+/// Entries sharing one deflate stream, or a size claimed past the member list, are a bomb's
+/// shape: the zip is named and not read (40 entries over one stream read 32 GiB from 1 MB).
+#[test]
+fn a_zip_whose_entries_overlap_or_lie_about_their_size_is_not_read() {
+    let d = tempfile::tempdir().unwrap();
+    let mut data = vec![b' '; 4 << 20];
+    for i in (4095..data.len()).step_by(4096) {
+        data[i] = b'\n';
+    }
+    data.extend_from_slice(OOM.as_bytes());
+    // The honest zip is read (else the refusals prove nothing).
+    std::fs::write(d.path().join("honest.zip"), patched_zip(&data, 0, None)).unwrap();
+    std::fs::write(d.path().join("overlap.zip"), patched_zip(&data, 9, None)).unwrap();
+    std::fs::write(
+        d.path().join("lie.zip"),
+        patched_zip(&data, 0, Some(0xFFFF_FFF0)),
+    )
+    .unwrap();
+    for (name, read) in [
+        ("honest.zip", true),
+        ("overlap.zip", false),
+        ("lie.zip", false),
+    ] {
+        let p = d.path().join(name);
+        let v = json_report(&["analyze", p.to_str().unwrap(), "--format", "json"]);
+        let inputs = v["inputs"].as_array().unwrap();
+        let warned = v["warnings"].as_array().unwrap().iter().any(|w| {
+            w["message"]
+                .as_str()
+                .unwrap()
+                .contains("decompression-bomb shape")
+        });
+        assert_eq!(!inputs.is_empty(), read, "{name}: {v}");
+        assert_eq!(warned, !read, "{name}: {v}");
+        if read {
+            assert_eq!(v["findings"][0]["category"], "gpu_oom", "{v}");
+        }
+    }
+}
+
+/// A tar header block for `name` with GNU sparse type: `real` bytes long, its one stored
+/// 512-byte block at offset 0, the rest a hole.
+fn sparse_header(name: &str, real: u64) -> [u8; 512] {
+    let mut h = [0u8; 512];
+    h[..name.len()].copy_from_slice(name.as_bytes());
+    let oct = |h: &mut [u8; 512], at: usize, len: usize, v: u64| {
+        let s = format!("{v:0w$o}", w = len - 1);
+        h[at..at + len - 1].copy_from_slice(s.as_bytes());
+    };
+    oct(&mut h, 100, 8, 0o644);
+    oct(&mut h, 108, 8, 0);
+    oct(&mut h, 116, 8, 0);
+    oct(&mut h, 124, 12, 512); // stored bytes
+    oct(&mut h, 136, 12, 0);
+    h[156] = b'S';
+    h[257..265].copy_from_slice(b"ustar  \0");
+    // Sparse map: one entry (offset 0, 512 bytes); the real size.
+    oct(&mut h, 386, 12, 0);
+    oct(&mut h, 398, 12, 512);
+    oct(&mut h, 483, 12, real);
+    h[148..156].copy_from_slice(b"        ");
+    let sum: u32 = h.iter().map(|&b| b as u32).sum();
+    let s = format!("{sum:06o}\0 ");
+    h[148..156].copy_from_slice(s.as_bytes());
+    h
+}
+
+/// Sparse members are holes the reader makes, not bytes read: 16 members of 4 GiB from a few
+/// KB stop as a bomb each, instead of 64 GiB of zeros scanned.
+#[test]
+fn sparse_tar_members_count_as_produced_bytes_and_stop_as_a_bomb() {
+    let d = tempfile::tempdir().unwrap();
+    let mut tar = Vec::new();
+    for k in 0..16 {
+        tar.extend_from_slice(&sparse_header(&format!("logs/r{k}.log"), 4 << 30));
+        let mut block = [b' '; 512];
+        block[..OOM.len()].copy_from_slice(OOM.as_bytes());
+        block[511] = b'\n';
+        tar.extend_from_slice(&block);
+    }
+    tar.extend_from_slice(&[0u8; 1024]);
+    let p = d.path().join("sparse.tar");
+    std::fs::write(&p, tar).unwrap();
+    let t = std::time::Instant::now();
+    let v = json_report(&["analyze", p.to_str().unwrap(), "--format", "json"]);
+    let bombs = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| {
+            w["message"]
+                .as_str()
+                .unwrap()
+                .contains("decompression bomb")
+        })
+        .count();
+    assert_eq!(bombs, 16, "{v}");
+    assert_eq!(v["findings"][0]["category"], "gpu_oom", "{v}");
+    eprintln!("16 sparse members of 4 GiB: {:?}", t.elapsed());
+}
+
+/// Links in a run directory are followed only while they stay inside it; each one that leaves
+/// is named; `--follow-links` follows those too.
+#[test]
+fn links_leaving_a_run_directory_are_named_not_followed() {
+    let d = tempfile::tempdir().unwrap();
+    let run = d.path().join("run");
+    let outside = d.path().join("elsewhere");
+    std::fs::create_dir_all(run.join("logs")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(run.join("logs/train.log"), OOM).unwrap();
+    std::fs::write(outside.join("secret.log"), "PRIVATE LINE\n").unwrap();
+    std::os::unix::fs::symlink(outside.join("secret.log"), run.join("shadow.log")).unwrap();
+    std::os::unix::fs::symlink(&outside, run.join("usr")).unwrap();
+    std::os::unix::fs::symlink(run.join("logs"), run.join("latest")).unwrap();
+    let r = run.to_str().unwrap();
+    let v = json_report(&["analyze", r, "--format", "json"]);
+    let paths: Vec<&str> = v["inputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["latest/train.log", "logs/train.log"], "{v}");
+    for link in ["shadow.log", "usr"] {
+        let w = warnings_of(&v, link);
+        assert!(
+            w.len() == 1 && w[0].contains("outside the directory: not followed"),
+            "{link}: {v}"
+        );
+    }
+    let v = json_report(&["analyze", r, "--format", "json", "--follow-links"]);
+    let n = v["inputs"].as_array().unwrap().len();
+    assert_eq!(n, 4, "{v}");
+}
+
+/// `history import` reads a line at most `limits::IMPORT_LINE_BYTES` long, and a bad line
+/// stops it saying exactly what was committed: every line before it, none after.
+#[test]
+fn history_import_caps_its_lines_and_says_what_a_stopped_import_committed() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("h.db");
+    let db = db.to_str().unwrap();
+    let log = d.path().join("train.log");
+    std::fs::write(&log, OOM).unwrap();
+    let (code, _, err) = trainwreck(&["analyze", log.to_str().unwrap(), "--record", "--db", db]);
+    assert_eq!(code, 0, "{err}");
+    let (code, export, err) = trainwreck(&["history", "export", "--db", db]);
+    assert_eq!(code, 0, "{err}");
+    let run = export.lines().next().unwrap().to_string();
+    let v: serde_json::Value = serde_json::from_str(&run).unwrap();
+    let id = v["run_id"]
+        .as_str()
+        .expect("an exported run has a run_id")
+        .to_string();
+    let numbered = |k: usize| run.replace(&id, &format!("{id}-{k}"));
+    // Three runs, a broken line, two more.
+    let mut text: String = (0..3).map(|k| numbered(k) + "\n").collect();
+    text.push_str("{\"broken\n");
+    text.push_str(&(3..5).map(|k| numbered(k) + "\n").collect::<String>());
+    let file = d.path().join("partial.jsonl");
+    std::fs::write(&file, &text).unwrap();
+    let db2 = d.path().join("h2.db");
+    let db2 = db2.to_str().unwrap();
+    let (code, _, err) = trainwreck(&["history", "import", file.to_str().unwrap(), "--db", db2]);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("line 4") && err.contains("the 3 runs and 0 notes before it were imported"),
+        "{err}"
+    );
+    let (_, out, _) = trainwreck(&["history", "export", "--db", db2]);
+    assert_eq!(out.lines().count(), 3, "{out}");
+    // A line over the cap: refused, not read whole.
+    let long = d.path().join("long.jsonl");
+    let mut f = std::fs::File::create(&long).unwrap();
+    std::io::Write::write_all(
+        &mut f,
+        &vec![b'x'; trainwreck::limits::IMPORT_LINE_BYTES + 10],
+    )
+    .unwrap();
+    drop(f);
+    let (code, _, err) = trainwreck(&["history", "import", long.to_str().unwrap(), "--db", db2]);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("line 1 is over limits::IMPORT_LINE_BYTES"),
+        "{err}"
+    );
+}
+
+/// A zip a person made of a run directory whose first member happens to be a `data.pkl` is an
+/// archive of logs, not a PyTorch checkpoint: its logs are read.
+#[test]
+fn a_zip_whose_first_member_is_a_data_pkl_is_still_read() {
+    use std::io::Write;
+    let d = tempfile::tempdir().unwrap();
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let opts = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    w.start_file("run/data.pkl", opts).unwrap();
+    w.write_all(&[0x80, 0x02, b'}', b'q', 0, b'.']).unwrap();
+    w.start_file("run/train.log", opts).unwrap();
+    w.write_all(OOM.as_bytes()).unwrap();
+    let p = d.path().join("run.zip");
+    std::fs::write(&p, w.finish().unwrap().into_inner()).unwrap();
+    let v = json_report(&["analyze", p.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(v["findings"][0]["category"], "gpu_oom", "{v}");
+}
+
+/// A GBK head then UTF-8 lines, and a UTF-16 head then UTF-8 appended (either byte order, at
+/// an even or an odd offset): the UTF-8 failure is diagnosed and the report says how the file
+/// was read.
+#[test]
+fn mixed_encodings_are_decoded_per_part_and_said() {
+    let d = tempfile::tempdir().unwrap();
+    let fail = "RuntimeError: CUDA error: an illegal memory access was encountered\n";
+    let gbk_line = encoding_rs::GB18030
+        .encode("[2024-05-14] 训练步骤 损失\n")
+        .0
+        .into_owned();
+    let mut gbk = gbk_line.repeat(600);
+    gbk.extend_from_slice("错误：".as_bytes());
+    gbk.extend_from_slice(fail.as_bytes());
+    let mut cases = vec![("gbk.log", gbk, "UTF-8 (the first: line 601)")];
+    for (le, odd) in [(true, false), (true, true), (false, false)] {
+        let mut b: Vec<u8> = if le {
+            vec![0xFF, 0xFE]
+        } else {
+            vec![0xFE, 0xFF]
+        };
+        for i in 0..300 {
+            for u in format!("step {i}\n").encode_utf16() {
+                b.extend_from_slice(&if le { u.to_le_bytes() } else { u.to_be_bytes() });
+            }
+        }
+        if odd {
+            b.push(b' ');
+        }
+        b.extend_from_slice(fail.as_bytes());
+        let name = format!("u16-{le}-{odd}.log");
+        cases.push((
+            Box::leak(name.into_boxed_str()),
+            b,
+            "from line 301 on it is UTF-8",
+        ));
+    }
+    for (name, bytes, said) in cases {
+        let p = d.path().join(name);
+        std::fs::write(&p, bytes).unwrap();
+        let v = json_report(&["analyze", p.to_str().unwrap(), "--format", "json"]);
+        assert_eq!(
+            v["findings"][0]["category"], "cuda_illegal_access",
+            "{name}: {v}"
+        );
+        let w = v["warnings"].to_string();
+        assert!(w.contains(said), "{name}: {w}");
     }
 }

@@ -508,34 +508,61 @@ impl Store {
     }
 
     /// Read JSON Lines written by `export` (runs upserted, notes kept once): merging two
-    /// histories is importing one into the other. A bad line stops the import, naming it.
+    /// histories is importing one into the other. A bad line (unparsable, longer than
+    /// `limits::IMPORT_LINE_BYTES`, a text longer than `limits::IMPORT_FIELD_BYTES`, a NUL for
+    /// PostgreSQL) stops the import: every line before it is committed, none after it is
+    /// read, and the error says both.
     pub fn import(&mut self, input: &mut dyn BufRead) -> Result<ImportCount> {
         let mut n = ImportCount::default();
         let mut batch: Vec<RunRecord> = Vec::new();
-        for (i, line) in input.lines().enumerate() {
-            let line = line.map_err(|e| HistoryError(format!("import: line {}: {e}", i + 1)))?;
-            if line.trim().is_empty() {
-                continue;
+        let mut line = Vec::new();
+        let postgres = self.db.kind() == backend::Kind::Postgres;
+        let mut lineno = 0u64;
+        let mut batch_note: Option<(String, Note)> = None;
+        loop {
+            lineno += 1;
+            let bad = match read_capped_line(input, &mut line) {
+                Ok(None) => break,
+                Ok(Some(true)) => Some(format!(
+                    "line {lineno} is over limits::IMPORT_LINE_BYTES ({} bytes)",
+                    crate::limits::IMPORT_LINE_BYTES
+                )),
+                Ok(Some(false)) => import_line(&line, postgres)
+                    .map(|parsed| match parsed {
+                        None => {}
+                        Some(ExportLine::Run(mut r)) => {
+                            r.fingerprint = r.fingerprint.as_deref().map(fingerprint::current);
+                            batch.push(*r);
+                        }
+                        Some(ExportLine::Note { fingerprint, note }) => {
+                            batch_note = Some((fingerprint, note));
+                        }
+                    })
+                    .err()
+                    .map(|e| format!("line {lineno}: {e}")),
+                Err(e) => Some(format!("line {lineno}: {e}")),
+            };
+            if let Some(why) = bad {
+                // What came before the bad line is kept, and said.
+                self.record_many(&batch)?;
+                n.runs += batch.len() as u64;
+                return Err(HistoryError(format!(
+                    "import: {why}: stopped there; the {} runs and {} notes before it were imported, nothing from it on was read",
+                    n.runs, n.notes
+                )));
             }
-            let parsed: ExportLine = serde_json::from_str(&line)
-                .map_err(|e| HistoryError(format!("import: line {}: {e}", i + 1)))?;
-            match parsed {
-                ExportLine::Run(mut r) => {
-                    r.fingerprint = r.fingerprint.as_deref().map(fingerprint::current);
-                    batch.push(*r);
-                    n.runs += 1;
-                    if batch.len() >= 500 {
-                        self.record_many(&batch)?;
-                        batch.clear();
-                    }
-                }
-                ExportLine::Note { fingerprint, note } => {
-                    self.note(&fingerprint::current(&fingerprint), &note)?;
-                    n.notes += 1;
-                }
+            if let Some((fp, note)) = batch_note.take() {
+                self.note(&fingerprint::current(&fp), &note)?;
+                n.notes += 1;
+            }
+            if batch.len() >= 500 {
+                self.record_many(&batch)?;
+                n.runs += batch.len() as u64;
+                batch.clear();
             }
         }
         self.record_many(&batch)?;
+        n.runs += batch.len() as u64;
         Ok(n)
     }
 
@@ -548,6 +575,78 @@ impl Store {
     ) -> Result<stats::FleetStats> {
         stats::fleet(self.db.as_mut(), unit, since, alpha).map_err(|e| self.context(e))
     }
+}
+
+/// The next line of `input` into `line` (without its newline), at most
+/// `limits::IMPORT_LINE_BYTES` of it held: `Some(true)` when it was longer (the rest is
+/// skipped), `None` at the end.
+fn read_capped_line(input: &mut dyn BufRead, line: &mut Vec<u8>) -> std::io::Result<Option<bool>> {
+    use std::io::Read;
+    let cap = crate::limits::IMPORT_LINE_BYTES as u64;
+    line.clear();
+    let k = input.take(cap + 1).read_until(b'\n', line)?;
+    if k == 0 {
+        return Ok(None);
+    }
+    if line.last() == Some(&b'\n') {
+        line.pop();
+        return Ok(Some(false));
+    }
+    if line.len() as u64 > cap {
+        line.clear();
+        // Skip the rest of the line, a buffer at a time.
+        loop {
+            let buf = input.fill_buf()?;
+            if buf.is_empty() {
+                break;
+            }
+            match memchr::memchr(b'\n', buf) {
+                Some(i) => {
+                    input.consume(i + 1);
+                    break;
+                }
+                None => {
+                    let n = buf.len();
+                    input.consume(n);
+                }
+            }
+        }
+        return Ok(Some(true));
+    }
+    Ok(Some(false))
+}
+
+/// One exported line read: `None` for a blank one. Every text in it is at most
+/// `limits::IMPORT_FIELD_BYTES`; for PostgreSQL, which cannot store it, none holds a NUL.
+fn import_line(line: &[u8], postgres: bool) -> std::result::Result<Option<ExportLine>, String> {
+    let text = std::str::from_utf8(line).map_err(|e| format!("not UTF-8: {e}"))?;
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
+    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    let mut stack = vec![&v];
+    while let Some(v) = stack.pop() {
+        match v {
+            serde_json::Value::String(s) => {
+                if s.len() > crate::limits::IMPORT_FIELD_BYTES {
+                    return Err(format!(
+                        "a text of {} bytes, over limits::IMPORT_FIELD_BYTES ({})",
+                        s.len(),
+                        crate::limits::IMPORT_FIELD_BYTES
+                    ));
+                }
+                if postgres && s.contains('\0') {
+                    return Err("a text holds a NUL character (\\u0000), which PostgreSQL cannot store; remove it from the export (SQLite stores it)".into());
+                }
+            }
+            serde_json::Value::Array(a) => stack.extend(a),
+            serde_json::Value::Object(o) => stack.extend(o.values()),
+            _ => {}
+        }
+    }
+    serde_json::from_value(v)
+        .map(Some)
+        .map_err(|e| e.to_string())
 }
 
 /// `($1, $2, $3), ($4, $5, $6)` for `rows` rows of `cols` values.

@@ -93,11 +93,20 @@ pub fn version(db: &mut dyn Backend) -> Result<i64> {
         "SELECT value FROM trainwreck_meta WHERE key = 'schema_version'",
         &[],
     )?;
-    let v = rows.first().and_then(|r| r[0].text());
-    v.as_deref()
-        .unwrap_or("0")
-        .parse()
-        .map_err(|_| HistoryError(format!("schema_version {v:?} is not a number")))
+    let Some(v) = rows.first().and_then(|r| r[0].text()) else {
+        return Ok(0);
+    };
+    match v.trim().parse::<i64>() {
+        // A stored version is what a migration wrote: 1 or more. Anything else was put
+        // there by hand or by another program, and nothing here may act on it.
+        Ok(n) if n >= 1 => Ok(n),
+        Ok(n) => Err(HistoryError(format!(
+            "the history database's schema_version is {n}, not a valid schema version (versions start at 1); the database is left untouched"
+        ))),
+        Err(_) => Err(HistoryError(format!(
+            "schema_version {v:?} is not a number"
+        ))),
+    }
 }
 
 /// Whether this build can use a database of `found`: equal, or empty (it is created).
@@ -173,6 +182,29 @@ fn apply_locked(
 
 #[cfg(test)]
 mod tests {
+    /// A version of 0 or less in the table (written by hand or another program) is refused
+    /// with a message by `version`, so neither `check` nor `migrate` acts on it (a negative
+    /// one used to index the migrations out of range and panic).
+    #[test]
+    fn a_stored_version_of_zero_or_less_is_refused_not_migrated() {
+        for bad in ["-5", "-1", "0"] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut db = Sqlite::open(&dir.path().join("h.db"), 1000).unwrap();
+            for s in V1 {
+                db.execute(s, &[]).unwrap();
+            }
+            db.execute(
+                "INSERT INTO trainwreck_meta (key, value) VALUES ('schema_version', $1)",
+                &[Value::Text(bad.into())],
+            )
+            .unwrap();
+            let e = version(&mut db).unwrap_err().to_string();
+            assert!(e.contains("not a valid schema version"), "{bad}: {e}");
+            let e = migrate(&mut db).unwrap_err().to_string();
+            assert!(e.contains("not a valid schema version"), "{bad}: {e}");
+        }
+    }
+
     use super::*;
     use crate::history::backend::{Row, Sqlite};
 

@@ -255,6 +255,7 @@ impl KnowledgeBase {
         for (name, text) in BUILTIN {
             load_text(&format!("builtin:{name}"), text, &mut rules, &mut errors);
         }
+        let mut budget = crate::limits::RULE_REGEX_TOTAL_BYTES;
         for dir in dirs {
             let mut files: Vec<_> = match std::fs::read_dir(dir) {
                 Ok(rd) => rd.filter_map(|e| e.ok().map(|e| e.path())).collect(),
@@ -299,7 +300,13 @@ impl KnowledgeBase {
                 .filter(|p| p.extension().is_some_and(|e| e == "toml"))
             {
                 match std::fs::read_to_string(f) {
-                    Ok(t) => load_text(&f.display().to_string(), &t, &mut rules, &mut errors),
+                    Ok(t) => load_text_within(
+                        &f.display().to_string(),
+                        &t,
+                        &mut rules,
+                        &mut errors,
+                        &mut budget,
+                    ),
                     Err(e) => errors.push(LoadError {
                         file: f.display().to_string(),
                         key: "-".into(),
@@ -384,6 +391,24 @@ fn check_overlap_names(rules: &[Rule], errors: &mut Vec<LoadError>) {
 
 /// Parse one file's text and compile its rules, collecting every error.
 pub fn load_text(origin: &str, text: &str, rules: &mut Vec<Rule>, errors: &mut Vec<LoadError>) {
+    load_text_within(
+        origin,
+        text,
+        rules,
+        errors,
+        &mut crate::limits::RULE_REGEX_TOTAL_BYTES.clone(),
+    );
+}
+
+/// As `load_text`, the compiled size of its user regexes taken from `budget` (what is left of
+/// the rule set's `limits::RULE_REGEX_TOTAL_BYTES`).
+fn load_text_within(
+    origin: &str,
+    text: &str,
+    rules: &mut Vec<Rule>,
+    errors: &mut Vec<LoadError>,
+    budget: &mut usize,
+) {
     let file: schema::RuleFile = match toml::from_str(text) {
         Ok(f) => f,
         Err(e) => {
@@ -419,11 +444,26 @@ pub fn load_text(origin: &str, text: &str, rules: &mut Vec<Rule>, errors: &mut V
         }
     };
     for raw in file.rule {
-        match compile(origin, raw) {
+        match compile(origin, raw, budget) {
             Ok(r) => rules.push(r),
             Err(mut e) => errors.append(&mut e),
         }
     }
+}
+
+/// The size a regex compiles to (its Thompson NFA, what the regex crate's size limit bounds),
+/// as the scanner compiles it: bytes, Unicode classes.
+fn compiled_bytes(src: &str) -> usize {
+    use regex_automata::nfa::thompson;
+    thompson::Compiler::new()
+        .syntax(regex_automata::util::syntax::Config::new().utf8(false))
+        .configure(
+            thompson::Config::new()
+                .utf8(false)
+                .nfa_size_limit(Some(crate::limits::RULE_REGEX_BYTES)),
+        )
+        .build(src)
+        .map_or(crate::limits::RULE_REGEX_BYTES, |n| n.memory_usage())
 }
 
 /// Built-in rules have `TW` + 4 digits; a local rule has a namespace of its own: 2–8 capital
@@ -458,7 +498,7 @@ fn check_code(builtin: bool, code: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn compile(origin: &str, raw: schema::RawRule) -> Result<Rule, Vec<LoadError>> {
+fn compile(origin: &str, raw: schema::RawRule, budget: &mut usize) -> Result<Rule, Vec<LoadError>> {
     let mut errs = Vec::new();
     let who = raw.name.clone();
     let mut err = |key: &str, message: String| {
@@ -563,13 +603,21 @@ fn compile(origin: &str, raw: schema::RawRule) -> Result<Rule, Vec<LoadError>> {
             regex::bytes::RegexBuilder::new(&s.regex)
                 .size_limit(crate::limits::RULE_REGEX_BYTES)
                 .build()
-                .map(|_| ok)
                 .map_err(|e| match e {
                     regex::Error::CompiledTooBig(n) => format!(
                         "regex compiles to more than {n} bytes (limits::RULE_REGEX_BYTES): split it into several signatures or make it more specific"
                     ),
                     e => e.to_string(),
-                })
+                })?;
+            let used = compiled_bytes(&s.regex);
+            if used > *budget {
+                let total = crate::limits::RULE_REGEX_TOTAL_BYTES;
+                return Err(format!(
+                    "the --rules regexes loaded up to here compile to more than {total} bytes in all (limits::RULE_REGEX_TOTAL_BYTES; this one is {used}): load fewer rules or make their regexes smaller"
+                ));
+            }
+            *budget -= used;
+            Ok(ok)
         });
         match lazy {
             Ok((re, names)) => {
@@ -586,8 +634,26 @@ fn compile(origin: &str, raw: schema::RawRule) -> Result<Rule, Vec<LoadError>> {
                 }
                 let preceded_by = match &s.preceded_by {
                     None => None,
-                    Some(p) => match Regex::new(p) {
-                        Ok(r) => Some((r, s.within.unwrap_or(3).clamp(1, 50))),
+                    Some(p) => match regex::bytes::RegexBuilder::new(p)
+                        .size_limit(crate::limits::RULE_REGEX_BYTES)
+                        .build()
+                    {
+                        Ok(_) if !origin.starts_with("builtin:") && compiled_bytes(p) > *budget => {
+                            let total = crate::limits::RULE_REGEX_TOTAL_BYTES;
+                            err(
+                                &format!("{key}.preceded_by"),
+                                format!(
+                                    "the --rules regexes loaded up to here compile to more than {total} bytes in all (limits::RULE_REGEX_TOTAL_BYTES): load fewer rules or make their regexes smaller"
+                                ),
+                            );
+                            None
+                        }
+                        Ok(r) => {
+                            if !origin.starts_with("builtin:") {
+                                *budget -= compiled_bytes(p);
+                            }
+                            Some((r, s.within.unwrap_or(3).clamp(1, 50)))
+                        }
                         Err(e) => {
                             err(&format!("{key}.preceded_by"), format!("invalid regex: {e}"));
                             None
@@ -960,6 +1026,37 @@ mod loader_tests {
         let e = load_one(&rule("ACME042", r"boom (?P<what>\w+"));
         assert_eq!(e.len(), 1, "{e:?}");
         assert!(e[0].key.ends_with("signature[0].regex"), "{e:?}");
+    }
+
+    /// Many regexes each under the per-regex cap but together over the rule set's total: the
+    /// load fails with an error naming the file where the total was passed, before that file's
+    /// later regexes are compiled.
+    #[test]
+    fn rule_regexes_over_the_total_budget_are_a_load_error_naming_the_file() {
+        let re = r"boom (?P<what>\w+) \w{300}";
+        let each = compiled_bytes(re);
+        assert!(each < crate::limits::RULE_REGEX_BYTES && each > 0, "{each}");
+        let n = crate::limits::RULE_REGEX_TOTAL_BYTES / each + 2;
+        let dir = tempfile::tempdir().unwrap();
+        let (first, second) = (n / 2, n - n / 2);
+        for (file, from, count) in [("a.toml", 0, first), ("b.toml", first, second)] {
+            let text: String = (from..from + count)
+                .map(|i| {
+                    rule(&format!("ACME{i:04}"), re).replace("local-thing", &format!("thing-{i}"))
+                })
+                .collect();
+            std::fs::write(dir.path().join(file), text).unwrap();
+        }
+        let e = match KnowledgeBase::load(&[dir.path()]) {
+            Ok(_) => panic!("{n} regexes of {each} bytes loaded"),
+            Err(e) => e,
+        };
+        let over: Vec<_> = e
+            .iter()
+            .filter(|e| e.message.contains("RULE_REGEX_TOTAL_BYTES"))
+            .collect();
+        assert!(!over.is_empty(), "{e:?}");
+        assert!(over[0].file.ends_with("b.toml"), "{over:?}");
     }
 
     #[test]

@@ -33,6 +33,11 @@ pub fn is_torch_save(head: &[u8]) -> bool {
     if !head.starts_with(b"PK\x03\x04") || head.len() < 30 {
         return false;
     }
+    // `torch.save` stores its members uncompressed (to map tensors in place); a zip a person
+    // made of a run directory deflates them, `data.pkl` first or not, and is read as an archive.
+    if u16::from_le_bytes([head[8], head[9]]) != 0 {
+        return false;
+    }
     let len = u16::from_le_bytes([head[26], head[27]]) as usize;
     head.get(30..30 + len)
         .is_some_and(|name| name == b"data.pkl" || name.ends_with(b"/data.pkl"))
@@ -95,6 +100,39 @@ fn clean(name: &str) -> String {
 
 /// A member's reader that remembers how many bytes it gave and whether its stream ended
 /// before the size the header promised (a truncated archive).
+/// Counts the bytes read from an archive into the counter of the member being read (set
+/// per member), so a member's compressed size is what was really read for it, never what
+/// its header claims.
+struct ReadCount<R> {
+    inner: R,
+    to: Rc<std::cell::RefCell<std::sync::Arc<std::sync::atomic::AtomicU64>>>,
+}
+
+impl<R: Read> Read for ReadCount<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let k = self.inner.read(buf)?;
+        self.to
+            .borrow()
+            .fetch_add(k as u64, std::sync::atomic::Ordering::Relaxed);
+        Ok(k)
+    }
+}
+
+impl<R: Seek> Seek for ReadCount<R> {
+    fn seek(&mut self, to: io::SeekFrom) -> io::Result<u64> {
+        self.inner.seek(to)
+    }
+}
+
+/// A fresh counter for the next member's bytes.
+fn next_member(
+    to: &Rc<std::cell::RefCell<std::sync::Arc<std::sync::atomic::AtomicU64>>>,
+) -> std::sync::Arc<std::sync::atomic::AtomicU64> {
+    let c = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    *to.borrow_mut() = c.clone();
+    c
+}
+
 struct Measured<R> {
     inner: R,
     got: Rc<Cell<u64>>,
@@ -141,10 +179,15 @@ fn short_note(name: &str, got: u64, size: u64) -> Note {
 pub fn tar_members(
     r: impl Read,
     outer: Option<&crate::sources::open::GzipState>,
+    total: &Inflated,
     each: &mut dyn FnMut(Member<'_>),
 ) -> Vec<Note> {
     let mut notes = Vec::new();
-    let mut ar = tar::Archive::new(r);
+    let to = Rc::new(std::cell::RefCell::new(std::sync::Arc::default()));
+    let mut ar = tar::Archive::new(ReadCount {
+        inner: r,
+        to: to.clone(),
+    });
     let entries = match ar.entries() {
         Ok(e) => e,
         Err(e) => {
@@ -196,10 +239,17 @@ pub fn tar_members(
         }
         let size = entry.size();
         let got = Rc::new(Cell::new(0));
-        let cap = GzipCap::member(Measured {
+        let measured = Measured {
             inner: &mut entry,
             got: got.clone(),
-        });
+        };
+        // A sparse member's holes are made, not read: its bytes count in the analysis's total
+        // and against what was really read for it (the ratio), as an inflated stream's do.
+        let cap = if t.is_gnu_sparse() {
+            GzipCap::new(measured, next_member(&to), "member", total)
+        } else {
+            GzipCap::member(measured)
+        };
         each(Member::capped(&name, size, cap));
         if outer.and_then(|o| o.hit()).is_some() {
             break;
@@ -227,7 +277,12 @@ pub fn zip_members(
     each: &mut dyn FnMut(Member<'_>),
 ) -> Vec<Note> {
     let mut notes = Vec::new();
-    let mut z = match zip::ZipArchive::new(&mut r) {
+    let to = Rc::new(std::cell::RefCell::new(std::sync::Arc::default()));
+    let counted = ReadCount {
+        inner: &mut r,
+        to: to.clone(),
+    };
+    let mut z = match zip::ZipArchive::new(counted) {
         Ok(z) => z,
         Err(e) => {
             notes.push((
@@ -244,11 +299,24 @@ pub fn zip_members(
             return notes;
         }
     };
+    // Entries that share compressed data, or claim more of it than lies before the member
+    // list, are how a small zip makes a huge amount of work: such a zip is not read.
+    if z.has_overlapping_files().unwrap_or(true) {
+        notes.push((
+            None,
+            text!(
+                "zip entries overlap or claim more compressed data than the archive holds (a decompression-bomb shape): not read",
+                "zip 的成员互相重叠，或声称的压缩数据比归档实际拥有的多（解压炸弹的构造）：未读取"
+            ),
+        ));
+        return notes;
+    }
     for i in 0..z.len() {
         let name = z
             .name_for_index(i)
             .and_then(|n| n.ok().map(|n| clean(&n)))
             .unwrap_or_else(|| format!("#{i}"));
+        let read = next_member(&to);
         let file = match z.by_index(i) {
             Ok(f) => f,
             Err(e) => {
@@ -262,7 +330,7 @@ pub fn zip_members(
                 continue;
             }
         };
-        zip_one(file, total, each, &mut notes);
+        zip_one(file, Some(read), total, each, &mut notes);
     }
     notes
 }
@@ -279,7 +347,7 @@ fn zip_stream_members(
         match zip::read::read_zipfile_from_stream(r) {
             Ok(Some(file)) => {
                 last = file.name().ok().map(|n| clean(&n));
-                if !zip_one(file, total, each, notes) {
+                if !zip_one(file, None, total, each, notes) {
                     break;
                 }
             }
@@ -295,6 +363,7 @@ fn zip_stream_members(
 /// Hand out one zip member; false when the archive ended inside it.
 fn zip_one<R: Read>(
     mut file: zip::read::ZipFile<'_, R>,
+    read: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
     total: &Inflated,
     each: &mut dyn FnMut(Member<'_>),
     notes: &mut Vec<Note>,
@@ -317,7 +386,11 @@ fn zip_one<R: Read>(
         return true;
     }
     let size = file.size();
-    let compressed = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(file.compressed_size()));
+    // The compressed bytes really read for it (a streamed zip's reader is bounded by the
+    // sizes of its local header, which it cannot check: the total cap still holds there).
+    let compressed = read.unwrap_or_else(|| {
+        std::sync::Arc::new(std::sync::atomic::AtomicU64::new(file.compressed_size()))
+    });
     let got = Rc::new(Cell::new(0));
     let mut err = None;
     {
@@ -385,6 +458,10 @@ mod tests {
         assert!(is_torch_save(&torch));
         torch[30] = b'x';
         assert!(is_torch_save(&torch));
+        // A zip a person made, its first member a deflated `data.pkl`: an archive to read.
+        let mut deflated = torch.clone();
+        deflated[8] = 8;
+        assert!(!is_torch_save(&deflated));
         let n = torch.len();
         torch[n - 1] = b'x';
         assert!(!is_torch_save(&torch));

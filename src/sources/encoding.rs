@@ -11,7 +11,7 @@ use encoding_rs::{Decoder, Encoding, GB18030, UTF_16BE, UTF_16LE};
 use std::borrow::Cow;
 use std::io::{self, Read};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// What an input's text is written in, when it is not UTF-8 (a UTF-8 BOM is dropped and the
 /// text read as UTF-8).
@@ -139,96 +139,282 @@ pub struct Decoded {
     pub from: TextEncoding,
     /// Set once the decoder met bytes that are not `from` (shown as U+FFFD).
     pub replaced: Arc<AtomicBool>,
+    /// Where the head lied: lines that are UTF-8, read as UTF-8 (GB18030: each such line;
+    /// UTF-16: every line from the first, when UTF-8 text was appended) and the first of them.
+    pub utf8: Arc<(AtomicU64, AtomicU64)>,
 }
 
 impl Decoded {
-    /// The warning to give once the stream is read, when something could not be decoded.
-    pub fn warning(&self) -> Option<crate::model::Text> {
-        if !self.replaced.load(Ordering::Relaxed) {
-            return None;
+    pub fn new(from: TextEncoding) -> Self {
+        Decoded {
+            from,
+            replaced: Arc::default(),
+            utf8: Arc::default(),
         }
+    }
+
+    /// The warnings to give once the stream is read: lines found in UTF-8 although the head
+    /// is in another encoding, and bytes that could not be decoded.
+    pub fn warnings(&self) -> Vec<crate::model::Text> {
+        let mut out = Vec::new();
         let e = match self.from {
             TextEncoding::Utf16Le => "UTF-16LE",
             TextEncoding::Utf16Be => "UTF-16BE",
             TextEncoding::Gb18030 => "GB18030",
         };
-        Some(crate::model::text!(
-            "read as {e}, but some of its bytes are not {e}: they show as U+FFFD in evidence and match no rule",
-            "按 {e} 读取，但其中有些字节不是 {e}：它们在证据中显示为 U+FFFD，不匹配任何规则"
-        ))
+        let (n, first) = (
+            self.utf8.0.load(Ordering::Relaxed),
+            self.utf8.1.load(Ordering::Relaxed),
+        );
+        if n > 0 && self.from == TextEncoding::Gb18030 {
+            out.push(crate::model::text!(
+                "its head is {e}, but {n} of its lines are UTF-8 (the first: line {first}): each line was read in the encoding it is in",
+                "文件开头是 {e}，但其中有 {n} 行是 UTF-8（第一行是第 {first} 行）：每一行都按它实际的编码读取"
+            ));
+        } else if n > 0 {
+            out.push(crate::model::text!(
+                "its head is {e}, but from line {first} on it is UTF-8 (text appended by another program): read as UTF-8 from there",
+                "文件开头是 {e}，但从第 {first} 行起是 UTF-8（由另一个程序追加的文本）：从那里起按 UTF-8 读取"
+            ));
+        }
+        if self.replaced.load(Ordering::Relaxed) {
+            out.push(crate::model::text!(
+                "read as {e}, but some of its bytes are not {e}: they show as U+FFFD in evidence and match no rule",
+                "按 {e} 读取，但其中有些字节不是 {e}：它们在证据中显示为 U+FFFD，不匹配任何规则"
+            ));
+        }
+        out
     }
 }
 
+/// How a `Transcode` reads what comes next.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// UTF-16, through the streaming decoder, watching for appended UTF-8.
+    Utf16,
+    /// GB18030 line by line: a line that is UTF-8 stays as it is.
+    GbLines,
+    /// UTF-8 from here on (appended to a UTF-16 head).
+    Utf8,
+}
+
 /// A stream decoded from `from` to UTF-8 as it is read (a BOM dropped); what cannot be
-/// decoded becomes U+FFFD, and `Decoded::replaced` says whether anything was.
+/// decoded becomes U+FFFD, and `Decoded::replaced` says whether anything was. Where the head
+/// lied, UTF-8 is read as UTF-8: a GB18030 stream's UTF-8 lines, and the UTF-8 text appended
+/// after a UTF-16 stream (`Decoded::utf8`).
 pub struct Transcode<R> {
     inner: R,
     decoder: Decoder,
+    mode: Mode,
     raw: Vec<u8>,
     raw_at: (usize, usize),
     /// Decoded text not yet handed out.
     out: Vec<u8>,
     out_at: (usize, usize),
     eof: bool,
+    /// Lines handed out so far (for the line numbers of `utf8`).
+    lines: u64,
     replaced: Arc<AtomicBool>,
+    utf8: Arc<(AtomicU64, AtomicU64)>,
 }
+
+/// Raw bytes read at a time.
+const RAW: usize = 64 * 1024;
+
+/// UTF-8 text after a UTF-16 one is looked for over this many bytes after a UTF-16 line end.
+const SWITCH_WINDOW: usize = 64;
 
 impl<R: Read> Transcode<R> {
     pub fn new(inner: R, from: TextEncoding) -> Self {
-        Self::reporting(
-            inner,
-            &Decoded {
-                from,
-                replaced: Arc::default(),
-            },
-        )
+        Self::reporting(inner, &Decoded::new(from))
     }
 
-    /// As `new`, setting `to.replaced` when something cannot be decoded.
+    /// As `new`, setting `to.replaced` and `to.utf8`.
     pub fn reporting(inner: R, to: &Decoded) -> Self {
         let from = to.from;
         Transcode {
             inner,
             decoder: from.encoding().new_decoder_with_bom_removal(),
-            raw: vec![0; 64 * 1024],
+            mode: if from == TextEncoding::Gb18030 {
+                Mode::GbLines
+            } else {
+                Mode::Utf16
+            },
+            raw: vec![0; RAW],
             raw_at: (0, 0),
             // Room for one whole character at least, whatever the raw buffer holds.
-            out: vec![0; 64 * 1024 * 3 / 2 + 8],
+            out: vec![0; RAW * 3 / 2 + 8],
             out_at: (0, 0),
             eof: false,
+            lines: 0,
             replaced: to.replaced.clone(),
+            utf8: to.utf8.clone(),
         }
     }
+
+    /// Read more raw bytes after those not yet decoded (moved to the front).
+    fn fill(&mut self) -> io::Result<()> {
+        let (a, b) = self.raw_at;
+        self.raw.copy_within(a..b, 0);
+        self.raw_at = (0, b - a);
+        let k = loop {
+            match self.inner.read(&mut self.raw[b - a..]) {
+                Ok(k) => break k,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        };
+        self.raw_at.1 += k;
+        self.eof = k == 0;
+        Ok(())
+    }
+
+    /// Note `n` lines read as UTF-8 from line `first` on.
+    fn saw_utf8(&self, n: u64, first: u64) {
+        if self.utf8.0.fetch_add(n, Ordering::Relaxed) == 0 {
+            self.utf8.1.store(first, Ordering::Relaxed);
+        }
+    }
+
+    /// Decode what the raw buffer holds into `out`: false when more raw bytes are needed first.
+    fn decode(&mut self) -> bool {
+        let (a, b) = self.raw_at;
+        let src = &self.raw[a..b];
+        match self.mode {
+            Mode::Utf8 => {
+                self.out.clear();
+                self.out.extend_from_slice(src);
+                self.raw_at.0 = b;
+            }
+            Mode::GbLines => {
+                // Whole lines only (unless the buffer is full of one, or at the end).
+                let upto = match memchr::memrchr(b'\n', src) {
+                    Some(i) => i + 1,
+                    None if self.eof || a == 0 && b == self.raw.len() => src.len(),
+                    None => return false,
+                };
+                self.out.clear();
+                let mut first_lineno = self.lines + 1;
+                let mut utf8 = (0u64, 0u64);
+                for line in src[..upto].split_inclusive(|&c| c == b'\n') {
+                    if line.is_ascii() {
+                        self.out.extend_from_slice(line);
+                    } else if std::str::from_utf8(line).is_ok() {
+                        // GBK text is never valid UTF-8 in practice: this line is UTF-8.
+                        if utf8.0 == 0 {
+                            utf8.1 = first_lineno;
+                        }
+                        utf8.0 += 1;
+                        self.out.extend_from_slice(line);
+                    } else {
+                        let (t, errors) = GB18030.decode_without_bom_handling(line);
+                        if errors {
+                            self.replaced.store(true, Ordering::Relaxed);
+                        }
+                        self.out.extend_from_slice(t.as_bytes());
+                    }
+                    first_lineno += 1;
+                }
+                if utf8.0 > 0 {
+                    self.saw_utf8(utf8.0, utf8.1);
+                }
+                self.raw_at.0 += upto;
+            }
+            Mode::Utf16 => {
+                let le = self.decoder.encoding() == UTF_16LE;
+                let (upto, switch) = match utf8_after_utf16(src, le, self.eof) {
+                    Switch::At(q) => (q, true),
+                    Switch::NeedMore(q) if q > 0 => (q, false),
+                    Switch::NeedMore(_) => return false,
+                    Switch::None => (src.len(), false),
+                };
+                if self.out.len() < RAW * 3 / 2 + 8 {
+                    self.out.resize(RAW * 3 / 2 + 8, 0);
+                }
+                let (_, read, written, errors) =
+                    self.decoder
+                        .decode_to_utf8(&src[..upto], &mut self.out, self.eof && !switch);
+                self.raw_at.0 += read;
+                if errors {
+                    self.replaced.store(true, Ordering::Relaxed);
+                }
+                self.out.truncate(written);
+                if switch && read == upto {
+                    self.mode = Mode::Utf8;
+                    let at = self.lines + memchr::memchr_iter(b'\n', &self.out).count() as u64 + 1;
+                    self.saw_utf8(1, at);
+                }
+            }
+        }
+        true
+    }
+}
+
+/// Where UTF-8 text starts after UTF-16 text in `src`, if it does: right after a UTF-16 line
+/// end, a window of `SWITCH_WINDOW` bytes (or up to the end) with no NUL, valid UTF-8 and
+/// mostly ASCII (UTF-16 of ASCII has a NUL every other byte; of CJK, few ASCII bytes).
+enum Switch {
+    At(usize),
+    /// A line end (starting here) too near the end of `src` to decide: decode up to it, then
+    /// read more.
+    NeedMore(usize),
+    None,
+}
+
+fn utf8_after_utf16(src: &[u8], le: bool, eof: bool) -> Switch {
+    let mut from = 0;
+    while let Some(i) = memchr::memchr(b'\n', &src[from..]).map(|i| from + i) {
+        from = i + 1;
+        if le && i + 1 == src.len() && !eof {
+            return Switch::NeedMore(i);
+        }
+        let (start, q) = if le {
+            if src.get(i + 1) != Some(&0) {
+                continue;
+            }
+            (i, i + 2)
+        } else {
+            if i == 0 || src[i - 1] != 0 {
+                continue;
+            }
+            (i - 1, i + 1)
+        };
+        let w = &src[q.min(src.len())..(q + SWITCH_WINDOW).min(src.len())];
+        if w.len() < SWITCH_WINDOW && !eof {
+            return Switch::NeedMore(start);
+        }
+        if w.is_empty() || w.contains(&0) {
+            continue;
+        }
+        let valid = match std::str::from_utf8(w) {
+            Ok(_) => true,
+            Err(e) => e.error_len().is_none() && e.valid_up_to() + 4 > w.len(),
+        };
+        let ascii = w.iter().filter(|b| b.is_ascii()).count();
+        if valid && ascii * 4 >= w.len() * 3 {
+            return Switch::At(q);
+        }
+    }
+    Switch::None
 }
 
 impl<R: Read> Read for Transcode<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         while self.out_at.0 == self.out_at.1 {
-            if self.eof && self.raw_at.0 == self.raw_at.1 {
-                return Ok(0);
-            }
             if self.raw_at.0 == self.raw_at.1 {
-                let k = loop {
-                    match self.inner.read(&mut self.raw) {
-                        Ok(k) => break k,
-                        Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                        Err(e) => return Err(e),
-                    }
-                };
-                self.raw_at = (0, k);
-                self.eof = k == 0;
+                if self.eof {
+                    return Ok(0);
+                }
+                self.fill()?;
+                continue;
             }
-            let src = &self.raw[self.raw_at.0..self.raw_at.1];
-            let (_, read, written, errors) =
-                self.decoder.decode_to_utf8(src, &mut self.out, self.eof);
-            self.raw_at.0 += read;
-            if errors {
-                self.replaced.store(true, Ordering::Relaxed);
+            if !self.decode() {
+                // More raw bytes are needed to decide (the end gives them all).
+                self.fill()?;
+                continue;
             }
-            self.out_at = (0, written);
-            if self.eof && written == 0 {
-                return Ok(0);
-            }
+            self.out_at = (0, self.out.len());
+            self.lines += memchr::memchr_iter(b'\n', &self.out).count() as u64;
         }
         let (a, b) = self.out_at;
         let k = (b - a).min(buf.len());
@@ -449,19 +635,16 @@ mod tests {
 
     #[test]
     fn bytes_that_do_not_decode_are_said() {
-        let d = Decoded {
-            from: TextEncoding::Gb18030,
-            replaced: Arc::default(),
-        };
+        let d = Decoded::new(TextEncoding::Gb18030);
         let mut s = String::new();
         Transcode::reporting(&gbk("显存不足\n")[..], &d)
             .read_to_string(&mut s)
             .unwrap();
-        assert!(d.warning().is_none());
+        assert!(d.warnings().is_empty());
         Transcode::reporting(&b"ok \xFF\n"[..], &d)
             .read_to_string(&mut s)
             .unwrap();
         assert!(s.ends_with("ok \u{FFFD}\n"), "{s:?}");
-        assert!(d.warning().unwrap().en.contains("not GB18030"));
+        assert!(d.warnings()[0].en.contains("not GB18030"));
     }
 }

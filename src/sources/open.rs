@@ -391,6 +391,13 @@ pub struct Positional<'f> {
     pos: u64,
 }
 
+impl<'f> Positional<'f> {
+    /// Reading `file` from its start.
+    pub fn new(file: &'f std::fs::File) -> Self {
+        Positional { file, pos: 0 }
+    }
+}
+
 impl Read for Positional<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         use std::os::unix::fs::FileExt;
@@ -665,10 +672,7 @@ fn open_stream<'a>(
     }
     // Text in UTF-16 or GB18030 is read as the UTF-8 it decodes to; a UTF-8 BOM is dropped.
     let (from, utf8_bom) = encoding::sniff(&head);
-    let encoding = from.map(|from| Decoded {
-        from,
-        replaced: Arc::default(),
-    });
+    let encoding = from.map(Decoded::new);
     let (stream, head) = match &encoding {
         Some(d) => {
             let text = Box::new(Transcode::reporting(whole(&head, stream), d));

@@ -208,6 +208,8 @@ pub struct SegmentRead<R> {
     pos: u64,
     end: u64,
     done: bool,
+    /// Where its first line starts.
+    pub start: u64,
 }
 
 impl<R: Read + io::Seek> SegmentRead<R> {
@@ -242,6 +244,7 @@ impl<R: Read + io::Seek> SegmentRead<R> {
             pos,
             end,
             done: pos >= end,
+            start: pos,
         })
     }
 }
