@@ -288,7 +288,11 @@ pub fn run(args: HistoryArgs, lang: crate::model::Lang) -> Result<String, String
             let seen = s.seen(&fingerprint, None, limit).map_err(e)?;
             Ok(match format {
                 HistoryFormat::Json => json(&seen),
-                HistoryFormat::Table => crate::report::history::show(&seen, lang),
+                HistoryFormat::Table => crate::report::history::show(
+                    &seen,
+                    crate::report::table::Tables::stdout(),
+                    lang,
+                ),
             })
         }
         HistoryCommand::List {
@@ -309,7 +313,9 @@ pub fn run(args: HistoryArgs, lang: crate::model::Lang) -> Result<String, String
             let l = s.list(since, category.as_deref(), limit).map_err(e)?;
             Ok(match format {
                 HistoryFormat::Json => json(&l),
-                HistoryFormat::Table => crate::report::history::list(&l, lang),
+                HistoryFormat::Table => {
+                    crate::report::history::list(&l, crate::report::table::Tables::stdout(), lang)
+                }
             })
         }
         HistoryCommand::Hosts {
@@ -384,7 +390,9 @@ fn fleet(
     let st = s.fleet(unit, since, alpha).map_err(|e| e.to_string())?;
     Ok(match format {
         HistoryFormat::Json => json(&st),
-        HistoryFormat::Table => crate::report::history::fleet(&st, lang),
+        HistoryFormat::Table => {
+            crate::report::history::fleet(&st, crate::report::table::Tables::stdout(), lang)
+        }
     })
 }
 
