@@ -210,6 +210,48 @@ fn history_tables_follow_the_terminal_as_the_others_do() {
     }
 }
 
+/// The paragraph under `heading` (up to the next blank line), its lines as printed.
+fn section<'a>(out: &'a str, heading: &str) -> Vec<&'a str> {
+    out.lines()
+        .map(|l| l.trim_end_matches('\r'))
+        .skip_while(|l| *l != heading)
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .collect()
+}
+
+#[test]
+fn fix_paragraphs_wrap_to_the_terminal_never_inside_a_word_or_a_command() {
+    let seed = fixture("seed-bus-error");
+    for (lang, heading) in [("en", "Fix"), ("zh", "修复建议")] {
+        let args = ["--color", "never", "--lang", lang, "analyze", seed.as_str()];
+        let piped_out = piped(&[], &args);
+        let whole_fix = section(&piped_out, heading);
+        assert_eq!(whole_fix.len(), 1, "piped: one line\n{whole_fix:?}");
+        let out = on_tty(&[("COLUMNS", "60"), ("TERM", "xterm")], &args);
+        let fix = section(&out, heading);
+        assert!(fix.len() > 2, "{lang}: wrapped\n{out}");
+        for l in &fix {
+            assert!(
+                widest(l) <= 60 && l.starts_with("  "),
+                "{lang}: {l:?}\n{out}"
+            );
+            assert_eq!(l.matches('`').count() % 2, 0, "a command cut: {l:?}");
+        }
+        // The same words: joined back, the wrapped paragraph is the piped one.
+        let sep = if lang == "en" { " " } else { "" };
+        let joined: Vec<&str> = fix.iter().map(|l| l.trim()).collect();
+        let joined = joined.join(sep);
+        let plain: String = whole_fix[0].trim().to_string();
+        if lang == "en" {
+            assert_eq!(joined, plain);
+        } else {
+            // Chinese breaks beside a CJK character, or at a space that the join drops.
+            assert_eq!(joined.replace(' ', ""), plain.replace(' ', ""));
+        }
+    }
+}
+
 #[test]
 fn color_auto_always_never() {
     let seed = fixture("seed-bus-error");

@@ -4,7 +4,8 @@
 //! only build rows. A boxed table is wrapped here, never by comfy-table: a cell breaks only
 //! at a space, after a `/` or beside a CJK character, so an identifier (`checkpoint_error`,
 //! a fingerprint) keeps its whole width and never comes out cut in two; comfy-table only
-//! draws the box around cells already wrapped.
+//! draws the box around cells already wrapped. Paragraphs of prose (a fix) wrap to the same
+//! width by the same rule, here too.
 
 use comfy_table::{ContentArrangement, Table, presets};
 use unicode_width::UnicodeWidthStr;
@@ -128,7 +129,7 @@ impl Tables {
             for (i, c) in row.iter().enumerate() {
                 for line in c.lines() {
                     natural[i] = natural[i].max(line.width());
-                    for (_, unit) in units(line) {
+                    for (_, unit) in units(line, true) {
                         least[i] = least[i].max(unit.width());
                     }
                 }
@@ -143,7 +144,7 @@ impl Tables {
                 .enumerate()
                 .map(|(i, c)| {
                     c.lines()
-                        .flat_map(|l| wrap(l, widths[i]))
+                        .flat_map(|l| wrap(l, widths[i], true))
                         .collect::<Vec<_>>()
                         .join("\n")
                 })
@@ -192,9 +193,10 @@ fn share(room: usize, least: &[usize], natural: &[usize]) -> Option<Vec<usize>> 
 
 /// A line cut where it may break: `(separator, unit)` pairs, the separator being what joins
 /// the unit to the one before it on the same line (a space, dropped at a break, or nothing).
-/// Breaks are at spaces, after a `/` (paths) and beside wide (CJK) characters, which Chinese
-/// text breaks between.
-fn units(line: &str) -> Vec<(&str, &str)> {
+/// Breaks are at spaces and beside wide (CJK) characters, which Chinese text breaks between,
+/// and, with `slash`, after a `/` (paths in cells); never inside a `code span`, a command
+/// the user copies.
+fn units(line: &str, slash: bool) -> Vec<(&str, &str)> {
     let mut out = Vec::new();
     let mut space = false;
     let push = |out: &mut Vec<(&'static str, _)>, space: &mut bool, unit| {
@@ -203,22 +205,37 @@ fn units(line: &str) -> Vec<(&str, &str)> {
         *space = false;
     };
     let mut start = 0;
+    let mut code = false;
     for (i, c) in line.char_indices() {
         let end = i + c.len_utf8();
+        if c == '`' {
+            code = !code;
+            continue;
+        }
+        if code {
+            continue;
+        }
         if c == ' ' {
             if start < i {
                 push(&mut out, &mut space, &line[start..i]);
             }
             space = true;
             start = end;
-        } else if c == '/' {
+        } else if c == '/' && slash {
             push(&mut out, &mut space, &line[start..end]);
             start = end;
         } else if unicode_width::UnicodeWidthChar::width(c) == Some(2) {
             if start < i {
                 push(&mut out, &mut space, &line[start..i]);
             }
-            push(&mut out, &mut space, &line[i..end]);
+            // Closing punctuation never starts a line: it stays with what it closes.
+            match out.last_mut() {
+                Some((_, last)) if !space && CLOSING.contains(c) => {
+                    let from = last.as_ptr() as usize - line.as_ptr() as usize;
+                    *last = &line[from..end];
+                }
+                _ => push(&mut out, &mut space, &line[i..end]),
+            }
             start = end;
         }
     }
@@ -228,12 +245,15 @@ fn units(line: &str) -> Vec<(&str, &str)> {
     out
 }
 
+/// Chinese punctuation a line may not start with.
+const CLOSING: &str = "，。、；：！？）」』》】”’";
+
 /// `line` in lines of at most `width` columns, broken only where [`units`] allows; a unit
 /// wider than `width` stays whole on a line of its own.
-pub fn wrap(line: &str, width: usize) -> Vec<String> {
+fn wrap(line: &str, width: usize, slash: bool) -> Vec<String> {
     let mut lines = Vec::new();
     let mut cur = String::new();
-    for (sep, unit) in units(line) {
+    for (sep, unit) in units(line, slash) {
         if !cur.is_empty() && cur.width() + sep.len() + unit.width() > width {
             lines.push(std::mem::take(&mut cur));
         } else {
@@ -245,6 +265,20 @@ pub fn wrap(line: &str, width: usize) -> Vec<String> {
         lines.push(cur);
     }
     lines
+}
+
+/// A paragraph of prose for the terminal, each line starting with `indent`: wrapped to
+/// `width` columns (`None`: one line) at spaces and between Chinese characters, never inside
+/// a word or a `code span`.
+pub fn paragraph(text: &str, indent: &str, width: Option<usize>) -> String {
+    let Some(w) = width else {
+        return format!("{indent}{text}");
+    };
+    text.lines()
+        .flat_map(|l| wrap(l, w.saturating_sub(indent.width()).max(1), false))
+        .map(|l| format!("{indent}{l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[cfg(test)]
@@ -274,5 +308,41 @@ mod tests {
         assert!(s.lines().all(|l| l.chars().count() <= 40), "{s}");
         assert!(s.contains('─'), "{s}");
         assert_eq!(Tables::for_output(false, Some("40")), Tables::Plain);
+    }
+
+    #[test]
+    fn cells_break_at_spaces_slashes_and_cjk_never_inside_a_word() {
+        assert_eq!(wrap("checkpoint_error", 8, true), ["checkpoint_error"]);
+        assert_eq!(
+            wrap("a checkpoint file", 12, true),
+            ["a checkpoint", "file"]
+        );
+        assert_eq!(wrap("runs/job-7/bad", 8, true), ["runs/", "job-7/", "bad"]);
+        assert_eq!(wrap("runs/job-7/bad", 8, false), ["runs/job-7/bad"]);
+        assert_eq!(
+            wrap("文件被截断，已损坏", 10, true),
+            ["文件被截断，", "已损坏"]
+        );
+        assert_eq!(
+            wrap("use `docker run --shm-size=8g` now", 12, false),
+            ["use", "`docker run --shm-size=8g`", "now"]
+        );
+        // A table that cannot fit its identifiers is plain rows, not a box that cuts them.
+        let b = Tables::Boxed { width: Some(30) };
+        let mut t = b.table();
+        t.set_header(vec!["name", "category"]);
+        b.row(
+            &mut t,
+            vec![
+                "checkpoint-corrupt-or-truncated".into(),
+                "checkpoint_error".into(),
+            ],
+        );
+        let s = b.finish(t);
+        assert!(
+            s.contains("checkpoint-corrupt-or-truncated  checkpoint_error"),
+            "{s}"
+        );
+        assert!(!s.contains('─'), "{s}");
     }
 }
