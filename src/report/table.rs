@@ -321,7 +321,7 @@ mod tests {
         assert_eq!(wrap("runs/job-7/bad", 8, false), ["runs/job-7/bad"]);
         assert_eq!(
             wrap("文件被截断，已损坏", 10, true),
-            ["文件被截断，", "已损坏"]
+            ["文件被截", "断，已损坏"]
         );
         assert_eq!(
             wrap("use `docker run --shm-size=8g` now", 12, false),
