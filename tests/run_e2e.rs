@@ -151,3 +151,50 @@ fn capture_writes_a_snapshot_that_analyze_reads_back_as_facts() {
         assert!(names.contains(&want), "{want} missing from {names:?}");
     }
 }
+
+/// `trainwreck run` of a command that fails: (its stderr, the run directory's report as JSON).
+fn failed_run(dir: &std::path::Path, db: &std::path::Path) -> (String, serde_json::Value) {
+    let bin = env!("CARGO_BIN_EXE_trainwreck");
+    let out = dir.join("run");
+    let st = Command::new(bin)
+        .env("XDG_DATA_HOME", dir.join("xdg"))
+        .env_remove("TRAINWRECK_DB")
+        .args(["--lang", "en", "run", "--interval", "50", "--db"])
+        .arg(db)
+        .arg("--out")
+        .arg(&out)
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "echo step 1; echo 'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB' >&2; exit 3",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(st.status.code(), Some(3));
+    let json = Command::new(bin)
+        .args(["analyze", "--format", "json"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    (
+        String::from_utf8_lossy(&st.stderr).into_owned(),
+        serde_json::from_slice(&json.stdout).unwrap(),
+    )
+}
+
+#[test]
+fn a_run_says_nothing_about_its_own_files() {
+    let t = tempfile::tempdir().unwrap();
+    let (stderr, r) = failed_run(t.path(), &t.path().join("h.db"));
+    assert!(stderr.contains("gpu_oom"), "{stderr}");
+    // Neither its own stdout.log/stderr.log (console.log holds them) nor the limits its
+    // snapshots show before and after.
+    for own in ["stdout.log", "stderr.log", "ulimit-a.txt", "already"] {
+        assert!(!stderr.contains(own), "{own}:\n{stderr}");
+    }
+    let warnings = r["warnings"].to_string();
+    for own in ["stdout.log", "stderr.log", "ulimit-a.txt"] {
+        assert!(!warnings.contains(own), "{own}: {warnings}");
+    }
+}
