@@ -953,9 +953,16 @@ fn run_cmd(args: RunArgs, ui: Ui) -> i32 {
                             .iter()
                             .find_map(|v| std::env::var(v).ok().filter(|j| !j.is_empty()))
                     });
+                    // The command ran here: this host, unless the logs name the hosts.
+                    let hosts = if r.hosts().is_empty() {
+                        crate::history::record::this_host().into_iter().collect()
+                    } else {
+                        Vec::new()
+                    };
                     let ctx = crate::history::RecordContext {
                         paths: vec![dir.clone()],
                         job,
+                        hosts,
                         ..Default::default()
                     };
                     with_history(&mut r, args.db.as_deref(), Some(&ctx), ui.lang);

@@ -624,3 +624,59 @@ fn an_fp1_export_imports_as_the_same_failures() {
     )));
     assert_eq!(show["runs"].as_array().map(Vec::len), Some(1), "{show}");
 }
+
+#[test]
+fn gpu_uuids_of_an_nvidia_smi_q_snapshot_are_recorded_and_counted() {
+    // A real run on two H200s: its snapshots' `nvidia-smi -q` name each GPU's UUID.
+    let db = sqlite();
+    let run_dir = Path::new("fixtures/corpus/01a_dataloader_shm_deepspeed_zero2/run");
+    ok(run(analyze(&db, run_dir, &["--record"])));
+    let runs: Vec<serde_json::Value> = export_lines(&db)
+        .into_iter()
+        .filter(|l| l["type"] == "run")
+        .collect();
+    let gpus = runs[0]["gpus"].to_string();
+    for uuid in [
+        "GPU-af03aa1e-6321-baa2-b263-f86bf40e0757",
+        "GPU-", // every entry is a UUID
+    ] {
+        assert!(gpus.contains(uuid), "{gpus}");
+    }
+    let st = json(run(history(&db, &["gpus", "--format", "json"])));
+    let ids: Vec<&str> = st["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|u| u["id"].as_str())
+        .collect();
+    assert!(
+        ids.contains(&"GPU-af03aa1e-6321-baa2-b263-f86bf40e0757"),
+        "{st}"
+    );
+    assert!(ids.iter().all(|i| i.starts_with("GPU-")), "{ids:?}");
+}
+
+#[test]
+fn job_variables_in_an_environment_dump_are_the_job() {
+    let db = sqlite();
+    for (var, value) in [
+        ("SLURM_JOB_ID", "5150"),
+        ("KUBERNETES_POD_NAME", "trainer-7f9c-0"),
+        ("GITHUB_RUN_ID", "9876543210"),
+    ] {
+        let d = db.dir.path().join(var);
+        copy_dir(Path::new(SEED), &d);
+        std::fs::write(
+            d.join("environment.txt"),
+            format!("NCCL_DEBUG=INFO\n{var}={value}\nHOME=/root\nMASTER_PORT=29500\n"),
+        )
+        .unwrap();
+        ok(run(analyze(&db, &d, &["--record"])));
+        let jobs: Vec<String> = export_lines(&db)
+            .iter()
+            .filter(|l| l["type"] == "run")
+            .filter_map(|l| l["job"].as_str().map(String::from))
+            .collect();
+        assert!(jobs.iter().any(|j| j == value), "{var}: {jobs:?}");
+    }
+}

@@ -198,3 +198,25 @@ fn a_run_says_nothing_about_its_own_files() {
         assert!(!warnings.contains(own), "{own}: {warnings}");
     }
 }
+
+#[test]
+fn a_failed_run_is_recorded_with_the_host_it_ran_on() {
+    let t = tempfile::tempdir().unwrap();
+    let db = t.path().join("h.db");
+    failed_run(t.path(), &db);
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let host = host.trim();
+    let export = Command::new(env!("CARGO_BIN_EXE_trainwreck"))
+        .args(["history", "export", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let export = String::from_utf8_lossy(&export.stdout);
+    let run: serde_json::Value = export
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|l| l["type"] == "run")
+        .expect("the failed run is recorded");
+    assert_eq!(run["hosts"], serde_json::json!([host]), "{run}");
+    assert_eq!(run["origin"]["host"], host, "{run}");
+}

@@ -67,20 +67,15 @@ pub struct RecordContext {
     pub gpus: Vec<String>,
 }
 
-/// Job variables of schedulers and CI systems, most specific first (`run` reads them from its
-/// own environment: the job it runs in; for logs, they come from env dumps in the inputs).
-pub const JOB_VARIABLES: &[&str] = &[
-    "SLURM_JOB_ID",
-    "SLURM_JOBID",
-    "PBS_JOBID",
-    "LSB_JOBID",
-    "KUBERNETES_POD_NAME",
-    "POD_NAME",
-    "GITHUB_RUN_ID",
-    "CI_JOB_ID",
-    "BUILDKITE_JOB_ID",
-    "BUILD_TAG",
-];
+pub use crate::fact_names::JOB_VARIABLES;
+
+/// This machine's host name (what `trainwreck run` records the run under).
+pub fn this_host() -> Option<String> {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+}
 
 /// The first 32 hex digits of SHA-256 over the parts (each followed by a NUL).
 pub fn hash_hex(parts: &[&str]) -> String {
