@@ -77,6 +77,10 @@ pub struct InputInfo {
     /// glog time when no line of the run carries a full date.
     #[serde(skip)]
     pub modified: Option<i64>,
+    /// For a stream (stdin, a FIFO): the digest of the bytes read, what the history knows a
+    /// paste by (`open::ReadMeter::digest`).
+    #[serde(skip)]
+    pub digest: Option<String>,
 }
 
 /// One line that matched one signature of one rule.
@@ -404,6 +408,7 @@ impl<'kb> Engine<'kb> {
                 encoding: None,
                 lines: 0,
                 modified: None,
+                digest: None,
             },
             ..FileResult::default()
         };
@@ -462,6 +467,7 @@ impl<'kb> Engine<'kb> {
                 encoding: None,
                 lines: 0,
                 modified: input.id.map(|i| (i.mtime_ns / 1_000_000_000) as i64),
+                digest: None,
             },
             ..FileResult::default()
         };
@@ -507,6 +513,7 @@ impl<'kb> Engine<'kb> {
                 encoding: None,
                 lines: 0,
                 modified: input.id.map(|i| (i.mtime_ns / 1_000_000_000) as i64),
+                digest: None,
             },
             ..FileResult::default()
         };
@@ -634,6 +641,7 @@ impl<'kb> Engine<'kb> {
         if res.container && depth == 0 {
             sort_members(&mut res);
         }
+        res.info.digest = meter.digest();
         res
     }
 
@@ -660,6 +668,7 @@ impl<'kb> Engine<'kb> {
                 lines: 0,
                 // A year-less time in a member is dated from the run's dated lines only.
                 modified: None,
+                digest: None,
             },
             ..FileResult::default()
         };
@@ -1264,6 +1273,7 @@ impl Default for InputInfo {
             encoding: None,
             lines: 0,
             modified: None,
+            digest: None,
         }
     }
 }

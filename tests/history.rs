@@ -680,3 +680,40 @@ fn job_variables_in_an_environment_dump_are_the_job() {
         assert!(jobs.iter().any(|j| j == value), "{var}: {jobs:?}");
     }
 }
+
+#[test]
+fn pastes_of_one_failure_from_different_pods_are_different_runs_and_a_repeat_is_one() {
+    // The same failure from three pods: equal byte counts (the pod names are as long), other
+    // bytes. Each is a run of its own; the same paste twice is one.
+    let db = sqlite();
+    let log = std::fs::read_to_string(Path::new(SEED).join("train.log")).unwrap();
+    let host = "c0a8f1e2d4b5";
+    let paste = |pod: &str| {
+        let text = log.replace(host, pod);
+        assert_eq!(text.len(), log.len());
+        let mut c = tw(&db);
+        c.args(["analyze", "-", "--record", "--db", &db.url])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+        ok(child.wait_with_output().unwrap());
+    };
+    for pod in ["podA00000000", "podB00000000", "podC00000000"] {
+        paste(pod);
+    }
+    assert_eq!(run_ids(&db).len(), 3, "{:?}", run_ids(&db));
+    paste("podB00000000");
+    assert_eq!(
+        run_ids(&db).len(),
+        3,
+        "the same paste again is the same run"
+    );
+}

@@ -92,7 +92,8 @@ pub fn hash_hex(parts: &[&str]) -> String {
 }
 
 /// The run's identity: where its inputs are (absolute paths), what they hold (each input's
-/// path and size), and the job and hosts given. The same run recorded twice gets the same id;
+/// path and size; for stdin or a FIFO, the digest of its bytes too), and the job and hosts
+/// given. The same run recorded twice gets the same id;
 /// a copy elsewhere, or the same path on another host given with `--host`, does not.
 pub fn run_id(r: &Report, ctx: &RecordContext) -> String {
     let mut parts: Vec<String> = Vec::new();
@@ -109,7 +110,11 @@ pub fn run_id(r: &Report, ctx: &RecordContext) -> String {
     let mut inputs: Vec<String> = r
         .inputs
         .iter()
-        .map(|i| format!("in:{}:{}", i.path, i.bytes))
+        .map(|i| match &i.digest {
+            // A stream (stdin, a FIFO) has no path to tell two pastes apart: its bytes do.
+            Some(d) => format!("in:{}:{}:{d}", i.path, i.bytes),
+            None => format!("in:{}:{}", i.path, i.bytes),
+        })
         .collect();
     inputs.sort();
     parts.extend(inputs);
