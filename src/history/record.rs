@@ -145,6 +145,30 @@ pub fn epoch(time: &str) -> Option<i64> {
     crate::sources::units::epoch_from_iso(time.trim()).map(|t| t as i64)
 }
 
+/// When the run failed, by its own logs: where the lead finding started, else its latest timed
+/// evidence, else the timeline's last event; `None` when the logs carry no time.
+pub fn failure_time(r: &Report) -> Option<String> {
+    let lead = r.top().or(r.findings.first());
+    lead.and_then(|f| {
+        f.origin.time.clone().or_else(|| {
+            f.evidence
+                .iter()
+                .filter_map(|e| e.time.clone())
+                .filter(|t| epoch(t).is_some())
+                .max()
+        })
+    })
+    .filter(|t| epoch(t).is_some())
+    .or_else(|| {
+        r.timeline
+            .events
+            .iter()
+            .filter_map(|e| e.t)
+            .fold(None, |m: Option<f64>, t| Some(m.map_or(t, |m| m.max(t))))
+            .and_then(crate::sources::units::iso_from_epoch)
+    })
+}
+
 impl RunRecord {
     pub fn from_report(r: &Report, ctx: &RecordContext, recorded_at: i64) -> RunRecord {
         let lead = r.top().or(r.findings.first());
@@ -213,27 +237,7 @@ impl RunRecord {
                     .find_map(|v| fact_text(r, &format!("env.{v}")))
             })
         });
-        // Time of failure: where the lead finding started, else its latest timed evidence,
-        // else the timeline's last event.
-        let failed_at = lead
-            .and_then(|f| {
-                f.origin.time.clone().or_else(|| {
-                    f.evidence
-                        .iter()
-                        .filter_map(|e| e.time.clone())
-                        .filter(|t| epoch(t).is_some())
-                        .max()
-                })
-            })
-            .filter(|t| epoch(t).is_some())
-            .or_else(|| {
-                r.timeline
-                    .events
-                    .iter()
-                    .filter_map(|e| e.t)
-                    .fold(None, |m: Option<f64>, t| Some(m.map_or(t, |m| m.max(t))))
-                    .and_then(crate::sources::units::iso_from_epoch)
-            });
+        let failed_at = failure_time(r);
         let report = serde_json::to_value(r).unwrap_or(serde_json::Value::Null);
         RunRecord {
             run_id: run_id(r, ctx),
