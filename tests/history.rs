@@ -717,3 +717,55 @@ fn pastes_of_one_failure_from_different_pods_are_different_runs_and_a_repeat_is_
         "the same paste again is the same run"
     );
 }
+
+#[test]
+fn a_database_the_user_cannot_write_can_still_be_looked_at() {
+    // Recorded by its owner; read by someone who may read the file but write neither it nor
+    // its directory (as root, the test reads as `nobody` through setpriv).
+    use std::os::unix::fs::PermissionsExt;
+    let db = sqlite();
+    ok(run(analyze(&db, Path::new(SEED), &["--record"])));
+    let fp = fingerprint_of(&db, Path::new(SEED));
+    let dir = db.dir.path();
+    std::fs::set_permissions(&db.url, std::fs::Permissions::from_mode(0o444)).unwrap();
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let root = unsafe { libc::geteuid() } == 0;
+    for args in [
+        vec!["list"],
+        vec!["show", fp.as_str()],
+        vec!["hosts"],
+        vec!["export"],
+    ] {
+        let mut c = if root {
+            let mut c = Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+                .arg(env!("CARGO_BIN_EXE_trainwreck"));
+            c
+        } else {
+            Command::new(env!("CARGO_BIN_EXE_trainwreck"))
+        };
+        c.env_remove("TRAINWRECK_DB")
+            .env("XDG_DATA_HOME", "/nonexistent")
+            .arg("history")
+            .args(&args)
+            .args(["--db", &db.url]);
+        let out = ok(run(c));
+        if args[0] != "hosts" {
+            assert!(out.contains(&fp), "{args:?}:\n{out}");
+        }
+    }
+    // Writing is still refused, clearly.
+    let mut c = Command::new(if root {
+        "setpriv"
+    } else {
+        env!("CARGO_BIN_EXE_trainwreck")
+    });
+    if root {
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(env!("CARGO_BIN_EXE_trainwreck"));
+    }
+    c.args(["history", "note", &fp, "x", "--db", &db.url]);
+    let o = run(c);
+    assert!(!o.status.success());
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+}

@@ -267,7 +267,21 @@ pub fn run(args: HistoryArgs, lang: crate::model::Lang) -> Result<String, String
             format!("history database {loc}: schema version {from} → {to}\n")
         });
     }
-    let mut s = Store::open(&loc).map_err(e)?;
+    // The views only read: a database the user may not write can still be looked at.
+    let read_only = matches!(
+        args.command,
+        HistoryCommand::Show { .. }
+            | HistoryCommand::List { .. }
+            | HistoryCommand::Hosts { .. }
+            | HistoryCommand::Gpus { .. }
+            | HistoryCommand::Export { .. }
+    );
+    let mut s = if read_only {
+        Store::open_read(&loc)
+    } else {
+        Store::open(&loc)
+    }
+    .map_err(e)?;
     match args.command {
         HistoryCommand::Migrate => unreachable!("handled above"),
         HistoryCommand::Note {
