@@ -1119,15 +1119,16 @@ fn discount_preexisting(a: &mut Analysis) {
             .or_insert((h.input, h.line));
     }
     // Per input: (its line, the text, the before input and line it was at).
-    let mut removed: std::collections::BTreeMap<usize, Vec<(u64, String, (usize, u64))>> =
-        Default::default();
+    type SetAside = Vec<(u64, String, (usize, u64))>;
+    let mut removed: std::collections::BTreeMap<usize, SetAside> = Default::default();
     for h in &a.hits {
-        if !before_inputs[h.input] && events[h.input] {
-            if let Some(&was) = old.get(&(h.rule, h.text.as_str())) {
-                let r = removed.entry(h.input).or_default();
-                if !r.iter().any(|(l, _, _)| *l == h.line) {
-                    r.push((h.line, h.text.clone(), was));
-                }
+        if !before_inputs[h.input]
+            && events[h.input]
+            && let Some(&was) = old.get(&(h.rule, h.text.as_str()))
+        {
+            let r = removed.entry(h.input).or_default();
+            if !r.iter().any(|(l, _, _)| *l == h.line) {
+                r.push((h.line, h.text.clone(), was));
             }
         }
     }

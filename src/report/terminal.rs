@@ -227,14 +227,10 @@ fn render_top(
         render_core(out, c, st, tr);
     }
     let _ = writeln!(out, "\n{}", st.bold(tr.fix_heading()));
-    let _ = writeln!(
-        out,
-        "{}",
-        super::table::paragraph(&tr.fix(top), "  ", width)
-    );
+    let _ = writeln!(out, "{}", super::table::paragraph(tr.fix(top), "  ", width));
     if let Some(n) = tr.next_time(top) {
         let _ = writeln!(out, "\n{}", st.bold(tr.next_time_heading()));
-        let _ = writeln!(out, "{}", super::table::paragraph(&n, "  ", width));
+        let _ = writeln!(out, "{}", super::table::paragraph(n, "  ", width));
     }
     let symptoms: Vec<&Finding> = r.symptoms_of(&top.rule).collect();
     if !symptoms.is_empty() {
