@@ -77,6 +77,10 @@ pub struct InputInfo {
     /// glog time when no line of the run carries a full date.
     #[serde(skip)]
     pub modified: Option<i64>,
+    /// For a stream (stdin, a FIFO): the digest of the bytes read, what the history knows a
+    /// paste by (`open::ReadMeter::digest`).
+    #[serde(skip)]
+    pub digest: Option<String>,
 }
 
 /// One line that matched one signature of one rule.
@@ -435,6 +439,7 @@ impl<'kb> Engine<'kb> {
                 encoding: None,
                 lines: 0,
                 modified: None,
+                digest: None,
             },
             ..FileResult::default()
         };
@@ -494,6 +499,7 @@ impl<'kb> Engine<'kb> {
                 encoding: None,
                 lines: 0,
                 modified: input.id.map(|i| (i.mtime_ns / 1_000_000_000) as i64),
+                digest: None,
             },
             ..FileResult::default()
         };
@@ -602,6 +608,7 @@ impl<'kb> Engine<'kb> {
                 encoding: None,
                 lines: 0,
                 modified: input.id.map(|i| (i.mtime_ns / 1_000_000_000) as i64),
+                digest: None,
             },
             ..FileResult::default()
         };
@@ -732,6 +739,7 @@ impl<'kb> Engine<'kb> {
         if res.container && depth == 0 {
             sort_members(&mut res);
         }
+        res.info.digest = meter.digest();
         res
     }
 
@@ -758,6 +766,7 @@ impl<'kb> Engine<'kb> {
                 lines: 0,
                 // A year-less time in a member is dated from the run's dated lines only.
                 modified: None,
+                digest: None,
             },
             ..FileResult::default()
         };
@@ -1204,35 +1213,66 @@ fn merge_segments(parts: Vec<Option<FileResult>>) -> Option<FileResult> {
     Some(out)
 }
 
-/// Kernel logs and snapshots keep old events: a line that was already in a before-run
-/// snapshot is history, not this run's failure. Such hits are removed and the removal is
-/// reported, never silent.
+/// Kernel logs keep old events: a line of a log that was already in a before-run snapshot is
+/// history, not this run's failure. Such hits are removed, and the input they were in says
+/// which line it was and where it stood before the run, never silently. A snapshot of state
+/// (`ulimit -a`, `df`, meminfo, nvidia-smi) is not discounted: the same limit before and
+/// after is still the limit the run had, not an old event. Nothing in a before-run input is
+/// evidence.
 fn discount_preexisting(a: &mut Analysis) {
     let before_inputs: Vec<bool> = a.inputs.iter().map(|i| i.phase == Phase::Before).collect();
     if !before_inputs.iter().any(|b| *b) {
         return;
     }
-    let old: std::collections::HashSet<(usize, String)> = a
-        .hits
+    let events: Vec<bool> = a
+        .inputs
         .iter()
-        .filter(|h| before_inputs[h.input])
-        .map(|h| (h.rule, h.text.clone()))
+        .map(|i| i.kind == SourceKind::Dmesg || i.kind.is_log())
         .collect();
-    let mut removed: std::collections::BTreeMap<usize, usize> = Default::default();
-    a.hits.retain(|h| {
-        let keep = !before_inputs[h.input] && !old.contains(&(h.rule, h.text.clone()));
-        if !keep && !before_inputs[h.input] {
-            *removed.entry(h.input).or_default() += 1;
+    let mut old: std::collections::HashMap<(usize, &str), (usize, u64)> = Default::default();
+    for h in a.hits.iter().filter(|h| before_inputs[h.input]) {
+        old.entry((h.rule, h.text.as_str()))
+            .or_insert((h.input, h.line));
+    }
+    // Per input: (its line, the text, the before input and line it was at).
+    type SetAside = Vec<(u64, String, (usize, u64))>;
+    let mut removed: std::collections::BTreeMap<usize, SetAside> = Default::default();
+    for h in &a.hits {
+        if !before_inputs[h.input]
+            && events[h.input]
+            && let Some(&was) = old.get(&(h.rule, h.text.as_str()))
+        {
+            let r = removed.entry(h.input).or_default();
+            if !r.iter().any(|(l, _, _)| *l == h.line) {
+                r.push((h.line, h.text.clone(), was));
+            }
         }
-        keep
+    }
+    drop(old);
+    a.hits.retain(|h| {
+        !before_inputs[h.input]
+            && removed
+                .get(&h.input)
+                .is_none_or(|r| !r.iter().any(|(l, _, _)| *l == h.line))
     });
-    for (input, n) in removed {
-        let were = if n == 1 { " was" } else { "s were" };
+    for (input, lines) in removed {
+        let (line, text, (was_in, was_at)) = &lines[0];
+        let text: String = text.trim().chars().take(120).collect();
+        let before = format!("{}:{was_at}", a.inputs[*was_in].path);
+        let n = lines.len() - 1;
+        let (more, more_zh) = if n == 0 {
+            (String::new(), String::new())
+        } else {
+            (
+                format!(" (and {n} more such line{})", if n == 1 { "" } else { "s" }),
+                format!("（另有 {n} 行同样如此）"),
+            )
+        };
         a.warnings.push(Warning::new(
-            Some(&a.inputs[input].path),
+            Some(&format!("{}:{line}", a.inputs[input].path)),
             text!(
-                "{n} matching line{were} already present in a snapshot taken before the run: not counted as evidence",
-                "有 {n} 行匹配的内容在训练开始前的快照中就已存在：不计为证据"
+                "\"{text}\" was already at {before}, a snapshot taken before the run started: an older event, not counted as evidence of this failure{more}",
+                "\"{text}\" 在训练开始前的快照 {before} 中就已存在：是更早的事件，不计为这次失败的证据{more_zh}"
             ),
         ));
     }
@@ -1346,13 +1386,10 @@ fn sort_members(res: &mut FileResult) {
     let drop = crate::inputs::capture_duplicates(&listed);
     let paths: Vec<String> = flat.iter().map(|m| m.info.path.clone()).collect();
     crate::inputs::phase_warnings_of(paths.iter().map(String::as_str), &mut res.warnings);
+    // A capture's own stdout.log/stderr.log are console.log again: read once, unsaid (its
+    // layout, documented; nothing of the run is lost).
     for (i, m) in flat.into_iter().enumerate() {
-        if drop.contains(&i) {
-            res.warnings.push(Warning::new(
-                Some(&m.info.path),
-                crate::inputs::capture_duplicate(),
-            ));
-        } else {
+        if !drop.contains(&i) {
             res.members.push(m);
         }
     }
@@ -1391,6 +1428,7 @@ impl Default for InputInfo {
             encoding: None,
             lines: 0,
             modified: None,
+            digest: None,
         }
     }
 }

@@ -277,6 +277,11 @@ pub struct TriageArgs {
     /// Record every run's diagnosis in the failure history (exit status 3 if that fails).
     #[arg(long)]
     pub record: bool,
+    /// `default`: exit 0 whenever the triage ran; `action`: analyze's statuses for the most
+    /// frequent failure (0 when no run failed, 10 retry, 11 replace hardware, 12 fix
+    /// config/environment, 13 fix code, 14 investigate).
+    #[arg(long, value_enum, default_value_t = ExitCode::Default)]
+    pub exit_code: ExitCode,
     #[command(flatten)]
     pub notify: NotifyArgs,
 }
@@ -286,6 +291,10 @@ pub enum TriageFormat {
     Table,
     Json,
     Markdown,
+    /// GitHub Actions workflow commands: one `::error` per failing group (secrets always redacted).
+    Github,
+    /// JUnit XML, one test case per run (secrets always redacted).
+    Junit,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -759,7 +768,10 @@ fn triage_cmd(args: TriageArgs, ui: Ui) -> i32 {
         Ok(kb) => kb,
         Err(code) => return code,
     };
-    let pasted = args.format == TriageFormat::Markdown;
+    let pasted = matches!(
+        args.format,
+        TriageFormat::Markdown | TriageFormat::Github | TriageFormat::Junit
+    );
     let mut redactor = match redactor(args.redact.as_deref(), pasted, ui.lang) {
         Ok(r) => r,
         Err(code) => return code,
@@ -803,6 +815,8 @@ fn triage_cmd(args: TriageArgs, ui: Ui) -> i32 {
     let failed_code = |code: i32| {
         if record_failed.load(std::sync::atomic::Ordering::Relaxed) {
             exit::HISTORY
+        } else if args.exit_code == ExitCode::Action {
+            crate::triage::exit_for_triage(&t)
         } else {
             code
         }
@@ -829,9 +843,12 @@ fn triage_cmd(args: TriageArgs, ui: Ui) -> i32 {
             crate::report::triage::render_table(&t, tables, ui.lang)
         }
         TriageFormat::Markdown => crate::report::triage::render_markdown(&t, ui.lang),
+        TriageFormat::Github => crate::report::github::render_triage(&t, ui.lang),
+        TriageFormat::Junit => crate::report::junit::render_triage(&t),
     };
     let sink = match args.format {
-        TriageFormat::Markdown => Sink::Document,
+        TriageFormat::Markdown | TriageFormat::Github => Sink::Document,
+        TriageFormat::Junit => Sink::Xml,
         _ => Sink::Terminal,
     };
     let code = failed_code(match redactor.as_mut() {
@@ -1046,9 +1063,16 @@ fn run_cmd(args: RunArgs, ui: Ui) -> i32 {
                             .iter()
                             .find_map(|v| std::env::var(v).ok().filter(|j| !j.is_empty()))
                     });
+                    // The command ran here: this host, unless the logs name the hosts.
+                    let hosts = if r.hosts().is_empty() {
+                        crate::history::record::this_host().into_iter().collect()
+                    } else {
+                        Vec::new()
+                    };
                     let ctx = crate::history::RecordContext {
                         paths: vec![dir.clone()],
                         job,
+                        hosts,
                         ..Default::default()
                     };
                     with_history(&mut r, args.db.as_deref(), Some(&ctx), ui.lang);

@@ -21,6 +21,22 @@ pub const CGROUP_MEMORY_PEAK_BYTES: &str = "cgroup.memory_peak_bytes";
 /// Every rank's exit code (a pattern for `FactSet::matching`).
 pub const ANY_RANK_EXIT_CODE: &str = "rank.*.exit_code";
 
+/// Job variables of schedulers and CI systems, most specific first: `run` reads them from its
+/// own environment (the job it runs in); in logs they come from env dumps (`env.<NAME>`), and
+/// either way they are the history's `job`.
+pub const JOB_VARIABLES: &[&str] = &[
+    "SLURM_JOB_ID",
+    "SLURM_JOBID",
+    "PBS_JOBID",
+    "LSB_JOBID",
+    "KUBERNETES_POD_NAME",
+    "POD_NAME",
+    "GITHUB_RUN_ID",
+    "CI_JOB_ID",
+    "BUILDKITE_JOB_ID",
+    "BUILD_TAG",
+];
+
 /// Fields of `gpu.<index>.…` (nvidia-smi table, `-q`, CSV; the capture sampler's peak).
 pub const GPU_FIELDS: &[&str] = &[
     "bus_id",
@@ -44,6 +60,7 @@ pub const GPU_FIELDS: &[&str] = &[
     "smi_error",
     "temperature_c",
     "utilization_percent",
+    "uuid",
 ];
 
 /// `gpu.<index>.<field>`, `field` one of [`GPU_FIELDS`].

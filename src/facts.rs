@@ -505,6 +505,12 @@ pub static CATALOG: &[FactSpec] = &[
         "采集时的 GPU 利用率（nvidia-smi）"
     ),
     spec!(
+        "gpu.<index>.uuid",
+        Text,
+        "the GPU's UUID (`GPU-…`, `MIG-…`; nvidia-smi -q, --query-gpu=uuid): the same card wherever it moves, what `history gpus` counts by",
+        "GPU 的 UUID（`GPU-…`、`MIG-…`；nvidia-smi -q、--query-gpu=uuid）：同一块卡无论换到哪台机器都不变，`history gpus` 按它统计"
+    ),
+    spec!(
         "host.commit_limit_bytes",
         Bytes,
         "CommitLimit from /proc/meminfo",

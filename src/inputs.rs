@@ -3,7 +3,7 @@
 //! (before / during / after the run), decided here once from the layout's names. Skips loops
 //! and special files with a warning; never opens file contents (that is `sources`' job).
 
-use crate::model::{Phase, Text, Warning, text};
+use crate::model::{Phase, Warning, text};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -356,15 +356,7 @@ fn walk_dir(root: &Path, follow_links: bool, out: &mut Vec<Input>, warnings: &mu
             ),
         ));
     }
-    drop_capture_duplicates(out, before, warnings);
-}
-
-/// Why a capture's `stdout.log` / `stderr.log` is not read.
-pub fn capture_duplicate() -> Text {
-    text!(
-        "same output as console.log beside it (written by `trainwreck run`): read once, from console.log",
-        "与旁边的 console.log 内容相同（由 `trainwreck run` 写出）：只从 console.log 读一次"
-    )
+    drop_capture_duplicates(out, before);
 }
 
 fn is_split_output(name: &str) -> bool {
@@ -396,8 +388,11 @@ pub fn capture_duplicates(listed: &[(&str, bool)]) -> Vec<usize> {
 }
 
 /// `trainwreck run` writes the command's output three times: `stdout.log`, `stderr.log` and
-/// the interleaved `console.log`. Read it once (from `console.log`), and say so.
-fn drop_capture_duplicates(out: &mut Vec<Input>, from: usize, warnings: &mut Vec<Warning>) {
+/// the interleaved `console.log`. Read it once (from `console.log`). Not a warning: it is the
+/// tool's own layout (README "trainwreck run"), nothing of the run is left unread, and a
+/// warning on every run of `trainwreck run` about its own files only teaches users to skip
+/// warnings.
+fn drop_capture_duplicates(out: &mut Vec<Input>, from: usize) {
     let dirs: Vec<PathBuf> = out[from..]
         .iter()
         .filter_map(|i| match &i.source {
@@ -426,8 +421,7 @@ fn drop_capture_duplicates(out: &mut Vec<Input>, from: usize, warnings: &mut Vec
             Source::Stdin => false,
         };
         if dup {
-            let gone = out.remove(i);
-            warnings.push(Warning::new(Some(&gone.display), capture_duplicate()));
+            out.remove(i);
         } else {
             i += 1;
         }

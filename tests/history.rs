@@ -628,3 +628,148 @@ fn an_fp1_export_imports_as_the_same_failures() {
     )));
     assert_eq!(show["runs"].as_array().map(Vec::len), Some(1), "{show}");
 }
+
+#[test]
+fn gpu_uuids_of_an_nvidia_smi_q_snapshot_are_recorded_and_counted() {
+    // A real run on two H200s: its snapshots' `nvidia-smi -q` name each GPU's UUID.
+    let db = sqlite();
+    let run_dir = Path::new("fixtures/corpus/01a_dataloader_shm_deepspeed_zero2/run");
+    ok(run(analyze(&db, run_dir, &["--record"])));
+    let runs: Vec<serde_json::Value> = export_lines(&db)
+        .into_iter()
+        .filter(|l| l["type"] == "run")
+        .collect();
+    let gpus = runs[0]["gpus"].to_string();
+    for uuid in [
+        "GPU-af03aa1e-6321-baa2-b263-f86bf40e0757",
+        "GPU-", // every entry is a UUID
+    ] {
+        assert!(gpus.contains(uuid), "{gpus}");
+    }
+    let st = json(run(history(&db, &["gpus", "--format", "json"])));
+    let ids: Vec<&str> = st["units"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|u| u["id"].as_str())
+        .collect();
+    assert!(
+        ids.contains(&"GPU-af03aa1e-6321-baa2-b263-f86bf40e0757"),
+        "{st}"
+    );
+    assert!(ids.iter().all(|i| i.starts_with("GPU-")), "{ids:?}");
+}
+
+#[test]
+fn job_variables_in_an_environment_dump_are_the_job() {
+    let db = sqlite();
+    for (var, value) in [
+        ("SLURM_JOB_ID", "5150"),
+        ("KUBERNETES_POD_NAME", "trainer-7f9c-0"),
+        ("GITHUB_RUN_ID", "9876543210"),
+    ] {
+        let d = db.dir.path().join(var);
+        copy_dir(Path::new(SEED), &d);
+        std::fs::write(
+            d.join("environment.txt"),
+            format!("NCCL_DEBUG=INFO\n{var}={value}\nHOME=/root\nMASTER_PORT=29500\n"),
+        )
+        .unwrap();
+        ok(run(analyze(&db, &d, &["--record"])));
+        let jobs: Vec<String> = export_lines(&db)
+            .iter()
+            .filter(|l| l["type"] == "run")
+            .filter_map(|l| l["job"].as_str().map(String::from))
+            .collect();
+        assert!(jobs.iter().any(|j| j == value), "{var}: {jobs:?}");
+    }
+}
+
+#[test]
+fn pastes_of_one_failure_from_different_pods_are_different_runs_and_a_repeat_is_one() {
+    // The same failure from three pods: equal byte counts (the pod names are as long), other
+    // bytes. Each is a run of its own; the same paste twice is one.
+    let db = sqlite();
+    let log = std::fs::read_to_string(Path::new(SEED).join("train.log")).unwrap();
+    let host = "c0a8f1e2d4b5";
+    let paste = |pod: &str| {
+        let text = log.replace(host, pod);
+        assert_eq!(text.len(), log.len());
+        let mut c = tw(&db);
+        c.args(["analyze", "-", "--record", "--db", &db.url])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+        ok(child.wait_with_output().unwrap());
+    };
+    for pod in ["podA00000000", "podB00000000", "podC00000000"] {
+        paste(pod);
+    }
+    assert_eq!(run_ids(&db).len(), 3, "{:?}", run_ids(&db));
+    paste("podB00000000");
+    assert_eq!(
+        run_ids(&db).len(),
+        3,
+        "the same paste again is the same run"
+    );
+}
+
+#[test]
+fn a_database_the_user_cannot_write_can_still_be_looked_at() {
+    // Recorded by its owner; read by someone who may read the file but write neither it nor
+    // its directory (as root, the test reads as `nobody` through setpriv).
+    use std::os::unix::fs::PermissionsExt;
+    let db = sqlite();
+    ok(run(analyze(&db, Path::new(SEED), &["--record"])));
+    let fp = fingerprint_of(&db, Path::new(SEED));
+    let dir = db.dir.path();
+    std::fs::set_permissions(&db.url, std::fs::Permissions::from_mode(0o444)).unwrap();
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let root = unsafe { libc::geteuid() } == 0;
+    for args in [
+        vec!["list"],
+        vec!["show", fp.as_str()],
+        vec!["hosts"],
+        vec!["export"],
+    ] {
+        let mut c = if root {
+            let mut c = Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+                .arg(env!("CARGO_BIN_EXE_trainwreck"));
+            c
+        } else {
+            Command::new(env!("CARGO_BIN_EXE_trainwreck"))
+        };
+        c.env_remove("TRAINWRECK_DB")
+            .env("XDG_DATA_HOME", "/nonexistent")
+            .arg("history")
+            .args(&args)
+            .args(["--db", &db.url]);
+        let out = ok(run(c));
+        if args[0] != "hosts" {
+            assert!(out.contains(&fp), "{args:?}:\n{out}");
+        }
+    }
+    // Writing is still refused, clearly.
+    let mut c = Command::new(if root {
+        "setpriv"
+    } else {
+        env!("CARGO_BIN_EXE_trainwreck")
+    });
+    if root {
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(env!("CARGO_BIN_EXE_trainwreck"));
+    }
+    c.args(["history", "note", &fp, "x", "--db", &db.url]);
+    let o = run(c);
+    assert!(!o.status.success());
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+}

@@ -83,3 +83,50 @@ fn a_guessed_before_folder_is_history_and_the_report_says_why() {
         .unwrap();
     assert_eq!(input.phase, Phase::Before);
 }
+
+#[test]
+fn an_old_kernel_event_set_aside_is_named_by_its_line_and_state_snapshots_are_not() {
+    // A real run (corpus 10a): the kernel log after the run still holds an OOM kill from
+    // before it; `ulimit -a` is the same before and after.
+    let run = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/corpus/10a_deepspeed_fp16_loss_scale_collapse/run");
+    let r = diagnose(&[&run]);
+    let w = r
+        .warnings
+        .iter()
+        .find(|w| w.message.contains("before the run started"))
+        .expect("the old event is said");
+    assert_eq!(
+        w.path.as_deref(),
+        Some("snapshot_after/dmesg-tail.txt:10"),
+        "{w:?}"
+    );
+    assert!(
+        w.message.contains("oom-kill:constraint=CONSTRAINT_MEMCG")
+            && w.message
+                .contains("was already at snapshot_before/dmesg-tail.txt:10")
+            && w.message
+                .contains("an older event, not counted as evidence")
+            && w.message.contains("(and 8 more such lines)"),
+        "{}",
+        w.message
+    );
+    assert!(w.message_zh.contains("更早的事件"), "{}", w.message_zh);
+    // The same limits before and after are the run's limits, not history: no warning.
+    assert!(
+        r.warnings
+            .iter()
+            .all(|w| !w.path.as_deref().unwrap_or("").contains("ulimit")),
+        "{:?}",
+        r.warnings
+    );
+    // The set-aside lines are no evidence.
+    for f in &r.findings {
+        assert!(
+            f.evidence.iter().all(|e| !e.path.contains("dmesg")),
+            "{}: {:?}",
+            f.rule,
+            f.evidence
+        );
+    }
+}

@@ -151,3 +151,72 @@ fn capture_writes_a_snapshot_that_analyze_reads_back_as_facts() {
         assert!(names.contains(&want), "{want} missing from {names:?}");
     }
 }
+
+/// `trainwreck run` of a command that fails: (its stderr, the run directory's report as JSON).
+fn failed_run(dir: &std::path::Path, db: &std::path::Path) -> (String, serde_json::Value) {
+    let bin = env!("CARGO_BIN_EXE_trainwreck");
+    let out = dir.join("run");
+    let st = Command::new(bin)
+        .env("XDG_DATA_HOME", dir.join("xdg"))
+        .env_remove("TRAINWRECK_DB")
+        .args(["--lang", "en", "run", "--interval", "50", "--db"])
+        .arg(db)
+        .arg("--out")
+        .arg(&out)
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "echo step 1; echo 'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB' >&2; exit 3",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(st.status.code(), Some(3));
+    let json = Command::new(bin)
+        .args(["analyze", "--format", "json"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    (
+        String::from_utf8_lossy(&st.stderr).into_owned(),
+        serde_json::from_slice(&json.stdout).unwrap(),
+    )
+}
+
+#[test]
+fn a_run_says_nothing_about_its_own_files() {
+    let t = tempfile::tempdir().unwrap();
+    let (stderr, r) = failed_run(t.path(), &t.path().join("h.db"));
+    assert!(stderr.contains("gpu_oom"), "{stderr}");
+    // Neither its own stdout.log/stderr.log (console.log holds them) nor the limits its
+    // snapshots show before and after.
+    for own in ["stdout.log", "stderr.log", "ulimit-a.txt", "already"] {
+        assert!(!stderr.contains(own), "{own}:\n{stderr}");
+    }
+    let warnings = r["warnings"].to_string();
+    for own in ["stdout.log", "stderr.log", "ulimit-a.txt"] {
+        assert!(!warnings.contains(own), "{own}: {warnings}");
+    }
+}
+
+#[test]
+fn a_failed_run_is_recorded_with_the_host_it_ran_on() {
+    let t = tempfile::tempdir().unwrap();
+    let db = t.path().join("h.db");
+    failed_run(t.path(), &db);
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let host = host.trim();
+    let export = Command::new(env!("CARGO_BIN_EXE_trainwreck"))
+        .args(["history", "export", "--db"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let export = String::from_utf8_lossy(&export.stdout);
+    let run: serde_json::Value = export
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|l| l["type"] == "run")
+        .expect("the failed run is recorded");
+    assert_eq!(run["hosts"], serde_json::json!([host]), "{run}");
+    assert_eq!(run["origin"]["host"], host, "{run}");
+}

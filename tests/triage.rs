@@ -316,3 +316,122 @@ fn exit_code_action_maps_verdicts_for_scripts() {
         .unwrap();
     assert_eq!(default.status.code(), Some(0), "default exit stays 0");
 }
+
+fn triage_out(args: &[&str]) -> (Option<i32>, String) {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_trainwreck"))
+        .arg("triage")
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn triage_speaks_github_and_junit_and_exits_by_action_as_analyze_does() {
+    let pairs = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/pairs");
+    let pairs = pairs.to_str().unwrap();
+    let (_, j) = triage_out(&[pairs, "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&j).unwrap();
+    let groups = v["groups"].as_array().unwrap();
+    let failing: Vec<&serde_json::Value> = groups
+        .iter()
+        .filter(|g| g["verdict"] != "no_failure")
+        .collect();
+    let failed_runs: u64 = failing.iter().map(|g| g["count"].as_u64().unwrap()).sum();
+    assert!(!failing.is_empty() && failed_runs < v["runs_total"].as_u64().unwrap());
+
+    // GitHub: one ::error per failing group, each naming its fingerprint; every line a command.
+    let (code, gh) = triage_out(&[pairs, "--format", "github"]);
+    assert_eq!(code, Some(0));
+    assert!(gh.lines().all(|l| l.starts_with("::")), "{gh}");
+    let errors: Vec<&str> = gh.lines().filter(|l| l.starts_with("::error ")).collect();
+    assert_eq!(errors.len(), failing.len(), "{gh}");
+    for g in &failing {
+        let fp = g["fingerprint"].as_str().unwrap();
+        assert!(errors.iter().any(|l| l.contains(fp)), "{fp}:\n{gh}");
+    }
+
+    // JUnit: one test case per run, the failed ones failing.
+    let (_, xml) = triage_out(&[pairs, "--format", "junit"]);
+    assert_eq!(
+        xml.matches("<testcase ").count() as u64,
+        v["runs_total"].as_u64().unwrap(),
+        "{xml}"
+    );
+    assert_eq!(
+        xml.matches("<failure ").count() as u64,
+        failed_runs,
+        "{xml}"
+    );
+    assert!(
+        xml.contains(&format!("failures=\"{failed_runs}\"")),
+        "{xml}"
+    );
+
+    // --exit-code action: the most frequent failure's status, as analyze gives it.
+    let top = failing[0]["action"].as_str().unwrap();
+    let (code, _) = triage_out(&[pairs, "--exit-code", "action"]);
+    let expected = if top.starts_with("fix-config") || top == "fix-environment" {
+        12
+    } else {
+        -1
+    };
+    assert_eq!(code, Some(expected), "top action {top}");
+    let healthy = corpus().join("11a_healthy_torchrun/run");
+    let (code, _) = triage_out(&[healthy.to_str().unwrap(), "--exit-code", "action"]);
+    assert_eq!(code, Some(0));
+    let (code, _) = triage_out(&[pairs]);
+    assert_eq!(code, Some(0), "default exit stays 0");
+}
+
+#[test]
+fn first_and_last_seen_are_the_runs_own_times_not_the_copys() {
+    // A copy made now of a run from 2024: its date is the failure's, from its logs.
+    let t = tempfile::tempdir().unwrap();
+    let copy = t.path().join("copied-run");
+    std::fs::create_dir(&copy).unwrap();
+    let seed = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/seed-bus-error");
+    for e in std::fs::read_dir(&seed).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_file() {
+            std::fs::copy(e.path(), copy.join(e.file_name())).unwrap();
+        }
+    }
+    // A run whose log has no time at all: only the file's time is known, and said.
+    let untimed = t.path().join("untimed");
+    std::fs::create_dir(&untimed).unwrap();
+    std::fs::write(
+        untimed.join("train.log"),
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n",
+    )
+    .unwrap();
+    let (_, j) = triage_out(&[t.path().to_str().unwrap(), "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&j).unwrap();
+    let group_of = |run: &str| {
+        v["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["example"].as_str().unwrap().ends_with(run))
+            .unwrap_or_else(|| panic!("{run} in {v}"))
+            .clone()
+    };
+    let copied = group_of("copied-run");
+    assert_eq!(copied["first_seen"], "2024-05-14T09:14:02Z", "{copied}");
+    assert_eq!(copied["seen_from"], "logs");
+    let u = group_of("untimed");
+    assert_eq!(u["seen_from"], "mtime", "{u}");
+    assert!(u["first_seen"].as_str().unwrap() > "2026", "{u}");
+    let (_, table) = triage_out(&[t.path().to_str().unwrap()]);
+    let row = table.lines().find(|l| l.contains("untimed")).unwrap();
+    assert!(row.contains("(mtime)"), "{row}");
+    let row = table.lines().find(|l| l.contains("copied-run")).unwrap();
+    assert!(
+        row.contains("2024-05-14") && !row.contains("(mtime)"),
+        "{row}"
+    );
+}

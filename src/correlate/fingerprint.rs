@@ -56,6 +56,17 @@ pub fn current(fp: &str) -> String {
     }
 }
 
+/// A fingerprint as a user types it (`fp2:` or the older `fp1:`, then 16 hex digits, case
+/// ignored), in this version's form; `None` for anything else.
+pub fn parse(fp: &str) -> Option<String> {
+    let fp = fp.trim();
+    let (version, hex) = fp.split_once(':')?;
+    let ok = matches!(version, "fp1" | "fp2")
+        && hex.len() == 16
+        && hex.bytes().all(|b| b.is_ascii_hexdigit());
+    ok.then(|| current(&format!("{version}:{}", hex.to_ascii_lowercase())))
+}
+
 /// Most normalised lines that enter one key.
 const MAX_KEY_LINES: usize = 8;
 

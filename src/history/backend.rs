@@ -158,6 +158,39 @@ impl Sqlite {
         Ok(s)
     }
 
+    /// Open an existing database for reading only: no WAL switch, no directory created, so a
+    /// user who may read the file but not write it (or its directory) can still look. A WAL
+    /// database whose `-shm` cannot be made is read as immutable (no locks: a view).
+    pub fn open_read_only(path: &std::path::Path, busy_ms: u64) -> Result<Sqlite> {
+        use rusqlite::OpenFlags as F;
+        let what = format!("history database {}", path.display());
+        let open = |p: &str, flags: F| -> rusqlite::Result<rusqlite::Connection> {
+            let c = rusqlite::Connection::open_with_flags(p, flags)?;
+            c.busy_timeout(Duration::from_millis(busy_ms))?;
+            c.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
+                r.get::<_, i64>(0)
+            })?;
+            Ok(c)
+        };
+        let plain = path.to_string_lossy();
+        let conn = open(&plain, F::SQLITE_OPEN_READ_ONLY | F::SQLITE_OPEN_NO_MUTEX).or_else(|_| {
+            let uri = format!(
+                "file:{}?immutable=1",
+                plain.replace('?', "%3f").replace('#', "%23")
+            );
+            open(
+                &uri,
+                F::SQLITE_OPEN_READ_ONLY | F::SQLITE_OPEN_NO_MUTEX | F::SQLITE_OPEN_URI,
+            )
+        });
+        let conn = conn.map_err(|e| sqlite_error(&what, busy_ms, e))?;
+        Ok(Sqlite {
+            conn,
+            what,
+            busy_ms,
+        })
+    }
+
     fn err(&self, e: rusqlite::Error) -> HistoryError {
         sqlite_error(&self.what, self.busy_ms, e)
     }

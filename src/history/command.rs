@@ -233,11 +233,23 @@ fn json<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string_pretty(v).unwrap_or_default() + "\n"
 }
 
+/// A fingerprint argument (`fp2:` + 16 hex digits, or an older `fp1:`), in this version's
+/// form, or why it is not one: a typo must not file a note under a fingerprint no run has.
+fn fingerprint_arg(fp: &str) -> Result<String, String> {
+    crate::correlate::fingerprint::parse(fp).ok_or_else(|| {
+        format!(
+            "{fp:?} is not a fingerprint: give it as a report prints it, `fp2:` and 16 hex digits (e.g. fp2:2c407d34ead1ca78; an older fp1:… is accepted)"
+        )
+    })
+}
+
 fn since_arg(s: Option<&str>) -> Result<Option<i64>, String> {
     match s {
         None => Ok(None),
         Some(s) => parse_since(s, super::now()).map(Some).ok_or_else(|| {
-            format!("--since {s:?}: give a window (7d, 12h, 30m) or a date (2026-10-01)")
+            format!(
+                "--since {s:?}: not a window or a calendar date: give a window (7d, 12h, 30m) or a date (2026-10-01)"
+            )
         }),
     }
 }
@@ -331,7 +343,21 @@ fn run_view(
             format!("history database {shown}: schema version {from} → {to}\n")
         }));
     }
-    let mut s = Store::open(&loc).map_err(e)?;
+    // The views only read: a database the user may not write can still be looked at.
+    let read_only = matches!(
+        args.command,
+        HistoryCommand::Show { .. }
+            | HistoryCommand::List { .. }
+            | HistoryCommand::Hosts { .. }
+            | HistoryCommand::Gpus { .. }
+            | HistoryCommand::Export { .. }
+    );
+    let mut s = if read_only {
+        Store::open_read(&loc)
+    } else {
+        Store::open(&loc)
+    }
+    .map_err(e)?;
     s.store_raw(args.store_raw);
     match args.command {
         HistoryCommand::Migrate => unreachable!("handled above"),
@@ -341,7 +367,7 @@ fn run_view(
             author,
         } => {
             // A fingerprint from an older report (`fp1:…`) names the same failure.
-            let fingerprint = crate::correlate::fingerprint::current(&fingerprint);
+            let fingerprint = fingerprint_arg(&fingerprint)?;
             let author = author
                 .or_else(|| std::env::var("USER").ok().filter(|u| !u.is_empty()))
                 .unwrap_or_else(|| "unknown".into());
@@ -361,14 +387,18 @@ fn run_view(
             limit,
             format,
         } => {
-            let fingerprint = crate::correlate::fingerprint::current(&fingerprint);
+            let fingerprint = fingerprint_arg(&fingerprint)?;
             let mut seen = s.seen(&fingerprint, None, limit).map_err(e)?;
             if let Some(red) = red.as_deref_mut() {
                 seen_redacted(&mut seen, red);
             }
             Ok(match format {
                 HistoryFormat::Json => (Sink::Json, json(&seen)),
-                HistoryFormat::Table => table(crate::report::history::show(&seen, lang)),
+                HistoryFormat::Table => table(crate::report::history::show(
+                    &seen,
+                    crate::report::table::Tables::stdout(),
+                    lang,
+                )),
             })
         }
         HistoryCommand::List {
@@ -392,7 +422,11 @@ fn run_view(
             }
             Ok(match format {
                 HistoryFormat::Json => (Sink::Json, json(&l)),
-                HistoryFormat::Table => table(crate::report::history::list(&l, lang)),
+                HistoryFormat::Table => table(crate::report::history::list(
+                    &l,
+                    crate::report::table::Tables::stdout(),
+                    lang,
+                )),
             })
         }
         HistoryCommand::Hosts {
@@ -490,7 +524,10 @@ fn fleet(
     }
     Ok(match format {
         HistoryFormat::Json => (Sink::Json, json(&st)),
-        HistoryFormat::Table => (Sink::Terminal, crate::report::history::fleet(&st, lang)),
+        HistoryFormat::Table => (
+            Sink::Terminal,
+            crate::report::history::fleet(&st, crate::report::table::Tables::stdout(), lang),
+        ),
     })
 }
 
@@ -504,5 +541,36 @@ mod tests {
         assert_eq!(parse_since("30m", 10_000), Some(10_000 - 1800));
         assert_eq!(parse_since("1970-01-02", 0), Some(86_400));
         assert_eq!(parse_since("soon", 0), None);
+        for bad in [
+            "2026-13-45",
+            "2026-02-30",
+            "2026-00-10",
+            "2026-10-01T25:00:00",
+        ] {
+            assert_eq!(parse_since(bad, 0), None, "{bad}");
+        }
+        assert!(parse_since("2024-02-29", 0).is_some());
+    }
+
+    #[test]
+    fn fingerprints_are_checked_for_shape() {
+        assert_eq!(
+            fingerprint_arg("fp1:2C407D34EAD1CA78").unwrap(),
+            "fp2:2c407d34ead1ca78"
+        );
+        assert_eq!(
+            fingerprint_arg(" fp2:2c407d34ead1ca78 ").unwrap(),
+            "fp2:2c407d34ead1ca78"
+        );
+        for bad in [
+            "",
+            "2c407d34ead1ca78",
+            "fp2:2c40",
+            "fp3:2c407d34ead1ca78",
+            "fp2:2c407d34ead1ca7g",
+            "hello world",
+        ] {
+            assert!(fingerprint_arg(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -186,6 +186,27 @@ impl Store {
         Ok(s)
     }
 
+    /// [`Store::open`] for the views that only read (`history list|show|hosts|gpus|export`):
+    /// a SQLite file is opened read-only and never migrated, so a read-only database (or
+    /// one in a directory the user cannot write) can still be looked at.
+    pub fn open_read(loc: &Location) -> Result<Store> {
+        let mut s = match loc {
+            Location::Sqlite(p) => Store {
+                db: Box::new(backend::Sqlite::open_read_only(p, timeout_ms())?),
+                location: loc.clone(),
+            },
+            Location::Postgres(_) => Store::connect(loc)?,
+        };
+        let v = schema::version(s.db.as_mut()).map_err(|e| s.context(e))?;
+        schema::check(v).map_err(|e| s.context(e))?;
+        if v == 0 {
+            return Err(s.context(HistoryError(
+                "holds no history yet (record a run with `analyze --record`)".into(),
+            )));
+        }
+        Ok(s)
+    }
+
     fn context(&self, e: HistoryError) -> HistoryError {
         if e.0.starts_with("history database") {
             e

@@ -69,20 +69,15 @@ pub struct RecordContext {
     pub store_raw: bool,
 }
 
-/// Job variables of schedulers and CI systems, most specific first (`run` reads them from its
-/// own environment: the job it runs in; for logs, they come from env dumps in the inputs).
-pub const JOB_VARIABLES: &[&str] = &[
-    "SLURM_JOB_ID",
-    "SLURM_JOBID",
-    "PBS_JOBID",
-    "LSB_JOBID",
-    "KUBERNETES_POD_NAME",
-    "POD_NAME",
-    "GITHUB_RUN_ID",
-    "CI_JOB_ID",
-    "BUILDKITE_JOB_ID",
-    "BUILD_TAG",
-];
+pub use crate::fact_names::JOB_VARIABLES;
+
+/// This machine's host name (what `trainwreck run` records the run under).
+pub fn this_host() -> Option<String> {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+}
 
 /// The first 32 hex digits of SHA-256 over the parts (each followed by a NUL).
 pub fn hash_hex(parts: &[&str]) -> String {
@@ -99,7 +94,8 @@ pub fn hash_hex(parts: &[&str]) -> String {
 }
 
 /// The run's identity: where its inputs are (absolute paths), what they hold (each input's
-/// path and size), and the job and hosts given. The same run recorded twice gets the same id;
+/// path and size; for stdin or a FIFO, the digest of its bytes too), and the job and hosts
+/// given. The same run recorded twice gets the same id;
 /// a copy elsewhere, or the same path on another host given with `--host`, does not.
 pub fn run_id(r: &Report, ctx: &RecordContext) -> String {
     let mut parts: Vec<String> = Vec::new();
@@ -116,7 +112,11 @@ pub fn run_id(r: &Report, ctx: &RecordContext) -> String {
     let mut inputs: Vec<String> = r
         .inputs
         .iter()
-        .map(|i| format!("in:{}:{}", i.path, i.bytes))
+        .map(|i| match &i.digest {
+            // A stream (stdin, a FIFO) has no path to tell two pastes apart: its bytes do.
+            Some(d) => format!("in:{}:{}:{d}", i.path, i.bytes),
+            None => format!("in:{}:{}", i.path, i.bytes),
+        })
         .collect();
     inputs.sort();
     parts.extend(inputs);
@@ -145,6 +145,30 @@ fn fact_text(r: &Report, name: &str) -> Option<String> {
 /// `time` (as findings and the timeline write it) → Unix seconds, UTC.
 pub fn epoch(time: &str) -> Option<i64> {
     crate::sources::units::epoch_from_iso(time.trim()).map(|t| t as i64)
+}
+
+/// When the run failed, by its own logs: where the lead finding started, else its latest timed
+/// evidence, else the timeline's last event; `None` when the logs carry no time.
+pub fn failure_time(r: &Report) -> Option<String> {
+    let lead = r.top().or(r.findings.first());
+    lead.and_then(|f| {
+        f.origin.time.clone().or_else(|| {
+            f.evidence
+                .iter()
+                .filter_map(|e| e.time.clone())
+                .filter(|t| epoch(t).is_some())
+                .max()
+        })
+    })
+    .filter(|t| epoch(t).is_some())
+    .or_else(|| {
+        r.timeline
+            .events
+            .iter()
+            .filter_map(|e| e.t)
+            .fold(None, |m: Option<f64>, t| Some(m.map_or(t, |m| m.max(t))))
+            .and_then(crate::sources::units::iso_from_epoch)
+    })
 }
 
 impl RunRecord {
@@ -215,27 +239,7 @@ impl RunRecord {
                     .find_map(|v| fact_text(r, &format!("env.{v}")))
             })
         });
-        // Time of failure: where the lead finding started, else its latest timed evidence,
-        // else the timeline's last event.
-        let failed_at = lead
-            .and_then(|f| {
-                f.origin.time.clone().or_else(|| {
-                    f.evidence
-                        .iter()
-                        .filter_map(|e| e.time.clone())
-                        .filter(|t| epoch(t).is_some())
-                        .max()
-                })
-            })
-            .filter(|t| epoch(t).is_some())
-            .or_else(|| {
-                r.timeline
-                    .events
-                    .iter()
-                    .filter_map(|e| e.t)
-                    .fold(None, |m: Option<f64>, t| Some(m.map_or(t, |m| m.max(t))))
-                    .and_then(crate::sources::units::iso_from_epoch)
-            });
+        let failed_at = failure_time(r);
         let report = serde_json::to_value(r).unwrap_or(serde_json::Value::Null);
         RunRecord {
             run_id: run_id(r, ctx),

@@ -93,6 +93,50 @@ pub fn render_in(r: &Report, root: &str, lang: Lang) -> String {
     out
 }
 
+/// `triage --format github`: one `::error` per failing group (its runs, fingerprint, title
+/// and an example run), a `::warning` per hardware suspect, a `::notice` for the runs that did
+/// not fail and for the first warnings; escaped as a report's are.
+pub fn render_triage(t: &crate::report::triage::Triage, lang: Lang) -> String {
+    let tr = Tr(lang);
+    let mut out = String::new();
+    for g in &t.groups {
+        let runs = tr.triage_md_group_runs(g.count);
+        if g.verdict == Verdict::NoFailure {
+            out.push_str(&format!(
+                "::notice title=trainwreck::{}\n",
+                data(&format!("{runs}: {}", tr.gh_no_failure()))
+            ));
+            continue;
+        }
+        let what = g
+            .category
+            .map_or_else(|| g.verdict.to_string(), |c| c.to_string());
+        let title = prop(&format!("trainwreck: {what} ({})", g.action));
+        let msg = format!(
+            "{runs} [{}]: {} ({})",
+            g.fingerprint.as_deref().unwrap_or("-"),
+            tr.group_title(g).unwrap_or(tr.triage_no_rule()),
+            g.example
+        );
+        out.push_str(&format!("::error title={title}::{}\n", data(&msg)));
+    }
+    for r in &t.suspects {
+        out.push_str(&format!(
+            "::warning title={}::{}\n",
+            prop(&format!("trainwreck: {}", tr.triage_suspect_label())),
+            data(&tr.triage_suspect(r.kind.as_str(), &r.name, r.runs))
+        ));
+    }
+    for w in t.warnings.iter().take(10) {
+        out.push_str(&format!(
+            "::notice title={}::{}\n",
+            prop(tr.gh_warning_title()),
+            data(&tr.warning_line(w))
+        ));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,11 +1,12 @@
 //! The failure history for people: the "seen before" line of a report, and the tables of
-//! `history list | show | hosts | gpus` (their JSON is the data itself, serialised). Formats
-//! only; the counting and the tests live in `history`. The rows those views show are defined
-//! here (as `report::triage` holds triage's), so `history` depends on `report` and not back.
+//! `history list | show | hosts | gpus`, laid out as `table::Tables` says (their JSON is the
+//! data itself, serialised). Formats only; the counting and the tests live in `history`. The
+//! rows those views show are defined here (as `report::triage` holds triage's), so `history`
+//! depends on `report` and not back.
 
 use crate::model::{Note, Seen};
 use crate::report::i18n::{Lang, Tr};
-use comfy_table::{Table, presets::UTF8_BORDERS_ONLY};
+use crate::report::table::Tables;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -187,8 +188,8 @@ pub fn seen_line_in(s: &Seen, lang: crate::model::Lang) -> String {
     line
 }
 
-/// `history show`: the seen line, then notes, hosts and runs.
-pub fn show(s: &Seen, lang: Lang) -> String {
+/// `history show`: the seen line, then notes, hosts and runs (laid out as `tables` says).
+pub fn show(s: &Seen, tables: Tables, lang: Lang) -> String {
     let tr = Tr(lang);
     let mut out = format!("{}\n{}\n", s.fingerprint, seen_line_in(s, lang));
     if s.count > 0 {
@@ -211,31 +212,32 @@ pub fn show(s: &Seen, lang: Lang) -> String {
         }
     }
     if !s.runs.is_empty() {
-        let mut t = Table::new();
-        t.load_style(UTF8_BORDERS_ONLY);
+        let mut t = tables.table();
         t.set_header(tr.history_runs_header().to_vec());
         for r in &s.runs {
-            t.add_row(vec![
-                r.time.clone(),
-                r.run_id.clone(),
-                r.job.clone().unwrap_or_default(),
-                r.host.clone().unwrap_or_default(),
-                r.verdict.clone(),
-            ]);
+            tables.row(
+                &mut t,
+                vec![
+                    r.time.clone(),
+                    r.run_id.clone(),
+                    r.job.clone().unwrap_or_default(),
+                    r.host.clone().unwrap_or_default(),
+                    r.verdict.clone(),
+                ],
+            );
         }
-        let _ = writeln!(out, "\n{t}");
+        let _ = writeln!(out, "\n{}", tables.finish(t));
     }
     out
 }
 
 /// `history list`: one row per fingerprint, most frequent first.
-pub fn list(entries: &[ListEntry], lang: Lang) -> String {
+pub fn list(entries: &[ListEntry], tables: Tables, lang: Lang) -> String {
     let tr = Tr(lang);
     if entries.is_empty() {
         return format!("{}\n", tr.history_empty());
     }
-    let mut t = Table::new();
-    t.load_style(UTF8_BORDERS_ONLY);
+    let mut t = tables.table();
     t.set_header(tr.history_list_header().to_vec());
     for e in entries {
         let what = match &e.note {
@@ -248,17 +250,20 @@ pub fn list(entries: &[ListEntry], lang: Lang) -> String {
                 super::cut(title.map_or("", String::as_str), 60)
             }
         };
-        t.add_row(vec![
-            e.count.to_string(),
-            e.fingerprint.clone(),
-            e.category.clone().unwrap_or_default(),
-            e.hosts.len().to_string(),
-            e.first_seen.as_deref().map(day).unwrap_or("").to_string(),
-            e.last_seen.as_deref().map(day).unwrap_or("").to_string(),
-            what,
-        ]);
+        tables.row(
+            &mut t,
+            vec![
+                e.count.to_string(),
+                e.fingerprint.clone(),
+                e.category.clone().unwrap_or_default(),
+                e.hosts.len().to_string(),
+                e.first_seen.as_deref().map(day).unwrap_or("").to_string(),
+                e.last_seen.as_deref().map(day).unwrap_or("").to_string(),
+                what,
+            ],
+        );
     }
-    format!("{t}\n")
+    format!("{}\n", tables.finish(t))
 }
 
 fn p_value(p: f64) -> String {
@@ -272,15 +277,14 @@ fn p_value(p: f64) -> String {
 }
 
 /// `history hosts` / `history gpus`: counts per unit, then the suspects with their test.
-pub fn fleet(s: &FleetStats, lang: Lang) -> String {
+pub fn fleet(s: &FleetStats, tables: Tables, lang: Lang) -> String {
     let tr = Tr(lang);
     let (lead, tail, hosts) = tr.fleet_header();
     let mut out = String::new();
     let mut classes: Vec<&String> = s.units.iter().flat_map(|u| u.failures.keys()).collect();
     classes.sort();
     classes.dedup();
-    let mut t = Table::new();
-    t.load_style(UTF8_BORDERS_ONLY);
+    let mut t = tables.table();
     let mut header = vec![tr.fleet_unit(s.unit).to_string()];
     header.extend(lead.map(String::from));
     header.extend(classes.iter().map(|c| c.to_string()));
@@ -308,11 +312,11 @@ pub fn fleet(s: &FleetStats, lang: Lang) -> String {
         if let Some(h) = &u.hosts {
             row.push(h.join(", "));
         }
-        t.add_row(row);
+        tables.row(&mut t, row);
     }
     let tested = s.units.iter().filter(|u| u.jobs > 0).count().max(1);
     let _ = writeln!(out, "{}", tr.fleet_summary(s, tested));
-    let _ = writeln!(out, "{t}");
+    let _ = writeln!(out, "{}", tables.finish(t));
     if s.units.len() > 50 {
         let _ = writeln!(out, "{}", tr.fleet_more(s.units.len() - 50));
     }

@@ -1,6 +1,6 @@
 //! JUnit XML for CI systems that only read test reports (GitLab, Jenkins, Azure): the run is
 //! one test case that fails with the cause as its message and the fix and evidence as its
-//! body. Escaping only; no decisions.
+//! body; a triage is one test case per run. Escaping only; no decisions.
 
 use super::Report;
 use crate::model::Verdict;
@@ -61,6 +61,42 @@ pub fn render(r: &Report) -> String {
             r.verdict,
             r.fingerprint.as_deref().unwrap_or("none")
         ))
+    )
+}
+
+/// `triage --format junit`: one test case per run, failing with its group's cause, so a CI
+/// system counts the failed runs; escaped as a report's are.
+pub fn render_triage(t: &crate::report::triage::Triage) -> String {
+    let mut cases = String::new();
+    let mut failures = 0;
+    for g in &t.groups {
+        let what = g
+            .category
+            .map_or_else(|| g.verdict.to_string(), |c| c.to_string());
+        for run in &g.runs {
+            cases.push_str(&format!(
+                "    <testcase classname=\"trainwreck.triage\" name=\"{}\">\n",
+                xml(run)
+            ));
+            if g.verdict != Verdict::NoFailure {
+                failures += 1;
+                cases.push_str(&format!(
+                    "      <failure type=\"{}\" message=\"{}\"/>\n",
+                    xml(&what),
+                    xml(&format!(
+                        "{what} — {} (action {}, fingerprint {})",
+                        g.title.as_deref().unwrap_or("no rule explains it"),
+                        g.action,
+                        g.fingerprint.as_deref().unwrap_or("none")
+                    ))
+                ));
+            }
+            cases.push_str("    </testcase>\n");
+        }
+    }
+    let n = t.runs_total;
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"trainwreck\" tests=\"{n}\" failures=\"{failures}\">\n  <testsuite name=\"trainwreck triage\" tests=\"{n}\" failures=\"{failures}\">\n{cases}  </testsuite>\n</testsuites>\n"
     )
 }
 

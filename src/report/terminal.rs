@@ -75,7 +75,7 @@ pub fn render_with(r: &Report, o: &Options) -> String {
     let st = &Style { color: o.color };
     let mut out = String::new();
     match r.top() {
-        Some(top) => render_top(&mut out, r, top, st, tr),
+        Some(top) => render_top(&mut out, r, top, st, tr, o.tables.width()),
         None => match r.verdict {
             Verdict::NoFailure => {
                 let _ = writeln!(
@@ -157,7 +157,14 @@ pub fn render_with(r: &Report, o: &Options) -> String {
     out
 }
 
-fn render_top(out: &mut String, r: &Report, top: &Finding, st: &Style, tr: Tr) {
+fn render_top(
+    out: &mut String,
+    r: &Report,
+    top: &Finding,
+    st: &Style,
+    tr: Tr,
+    width: Option<usize>,
+) {
     let _ = writeln!(
         out,
         "{}{}{} — {}",
@@ -215,10 +222,10 @@ fn render_top(out: &mut String, r: &Report, top: &Finding, st: &Style, tr: Tr) {
         render_core(out, c, st, tr);
     }
     let _ = writeln!(out, "\n{}", st.bold(tr.fix_heading()));
-    let _ = writeln!(out, "  {}", tr.fix(top));
+    let _ = writeln!(out, "{}", super::table::paragraph(tr.fix(top), "  ", width));
     if let Some(n) = tr.next_time(top) {
         let _ = writeln!(out, "\n{}", st.bold(tr.next_time_heading()));
-        let _ = writeln!(out, "  {n}");
+        let _ = writeln!(out, "{}", super::table::paragraph(n, "  ", width));
     }
     let symptoms: Vec<&Finding> = r.symptoms_of(&top.rule).collect();
     if !symptoms.is_empty() {

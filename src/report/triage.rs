@@ -39,6 +39,9 @@ pub struct Group {
     pub title_zh: Option<String>,
     pub first_seen: Option<String>,
     pub last_seen: Option<String>,
+    /// Where those dates came from: `logs` (the failure's own timestamps) or `mtime` (file
+    /// modification times, for runs whose logs carry no time; any such run makes it `mtime`).
+    pub seen_from: Option<crate::triage::SeenFrom>,
     /// Host → number of runs of this group that involved it.
     pub hosts: BTreeMap<String, usize>,
     pub gpus: BTreeMap<String, usize>,
@@ -101,6 +104,15 @@ fn hosts_text(m: &BTreeMap<String, usize>, max: usize) -> String {
     s.join(", ")
 }
 
+/// A group's first or last seen for people: marked when it is a file modification time.
+fn seen_text(g: &Group, t: &Option<String>) -> String {
+    match (t, g.seen_from) {
+        (Some(t), Some(crate::triage::SeenFrom::Mtime)) => format!("{t} (mtime)"),
+        (Some(t), _) => t.clone(),
+        (None, _) => String::new(),
+    }
+}
+
 fn suspect_line(r: &Recurrence, tr: Tr) -> String {
     tr.triage_suspect(r.kind.as_str(), &r.name, r.runs)
 }
@@ -118,8 +130,8 @@ pub fn render_table(t: &Triage, tables: super::table::Tables, lang: Lang) -> Str
                 g.category
                     .map_or_else(|| g.verdict.to_string(), |c| c.to_string()),
                 g.action.to_string(),
-                g.first_seen.clone().unwrap_or_default(),
-                g.last_seen.clone().unwrap_or_default(),
+                seen_text(g, &g.first_seen),
+                seen_text(g, &g.last_seen),
                 hosts_text(&g.hosts, 3),
                 g.example.clone(),
             ],
@@ -162,8 +174,8 @@ pub fn render_markdown(t: &Triage, lang: Lang) -> String {
                     .map_or_else(|| g.verdict.to_string(), |c| c.to_string())
             ),
             g.action,
-            g.first_seen.as_deref().unwrap_or(""),
-            g.last_seen.as_deref().unwrap_or(""),
+            seen_text(g, &g.first_seen),
+            seen_text(g, &g.last_seen),
             inline(&hosts_text(&g.hosts, 3)),
             g.example.replace('`', "'")
         ));

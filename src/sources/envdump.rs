@@ -1,6 +1,7 @@
 //! Environment and version dumps: `env`, `pip list`/`pip freeze`, `python -m torch.utils.collect_env`,
 //! `ds_report` → versions of torch, CUDA, NCCL, DeepSpeed, the driver, and the env vars that steer
-//! distributed training (`env.<NAME>`). Only allow-listed variables are kept: never secrets.
+//! distributed training (`env.<NAME>`), and the job ids of schedulers and CI (`env.SLURM_JOB_ID`,
+//! …: the history's `job`). Only allow-listed variables are kept: never secrets.
 
 use super::{FactOut, FactParser};
 use crate::fact_names;
@@ -104,7 +105,8 @@ impl FactParser for EnvDumpParser {
                 .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
         {
             let keep = (ENV_PREFIXES.iter().any(|p| name.starts_with(p))
-                || ENV_EXACT.contains(&name))
+                || ENV_EXACT.contains(&name)
+                || fact_names::JOB_VARIABLES.contains(&name))
                 // A secret-named variable is never a fact, even under an allowed prefix:
                 // which names are secrets is decided by `redact` alone (one list).
                 && !crate::redact::is_secret_name(name);

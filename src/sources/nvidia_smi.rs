@@ -463,6 +463,10 @@ impl FactParser for QueryParser {
         };
         match (path.as_slice(), key) {
             ([], "Product Name") => gpu(out, i, "name", value, lineno, line),
+            // The GPU's identity wherever it moves (`history gpus` counts by it).
+            ([], "GPU UUID") if value.starts_with("GPU-") || value.starts_with("MIG-") => {
+                gpu(out, i, "uuid", value, lineno, line)
+            }
             (["FB Memory Usage"], "Total") => {
                 if let Some(b) = mib(value, 1 << 20) {
                     gpu(out, i, "memory_total_bytes", b, lineno, line)
@@ -588,6 +592,7 @@ enum CsvCol {
     ProcName,
     ProcMem,
     Driver,
+    Uuid,
     Other,
 }
 
@@ -597,6 +602,7 @@ fn csv_col(name: &str) -> CsvCol {
         "index" => Index,
         "name" | "gpu_name" => Name,
         "pci.bus_id" | "gpu_bus_id" | "bus_id" => BusId,
+        "uuid" | "gpu_uuid" => Uuid,
         "memory.used" => MemUsed,
         "memory.total" => MemTotal,
         "utilization.gpu" => Util,
@@ -794,6 +800,9 @@ impl FactParser for CsvParser {
                     "No" => gpu(out, idx, name, false, lineno, line),
                     _ => {}
                 },
+                CsvCol::Uuid if v.starts_with("GPU-") || v.starts_with("MIG-") => {
+                    gpu(out, idx, "uuid", *v, lineno, line)
+                }
                 CsvCol::Driver if !is_absent(v) && !is_error_value(v) => out
                     .facts
                     .push(Fact::new("version.driver", *v).at(lineno, line)),

@@ -61,9 +61,22 @@ pub struct Opened<'a> {
 pub struct ReadMeter {
     read: Arc<AtomicU64>,
     reported: AtomicU64,
+    /// For a stream (stdin, a FIFO), which has no path or size to know it by again: SHA-256 of
+    /// the bytes read, taken as they pass (the history's run id of a paste).
+    digest: Option<Digest>,
 }
 
+/// SHA-256 of a stream's bytes as read.
+type Digest = Arc<std::sync::Mutex<sha2::Sha256>>;
+
 impl ReadMeter {
+    /// The first 32 hex digits of the digest of a stream's bytes read (`None` for a file).
+    pub fn digest(&self) -> Option<String> {
+        use sha2::Digest as _;
+        let h = self.digest.as_ref()?.lock().ok()?.clone().finalize();
+        Some(h.iter().take(16).map(|b| format!("{b:02x}")).collect())
+    }
+
     /// Bytes read since the last call.
     pub fn take_new(&self) -> u64 {
         let now = self.read.load(Ordering::Relaxed);
@@ -218,12 +231,19 @@ impl<R: Read> Read for GzipCap<R> {
 struct Counted<R> {
     inner: R,
     n: Arc<AtomicU64>,
+    /// Streams only (see `ReadMeter::digest`).
+    digest: Option<Digest>,
 }
 
 impl<R: Read> Read for Counted<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let k = self.inner.read(buf)?;
         self.n.fetch_add(k as u64, Ordering::Relaxed);
+        if let Some(d) = &self.digest
+            && let Ok(mut d) = d.lock()
+        {
+            sha2::Digest::update(&mut *d, &buf[..k]);
+        }
         Ok(k)
     }
 }
@@ -441,6 +461,7 @@ pub fn open_range<'f>(
     let counted = Counted {
         inner: Positional { file, pos: 0 },
         n,
+        digest: None,
     };
     let seg = crate::sources::reader::SegmentRead::new(counted, start, end)
         .map_err(|e| text!("cannot read: {e}", "无法读取：{e}"))?;
@@ -458,23 +479,32 @@ pub fn open_in(input: &Input, total: &Inflated) -> Result<Opened<'static>, Text>
     let path = input.display.as_str();
     let read = Arc::new(AtomicU64::new(0));
     let mut watch = None;
+    let mut digest = None;
     // A regular file stays a `File`, for the random access a zip needs.
     let mut raw = match &input.source {
-        Source::Stdin => Raw::Stream(Box::new(Counted {
-            inner: io::stdin(),
-            n: read.clone(),
-        })),
+        Source::Stdin => {
+            digest = Some(Digest::default());
+            Raw::Stream(Box::new(Counted {
+                inner: io::stdin(),
+                n: read.clone(),
+                digest: digest.clone(),
+            }))
+        }
         Source::File(p) => {
             let f =
                 std::fs::File::open(p).map_err(|e| text!("cannot open: {e}", "无法打开：{e}"))?;
             watch = Watch::new(p, &f, input.id, &read);
+            // A FIFO named on the command line: a stream, nothing to check, known by digest.
+            if watch.is_none() {
+                digest = Some(Digest::default());
+            }
             let counted = Counted {
                 inner: f,
                 n: read.clone(),
+                digest: digest.clone(),
             };
             match watch {
                 Some(_) => Raw::File(counted),
-                // A FIFO named on the command line: a stream, nothing to check.
                 None => Raw::Stream(Box::new(counted)),
             }
         }
@@ -486,6 +516,7 @@ pub fn open_in(input: &Input, total: &Inflated) -> Result<Opened<'static>, Text>
     .map_err(|e| text!("cannot read: {e}", "无法读取：{e}"))?;
     let meter = Arc::new(ReadMeter {
         read,
+        digest,
         ..ReadMeter::default()
     });
     let raw: Box<dyn Read> = match raw {
@@ -619,6 +650,7 @@ fn open_stream<'a>(
             let counted = Counted {
                 inner: io::Cursor::new(head).chain(raw),
                 n: compressed.clone(),
+                digest: None,
             };
             let dec = decoder(container, counted)
                 .map_err(|e| text!("{z} data cannot be read: {e}", "无法读取 {z} 数据：{e}"))?;

@@ -158,6 +158,13 @@ pub fn epoch_from_iso(s: &str) -> Option<f64> {
     let h: i64 = hms.get(0..2)?.parse().ok()?;
     let mi: i64 = hms.get(3..5)?.parse().ok()?;
     let se: i64 = hms.get(6..8)?.parse().ok()?;
+    // A calendar date and a clock time (`2026-13-45` or `25:61` is none: never a time).
+    let real_day = (1..=12).contains(&mo)
+        && d >= 1
+        && civil_from_days(days_from_civil(y, mo, d)) == (y, mo, d);
+    if !real_day || h > 23 || mi > 59 || se > 60 {
+        return None;
+    }
     let frac = s
         .get(19..)
         .and_then(|r| r.strip_prefix('.'))

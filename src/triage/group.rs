@@ -2,7 +2,7 @@
 //! runs (hardware suspects), into a `report::triage::Triage`. Pure data in, data out: it
 //! never reads files or formats output.
 
-use super::RunOutcome;
+use super::{RunOutcome, SeenFrom};
 use crate::model::Verdict;
 use crate::model::Warning;
 use crate::report::triage::{Group, Recurrence, SCHEMA, Suspect, Triage};
@@ -47,6 +47,12 @@ pub fn group(outcomes: &[RunOutcome], warnings: Vec<Warning>) -> Triage {
                 title_zh: lead.title_zh.clone(),
                 first_seen: seen.iter().min().map(|s| s.to_string()),
                 last_seen: seen.iter().max().map(|s| s.to_string()),
+                // The weaker source when the runs differ: a date that may be a copy's.
+                seen_from: runs
+                    .iter()
+                    .filter_map(|r| r.seen_from)
+                    .find(|f| *f == SeenFrom::Mtime)
+                    .or(runs.iter().find_map(|r| r.seen_from)),
                 hosts,
                 gpus,
                 recurring,
@@ -126,6 +132,7 @@ mod tests {
             hosts: vec![h.into()],
             gpus: vec![],
             seen: None,
+            seen_from: None,
             warnings: 0,
         };
         let t = group(&[o("a", "n1"), o("b", "n1"), o("c", "n2")], vec![]);

@@ -29,12 +29,31 @@ pub fn exit_for(r: &Report) -> i32 {
     action_of(r).exit_status()
 }
 
+/// `triage --exit-code action`: analyze's statuses, for the most frequent failure (groups come
+/// failures first, most runs first); 0 when no run failed.
+pub fn exit_for_triage(t: &crate::report::triage::Triage) -> i32 {
+    t.groups
+        .first()
+        .filter(|g| g.verdict != Verdict::NoFailure)
+        .map_or(Action::None.exit_status(), |g| g.action.exit_status())
+}
+
 /// The action a report asks for: the top finding's, `none` or `investigate`.
 pub fn action_of(r: &Report) -> Action {
     match r.top() {
         Some(t) => t.action,
         None if r.verdict == Verdict::NoFailure => Action::None,
         None => Action::Investigate,
+    }
+}
+
+crate::model::vocabulary! {
+    /// Where a run's date came from.
+    SeenFrom {
+        /// The logs' own timestamps (the failure's time).
+        Logs = "logs",
+        /// The newest file's modification time: the logs carry no time.
+        Mtime = "mtime",
     }
 }
 
@@ -53,8 +72,10 @@ pub struct RunOutcome {
     pub confidence: Option<f64>,
     pub hosts: Vec<String>,
     pub gpus: Vec<String>,
-    /// When the run was last written (newest file mtime), UTC.
+    /// When the run failed (its logs' time), else when it was last written (newest file
+    /// mtime), UTC; `seen_from` says which.
     pub seen: Option<String>,
+    pub seen_from: Option<SeenFrom>,
     pub warnings: usize,
 }
 
@@ -67,6 +88,18 @@ static GPU_RE: LazyLock<Option<Regex>> = LazyLock::new(|| {
 
 fn outcome(path: &Path, r: &Report) -> RunOutcome {
     let lead = r.top().or(r.findings.first());
+    // When the run failed by its own logs; a copied run keeps its date. The newest file's
+    // modification time only when the logs carry no time.
+    let (seen, seen_from) = match crate::history::record::failure_time(r)
+        .and_then(|t| crate::history::record::epoch(&t))
+        .filter(|t| *t >= 0)
+    {
+        Some(t) => (Some(t as u64), Some(SeenFrom::Logs)),
+        None => match newest_mtime(path) {
+            Some(t) => (Some(t), Some(SeenFrom::Mtime)),
+            None => (None, None),
+        },
+    };
     let mut hosts = BTreeSet::new();
     let mut gpus = BTreeSet::new();
     if let Some(f) = lead {
@@ -108,7 +141,8 @@ fn outcome(path: &Path, r: &Report) -> RunOutcome {
         confidence: lead.map(|f| f.confidence),
         hosts: hosts.into_iter().collect(),
         gpus: gpus.into_iter().collect(),
-        seen: newest_mtime(path).map(utc),
+        seen: seen.map(utc),
+        seen_from,
         warnings: r.warnings.len(),
     }
 }
