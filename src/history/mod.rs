@@ -194,6 +194,7 @@ impl Store {
             Location::Sqlite(p) => Store {
                 db: Box::new(backend::Sqlite::open_read_only(p, timeout_ms())?),
                 location: loc.clone(),
+                raw: false,
             },
             Location::Postgres(_) => Store::connect(loc)?,
         };
