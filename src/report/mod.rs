@@ -254,10 +254,24 @@ pub const COLOUR: char = '\u{E000}';
 pub fn emit(sink: Sink, text: &str) -> std::borrow::Cow<'_, str> {
     match sink {
         Sink::Json => std::borrow::Cow::Borrowed(text),
-        Sink::Terminal => match neutralize(text) {
-            t if t.contains(COLOUR) => std::borrow::Cow::Owned(t.replace(COLOUR, "\x1b")),
-            t => t,
-        },
+        Sink::Terminal if text.contains(COLOUR) => {
+            // Our colour markers become escapes; any other COLOUR (an input's) is made
+            // visible. An input can at most forge one of these six SGR codes (bold, dim, red,
+            // green, yellow, reset): never a title, the clipboard, a cursor move or hiding.
+            const OURS: &[&str] = &["[0m", "[1m", "[2m", "[32m", "[33m", "[1;31m"];
+            let mut out = String::with_capacity(text.len());
+            for (i, part) in text.split(COLOUR).enumerate() {
+                if i > 0 {
+                    match OURS.iter().find(|c| part.starts_with(**c)) {
+                        Some(_) => out.push('\x1b'),
+                        None => out.push_str("\\u{e000}"),
+                    }
+                }
+                out.push_str(&neutralize(part));
+            }
+            std::borrow::Cow::Owned(out)
+        }
+        Sink::Terminal => neutralize(text),
         Sink::Document => neutralize(text),
         Sink::Xml => {
             if !text.chars().any(not_xml) {
@@ -333,5 +347,28 @@ pub fn cut(s: &str, n: usize) -> String {
         s.to_string()
     } else {
         s.chars().take(n).collect::<String>() + "…"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_our_colour_markers_become_escapes() {
+        let ours = format!("{COLOUR}[1;31mCause{COLOUR}[0m");
+        let theirs = format!("x{COLOUR}]0;title\x07 {COLOUR}[8mhidden \x1b[2J");
+        let out = emit(Sink::Terminal, &format!("{ours} {theirs}")).into_owned();
+        assert!(out.starts_with("\x1b[1;31mCause\x1b[0m "), "{out}");
+        assert!(!out[20..].contains('\x1b'), "{out}");
+        assert!(
+            out.contains("\\u{e000}]0;title\\x07") && out.contains("\\x1b[2J"),
+            "{out}"
+        );
+        assert_eq!(
+            emit(Sink::Document, &ours),
+            "\\u{e000}[1;31mCause\\u{e000}[0m"
+        );
+        assert_eq!(emit(Sink::Xml, "a\u{FFFE}b\u{1}"), "a\u{FFFD}b\u{FFFD}");
     }
 }
