@@ -75,7 +75,10 @@ fn each_format_option_offers_only_what_its_subcommand_renders() {
         ["table", "json", "markdown", "github", "junit"]
     );
     assert_eq!(formats(&["facts"]), ["table", "json"]);
-    assert_eq!(formats(&["triage"]), ["table", "json", "markdown"]);
+    assert_eq!(
+        formats(&["triage"]),
+        ["table", "json", "markdown", "github", "junit"]
+    );
 }
 
 #[test]
