@@ -196,7 +196,8 @@ impl Store {
                 location: loc.clone(),
                 raw: false,
             },
-            Location::Postgres(_) => Store::connect(loc)?,
+            // PostgreSQL, and a location `connect` refuses with its reason.
+            _ => Store::connect(loc)?,
         };
         let v = schema::version(s.db.as_mut()).map_err(|e| s.context(e))?;
         schema::check(v).map_err(|e| s.context(e))?;
