@@ -571,58 +571,6 @@ fn escapes_in_file_and_member_names_never_reach_any_output() {
                 out.contains("\\x1b]52;c;"),
                 "{args:?}: name not shown:\n{out}"
             );
-// --- caps, links, split, encodings (audit round 3, part B) ---
-
-/// The engine over the built-in rules, compiled once per test binary.
-fn engine() -> trainwreck::analyze::Engine<'static> {
-    static KB: std::sync::OnceLock<trainwreck::rules::KnowledgeBase> = std::sync::OnceLock::new();
-    let kb = KB.get_or_init(|| trainwreck::rules::KnowledgeBase::load(&[]).expect("rules load"));
-    trainwreck::analyze::Engine::new(kb)
-}
-
-/// The report of `paths` as JSON, read whole (one thread, no split) or with every plain-text
-/// file split into ranges of about `split` bytes on `threads` threads.
-fn report_json(
-    engine: &mut trainwreck::analyze::Engine,
-    paths: &[String],
-    threads: usize,
-    split: Option<u64>,
-) -> String {
-    engine.split_bytes = split;
-    trainwreck::diagnose_with(engine, paths, threads).to_json()
-}
-
-/// A `preceded_by` window (a SemLock traceback over `[Errno 28]`) moved line by line across
-/// one range edge and then another: every split gives the whole read's report.
-#[test]
-fn a_look_back_window_across_a_range_edge_gives_the_whole_reads_answer() {
-    let d = tempfile::tempdir().unwrap();
-    let log = d.path().join("train.log");
-    let block = "Traceback (most recent call last):\n  File \"/usr/lib/python3.10/multiprocessing/synchronize.py\", line 57, in __init__\n    sl = self._semlock = _multiprocessing.SemLock(\nOSError: [Errno 28] No space left on device\n";
-    let lines = 40;
-    let mut engine = engine();
-    for before in 0..=lines {
-        let mut text = String::new();
-        for i in 0..before {
-            text.push_str(&format!("[rank0] step {i:03} loss 1.0\n"));
-        }
-        text.push_str(block);
-        for i in before..lines {
-            text.push_str(&format!("[rank0] step {i:03} loss 1.0\n"));
-        }
-        std::fs::write(&log, &text).unwrap();
-        let paths = vec![log.display().to_string()];
-        let whole = report_json(&mut engine, &paths, 1, None);
-        assert!(whole.contains("\"shm_exhausted\""), "{whole}");
-        let size = text.len() as u64;
-        for threads in 1..=4 {
-            for split in [size / 2, size / 3, size / 5] {
-                let got = report_json(&mut engine, &paths, threads, Some(split));
-                assert_eq!(
-                    got, whole,
-                    "block after {before} lines, {threads} threads, ranges of {split} bytes"
-                );
-            }
         }
     }
 }
@@ -862,6 +810,65 @@ fn redact_hosts_masks_host_names_no_finding_attributed() {
         let (_, out, _) = tw_in(d.path(), &args);
         let left: Vec<&&str> = names.iter().filter(|n| out.contains(**n)).collect();
         assert!(left.is_empty(), "{args:?} kept {left:?}:\n{out}");
+    }
+}
+
+// --- caps, links, split, encodings (audit round 3, part B) ---
+
+/// The engine over the built-in rules, compiled once per test binary.
+fn engine() -> trainwreck::analyze::Engine<'static> {
+    static KB: std::sync::OnceLock<trainwreck::rules::KnowledgeBase> = std::sync::OnceLock::new();
+    let kb = KB.get_or_init(|| trainwreck::rules::KnowledgeBase::load(&[]).expect("rules load"));
+    trainwreck::analyze::Engine::new(kb)
+}
+
+/// The report of `paths` as JSON, read whole (one thread, no split) or with every plain-text
+/// file split into ranges of about `split` bytes on `threads` threads.
+fn report_json(
+    engine: &mut trainwreck::analyze::Engine,
+    paths: &[String],
+    threads: usize,
+    split: Option<u64>,
+) -> String {
+    engine.split_bytes = split;
+    trainwreck::diagnose_with(engine, paths, threads).to_json()
+}
+
+/// A `preceded_by` window (a SemLock traceback over `[Errno 28]`) moved line by line across
+/// one range edge and then another: every split gives the whole read's report.
+#[test]
+fn a_look_back_window_across_a_range_edge_gives_the_whole_reads_answer() {
+    let d = tempfile::tempdir().unwrap();
+    let log = d.path().join("train.log");
+    let block = "Traceback (most recent call last):\n  File \"/usr/lib/python3.10/multiprocessing/synchronize.py\", line 57, in __init__\n    sl = self._semlock = _multiprocessing.SemLock(\nOSError: [Errno 28] No space left on device\n";
+    let lines = 40;
+    let mut engine = engine();
+    for before in 0..=lines {
+        let mut text = String::new();
+        for i in 0..before {
+            text.push_str(&format!("[rank0] step {i:03} loss 1.0\n"));
+        }
+        text.push_str(block);
+        for i in before..lines {
+            text.push_str(&format!("[rank0] step {i:03} loss 1.0\n"));
+        }
+        std::fs::write(&log, &text).unwrap();
+        let paths = vec![log.display().to_string()];
+        let whole = report_json(&mut engine, &paths, 1, None);
+        assert!(whole.contains("\"shm_exhausted\""), "{whole}");
+        let size = text.len() as u64;
+        for threads in 1..=4 {
+            for split in [size / 2, size / 3, size / 5] {
+                let got = report_json(&mut engine, &paths, threads, Some(split));
+                assert_eq!(
+                    got, whole,
+                    "block after {before} lines, {threads} threads, ranges of {split} bytes"
+                );
+            }
+        }
+    }
+}
+
 /// Every labelled fixture and every paste reads the same whole and split into small ranges
 /// (edges everywhere in its logs) on one to four threads.
 #[test]

@@ -294,15 +294,15 @@ impl<R: Read> Transcode<R> {
                     None => return false,
                 };
                 self.out.clear();
-                let mut first_lineno = self.lines + 1;
                 let mut utf8 = (0u64, 0u64);
-                for line in src[..upto].split_inclusive(|&c| c == b'\n') {
+                let lines = src[..upto].split_inclusive(|&c| c == b'\n');
+                for (lineno, line) in (self.lines + 1..).zip(lines) {
                     if line.is_ascii() {
                         self.out.extend_from_slice(line);
                     } else if std::str::from_utf8(line).is_ok() {
                         // GBK text is never valid UTF-8 in practice: this line is UTF-8.
                         if utf8.0 == 0 {
-                            utf8.1 = first_lineno;
+                            utf8.1 = lineno;
                         }
                         utf8.0 += 1;
                         self.out.extend_from_slice(line);
@@ -313,7 +313,6 @@ impl<R: Read> Transcode<R> {
                         }
                         self.out.extend_from_slice(t.as_bytes());
                     }
-                    first_lineno += 1;
                 }
                 if utf8.0 > 0 {
                     self.saw_utf8(utf8.0, utf8.1);
