@@ -7,22 +7,25 @@ use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// Redraw the line every 200 ms until `done`; then erase it.
+/// Redraw the line every 200 ms until `done`; then erase it. Only `\r` and spaces: no escape
+/// sequence, so a `TERM=dumb` terminal, `NO_COLOR` or `--color never` never receive one.
 pub fn show(p: &Progress, done: &AtomicBool) {
     let t0 = Instant::now();
-    let mut drawn = false;
+    let mut width = 0;
     while !done.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(50));
         let el = t0.elapsed();
         if el < Duration::from_millis(500) || !(el.as_millis() / 50).is_multiple_of(4) {
             continue;
         }
-        eprint!("\r{}\x1b[K", line(p, el.as_secs_f64()));
+        let text = line(p, el.as_secs_f64());
+        let n = text.chars().count();
+        eprint!("\r{text}{:pad$}", "", pad = width.saturating_sub(n));
         let _ = std::io::stderr().flush();
-        drawn = true;
+        width = width.max(n);
     }
-    if drawn {
-        eprint!("\r\x1b[K");
+    if width > 0 {
+        eprint!("\r{:width$}\r", "");
     }
 }
 
