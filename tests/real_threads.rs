@@ -164,6 +164,9 @@ fn every_real_thread_fixture_ranks_its_category_and_fix_first() {
     let mut by_cat: BTreeMap<String, Row> = BTreeMap::new();
     let mut total = Row::default();
     let mut seen_ids = BTreeMap::new();
+    // one thread backs one case: a thread in two batches would be scored twice and
+    // the second batch would no longer measure unseen text
+    let mut seen_sources: BTreeMap<String, String> = BTreeMap::new();
     // right-category cases whose fix names the step somewhere, not necessarily first
     let mut fix_anywhere = 0u32;
     for batch in batches() {
@@ -206,6 +209,10 @@ fn every_real_thread_fixture_ranks_its_category_and_fix_first() {
                     .is_some_and(|s| s.starts_with("http")),
                 "{name}: source must be the thread's URL"
             );
+            let source = label["source"].as_str().unwrap_or("").trim_end_matches('/');
+            if let Some(other) = seen_sources.insert(source.to_string(), name.clone()) {
+                problems.push(format!("{name}: thread {source} is already case {other}"));
+            }
             assert!(
                 !inputs(&case).is_empty(),
                 "{name}: a case needs at least one paste file"
