@@ -229,9 +229,10 @@ static SECRETS: LazyLock<Vec<(Regex, Rewrite)>> = LazyLock::new(|| {
             r#"(?i)(wandb_api_key['"]?\s*[=:,]?\s*['"]?)[0-9a-f]{40}\b"#.into(),
             Template("${1}[REDACTED]"),
         ),
-        // Python-list argv as DeepSpeed's launcher logs it: '--hub_token', 'value'.
+        // Python-list argv as DeepSpeed's launcher logs it: '--hub_token', 'value'; also with
+        // its quotes backslash-escaped, as inside a JSON string (`[\"--hub_token\", \"v\"]`).
         (
-            format!(r#"(?i)(['"]--?{k}['"]\s*,\s*['"])[^'"\n]+"#),
+            format!(r#"(?i)(\\?['"]--?{k}\\?['"]\s*,\s*\\?['"])[^'"\\\n]+"#),
             Template("${1}[REDACTED]"),
         ),
         // A quoted value after a secret-named flag or key, whole (spaces and all):
