@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 /// sequence, so a `TERM=dumb` terminal, `NO_COLOR` or `--color never` never receive one.
 pub fn show(p: &Progress, done: &AtomicBool) {
     let t0 = Instant::now();
-    let mut width = 0;
+    let mut width: usize = 0;
     while !done.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(50));
         let el = t0.elapsed();
