@@ -15,8 +15,7 @@ cd "$(dirname "$0")/.."
 DIR=${TW_BENCH_DIR:-/tmp/twbench}
 SETS=${SETS:-1g}
 RUNS=${RUNS:-10}
-GEN=../shared/tools/gen_logs.py
-[ -f "$GEN" ] || GEN=/work/shared/tools/gen_logs.py
+GEN=${GEN:-$(dirname "$0")/gen_logs.py}
 mkdir -p "$DIR"
 echo "# disk: $(df -h --output=avail "$DIR" | tail -1) free under $DIR"
 cargo build --release --quiet

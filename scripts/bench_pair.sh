@@ -2,13 +2,13 @@
 # Two trainwreck builds side by side against ripgrep on the 1 GB generated dir (README,
 # "Performance"): generate it, warm the page cache, alternate the three commands pinned to two
 # cores (scripts/bench_compare.py), then peak RSS with one thread and start-up on a one-line
-# input. Meant for a quiet many-core machine; needs python3, taskset and the gen_logs.py of
-# ../shared/tools (or GEN=path).
+# input. Meant for a quiet many-core machine; needs python3, taskset and scripts/gen_logs.py
+# (or GEN=path).
 #
 #   [CPUS=2,3] scripts/bench_pair.sh OLD_BINARY NEW_BINARY [RG_BINARY]   (the corpus goes under ${TW_BENCH_DIR:-/tmp})
 set -euo pipefail
 old=$1 new=$2 rg=${3:-rg}
-gen=${GEN:-$(dirname "$0")/../../shared/tools/gen_logs.py}
+gen=${GEN:-$(dirname "$0")/gen_logs.py}
 dir=${TW_BENCH_DIR:-/tmp}/g1
 nproc; grep -m1 "model name" /proc/cpuinfo || true
 [ -d "$dir" ] || python3 "$gen" --out "$dir" --size-mb 1000 --ranks 64 --seed 1 --jobs "$(nproc)" >/dev/null

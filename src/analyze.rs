@@ -1069,7 +1069,7 @@ fn wrapped_lines(chunk: &[u8], first: u64) -> Vec<(u64, Vec<(usize, usize)>)> {
 }
 
 /// A run of at least this many spaces inside a line, after at least `MIN_WRAP` bytes of it,
-/// is taken for a wrapped row's padding kept by a screen copy (P26 in REAL-PASTES.md).
+/// is taken for a wrapped row's padding kept by a screen copy (fixtures/pastes/P26_*).
 const MIN_PAD: usize = 16;
 
 /// Up to this many padding runs in one line, every way of closing them is read.

@@ -508,8 +508,9 @@ macro_rules! vocabulary {
 pub(crate) use vocabulary;
 
 vocabulary! {
-    /// The fixed category vocabulary of DESIGN.md. New categories are added to DESIGN.md
-    /// first, then here (with their action class and meaning below).
+    /// The fixed category vocabulary (docs/categories.md). A new category is added to that
+    /// table and here together, with its action class and meaning below; `tests/docs.rs`
+    /// checks that the two agree.
     Category {
         ShmExhausted = "shm_exhausted",
         HostOom = "host_oom",
@@ -540,7 +541,7 @@ vocabulary! {
 }
 
 impl Category {
-    /// The category's action class (DESIGN.md's table).
+    /// The category's action class (docs/categories.md's table).
     pub fn action(self) -> Action {
         match self {
             Category::ShmExhausted => Action::FixConfig,
@@ -628,7 +629,7 @@ impl Category {
 }
 
 vocabulary! {
-    /// What to do about a failure: a category's action class (DESIGN.md), or `none` for a
+    /// What to do about a failure: a category's action class (docs/categories.md), or `none` for a
     /// run that did not fail. Each maps to one documented exit status.
     Action {
         /// Infrastructure: rerunning may succeed.

@@ -250,7 +250,7 @@ const R_WRAP_GLYPHS: &str = "a wrapped row with multi-byte progress-bar glyphs i
 const R_PAD_PIECE: &str = "the row's first piece alone matches (a cut mount path), so the rejoined row's hit is taken for a duplicate";
 
 /// Every run of characters comes twice, so no literal survives anywhere in the line; the
-/// engine has no de-interleaving of two writers yet (REAL-PASTES.md: not seen in the sample).
+/// engine has no de-interleaving of two writers yet (not seen in the real pastes of fixtures/pastes/).
 const R_INTERLEAVE: &str =
     "two ranks' writes interleaved destroy every literal of the line; no de-interleaving yet";
 

@@ -1,4 +1,4 @@
-//! Fixtures written from the shapes in REAL-PASTES.md (`fixtures/pastes/<ID>_<name>/`): one
+//! Fixtures written from the shapes of 59 real users' pastes (`fixtures/pastes/<ID>_<name>/`): one
 //! folder per real user failure (P01–P59, plus variants such as P59b), holding a paste as a
 //! user would give it and a `label.json`; and `H<n>_*`, harmless runs of the kinds issue 15
 //! names (fp16 overflow while the scale settles, transport fallbacks, exit-time warnings);
@@ -62,7 +62,7 @@ fn every_real_paste_fixture_ranks_an_accepted_category_first() {
             cases.iter().any(|c| c
                 .file_name()
                 .is_some_and(|f| f.to_string_lossy().starts_with(&id))),
-            "REAL-PASTES.md entry P{n:02} has no fixture under fixtures/pastes/"
+            "real paste P{n:02} has no fixture under fixtures/pastes/"
         );
     }
     for (p, _) in PENDING {

@@ -3,11 +3,11 @@
 # pair is a good run and a bad run of the same program, in $OUT/pairs/<pair>/{good,bad}/, packed
 # into $OUT/pairs.tar.gz after every run so a timeout still returns what was made.
 # Needs a CUDA machine with torch and PyYAML, root (to shrink /dev/shm), and the capture helpers
-# of the corpus (lib.sh's `snap`, train_ddp.py) in $TOOLS (default ../shared/tools/capture).
+# of the corpus (lib.sh's `snap`, train_ddp.py) in $TOOLS (default: this folder, which holds them).
 # usage: TOOLS=DIR OUT=DIR bash scripts/capture/pairs.sh [PAIR...]
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
-TOOLS=${TOOLS:-$HERE/../../../shared/tools/capture}
+TOOLS=${TOOLS:-$HERE}
 OUTDIR=${OUT:-/tmp/outpairs}
 CAP=/tmp/pairs
 T0=$(date +%s); DEADLINE=${DEADLINE:-560}

@@ -1,4 +1,4 @@
-//! Reports: the JSON contract of DESIGN.md (`Report`) and its renderings for people
+//! Reports: the JSON contract of docs/json-schema.md (`Report`) and its renderings for people
 //! (terminal, markdown, github, junit) and machines (json), and the triage view. The only
 //! module that formats output; it decides nothing (that is `correlate`) and never sees a regex.
 

@@ -527,7 +527,7 @@ fn compile(origin: &str, raw: schema::RawRule, budget: &mut usize) -> Result<Rul
         err(
             "category",
             format!(
-                "{:?} is not in DESIGN.md's vocabulary; use one of: {}",
+                "{:?} is not a category (docs/categories.md); use one of: {}",
                 raw.category,
                 Category::valid_values()
             ),

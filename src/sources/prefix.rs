@@ -1,5 +1,5 @@
-//! Prefix peeling: the launchers and loggers in FIELD-GUIDE.md put rank, host and time in
-//! front of a message. Peeling them off gives a line's attribution and its bare message.
+//! Prefix peeling: launchers and loggers (torchrun, DeepSpeed, Slurm, Kubernetes log viewers, …)
+//! put rank, host and time in front of a message. Peeling them off gives a line's attribution and its bare message.
 //! Runs only on lines that matter (hits, and candidate lines the scanner rereads, which use
 //! the capture-free `message_start`), so clarity beats speed here. Never guesses a rank
 //! from a bare number unless the form is unambiguous.
