@@ -281,10 +281,7 @@ fn render_core(out: &mut String, c: &crate::analyze::CoreReport, st: &Style, tr:
     for f in s.frames.iter().take(12) {
         // Inlined functions first (innermost first), as a debugger lists them.
         for i in &f.inlined {
-            let at = match (&i.file, i.line) {
-                (Some(file), Some(l)) => format!(" at {}:{l}", short(file)),
-                _ => String::new(),
-            };
+            let at = source_at(&i.file, i.line);
             let _ = writeln!(
                 out,
                 "  #{:<2} {}{at}  {}",
@@ -298,10 +295,7 @@ fn render_core(out: &mut String, c: &crate::analyze::CoreReport, st: &Style, tr:
             (None, Some(m), Some(o)) => format!("{}+{o}", short(m)),
             _ => f.pc.clone(),
         };
-        let at = match (&f.file, f.line) {
-            (Some(file), Some(l)) => format!(" at {}:{l}", short(file)),
-            _ => String::new(),
-        };
+        let at = source_at(&f.file, f.line);
         let _ = writeln!(
             out,
             "  #{:<2} {}{at}  {}",
@@ -369,6 +363,14 @@ fn render_python(
             );
             break;
         }
+    }
+}
+
+/// ` at file:line` of a frame with debug info (the file shortened as modules are), else nothing.
+fn source_at(file: &Option<String>, line: Option<u32>) -> String {
+    match (file, line) {
+        (Some(file), Some(l)) => format!(" at {}:{l}", short(file)),
+        _ => String::new(),
     }
 }
 
