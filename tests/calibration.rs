@@ -6,9 +6,11 @@
 //! document always says what the code does. Regenerate with
 //! `cargo test --test calibration -- --nocapture` and copy the printed table.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use trainwreck::model::Verdict;
 use trainwreck::rules::KnowledgeBase;
+
+mod labelled;
 
 /// Band lower edges: [0.0, 0.1), …, [0.9, 1.0].
 const EDGES: [f64; 10] = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
@@ -16,44 +18,12 @@ const EDGES: [f64; 10] = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9];
 /// Drift allowed before the document must be regenerated.
 const TOLERANCE: f64 = 0.005;
 
-fn cases() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
-    let mut out = Vec::new();
-    for dir in ["", "corpus", "captured", "pastes"] {
-        for e in std::fs::read_dir(root.join(dir)).unwrap().flatten() {
-            if e.path().join("label.json").is_file() {
-                out.push(e.path());
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
-fn inputs(case: &Path) -> Vec<String> {
-    if case.join("run").is_dir() {
-        return vec![case.join("run").display().to_string()];
-    }
-    let mut v: Vec<String> = std::fs::read_dir(case)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            let n = p.file_name().unwrap().to_string_lossy();
-            !matches!(n.as_ref(), "label.json" | "README.md" | "GROUND_TRUTH.md")
-        })
-        .map(|p| p.display().to_string())
-        .collect();
-    v.sort();
-    v
-}
-
 /// (confidence, right) for every cause finding of every failing fixture.
 fn predictions() -> Vec<(f64, bool)> {
     let kb = KnowledgeBase::load(&[]).unwrap();
     let engine = trainwreck::analyze::Engine::new(&kb);
     let mut out = Vec::new();
-    for case in cases() {
+    for case in labelled::cases(&["", "corpus", "captured", "pastes"]) {
         let label: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(case.join("label.json")).unwrap())
                 .unwrap();
@@ -64,7 +34,7 @@ fn predictions() -> Vec<(f64, bool)> {
                 .collect(),
             None => vec![label["category"].as_str().unwrap().to_string()],
         };
-        let r = trainwreck::diagnose_with(&engine, &inputs(&case), 2);
+        let r = trainwreck::diagnose_with(&engine, &labelled::inputs(&case), 2);
         if r.verdict == Verdict::NoFailure {
             continue;
         }

@@ -1,56 +1,22 @@
 //! Every labelled fixture (`fixtures/*/label.json`, `fixtures/corpus/*/label.json`): the top
 //! finding's category must be one the label accepts (no_failure: verdict no_failure).
 
-use std::path::{Path, PathBuf};
 use trainwreck::model::Verdict;
 use trainwreck::rules::KnowledgeBase;
+
+mod labelled;
 
 /// Labelled cases whose category has no rules yet. Each entry is a known gap, printed on
 /// every run; the knowledge-base work removes them. A case listed here that starts passing
 /// fails the test, so the list cannot go stale.
 const PENDING: &[&str] = &[];
 
-fn cases() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
-    let mut out = Vec::new();
-    for dir in [root.clone(), root.join("corpus"), root.join("captured")] {
-        let rd = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-        for e in rd.flatten() {
-            if e.path().join("label.json").is_file() {
-                out.push(e.path());
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
-/// What the analyzer is pointed at: `run/` when present, else the case's files minus the
-/// label and notes.
-fn inputs(case: &Path) -> Vec<String> {
-    if case.join("run").is_dir() {
-        return vec![case.join("run").display().to_string()];
-    }
-    let mut v: Vec<String> = std::fs::read_dir(case)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| {
-            let n = p.file_name().unwrap().to_string_lossy();
-            !matches!(n.as_ref(), "label.json" | "README.md" | "GROUND_TRUTH.md")
-        })
-        .map(|p| p.display().to_string())
-        .collect();
-    v.sort();
-    v
-}
-
 #[test]
 fn every_labelled_fixture_ranks_its_category_first() {
     let kb = KnowledgeBase::load(&[]).expect("built-in rules load");
     let mut failures = Vec::new();
     let mut pending_passing = Vec::new();
-    let cases = cases();
+    let cases = labelled::cases(&["", "corpus", "captured"]);
     assert!(cases.len() >= 20, "fixtures missing: found {}", cases.len());
     // category → (cases, top-1 right, right within the top three causes)
     let mut table: std::collections::BTreeMap<String, (u32, u32, u32)> = Default::default();
@@ -67,7 +33,7 @@ fn every_labelled_fixture_ranks_its_category_first() {
                     .collect()
             })
             .unwrap_or_else(|| vec![label["category"].as_str().unwrap().to_string()]);
-        let r = trainwreck::diagnose(&kb, &inputs(case), 2);
+        let r = trainwreck::diagnose(&kb, &labelled::inputs(case), 2);
         let got = if r.verdict == Verdict::NoFailure {
             "no_failure".to_string()
         } else {

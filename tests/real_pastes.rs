@@ -7,55 +7,20 @@
 //! output at a clean end) must come out `no_failure`. Prints a per-category top-1/top-3 table.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 use trainwreck::model::Verdict;
 use trainwreck::rules::KnowledgeBase;
+
+mod labelled;
 
 /// Cases that need reasoning the rules cannot express (issue 16, the engine). Each is printed
 /// on every run with its reason; a case listed here that starts passing fails the test, so
 /// the list cannot go stale.
 const PENDING: &[(&str, &str)] = &[];
 
-fn cases() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/pastes");
-    let mut out: Vec<PathBuf> = std::fs::read_dir(&root)
-        .expect("fixtures/pastes exists")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.join("label.json").is_file())
-        .collect();
-    out.sort();
-    out
-}
-
-/// The case's files, minus its label.
-fn inputs(case: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(case)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.file_name().is_some_and(|n| n != "label.json"))
-        .map(|p| p.display().to_string())
-        .collect();
-    v.sort();
-    v
-}
-
-fn accepted(label: &serde_json::Value) -> Vec<String> {
-    label["accept"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(String::from))
-                .collect()
-        })
-        .unwrap_or_else(|| vec![label["category"].as_str().unwrap().to_string()])
-}
-
 #[test]
 fn every_real_paste_fixture_ranks_an_accepted_category_first() {
     let kb = KnowledgeBase::load(&[]).expect("built-in rules load");
-    let cases = cases();
+    let cases = labelled::cases(&["pastes"]);
     for n in 1..=59 {
         let id = format!("P{n:02}_");
         assert!(
@@ -80,8 +45,8 @@ fn every_real_paste_fixture_ranks_an_accepted_category_first() {
         let label: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(case.join("label.json")).unwrap())
                 .unwrap();
-        let accept = accepted(&label);
-        let r = trainwreck::diagnose(&kb, &inputs(case), 1);
+        let accept = labelled::accepted(&label);
+        let r = trainwreck::diagnose(&kb, &labelled::inputs(case), 1);
         let got = if r.verdict == Verdict::NoFailure {
             "no_failure".to_string()
         } else {

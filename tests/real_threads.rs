@@ -16,6 +16,8 @@ use std::path::{Path, PathBuf};
 use trainwreck::model::Verdict;
 use trainwreck::rules::KnowledgeBase;
 
+mod labelled;
+
 const LABEL_KEYS: &[&str] = &[
     "category",
     "accept",
@@ -55,29 +57,6 @@ fn cases(batch: &Path) -> Vec<PathBuf> {
         .collect();
     out.sort();
     out
-}
-
-/// The case's files, minus its label.
-fn inputs(case: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(case)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.file_name().is_some_and(|n| n != "label.json"))
-        .map(|p| p.display().to_string())
-        .collect();
-    v.sort();
-    v
-}
-
-fn strings(v: &serde_json::Value) -> Vec<String> {
-    v.as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(String::from))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// The fix's first sentence: up to the first `.` (or `。`) that ends a sentence outside
@@ -189,7 +168,7 @@ fn every_real_thread_fixture_ranks_its_category_and_fix_first() {
                 );
             }
             let category = label["category"].as_str().unwrap_or("?").to_string();
-            let mut accept = strings(&label["accept"]);
+            let mut accept = labelled::strings(&label["accept"]);
             if accept.is_empty() {
                 accept.push(category.clone());
             }
@@ -214,10 +193,10 @@ fn every_real_thread_fixture_ranks_its_category_and_fix_first() {
                 problems.push(format!("{name}: thread {source} is already case {other}"));
             }
             assert!(
-                !inputs(&case).is_empty(),
+                !labelled::inputs(&case).is_empty(),
                 "{name}: a case needs at least one paste file"
             );
-            let must: Vec<String> = strings(&label["fix_must_contain"]);
+            let must: Vec<String> = labelled::strings(&label["fix_must_contain"]);
             assert!(
                 category == "no_failure" || !must.is_empty(),
                 "{name}: fix_must_contain names the confirmed step"
@@ -225,7 +204,7 @@ fn every_real_thread_fixture_ranks_its_category_and_fix_first() {
             let known_miss = reason(&label["known_miss"]);
             let fix_known_miss = reason(&label["fix_known_miss"]);
 
-            let r = trainwreck::diagnose(&kb, &inputs(&case), 1);
+            let r = trainwreck::diagnose(&kb, &labelled::inputs(&case), 1);
             let first = r.findings.iter().find(|f| f.symptom_of.is_none());
             let got = if r.verdict == Verdict::NoFailure {
                 "no_failure".to_string()
