@@ -2,6 +2,7 @@
 """Side-by-side timing of trainwreck builds against ripgrep on one corpus (README, "Performance").
 
     scripts/bench_compare.py TARGET ROUNDS NAME=BINARY... [--rg RG] [--cpus 2,3]
+                             [--rules DIR] [--threads N]
 
 Each round runs every build's `analyze TARGET --format json` and `rg -c -f PATTERNS TARGET` once,
 alternated, so drift in the host's load reaches all of them alike; the first round warms the
@@ -9,23 +10,30 @@ page cache and is not counted. With --cpus, every command is pinned there with t
 cores of a quiet many-core machine stand in for the 2-core development machine). Prints per
 command the median wall and CPU (user+sys) time and the peak RSS, and per build its ratio to
 rg (median of the per-round ratios, wall and CPU). ripgrep gets the last build's
-`rules patterns` with `\\b` made ASCII, as scripts/bench.sh does.
+`rules patterns` with `\\b` made ASCII, as scripts/bench.sh does. With --rules DIR every build
+also loads that local knowledge base (scripts/gen_rules.py makes one) and ripgrep gets its patterns
+too; with --threads N every build runs `--threads N` and ripgrep `-j N`.
 """
 import os, re, statistics, subprocess, sys, tempfile, time
 
 def main():
     args = sys.argv[1:]
-    rg, cpus = "rg", None
+    rg, cpus, rules, threads = "rg", None, None, None
     if "--rg" in args:
         i = args.index("--rg"); rg = args[i + 1]; del args[i:i + 2]
     if "--cpus" in args:
         i = args.index("--cpus"); cpus = args[i + 1]; del args[i:i + 2]
+    if "--rules" in args:
+        i = args.index("--rules"); rules = args[i + 1]; del args[i:i + 2]
+    if "--threads" in args:
+        i = args.index("--threads"); threads = args[i + 1]; del args[i:i + 2]
+    extra = (["--rules", rules] if rules else []) + (["--threads", threads] if threads else [])
     target, rounds, builds = args[0], int(args[1]), [a.split("=", 1) for a in args[2:]]
-    pats = subprocess.run([builds[-1][1], "rules", "patterns"], capture_output=True, text=True, check=True).stdout
+    pats = subprocess.run([builds[-1][1], "rules", "patterns"] + (["--rules", rules] if rules else []), capture_output=True, text=True, check=True).stdout
     pf = tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False)
     pf.write(re.sub(r"\\b", r"(?-u:\\b)", pats)); pf.close()
-    cmds = {name: [b, "analyze", target, "--format", "json"] for name, b in builds}
-    cmds["rg"] = [rg, "-c", "-f", pf.name, target]
+    cmds = {name: [b, "analyze", target, "--format", "json"] + extra for name, b in builds}
+    cmds["rg"] = [rg, "-c", "-f", pf.name, target] + (["-j", threads] if threads else [])
     wall = {k: [] for k in cmds}; cpu = {k: [] for k in cmds}; rss = {k: [] for k in cmds}
     pin = ["taskset", "-c", cpus] if cpus else []
     for r in range(rounds + 1):

@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Generate a local knowledge base of N signatures in the shapes real rules have, for the
+benchmarks that grow the knowledge base (docs/performance.md, scripts/bench_pair.sh).
+
+    scripts/gen_rules.py --out DIR --signatures N [--seed S] [--per-file 250]
+
+Writes DIR/gen-NNN.toml, each a set of local rules (codes GEN00001…) that `--rules DIR` loads and
+`rules test --rules DIR` passes. Every rule has two signatures, so N signatures make N/2 rules.
+The signature shapes are those of the built-in rules (`trainwreck rules patterns`):
+
+- a literal run with one number capture:         `Qadrovex buffer stalled after \\d+ retries`
+- an alternation before a literal:               `(?:fault|abort) in kelvashi_ring_\\d+`
+- an identifier capture (ASCII class):           `kelvashi (?P<op>[A-Za-z0-9_]+) rejected`
+- a path-like or errno-like tail:                `Zorpinex: \\[Errno \\d+\\] [A-Za-z ]+`
+- every fourth rule's second signature needs a `preceded_by` window of 5 lines.
+
+The required literals are made-up words (distinct per rule, never in training logs), so the
+signatures cost what new, real signatures cost: prefilter entries and confirm regexes, not hits.
+Deterministic for a given seed. Nothing here is read by the tool; it is benchmark input only.
+"""
+import argparse
+import os
+import random
+
+SYL = ["ka", "lo", "vex", "dra", "qu", "mir", "tan", "zo", "pel", "rix", "shi", "nor", "bu",
+       "gle", "fa", "th", "yon", "cri", "um", "sa", "vo", "ket", "lin", "dor"]
+VERBS = ["stalled", "rejected", "overran", "desynced", "collapsed", "timed out", "refused",
+         "went stale", "lost quorum", "was poisoned"]
+NOUNS = ["buffer", "ring", "arena", "ledger", "lattice", "shard map", "spool", "gate"]
+CATS = ["other", "python_exception", "config_error", "nccl_network", "checkpoint_error",
+        "segfault_native", "host_oom", "rendezvous_failure"]
+
+
+def word(rng, used):
+    while True:
+        w = "".join(rng.choice(SYL) for _ in range(rng.randint(3, 4)))
+        if len(w) >= 7 and w not in used:
+            used.add(w)
+            return w
+
+
+def shapes(rng, used):
+    """(regex, a line it fires on, a line it must not fire on) for one signature."""
+    a, b = word(rng, used), word(rng, used)
+    noun, verb = rng.choice(NOUNS), rng.choice(VERBS)
+    k = rng.randrange(4)
+    n = rng.randint(2, 999)
+    if k == 0:
+        return (f"{a.capitalize()} {noun} {verb} after \\d+ retries",
+                f"[rank3]: {a.capitalize()} {noun} {verb} after {n} retries",
+                f"[rank3]: {a.capitalize()} {noun} {verb} after many retries")
+    if k == 1:
+        return (f"(?:fault|abort) in {a}_{b}_\\d+",
+                f"E1201 12:00:01 worker.cc:88] abort in {a}_{b}_{n}",
+                f"E1201 12:00:01 worker.cc:88] warning in {a}_{b}_{n}")
+    if k == 2:
+        return (f"{a} (?P<op>[A-Za-z0-9_]+) {verb}",
+                f"{a} all_gather_{n} {verb}",
+                f"{a} - {verb}")
+    return (f"{a.capitalize()}: \\[Errno \\d+\\] [A-Za-z ]+",
+            f"{a.capitalize()}: [Errno {n}] Resource temporarily unavailable",
+            f"{a.capitalize()}: errno unknown")
+
+
+def rule(rng, used, idx):
+    code = f"GEN{idx:05d}"
+    s1, s2 = shapes(rng, used), shapes(rng, used)
+    window = idx % 4 == 3
+    marker = word(rng, used)
+    out = [
+        "[[rule]]",
+        f'code = "{code}"',
+        f'name = "gen-{idx:05d}"',
+        f'category = "{CATS[idx % len(CATS)]}"',
+        'role = "root"',
+        f'title = "Generated signature {idx} (benchmark input)"',
+        "[rule.doc]",
+        'what = "generated"',
+        'why = "benchmark"',
+        "[[rule.signature]]",
+        f"regex = '{s1[0]}'",
+        "weight = 0.6",
+        "[[rule.signature]]",
+        f"regex = '{s2[0]}'",
+    ]
+    if window:
+        out += [f"preceded_by = '{marker} started'", "within = 5"]
+    out += [
+        "weight = 0.5",
+        "[[rule.fix]]",
+        'text = "Generated rule: nothing to do."',
+        "[rule.examples]",
+    ]
+    fire2 = f"{marker} started\n{s2[1]}" if window else s2[1]
+    fire = [s1[1], fire2]
+    silent = [s1[2], s2[2] if not window else s2[1]]
+    q = lambda s: '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    out.append("fire = [" + ", ".join(q(f) for f in fire) + "]")
+    out.append("silent = [" + ", ".join(q(s) for s in silent) + "]")
+    return "\n".join(out) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--signatures", type=int, required=True)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--per-file", type=int, default=250, help="rules per file")
+    a = ap.parse_args()
+    rng, used = random.Random(a.seed), set()
+    os.makedirs(a.out, exist_ok=True)
+    nrules = (a.signatures + 1) // 2
+    for f in range(0, nrules, a.per_file):
+        with open(os.path.join(a.out, f"gen-{f // a.per_file:03d}.toml"), "w") as fh:
+            fh.write("# Generated by scripts/gen_rules.py: benchmark input, not knowledge.\n\n")
+            for i in range(f, min(nrules, f + a.per_file)):
+                fh.write(rule(rng, used, i + 1) + "\n")
+    print(f"{nrules} rules, {2 * nrules} signatures in {a.out}")
+
+
+main()
