@@ -1441,7 +1441,7 @@ fn preceded(
     chunk: &[u8],
     start: usize,
     within: u32,
-    pre: &regex::bytes::Regex,
+    pre: &crate::scan::LazyRegex,
 ) -> bool {
     // Positions count from the start of `before`, as if it and the chunk were one text.
     let at = before.len() + start;

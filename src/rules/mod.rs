@@ -9,7 +9,6 @@ pub mod xid;
 
 use crate::facts;
 use crate::model::{self, Action, Category, RuleStatus, SourceKind, Text, text};
-use regex::bytes::Regex;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::Path;
@@ -140,7 +139,7 @@ pub struct Signature {
     pub kinds: Vec<SourceKind>,
     pub weight: f64,
     /// A line matching this must come at most `within` lines before the hit.
-    pub preceded_by: Option<(Regex, u32)>,
+    pub preceded_by: Option<(crate::scan::LazyRegex, u32)>,
 }
 
 impl Signature {
@@ -451,19 +450,45 @@ fn load_text_within(
     }
 }
 
-/// The size a regex compiles to (its Thompson NFA, what the regex crate's size limit bounds),
-/// as the scanner compiles it: bytes, Unicode classes.
-fn compiled_bytes(src: &str) -> usize {
+/// A user regex compiled once at load to its Thompson NFA, under the scanner's size limit (what
+/// the regex crate's `size_limit` bounds), bytes and Unicode classes as the scanner compiles it;
+/// its size is taken from `budget` (what is left of `limits::RULE_REGEX_TOTAL_BYTES`). One too
+/// large, alone or with those loaded before it, is a load error here rather than a signature
+/// that silently never matches. Only the NFA is built: the full regex waits for its first
+/// candidate line, so start-up does not pay for signatures a run never meets.
+fn charge_user_regex(src: &str, budget: &mut usize) -> Result<(), String> {
     use regex_automata::nfa::thompson;
-    thompson::Compiler::new()
-        .syntax(regex_automata::util::syntax::Config::new().utf8(false))
-        .configure(
-            thompson::Config::new()
-                .utf8(false)
-                .nfa_size_limit(Some(crate::limits::RULE_REGEX_BYTES)),
-        )
-        .build(src)
-        .map_or(crate::limits::RULE_REGEX_BYTES, |n| n.memory_usage())
+    thread_local! {
+        // One compiler for every rule: its UTF-8 state cache is large to set up and to drop,
+        // and a new one per regex cost more than the compiling itself.
+        static NFA: thompson::Compiler = {
+            let mut c = thompson::Compiler::new();
+            c.syntax(regex_automata::util::syntax::Config::new().utf8(false))
+                .configure(
+                    thompson::Config::new()
+                        .utf8(false)
+                        .nfa_size_limit(Some(crate::limits::RULE_REGEX_BYTES)),
+                );
+            c
+        };
+    }
+    let used = NFA
+        .with(|c| c.build(src))
+        .map_err(|e| match e.size_limit() {
+            Some(n) => format!(
+                "regex compiles to more than {n} bytes (limits::RULE_REGEX_BYTES): split it into several signatures or make it more specific"
+            ),
+            None => e.to_string(),
+        })?
+        .memory_usage();
+    if used > *budget {
+        let total = crate::limits::RULE_REGEX_TOTAL_BYTES;
+        return Err(format!(
+            "the --rules regexes loaded up to here compile to more than {total} bytes in all (limits::RULE_REGEX_TOTAL_BYTES; this one is {used}): load fewer rules or make their regexes smaller"
+        ));
+    }
+    *budget -= used;
+    Ok(())
 }
 
 /// Built-in rules have `TW` + 4 digits; a local rule has a namespace of its own: 2–8 capital
@@ -594,31 +619,14 @@ fn compile(origin: &str, raw: schema::RawRule, budget: &mut usize) -> Result<Rul
     for (i, s) in raw.signature.iter().enumerate() {
         let key = format!("signature[{i}]");
         // Parse and lint now (syntax, literals); compile on first use.
-        let lazy = crate::scan::LazyRegex::new(&s.regex).map_err(|e| e.to_string()).and_then(|ok| {
-            // A user rule's regex is compiled once now, under the scanner's size limit, so one
-            // too large is a load error here instead of a signature that silently never matches.
-            if origin.starts_with("builtin:") {
-                return Ok(ok);
-            }
-            regex::bytes::RegexBuilder::new(&s.regex)
-                .size_limit(crate::limits::RULE_REGEX_BYTES)
-                .build()
-                .map_err(|e| match e {
-                    regex::Error::CompiledTooBig(n) => format!(
-                        "regex compiles to more than {n} bytes (limits::RULE_REGEX_BYTES): split it into several signatures or make it more specific"
-                    ),
-                    e => e.to_string(),
-                })?;
-            let used = compiled_bytes(&s.regex);
-            if used > *budget {
-                let total = crate::limits::RULE_REGEX_TOTAL_BYTES;
-                return Err(format!(
-                    "the --rules regexes loaded up to here compile to more than {total} bytes in all (limits::RULE_REGEX_TOTAL_BYTES; this one is {used}): load fewer rules or make their regexes smaller"
-                ));
-            }
-            *budget -= used;
-            Ok(ok)
-        });
+        let lazy = crate::scan::LazyRegex::new(&s.regex)
+            .map_err(|e| e.to_string())
+            .and_then(|ok| {
+                if !origin.starts_with("builtin:") {
+                    charge_user_regex(&s.regex, budget)?;
+                }
+                Ok(ok)
+            });
         match lazy {
             Ok((re, names)) => {
                 captures.extend(names);
@@ -634,28 +642,17 @@ fn compile(origin: &str, raw: schema::RawRule, budget: &mut usize) -> Result<Rul
                 }
                 let preceded_by = match &s.preceded_by {
                     None => None,
-                    Some(p) => match regex::bytes::RegexBuilder::new(p)
-                        .size_limit(crate::limits::RULE_REGEX_BYTES)
-                        .build()
-                    {
-                        Ok(_) if !origin.starts_with("builtin:") && compiled_bytes(p) > *budget => {
-                            let total = crate::limits::RULE_REGEX_TOTAL_BYTES;
-                            err(
-                                &format!("{key}.preceded_by"),
-                                format!(
-                                    "the --rules regexes loaded up to here compile to more than {total} bytes in all (limits::RULE_REGEX_TOTAL_BYTES): load fewer rules or make their regexes smaller"
-                                ),
-                            );
-                            None
-                        }
-                        Ok(r) => {
+                    Some(p) => match crate::scan::LazyRegex::context(p)
+                        .map_err(|e| e.to_string())
+                        .and_then(|r| {
                             if !origin.starts_with("builtin:") {
-                                *budget -= compiled_bytes(p);
+                                charge_user_regex(p, budget)?;
                             }
-                            Some((r, s.within.unwrap_or(3).clamp(1, 50)))
-                        }
+                            Ok(r)
+                        }) {
+                        Ok(r) => Some((r, s.within.unwrap_or(3).clamp(1, 50))),
                         Err(e) => {
-                            err(&format!("{key}.preceded_by"), format!("invalid regex: {e}"));
+                            err(&format!("{key}.preceded_by"), e);
                             None
                         }
                     },
@@ -1034,7 +1031,9 @@ mod loader_tests {
     #[test]
     fn rule_regexes_over_the_total_budget_are_a_load_error_naming_the_file() {
         let re = r"boom (?P<what>\w+) \w{60}";
-        let each = compiled_bytes(re);
+        let mut left = usize::MAX;
+        charge_user_regex(re, &mut left).unwrap();
+        let each = usize::MAX - left;
         assert!(each < crate::limits::RULE_REGEX_BYTES && each > 0, "{each}");
         let n = crate::limits::RULE_REGEX_TOTAL_BYTES / each + 2;
         let dir = tempfile::tempdir().unwrap();

@@ -517,6 +517,21 @@ impl LazyRegex {
         ))
     }
 
+    /// A context regex (a rule's `preceded_by`), which needs no required literal: its syntax
+    /// checked now, the regex compiled on first use.
+    pub fn context(src: &str) -> Result<LazyRegex, PatternError> {
+        regex_syntax::ParserBuilder::new()
+            .utf8(false)
+            .build()
+            .parse(src)
+            .map_err(|e| PatternError::Regex(e.to_string()))?;
+        Ok(LazyRegex {
+            src: src.to_string(),
+            cell: OnceLock::new(),
+            literals: Vec::new(),
+        })
+    }
+
     /// The compiled regex; `None` only if it exceeds the size limit (reported by `rules test`).
     pub fn get(&self) -> Option<&Regex> {
         self.cell

@@ -41,6 +41,9 @@ pub struct ShiftOr {
 #[derive(Default)]
 struct TailSet {
     slots: Vec<u64>,
+    /// Keys held: the load factor is checked without counting the slots (an insert stays
+    /// O(1), so building the prefilter stays linear in the number of literals).
+    len: usize,
 }
 
 impl TailSet {
@@ -55,10 +58,10 @@ impl TailSet {
         if self.contains(key) {
             return;
         }
-        let used = self.slots.iter().filter(|&&k| k != 0).count();
-        if (used + 1) * 4 > self.slots.len() {
+        if (self.len + 1) * 4 > self.slots.len() {
             let grown = vec![0; self.slots.len() * 2];
             let old = std::mem::replace(&mut self.slots, grown);
+            self.len = 0;
             for k in old.into_iter().filter(|&k| k != 0) {
                 self.insert(k);
             }
@@ -69,6 +72,7 @@ impl TailSet {
             i = (i + 1) & mask;
         }
         self.slots[i] = key;
+        self.len += 1;
     }
 
     #[inline]
