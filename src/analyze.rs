@@ -67,7 +67,8 @@ pub struct InputInfo {
     /// Shown only for snapshots taken before or after the run.
     #[serde(skip_serializing_if = "Phase::is_during")]
     pub phase: Phase,
-    /// What its text was decoded from, when not UTF-8 (`utf-16le`, `utf-16be`, `gb18030`).
+    /// What its text was decoded from, when not UTF-8 (`utf-16le`, `utf-16be`, `gb18030`,
+    /// `big5`, `euc-kr`, `euc-jp`, `shift_jis`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub encoding: Option<sources::encoding::TextEncoding>,
     /// Lines read (0 for what is not read as lines).
@@ -700,10 +701,15 @@ impl<'kb> Engine<'kb> {
             }
             How::Lines(parser) => {
                 // A regular file is read again at its end for its last lines; a member, a
-                // FIFO (read once), a compressed file or one decoded from UTF-16 or GB18030
-                // (its end on disk is not that text) keeps its end as it streams.
-                let reread =
-                    file.filter(|_| gzip.is_none() && opened.encoding.is_none() && watch.is_some());
+                // FIFO (read once), a compressed file, one decoded from UTF-16 or a CJK
+                // encoding, or one read past a hole (its end on disk is not that text) keeps
+                // its end as it streams.
+                let reread = file.filter(|_| {
+                    gzip.is_none()
+                        && opened.encoding.is_none()
+                        && opened.holes.is_none()
+                        && watch.is_some()
+                });
                 let tail = last_lines::Tail::default();
                 let kept = tail.keep(stream.as_mut(), reread.is_none());
                 self.scan_stream(
@@ -727,6 +733,12 @@ impl<'kb> Engine<'kb> {
         }
         drop(stream);
         for w in opened.encoding.map(|d| d.warnings()).unwrap_or_default() {
+            res.warnings.push(Warning::new(Some(path), w));
+        }
+        if let Some(w) = opened
+            .holes
+            .and_then(|n| sources::holes::warning(n.load(Ordering::Relaxed)))
+        {
             res.warnings.push(Warning::new(Some(path), w));
         }
         if let Some(w) = gzip.and_then(|g| g.hit()) {
@@ -772,7 +784,8 @@ impl<'kb> Engine<'kb> {
         };
         let cap = m.cap.clone();
         let total = &progress.decompressed;
-        let mut res = match sources::open::open_member(&display, m.reader, meter.clone(), total) {
+        let opened = sources::open::open_member(&display, m.reader, &cap, meter.clone(), total);
+        let mut res = match opened {
             Ok(o) => self.read_opened(o, None, res, depth + 1, scratch, progress),
             Err(w) => {
                 let mut res = res;

@@ -1217,3 +1217,130 @@ fn mixed_encodings_are_decoded_per_part_and_said() {
         assert!(w.contains(said), "{name}: {w}");
     }
 }
+
+/// A log whose head is a hole of NULs (logrotate's `copytruncate` under a writer that keeps its
+/// offset; a crash's unwritten pages) is read past the hole, which is said with its size; one
+/// that is nothing but NULs is said to be so. Neither is a silent "binary file".
+#[test]
+fn a_log_whose_head_is_a_hole_of_nuls_is_read_and_the_hole_said() {
+    let d = tempfile::tempdir().unwrap();
+    let body: String = (0..50).map(|i| format!("step {i} loss 1.0\n")).collect();
+    let cases: [(&str, Vec<u8>, u64); 3] = [
+        (
+            "rotated.log",
+            [vec![0u8; 100_000], body.clone().into_bytes(), OOM.into()].concat(),
+            100_000,
+        ),
+        (
+            "crashed.log",
+            [
+                b"step 0\n".to_vec(),
+                vec![0u8; 20_000],
+                body.into_bytes(),
+                OOM.into(),
+            ]
+            .concat(),
+            20_000,
+        ),
+        ("empty-hole.log", vec![0u8; 50_000], 50_000),
+    ];
+    for (name, bytes, nuls) in cases {
+        let p = d.path().join(name);
+        std::fs::write(&p, bytes).unwrap();
+        let path = p.to_str().unwrap();
+        let v = json_report(&["analyze", path, "--format", "json"]);
+        let w = warnings_of(&v, path);
+        assert!(!w.iter().any(|w| w.contains("binary")), "{name}: {w:?}");
+        if name == "empty-hole.log" {
+            assert_eq!(v["verdict"], "no_failure", "{name}: {v}");
+            assert!(
+                w.iter()
+                    .any(|w| w.contains(&format!("holds only NUL bytes ({nuls}"))),
+                "{name}: {w:?}"
+            );
+        } else {
+            assert_eq!(v["findings"][0]["category"], "gpu_oom", "{name}: {v}");
+            assert!(
+                w.iter()
+                    .any(|w| w.contains(&format!("{nuls} NUL bytes skipped"))),
+                "{name}: {w:?}"
+            );
+        }
+    }
+}
+
+/// Korean and Japanese logs in their legacy encodings (EUC-KR, EUC-JP, Shift_JIS) are decoded
+/// as what they are, not as GB18030 (whose byte ranges EUC-KR shares: it would decode, as
+/// mojibake), and the report names the encoding.
+#[test]
+fn korean_and_japanese_logs_are_decoded_as_themselves_not_as_gb18030() {
+    let d = tempfile::tempdir().unwrap();
+    for (enc, name, line) in [
+        (
+            encoding_rs::EUC_KR,
+            "euc-kr",
+            "학습 단계 진행 중, 데이터 로드 완료\n",
+        ),
+        (
+            encoding_rs::EUC_JP,
+            "euc-jp",
+            "学習ステップを実行中、データの読み込み完了\n",
+        ),
+        (
+            encoding_rs::SHIFT_JIS,
+            "shift_jis",
+            "学習ステップを実行中、データの読み込み完了\n",
+        ),
+    ] {
+        let text = format!("{}{OOM}", line.repeat(30));
+        let p = d.path().join(format!("{name}.log"));
+        std::fs::write(&p, enc.encode(&text).0).unwrap();
+        let v = json_report(&["analyze", p.to_str().unwrap(), "--format", "json"]);
+        assert_eq!(v["findings"][0]["category"], "gpu_oom", "{name}: {v}");
+        let inputs = v["inputs"].to_string();
+        assert!(
+            inputs.contains(&format!("\"encoding\":\"{name}\"")),
+            "{name}: {inputs}"
+        );
+        assert!(!v.to_string().contains('\u{FFFD}'), "{name}: {v}");
+    }
+}
+
+/// A stored (not deflated) zip whose first member is a `data.pkl` but which holds logs, not a
+/// checkpoint's members, is read as an archive; a zip with `torch.save`'s structure stays one
+/// binary input, said to be a checkpoint.
+#[test]
+fn a_stored_zip_with_a_data_pkl_first_is_read_unless_it_has_a_checkpoints_structure() {
+    use std::io::Write;
+    let d = tempfile::tempdir().unwrap();
+    let stored =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    let pickle = [0x80, 0x02, b'}', b'q', 0, b'.'];
+    let make = |members: &[(&str, &[u8])]| {
+        let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        for (name, body) in members {
+            w.start_file(*name, stored).unwrap();
+            w.write_all(body).unwrap();
+        }
+        w.finish().unwrap().into_inner()
+    };
+    let logs = make(&[("run/data.pkl", &pickle), ("run/train.log", OOM.as_bytes())]);
+    let p = d.path().join("run.zip");
+    std::fs::write(&p, logs).unwrap();
+    let v = json_report(&["analyze", p.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(v["findings"][0]["category"], "gpu_oom", "{v}");
+    let ckpt = make(&[
+        ("archive/data.pkl", &pickle),
+        ("archive/byteorder", b"little"),
+        ("archive/data/0", &[0u8; 64]),
+        ("archive/version", b"3\n"),
+        ("archive/.data/serialization_id", b"1234"),
+    ]);
+    let p = d.path().join("optimizer.pt");
+    std::fs::write(&p, ckpt).unwrap();
+    let path = p.to_str().unwrap();
+    let v = json_report(&["analyze", path, "--format", "json"]);
+    assert_eq!(v["verdict"], "no_failure", "{v}");
+    let w = warnings_of(&v, path);
+    assert!(w.iter().any(|w| w.contains("PyTorch checkpoint")), "{w:?}");
+}

@@ -26,9 +26,10 @@ pub fn is_zip(head: &[u8]) -> bool {
     head.starts_with(b"PK\x03\x04") || head.starts_with(b"PK\x05\x06")
 }
 
-/// A PyTorch checkpoint (`torch.save` writes a zip whose first member is `<name>/data.pkl`:
-/// `training_args.bin`, `optimizer.pt` in every run's output directory): tensors, not logs, so
-/// it is one binary input, not a walk over its members.
+/// The head of a PyTorch checkpoint (`torch.save` writes a zip whose first member is
+/// `<name>/data.pkl`: `training_args.bin`, `optimizer.pt` in every run's output directory):
+/// tensors, not logs, so it is one binary input, not a walk over its members, once its member
+/// list confirms it (`is_torch_checkpoint`).
 pub fn is_torch_save(head: &[u8]) -> bool {
     if !head.starts_with(b"PK\x03\x04") || head.len() < 30 {
         return false;
@@ -41,6 +42,43 @@ pub fn is_torch_save(head: &[u8]) -> bool {
     let len = u16::from_le_bytes([head[26], head[27]]) as usize;
     head.get(30..30 + len)
         .is_some_and(|name| name == b"data.pkl" || name.ends_with(b"/data.pkl"))
+}
+
+/// Whether a zip whose head looks like `torch.save`'s (`is_torch_save`) has the rest of a
+/// checkpoint's structure too: every member under the first member's directory, among them a
+/// `version` record, and each one of the names `torch.save` (or a TorchScript archive) writes
+/// there: `data.pkl`, `data/<n>` (the tensors), `version`, `.format_version`, `byteorder`,
+/// `.storage_alignment`, `.data/…`, `constants.pkl`, `code/…`, `extra/…`. A zip of a run
+/// directory whose first member is a `data.pkl` (made with `zip -D`, stored) is an archive of
+/// logs, not a checkpoint. Reads only the member list; leaves `r` at its start.
+pub fn is_torch_checkpoint(r: &mut dyn ReadSeek) -> bool {
+    let known = {
+        static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+        RE.get_or_init(|| {
+            regex::Regex::new(
+                r"^(data\.pkl|data/\d+|version|\.format_version|byteorder|\.storage_alignment|\.data/.+|constants\.pkl|code/.*|extra/.*)$",
+            )
+            .expect("torch member regex")
+        })
+    };
+    let is = (|| {
+        let z = zip::ZipArchive::new(&mut *r).ok()?;
+        let first = z.name_for_index(0)?.ok()?;
+        let dir = first.strip_suffix("data.pkl")?;
+        let mut version = false;
+        for i in 0..z.len() {
+            let name = z.name_for_index(i)?.ok()?;
+            let rest = name.strip_prefix(dir)?;
+            if !known.is_match(rest) {
+                return None;
+            }
+            version |= rest == "version" || rest == ".format_version";
+        }
+        Some(version)
+    })()
+    .unwrap_or(false);
+    let _ = r.seek(io::SeekFrom::Start(0));
+    is
 }
 
 /// Hold a zip that has no random access (read from a pipe, or a member of another archive)
