@@ -1344,3 +1344,46 @@ fn a_stored_zip_with_a_data_pkl_first_is_read_unless_it_has_a_checkpoints_struct
     let w = warnings_of(&v, path);
     assert!(w.iter().any(|w| w.contains("PyTorch checkpoint")), "{w:?}");
 }
+
+/// Zip members that the cap on all decompressed bytes together stopped before their first byte
+/// are said to be stopped by that cap, once each, never "empty member" (they are not). The
+/// analysis starts 4 KiB under the 32 GiB cap (decompressing 32 GiB is not affordable).
+#[test]
+fn zip_members_the_total_cap_stopped_at_zero_bytes_are_said_stopped_not_empty() {
+    use std::io::Write;
+    use std::sync::atomic::Ordering;
+    let d = tempfile::tempdir().unwrap();
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let opts = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    let filler: String = (0..2000).map(|i| format!("step {i} loss 1.0\n")).collect();
+    // Read before the cap is reached: really empty.
+    w.start_file("run/empty.log", opts).unwrap();
+    for name in ["a.log", "b.log", "c.log"] {
+        w.start_file(format!("run/{name}"), opts).unwrap();
+        w.write_all(filler.as_bytes()).unwrap();
+    }
+    let p = d.path().join("run.zip");
+    std::fs::write(&p, w.finish().unwrap().into_inner()).unwrap();
+    let engine = engine();
+    let near = trainwreck::analyze::Progress::default();
+    near.decompressed.store(
+        trainwreck::limits::GZIP_BYTES_TOTAL - 4096,
+        Ordering::Relaxed,
+    );
+    let path = p.display().to_string();
+    let r = trainwreck::diagnose_with_progress(&engine, std::slice::from_ref(&path), 1, &near);
+    let v = serde_json::to_value(&r).unwrap();
+    for m in ["b.log", "c.log"] {
+        let w = warnings_of(&v, &format!("{path}!/run/{m}"));
+        assert_eq!(w.len(), 1, "{m}: {w:?}");
+        assert!(w[0].contains("limits::GZIP_BYTES_TOTAL"), "{m}: {w:?}");
+        assert!(
+            w[0].starts_with("decompression stopped after 0 bytes"),
+            "{m}: {w:?}"
+        );
+    }
+    // A member that is really empty is still said to be.
+    let w = warnings_of(&v, &format!("{path}!/run/empty.log"));
+    assert!(w.iter().any(|w| w == "empty member"), "{w:?}");
+}
