@@ -251,6 +251,8 @@ impl<R: Read> Read for Counted<R> {
     }
 }
 
+impl archive::ReadSeek for Counted<std::fs::File> {}
+
 impl<R: io::Seek> io::Seek for Counted<R> {
     fn seek(&mut self, to: io::SeekFrom) -> io::Result<u64> {
         self.inner.seek(to)
@@ -584,8 +586,9 @@ enum Raw {
 pub enum At<'p> {
     File(&'p Path),
     Stdin,
-    /// A member of an archive, read through its cap.
-    Member(&'p GzipState),
+    /// A member of an archive, read through its cap, and the bytes that archive holds in
+    /// memory (`archive::Member::held`).
+    Member(&'p GzipState, u64),
 }
 
 /// Open one member of an archive (`display` is its report path, `archive.zip!/logs/a.log`)
@@ -599,11 +602,12 @@ pub fn open_member<'a>(
     display: &str,
     raw: Box<dyn Read + 'a>,
     cap: &GzipState,
+    held: u64,
     meter: Arc<ReadMeter>,
     total: &Inflated,
 ) -> Result<Opened<'a>, Text> {
     let (head, raw) = head_and_rest(raw).map_err(|e| text!("cannot read: {e}", "无法读取：{e}"))?;
-    let o = open_stream(display, raw, head, At::Member(cap), total)?;
+    let o = open_stream(display, raw, head, At::Member(cap, held), total)?;
     Ok(Opened {
         kind: o.kind,
         name: o.name,
@@ -657,7 +661,7 @@ fn open_stream<'a>(
             };
             let dec = decoder(container, counted)
                 .map_err(|e| text!("{z} data cannot be read: {e}", "无法读取 {z} 数据：{e}"))?;
-            let unit = if matches!(at, At::Member(_)) {
+            let unit = if matches!(at, At::Member(..)) {
                 "member"
             } else {
                 "input"
@@ -698,7 +702,11 @@ fn open_stream<'a>(
     if archive::is_zip(&head) {
         // A checkpoint too big to hold is still said to be one.
         let torch = archive::is_torch_save(&head);
-        let how = match archive::spool(whole(&head, stream)) {
+        let held = match at {
+            At::Member(_, held) => held,
+            _ => 0,
+        };
+        let how = match archive::spool(whole(&head, stream), held) {
             Ok(mut z) => {
                 if torch && archive::is_torch_checkpoint(&mut z) {
                     How::Skip(Some(torch_save()))
@@ -759,7 +767,7 @@ fn open_stream<'a>(
     // total over all inputs, spent by those before): that cap's warning says so, not "empty".
     let capped = |g: Option<&GzipState>| g.is_some_and(|g| g.hit().is_some());
     let member_cap = match at {
-        At::Member(c) => Some(c),
+        At::Member(c, _) => Some(c),
         _ => None,
     };
     if head.is_empty() && (capped(gzip.as_deref()) || capped(member_cap)) {
@@ -808,7 +816,7 @@ fn classify<'a>(at: At<'_>, name: &str, head: &[u8]) -> (SourceKind, How<'a>) {
         let why = match at {
             At::Stdin => text!("stdin was empty", "标准输入为空"),
             At::File(_) => text!("empty file", "空文件"),
-            At::Member(_) => text!("empty member", "空成员"),
+            At::Member(..) => text!("empty member", "空成员"),
         };
         return (kind, How::Skip(Some(why)));
     }
@@ -820,7 +828,7 @@ fn classify<'a>(at: At<'_>, name: &str, head: &[u8]) -> (SourceKind, How<'a>) {
                 "不读取从标准输入传入的 ELF core：请先存成文件，再传入它的路径"
             ))),
             // The core reader needs random access (or a file to decompress again from).
-            At::Member(_) => How::Skip(Some(text!(
+            At::Member(..) => How::Skip(Some(text!(
                 "an ELF core inside an archive is not read (the core reader needs the file itself): extract it and pass its path",
                 "不读取归档里的 ELF core（读取 core 需要文件本身）：请先解压出来，再传入它的路径"
             ))),
