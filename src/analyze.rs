@@ -67,7 +67,8 @@ pub struct InputInfo {
     /// Shown only for snapshots taken before or after the run.
     #[serde(skip_serializing_if = "Phase::is_during")]
     pub phase: Phase,
-    /// What its text was decoded from, when not UTF-8 (`utf-16le`, `utf-16be`, `gb18030`).
+    /// What its text was decoded from, when not UTF-8 (`utf-16le`, `utf-16be`, `gb18030`,
+    /// `big5`, `euc-kr`, `euc-jp`, `shift_jis`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub encoding: Option<sources::encoding::TextEncoding>,
     /// Lines read (0 for what is not read as lines).
@@ -168,7 +169,7 @@ impl Analysis {
         self.error_tail.extend(r.tail.into_lines(i));
         self.last_lines.extend(r.last_lines);
         self.warnings.extend(r.warnings);
-        self.cores.extend(r.core);
+        self.cores.extend(r.core.map(|c| *c));
         self.launch.extend(r.launch.into_iter().map(|e| (i, e)));
         if let Some(d) = r.flight {
             self.flight.push((i, d));
@@ -661,10 +662,10 @@ impl<'kb> Engine<'kb> {
                 for w in c.warnings {
                     res.warnings.push(Warning::new(Some(path), w));
                 }
-                res.core = Some(CoreReport {
+                res.core = Some(Box::new(CoreReport {
                     path: path.to_string(),
                     summary: c.summary,
-                });
+                }));
             }
             How::FlightRecorder => {
                 read_flight_recorder(path, &opened.name, stream.as_mut(), &mut res);
@@ -700,10 +701,15 @@ impl<'kb> Engine<'kb> {
             }
             How::Lines(parser) => {
                 // A regular file is read again at its end for its last lines; a member, a
-                // FIFO (read once), a compressed file or one decoded from UTF-16 or GB18030
-                // (its end on disk is not that text) keeps its end as it streams.
-                let reread =
-                    file.filter(|_| gzip.is_none() && opened.encoding.is_none() && watch.is_some());
+                // FIFO (read once), a compressed file, one decoded from UTF-16 or a CJK
+                // encoding, or one read past a hole (its end on disk is not that text) keeps
+                // its end as it streams.
+                let reread = file.filter(|_| {
+                    gzip.is_none()
+                        && opened.encoding.is_none()
+                        && opened.holes.is_none()
+                        && watch.is_some()
+                });
                 let tail = last_lines::Tail::default();
                 let kept = tail.keep(stream.as_mut(), reread.is_none());
                 self.scan_stream(
@@ -727,6 +733,12 @@ impl<'kb> Engine<'kb> {
         }
         drop(stream);
         for w in opened.encoding.map(|d| d.warnings()).unwrap_or_default() {
+            res.warnings.push(Warning::new(Some(path), w));
+        }
+        if let Some(w) = opened
+            .holes
+            .and_then(|n| sources::holes::warning(n.load(Ordering::Relaxed)))
+        {
             res.warnings.push(Warning::new(Some(path), w));
         }
         if let Some(w) = gzip.and_then(|g| g.hit()) {
@@ -772,7 +784,9 @@ impl<'kb> Engine<'kb> {
         };
         let cap = m.cap.clone();
         let total = &progress.decompressed;
-        let mut res = match sources::open::open_member(&display, m.reader, meter.clone(), total) {
+        let (held, meter) = (m.held, meter.clone());
+        let opened = sources::open::open_member(&display, m.reader, &cap, held, meter, total);
+        let mut res = match opened {
             Ok(o) => self.read_opened(o, None, res, depth + 1, scratch, progress),
             Err(w) => {
                 let mut res = res;
@@ -1322,7 +1336,9 @@ struct FileResult {
     facts: Vec<Fact>,
     events: Vec<Event>,
     warnings: Vec<Warning>,
-    core: Option<CoreReport>,
+    /// Boxed: one input in thousands is a core, and an archive keeps one `FileResult` per
+    /// member (a 300k-member zip).
+    core: Option<Box<CoreReport>>,
     tail: crate::errtail::ErrorTail,
     launch: Vec<LaunchEvent>,
     /// Launcher lines not yet read into `launch` (a range's, until merge).
@@ -1362,10 +1378,11 @@ fn archive_notes(path: &str, notes: Vec<sources::archive::Note>, res: &mut FileR
 /// alike; a capture's duplicate stdout/stderr are dropped as in a directory
 /// (`inputs::capture_duplicates`), and names that set a phase are said as in a directory.
 fn sort_members(res: &mut FileResult) {
-    let mut members = std::mem::take(&mut res.members);
-    // Nested archives' members first take their place in the list.
+    let members = std::mem::take(&mut res.members);
+    // Nested archives' members first take their place in the list (one list of them at a
+    // time: an archive can hold hundreds of thousands).
     let mut flat = Vec::with_capacity(members.len());
-    for mut m in members.drain(..) {
+    for mut m in members {
         if m.container {
             flat.append(&mut m.members);
             res.warnings.append(&mut m.warnings);
@@ -1384,15 +1401,16 @@ fn sort_members(res: &mut FileResult) {
         })
         .collect();
     let drop = crate::inputs::capture_duplicates(&listed);
-    let paths: Vec<String> = flat.iter().map(|m| m.info.path.clone()).collect();
-    crate::inputs::phase_warnings_of(paths.iter().map(String::as_str), &mut res.warnings);
+    let paths = flat.iter().map(|m| m.info.path.as_str());
+    crate::inputs::phase_warnings_of(paths, &mut res.warnings);
     // A capture's own stdout.log/stderr.log are console.log again: read once, unsaid (its
     // layout, documented; nothing of the run is lost).
-    for (i, m) in flat.into_iter().enumerate() {
-        if !drop.contains(&i) {
-            res.members.push(m);
-        }
-    }
+    let mut i = 0;
+    flat.retain(|_| {
+        i += 1;
+        !drop.contains(&(i - 1))
+    });
+    res.members = flat;
 }
 
 /// Read a Flight Recorder dump (bounded) into its summary; any failure is a warning.

@@ -1,4 +1,5 @@
-//! Fuzz the text-encoding layer (src/sources/encoding.rs): any bytes are sniffed, decoded as
+//! Fuzz the text-encoding layer (src/sources/encoding.rs): any bytes are sniffed (UTF-16, and
+//! chardetng's guess among the CJK encodings), decoded as
 //! each encoding read there through the streaming decoder (in reads of a size the first byte
 //! picks), and counted line by line; the decoder's output must always be UTF-8, the counts
 //! must stay within the lines given, and nothing may panic. `cargo +nightly fuzz run
@@ -19,6 +20,10 @@ fuzz_target!(|data: &[u8]| {
         TextEncoding::Utf16Le,
         TextEncoding::Utf16Be,
         TextEncoding::Gb18030,
+        TextEncoding::Big5,
+        TextEncoding::EucKr,
+        TextEncoding::EucJp,
+        TextEncoding::ShiftJis,
     ] {
         let mut t = Transcode::new(text, e);
         let mut out = Vec::new();

@@ -12,8 +12,44 @@ use std::io::{self, Read, Seek};
 use std::rc::Rc;
 
 /// What a zip reader needs: its central directory is at the end.
-pub trait ReadSeek: Read + Seek {}
-impl<T: Read + Seek> ReadSeek for T {}
+pub trait ReadSeek: Read + Seek {
+    /// The bytes of it held in memory (`spool`), counted against the zips inside it.
+    fn held(&self) -> u64 {
+        0
+    }
+}
+impl ReadSeek for std::fs::File {}
+impl<T: ReadSeek + ?Sized> ReadSeek for &mut T {
+    fn held(&self) -> u64 {
+        (**self).held()
+    }
+}
+impl<T: ReadSeek + ?Sized> ReadSeek for Box<T> {
+    fn held(&self) -> u64 {
+        (**self).held()
+    }
+}
+
+/// A zip held in memory (`spool`).
+pub struct Spooled(io::Cursor<Vec<u8>>);
+
+impl Read for Spooled {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(buf)
+    }
+}
+
+impl Seek for Spooled {
+    fn seek(&mut self, to: io::SeekFrom) -> io::Result<u64> {
+        self.0.seek(to)
+    }
+}
+
+impl ReadSeek for Spooled {
+    fn held(&self) -> u64 {
+        self.0.get_ref().len() as u64
+    }
+}
 
 /// A POSIX (`ustar\0`) or GNU (`ustar  `) tar header: the magic at offset 257 of the first
 /// 512-byte block.
@@ -26,9 +62,10 @@ pub fn is_zip(head: &[u8]) -> bool {
     head.starts_with(b"PK\x03\x04") || head.starts_with(b"PK\x05\x06")
 }
 
-/// A PyTorch checkpoint (`torch.save` writes a zip whose first member is `<name>/data.pkl`:
-/// `training_args.bin`, `optimizer.pt` in every run's output directory): tensors, not logs, so
-/// it is one binary input, not a walk over its members.
+/// The head of a PyTorch checkpoint (`torch.save` writes a zip whose first member is
+/// `<name>/data.pkl`: `training_args.bin`, `optimizer.pt` in every run's output directory):
+/// tensors, not logs, so it is one binary input, not a walk over its members, once its member
+/// list confirms it (`is_torch_checkpoint`).
 pub fn is_torch_save(head: &[u8]) -> bool {
     if !head.starts_with(b"PK\x03\x04") || head.len() < 30 {
         return false;
@@ -43,17 +80,61 @@ pub fn is_torch_save(head: &[u8]) -> bool {
         .is_some_and(|name| name == b"data.pkl" || name.ends_with(b"/data.pkl"))
 }
 
+/// Whether a zip whose head looks like `torch.save`'s (`is_torch_save`) has the rest of a
+/// checkpoint's structure too: every member under the first member's directory, among them a
+/// `version` record, and each one of the names `torch.save` (or a TorchScript archive) writes
+/// there: `data.pkl`, `data/<n>` (the tensors), `version`, `.format_version`, `byteorder`,
+/// `.storage_alignment`, `.data/…`, `constants.pkl`, `code/…`, `extra/…`. A zip of a run
+/// directory whose first member is a `data.pkl` (made with `zip -D`, stored) is an archive of
+/// logs, not a checkpoint. Reads only the member list; leaves `r` at its start.
+pub fn is_torch_checkpoint(r: &mut dyn ReadSeek) -> bool {
+    let known = {
+        static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+        RE.get_or_init(|| {
+            regex::Regex::new(
+                r"^(data\.pkl|data/\d+|version|\.format_version|byteorder|\.storage_alignment|\.data/.+|constants\.pkl|code/.*|extra/.*)$",
+            )
+            .expect("torch member regex")
+        })
+    };
+    let is = (|| {
+        let z = zip::ZipArchive::new(&mut *r).ok()?;
+        let first = z.name_for_index(0)?.ok()?;
+        let dir = first.strip_suffix("data.pkl")?;
+        let mut version = false;
+        for i in 0..z.len() {
+            let name = z.name_for_index(i)?.ok()?;
+            let rest = name.strip_prefix(dir)?;
+            if !known.is_match(rest) {
+                return None;
+            }
+            version |= rest == "version" || rest == ".format_version";
+        }
+        Some(version)
+    })()
+    .unwrap_or(false);
+    let _ = r.seek(io::SeekFrom::Start(0));
+    is
+}
+
 /// Hold a zip that has no random access (read from a pipe, or a member of another archive)
-/// in memory, up to `limits::ZIP_SPOOL_BYTES`; a bigger one is refused with the reason.
-pub fn spool(mut r: impl Read) -> Result<io::Cursor<Vec<u8>>, Text> {
+/// in memory, up to `limits::ZIP_SPOOL_BYTES` in all: `held` is what the archive it is in
+/// holds already (a zip in a zip read from a pipe), so the two together stay under the one
+/// cap. A bigger one is refused with the reason.
+pub fn spool(mut r: impl Read, held: u64) -> Result<Spooled, Text> {
     use crate::limits::ZIP_SPOOL_BYTES;
+    let room = ZIP_SPOOL_BYTES.saturating_sub(held);
     let mut buf = Vec::new();
-    match (&mut r).take(ZIP_SPOOL_BYTES + 1).read_to_end(&mut buf) {
-        Ok(_) if buf.len() as u64 > ZIP_SPOOL_BYTES => Err(text!(
+    match (&mut r).take(room + 1).read_to_end(&mut buf) {
+        Ok(_) if buf.len() as u64 > room && held > 0 => Err(text!(
+            "a zip read from a pipe or from inside another archive is held in memory to find its member list, and this one, with the zip it is in ({held} bytes held already), is over limits::ZIP_SPOOL_BYTES ({ZIP_SPOOL_BYTES} bytes in all): not read; extract it and pass its path",
+            "从管道或另一个归档里读到的 zip 要整个放进内存才能找到成员列表，而这个 zip 加上它所在的 zip（已占用 {held} 字节）超过了 limits::ZIP_SPOOL_BYTES（合计 {ZIP_SPOOL_BYTES} 字节）：未读取；请先解压出来，再传入它的路径"
+        )),
+        Ok(_) if buf.len() as u64 > room => Err(text!(
             "a zip read from a pipe or from inside another archive is held in memory to find its member list, and this one is over limits::ZIP_SPOOL_BYTES ({ZIP_SPOOL_BYTES} bytes): not read; save it to a file and pass its path",
             "从管道或另一个归档里读到的 zip 要整个放进内存才能找到成员列表，而这个 zip 超过了 limits::ZIP_SPOOL_BYTES（{ZIP_SPOOL_BYTES} 字节）：未读取；请先存成文件，再传入它的路径"
         )),
-        Ok(_) => Ok(io::Cursor::new(buf)),
+        Ok(_) => Ok(Spooled(io::Cursor::new(buf))),
         Err(e) => {
             let n = buf.len();
             Err(text!(
@@ -74,17 +155,21 @@ pub struct Member<'r> {
     pub reader: Box<dyn Read + 'r>,
     /// Why the per-member cap stopped the read, once it has.
     pub cap: std::sync::Arc<crate::sources::open::GzipState>,
+    /// Bytes the archive it is in holds in memory (`spool`): a zip member spools within
+    /// what is left of the cap.
+    pub held: u64,
 }
 
 impl<'r> Member<'r> {
     /// A member read through `cap`, which says afterwards whether it stopped the read.
-    fn capped<R: Read + 'r>(name: &str, size: u64, cap: GzipCap<R>) -> Member<'r> {
+    fn capped<R: Read + 'r>(name: &str, size: u64, cap: GzipCap<R>, held: u64) -> Member<'r> {
         let state = cap.state();
         Member {
             name: name.to_string(),
             size,
             reader: Box::new(cap),
             cap: state,
+            held,
         }
     }
 }
@@ -250,7 +335,7 @@ pub fn tar_members(
         } else {
             GzipCap::member(measured)
         };
-        each(Member::capped(&name, size, cap));
+        each(Member::capped(&name, size, cap, 0));
         if outer.and_then(|o| o.hit()).is_some() {
             break;
         }
@@ -277,6 +362,7 @@ pub fn zip_members(
     each: &mut dyn FnMut(Member<'_>),
 ) -> Vec<Note> {
     let mut notes = Vec::new();
+    let held = r.held();
     let to = Rc::new(std::cell::RefCell::new(std::sync::Arc::default()));
     let counted = ReadCount {
         inner: &mut r,
@@ -294,7 +380,7 @@ pub fn zip_members(
             ));
             if r.seek(io::SeekFrom::Start(0)).is_ok() {
                 let mut r = io::BufReader::new(&mut r);
-                zip_stream_members(&mut r, total, each, &mut notes);
+                zip_stream_members(&mut r, held, total, each, &mut notes);
             }
             return notes;
         }
@@ -330,7 +416,7 @@ pub fn zip_members(
                 continue;
             }
         };
-        zip_one(file, Some(read), total, each, &mut notes);
+        zip_one(file, Some(read), held, total, each, &mut notes);
     }
     notes
 }
@@ -338,6 +424,7 @@ pub fn zip_members(
 /// Walk a zip from its local headers (no central directory).
 fn zip_stream_members(
     r: &mut impl Read,
+    held: u64,
     total: &Inflated,
     each: &mut dyn FnMut(Member<'_>),
     notes: &mut Vec<Note>,
@@ -347,7 +434,7 @@ fn zip_stream_members(
         match zip::read::read_zipfile_from_stream(r) {
             Ok(Some(file)) => {
                 last = file.name().ok().map(|n| clean(&n));
-                if !zip_one(file, None, total, each, notes) {
+                if !zip_one(file, None, held, total, each, notes) {
                     break;
                 }
             }
@@ -364,6 +451,7 @@ fn zip_stream_members(
 fn zip_one<R: Read>(
     mut file: zip::read::ZipFile<'_, R>,
     read: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    held: u64,
     total: &Inflated,
     each: &mut dyn FnMut(Member<'_>),
     notes: &mut Vec<Note>,
@@ -403,7 +491,7 @@ fn zip_one<R: Read>(
         };
         // A zip member inflates on its own: the total and ratio caps count it.
         let cap = GzipCap::new(measured, compressed, "member", total);
-        each(Member::capped(&name, size, cap));
+        each(Member::capped(&name, size, cap, held));
     }
     if let Some(e) = err {
         notes.push((

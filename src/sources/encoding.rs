@@ -1,13 +1,17 @@
 //! Text encodings other than UTF-8: what a head of text is written in, a reader that turns a
-//! UTF-16 or GB18030 stream into UTF-8 as it streams, and the decoding of one line for the
-//! report. Windows writes both: PowerShell 5's `>` writes UTF-16LE with a BOM (every ASCII
+//! UTF-16 or legacy CJK stream into UTF-8 as it streams, and the decoding of one line for the
+//! report. Windows writes them: PowerShell 5's `>` writes UTF-16LE with a BOM (every ASCII
 //! byte followed by a NUL, so nothing would match), and a console on code page 936 writes
-//! GBK, which GB18030 contains. Lines keep their numbers (only `\n` ends a line in every
-//! encoding read here). It must not guess from too little: a head is called UTF-16 or
-//! GB18030 only when it decodes as that without one error, and anything else is left as it
-//! is (the scan counts its lines that are not UTF-8, `NotUtf8`).
+//! GBK, which GB18030 contains (949: EUC-KR, 932: Shift_JIS, 950: Big5; EUC-JP from older
+//! Unix locales). Which of the CJK encodings a head is in is chardetng's guess (their byte
+//! ranges overlap: EUC-KR decodes as GB18030 without error, as mojibake). Lines keep their
+//! numbers (only `\n` ends a line in every encoding read here). It must not guess from too
+//! little: a head is called one of these only when it decodes as that without one error, and
+//! anything else is left as it is (the scan counts its lines that are not UTF-8, `NotUtf8`).
 
-use encoding_rs::{Decoder, Encoding, GB18030, UTF_16BE, UTF_16LE};
+use encoding_rs::{
+    BIG5, Decoder, EUC_JP, EUC_KR, Encoding, GB18030, SHIFT_JIS, UTF_16BE, UTF_16LE,
+};
 use std::borrow::Cow;
 use std::io::{self, Read};
 use std::sync::Arc;
@@ -23,6 +27,14 @@ pub enum TextEncoding {
     Utf16Be,
     #[serde(rename = "gb18030")]
     Gb18030,
+    #[serde(rename = "big5")]
+    Big5,
+    #[serde(rename = "euc-kr")]
+    EucKr,
+    #[serde(rename = "euc-jp")]
+    EucJp,
+    #[serde(rename = "shift_jis")]
+    ShiftJis,
 }
 
 impl TextEncoding {
@@ -31,7 +43,28 @@ impl TextEncoding {
             TextEncoding::Utf16Le => UTF_16LE,
             TextEncoding::Utf16Be => UTF_16BE,
             TextEncoding::Gb18030 => GB18030,
+            TextEncoding::Big5 => BIG5,
+            TextEncoding::EucKr => EUC_KR,
+            TextEncoding::EucJp => EUC_JP,
+            TextEncoding::ShiftJis => SHIFT_JIS,
         }
+    }
+
+    /// Its name in warnings (and for `iconv -f`).
+    pub fn name(self) -> &'static str {
+        match self {
+            TextEncoding::Utf16Le => "UTF-16LE",
+            TextEncoding::Utf16Be => "UTF-16BE",
+            TextEncoding::Gb18030 => "GB18030",
+            TextEncoding::Big5 => "BIG5",
+            TextEncoding::EucKr => "EUC-KR",
+            TextEncoding::EucJp => "EUC-JP",
+            TextEncoding::ShiftJis => "SHIFT_JIS",
+        }
+    }
+
+    fn is_utf16(self) -> bool {
+        matches!(self, TextEncoding::Utf16Le | TextEncoding::Utf16Be)
     }
 }
 
@@ -51,7 +84,7 @@ pub fn sniff(head: &[u8]) -> (Option<TextEncoding>, bool) {
     if let Some(e) = utf16_without_bom(head) {
         return (Some(e), false);
     }
-    (gb18030(head).then_some(TextEncoding::Gb18030), false)
+    (legacy_cjk(head), false)
 }
 
 /// UTF-16 without a BOM, from its NULs: text that is mostly ASCII has a NUL as every other
@@ -84,21 +117,39 @@ fn utf16_without_bom(head: &[u8]) -> Option<TextEncoding> {
     clean_decode(e.encoding(), pairs).then_some(e)
 }
 
-/// GBK/GB18030: a head that is not UTF-8 (a sequence cut by the head's end aside), holds no
-/// NUL or other control byte a text has no use for, and reads as GB18030 (`reads_as_gb`) up
-/// to its last line end (a character cut by the head's end aside).
-fn gb18030(head: &[u8]) -> bool {
+/// A legacy CJK encoding: a head that is not UTF-8 (a sequence cut by the head's end aside)
+/// and holds no NUL or other control byte a text has no use for, up to its last line end (a
+/// character cut by the head's end aside), is in the CJK encoding chardetng guesses when it
+/// decodes as that without one error; a guess of no CJK encoding (too little text to tell, or
+/// a single-byte one such as windows-1252) leaves GBK/GB18030 when the head reads as that
+/// (`reads_as_gb`, as a console on code page 936 writes), else nothing.
+fn legacy_cjk(head: &[u8]) -> Option<TextEncoding> {
     match std::str::from_utf8(head) {
         // `error_len` is `None` for a sequence the end cut, not an invalid one.
-        Ok(_) => return false,
-        Err(e) if e.error_len().is_none() => return false,
+        Ok(_) => return None,
+        Err(e) if e.error_len().is_none() => return None,
         Err(_) => {}
     }
     if head.iter().any(|&b| crate::sources::detect::is_control(b)) {
-        return false;
+        return None;
     }
     let upto = memchr::memrchr(b'\n', head).map_or(head.len(), |i| i + 1);
-    reads_as_gb(&head[..upto]).is_some()
+    let text = &head[..upto];
+    let mut detector = chardetng::EncodingDetector::new(chardetng::Iso2022JpDetection::Deny);
+    detector.feed(text, true);
+    let guess = detector.guess(None, chardetng::Utf8Detection::Deny);
+    let cjk = [
+        TextEncoding::Big5,
+        TextEncoding::EucKr,
+        TextEncoding::EucJp,
+        TextEncoding::ShiftJis,
+    ]
+    .into_iter()
+    .find(|e| e.encoding() == guess);
+    match cjk {
+        Some(e) => clean_decode(e.encoding(), text).then_some(e),
+        None => reads_as_gb(text).map(|_| TextEncoding::Gb18030),
+    }
 }
 
 /// Bytes that are not UTF-8, as the GB18030 text they are, when they are: at least 4 in 5 of
@@ -139,7 +190,7 @@ pub struct Decoded {
     pub from: TextEncoding,
     /// Set once the decoder met bytes that are not `from` (shown as U+FFFD).
     pub replaced: Arc<AtomicBool>,
-    /// Where the head lied: lines that are UTF-8, read as UTF-8 (GB18030: each such line;
+    /// Where the head lied: lines that are UTF-8, read as UTF-8 (a CJK encoding: each such line;
     /// UTF-16: every line from the first, when UTF-8 text was appended) and the first of them.
     pub utf8: Arc<(AtomicU64, AtomicU64)>,
 }
@@ -157,16 +208,12 @@ impl Decoded {
     /// is in another encoding, and bytes that could not be decoded.
     pub fn warnings(&self) -> Vec<crate::model::Text> {
         let mut out = Vec::new();
-        let e = match self.from {
-            TextEncoding::Utf16Le => "UTF-16LE",
-            TextEncoding::Utf16Be => "UTF-16BE",
-            TextEncoding::Gb18030 => "GB18030",
-        };
+        let e = self.from.name();
         let (n, first) = (
             self.utf8.0.load(Ordering::Relaxed),
             self.utf8.1.load(Ordering::Relaxed),
         );
-        if n > 0 && self.from == TextEncoding::Gb18030 {
+        if n > 0 && !self.from.is_utf16() {
             out.push(crate::model::text!(
                 "its head is {e}, but {n} of its lines are UTF-8 (the first: line {first}): each line was read in the encoding it is in",
                 "文件开头是 {e}，但其中有 {n} 行是 UTF-8（第一行是第 {first} 行）：每一行都按它实际的编码读取"
@@ -192,15 +239,15 @@ impl Decoded {
 enum Mode {
     /// UTF-16, through the streaming decoder, watching for appended UTF-8.
     Utf16,
-    /// GB18030 line by line: a line that is UTF-8 stays as it is.
-    GbLines,
+    /// A legacy CJK encoding line by line: a line that is UTF-8 stays as it is.
+    Lines,
     /// UTF-8 from here on (appended to a UTF-16 head).
     Utf8,
 }
 
 /// A stream decoded from `from` to UTF-8 as it is read (a BOM dropped); what cannot be
 /// decoded becomes U+FFFD, and `Decoded::replaced` says whether anything was. Where the head
-/// lied, UTF-8 is read as UTF-8: a GB18030 stream's UTF-8 lines, and the UTF-8 text appended
+/// lied, UTF-8 is read as UTF-8: a legacy CJK stream's UTF-8 lines, and the UTF-8 text appended
 /// after a UTF-16 stream (`Decoded::utf8`).
 pub struct Transcode<R> {
     inner: R,
@@ -235,10 +282,10 @@ impl<R: Read> Transcode<R> {
         Transcode {
             inner,
             decoder: from.encoding().new_decoder_with_bom_removal(),
-            mode: if from == TextEncoding::Gb18030 {
-                Mode::GbLines
-            } else {
+            mode: if from.is_utf16() {
                 Mode::Utf16
+            } else {
+                Mode::Lines
             },
             raw: vec![0; RAW],
             raw_at: (0, 0),
@@ -286,7 +333,7 @@ impl<R: Read> Transcode<R> {
                 self.out.extend_from_slice(src);
                 self.raw_at.0 = b;
             }
-            Mode::GbLines => {
+            Mode::Lines => {
                 // Whole lines only (unless the buffer is full of one, or at the end).
                 let upto = match memchr::memrchr(b'\n', src) {
                     Some(i) => i + 1,
@@ -300,14 +347,15 @@ impl<R: Read> Transcode<R> {
                     if line.is_ascii() {
                         self.out.extend_from_slice(line);
                     } else if std::str::from_utf8(line).is_ok() {
-                        // GBK text is never valid UTF-8 in practice: this line is UTF-8.
+                        // CJK text in a legacy encoding is never valid UTF-8 in practice: this
+                        // line is UTF-8.
                         if utf8.0 == 0 {
                             utf8.1 = lineno;
                         }
                         utf8.0 += 1;
                         self.out.extend_from_slice(line);
                     } else {
-                        let (t, errors) = GB18030.decode_without_bom_handling(line);
+                        let (t, errors) = self.decoder.encoding().decode_without_bom_handling(line);
                         if errors {
                             self.replaced.store(true, Ordering::Relaxed);
                         }
@@ -562,6 +610,46 @@ mod tests {
         assert_eq!(sniff(&stray), (None, false));
         let bom = [b"\xEF\xBB\xBF".as_slice(), OOM.as_bytes()].concat();
         assert_eq!(sniff(&bom), (None, true));
+    }
+
+    #[test]
+    fn korean_japanese_and_traditional_chinese_heads_are_not_taken_for_gbk() {
+        let text = format!(
+            "{}{OOM}",
+            [
+                "학습을 시작합니다. 데이터셋을 불러오는 중입니다.\n",
+                "学習を開始します。データセットを読み込んでいます。\n",
+                "開始訓練，正在載入資料集，共三個週期。\n",
+            ]
+            .join("")
+        );
+        for (enc, want, line) in [
+            (EUC_KR, TextEncoding::EucKr, 0),
+            (EUC_JP, TextEncoding::EucJp, 1),
+            (SHIFT_JIS, TextEncoding::ShiftJis, 1),
+            (BIG5, TextEncoding::Big5, 2),
+        ] {
+            let one = format!("{}{OOM}", text.lines().nth(line).unwrap()).repeat(20);
+            let bytes = enc.encode(&one).0.into_owned();
+            assert!(
+                GB18030
+                    .decode_without_bom_handling_and_without_replacement(&bytes)
+                    .is_some()
+                    || want != TextEncoding::EucKr,
+                "EUC-KR decodes as GB18030 without error: the byte ranges cannot tell them apart"
+            );
+            assert_eq!(sniff(&bytes), (Some(want), false), "{}", enc.name());
+            assert_eq!(transcode(&bytes, want), one, "{}", enc.name());
+        }
+        // A GBK head is still GB18030 with the detector in front.
+        let zh = gbk(&"[2024-05-14] 训练步骤 损失 显存不足\n".repeat(20));
+        assert_eq!(sniff(&zh), (Some(TextEncoding::Gb18030), false));
+        // Latin-1 is no CJK encoding: left as it is (its lines counted as not UTF-8).
+        let latin = encoding_rs::WINDOWS_1252
+            .encode(&"Données chargées à l'étape 3\n".repeat(20))
+            .0
+            .into_owned();
+        assert_eq!(sniff(&latin), (None, false));
     }
 
     #[test]

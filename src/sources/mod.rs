@@ -1,6 +1,6 @@
 //! Sources: what each kind of input file is and what it says. Opening an input (`open`: the one
 //! place that opens, decompresses, decodes and detects; `archive`: the members of a tar or zip;
-//! `encoding`: text not in UTF-8), the streaming line reader, prefix peeling (rank/host/time), one fact parser per snapshot kind, the launcher/NCCL line reader and each
+//! `encoding`: text not in UTF-8; `holes`: runs of NULs in a log), the streaming line reader, prefix peeling (rank/host/time), one fact parser per snapshot kind, the launcher/NCCL line reader and each
 //! log's last lines. Sources emit lines, facts and typed events; they never import the rule
 //! engine.
 
@@ -16,6 +16,7 @@ pub mod elfcore;
 pub mod encoding;
 pub mod envdump;
 pub mod flight_recorder;
+pub mod holes;
 pub mod k8s;
 pub mod last_lines;
 pub mod launcher;

@@ -1,7 +1,8 @@
 //! Opening an input: the one place that opens a file, stdin or an archive member, decompresses
 //! it (gzip, zstd, xz, lz4, bzip2: by magic, `decompress::decoder`), says whether it is an
 //! archive (tar or zip, by magic: its members are then opened here one by one), decodes text
-//! written in UTF-16 or GB18030 to UTF-8 (`encoding`), sniffs the head, detects the kind and
+//! written in UTF-16 or a legacy CJK encoding to UTF-8 (`encoding`), reads a log past a hole of
+//! NULs (`holes`), sniffs the head, detects the kind and
 //! says how the kind is read (lines with an optional fact parser, a bounded document, a core
 //! read in place, or not at all with the reason). The analysis,
 //! the work planner and the tests all go through here, so they read every input the same
@@ -14,7 +15,7 @@ use crate::model::{SourceKind, Text, text};
 use crate::sources::archive;
 use crate::sources::decompress::{Container, decoder, sniff};
 use crate::sources::encoding::{self, Decoded, Transcode};
-use crate::sources::{FactParser, detect, fact_parser};
+use crate::sources::{FactParser, detect, fact_parser, holes};
 use std::io::{self, Read, Seek};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -50,6 +51,8 @@ pub struct Opened<'a> {
     pub gzip: Option<Arc<GzipState>>,
     /// What the text was decoded from, when it was not UTF-8 (`stream` is UTF-8 regardless).
     pub encoding: Option<Decoded>,
+    /// For text read past a hole (`holes`): the NUL bytes dropped from `stream` so far.
+    pub holes: Option<Arc<AtomicU64>>,
     /// Bytes of the input as stored (compressed, for a compressed input) read so far: what
     /// progress counts, in the same unit as the inputs' sizes.
     pub meter: Arc<ReadMeter>,
@@ -247,6 +250,8 @@ impl<R: Read> Read for Counted<R> {
         Ok(k)
     }
 }
+
+impl archive::ReadSeek for Counted<std::fs::File> {}
 
 impl<R: io::Seek> io::Seek for Counted<R> {
     fn seek(&mut self, to: io::SeekFrom) -> io::Result<u64> {
@@ -520,29 +525,23 @@ pub fn open_in(input: &Input, total: &Inflated) -> Result<Opened<'static>, Text>
         ..ReadMeter::default()
     });
     let raw: Box<dyn Read> = match raw {
-        _ if archive::is_torch_save(&head) => {
-            return Ok(Opened {
-                kind: SourceKind::Binary,
-                name: file_name(path).to_string(),
-                stream: Box::new(io::empty()),
-                how: How::Skip(Some(torch_save())),
-                watch,
-                gzip: None,
-                encoding: None,
-                meter,
-            });
-        }
         Raw::File(mut f) if archive::is_zip(&head) => {
             f.seek(io::SeekFrom::Start(0))
                 .map_err(|e| text!("cannot read: {e}", "无法读取：{e}"))?;
+            let how = if archive::is_torch_save(&head) && archive::is_torch_checkpoint(&mut f) {
+                How::Skip(Some(torch_save()))
+            } else {
+                How::Zip(Box::new(f))
+            };
             return Ok(Opened {
                 kind: SourceKind::Binary,
                 name: file_name(path).to_string(),
                 stream: Box::new(io::empty()),
-                how: How::Zip(Box::new(f)),
+                how,
                 watch,
                 gzip: None,
                 encoding: None,
+                holes: None,
                 meter,
             });
         }
@@ -562,6 +561,7 @@ pub fn open_in(input: &Input, total: &Inflated) -> Result<Opened<'static>, Text>
         watch,
         gzip: o.gzip,
         encoding: o.encoding,
+        holes: o.holes,
         meter,
     })
 }
@@ -586,8 +586,9 @@ enum Raw {
 pub enum At<'p> {
     File(&'p Path),
     Stdin,
-    /// A member of an archive.
-    Member,
+    /// A member of an archive, read through its cap, and the bytes that archive holds in
+    /// memory (`archive::Member::held`).
+    Member(&'p GzipState, u64),
 }
 
 /// Open one member of an archive (`display` is its report path, `archive.zip!/logs/a.log`)
@@ -595,14 +596,18 @@ pub enum At<'p> {
 /// and a member that is itself an archive is said to be one (`How::Tar`, `How::Zip`). A
 /// zip member of a zip has no random access: it is held in memory up to
 /// `limits::ZIP_SPOOL_BYTES`.
+/// `cap`: the member's own cap (`archive::Member::cap`), whose warning the caller gives: a
+/// member it stopped before its first byte is not said to be empty.
 pub fn open_member<'a>(
     display: &str,
     raw: Box<dyn Read + 'a>,
+    cap: &GzipState,
+    held: u64,
     meter: Arc<ReadMeter>,
     total: &Inflated,
 ) -> Result<Opened<'a>, Text> {
     let (head, raw) = head_and_rest(raw).map_err(|e| text!("cannot read: {e}", "无法读取：{e}"))?;
-    let o = open_stream(display, raw, head, At::Member, total)?;
+    let o = open_stream(display, raw, head, At::Member(cap, held), total)?;
     Ok(Opened {
         kind: o.kind,
         name: o.name,
@@ -611,6 +616,7 @@ pub fn open_member<'a>(
         watch: None,
         gzip: o.gzip,
         encoding: o.encoding,
+        holes: o.holes,
         meter,
     })
 }
@@ -628,6 +634,7 @@ struct Stream<'a> {
     how: How<'a>,
     gzip: Option<Arc<GzipState>>,
     encoding: Option<Decoded>,
+    holes: Option<Arc<AtomicU64>>,
 }
 
 /// Decompress (by magic), sniff an archive, decode text that is not UTF-8, detect the kind
@@ -654,7 +661,7 @@ fn open_stream<'a>(
             };
             let dec = decoder(container, counted)
                 .map_err(|e| text!("{z} data cannot be read: {e}", "无法读取 {z} 数据：{e}"))?;
-            let unit = if matches!(at, At::Member) {
+            let unit = if matches!(at, At::Member(..)) {
                 "member"
             } else {
                 "input"
@@ -680,6 +687,7 @@ fn open_stream<'a>(
         how,
         gzip,
         encoding: None,
+        holes: None,
     };
     let whole = |head: &[u8], rest| -> Box<dyn Read + 'a> {
         Box::new(io::Cursor::new(head.to_vec()).chain(rest))
@@ -691,18 +699,57 @@ fn open_stream<'a>(
         }
         return Ok(binary(whole(&head, stream), How::Tar, gzip));
     }
-    if archive::is_torch_save(&head) {
-        let how = How::Skip(Some(torch_save()));
-        return Ok(binary(whole(&head, stream), how, gzip));
-    }
     if archive::is_zip(&head) {
-        let how = match archive::spool(whole(&head, stream)) {
-            Ok(z) => How::Zip(Box::new(z)),
+        // A checkpoint too big to hold is still said to be one.
+        let torch = archive::is_torch_save(&head);
+        let held = match at {
+            At::Member(_, held) => held,
+            _ => 0,
+        };
+        let how = match archive::spool(whole(&head, stream), held) {
+            Ok(mut z) => {
+                if torch && archive::is_torch_checkpoint(&mut z) {
+                    How::Skip(Some(torch_save()))
+                } else {
+                    How::Zip(Box::new(z))
+                }
+            }
+            Err(_) if torch => How::Skip(Some(torch_save())),
             Err(why) => How::Skip(Some(why)),
         };
         return Ok(binary(Box::new(io::empty()), how, gzip));
     }
-    // Text in UTF-16 or GB18030 is read as the UTF-8 it decodes to; a UTF-8 BOM is dropped.
+    // A head that looks binary for a hole in it (a run of NULs) but is text without its NULs
+    // is read without them (`holes`), from the text after the hole.
+    let mut holes = None;
+    let (stream, head) = if holes::has_hole(&head)
+        && !detect::is_elf(&head)
+        && detect::detect(name, &head) == SourceKind::Binary
+    {
+        let dropped = Arc::new(AtomicU64::new(0));
+        let text = Box::new(holes::DropNuls::new(whole(&head, stream), &dropped));
+        let (after, rest) =
+            head_and_rest(text).map_err(|e| text!("cannot read: {e}", "无法读取：{e}"))?;
+        if after.is_empty() {
+            let why = holes::only_nuls(dropped.load(Ordering::Relaxed));
+            return Ok(binary(Box::new(io::empty()), How::Skip(Some(why)), gzip));
+        }
+        if detect::looks_binary(&after) || memchr::memchr(b'\n', &after).is_none() {
+            // Binary after all: said as binary, from the head as it was.
+            let (kind, how) = classify(at, name, &head);
+            return Ok(Stream {
+                kind,
+                how,
+                ..binary(Box::new(io::empty()), How::Skip(None), gzip)
+            });
+        }
+        holes = Some(dropped);
+        (whole(&after, rest), after)
+    } else {
+        (stream, head)
+    };
+    // Text in UTF-16 or a legacy CJK encoding is read as the UTF-8 it decodes to; a UTF-8 BOM
+    // is dropped.
     let (from, utf8_bom) = encoding::sniff(&head);
     let encoding = from.map(Decoded::new);
     let (stream, head) = match &encoding {
@@ -715,7 +762,17 @@ fn open_stream<'a>(
         None if utf8_bom => (whole(&head[3..], stream), head[3..].to_vec()),
         None => (whole(&head, stream), head),
     };
-    let (kind, how) = classify(at, name, &head);
+    let (kind, mut how) = classify(at, name, &head);
+    // Nothing read because a decompression cap stopped the read before the first byte (the
+    // total over all inputs, spent by those before): that cap's warning says so, not "empty".
+    let capped = |g: Option<&GzipState>| g.is_some_and(|g| g.hit().is_some());
+    let member_cap = match at {
+        At::Member(c, _) => Some(c),
+        _ => None,
+    };
+    if head.is_empty() && (capped(gzip.as_deref()) || capped(member_cap)) {
+        how = How::Skip(None);
+    }
     Ok(Stream {
         kind,
         name: name.to_string(),
@@ -723,6 +780,7 @@ fn open_stream<'a>(
         how,
         gzip,
         encoding,
+        holes,
     })
 }
 
@@ -758,7 +816,7 @@ fn classify<'a>(at: At<'_>, name: &str, head: &[u8]) -> (SourceKind, How<'a>) {
         let why = match at {
             At::Stdin => text!("stdin was empty", "标准输入为空"),
             At::File(_) => text!("empty file", "空文件"),
-            At::Member => text!("empty member", "空成员"),
+            At::Member(..) => text!("empty member", "空成员"),
         };
         return (kind, How::Skip(Some(why)));
     }
@@ -770,7 +828,7 @@ fn classify<'a>(at: At<'_>, name: &str, head: &[u8]) -> (SourceKind, How<'a>) {
                 "不读取从标准输入传入的 ELF core：请先存成文件，再传入它的路径"
             ))),
             // The core reader needs random access (or a file to decompress again from).
-            At::Member => How::Skip(Some(text!(
+            At::Member(..) => How::Skip(Some(text!(
                 "an ELF core inside an archive is not read (the core reader needs the file itself): extract it and pass its path",
                 "不读取归档里的 ELF core（读取 core 需要文件本身）：请先解压出来，再传入它的路径"
             ))),
