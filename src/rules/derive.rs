@@ -51,6 +51,12 @@ pub static DERIVED: &[Derived] = &[
         compute: gpu_oom_plan,
     },
     Derived {
+        name: "derive.kernel_library",
+        unit: Unit::Text,
+        doc: "the installed package of the traceback's innermost frame that is not PyTorch or Triton (whose kernel failed)",
+        compute: kernel_library,
+    },
+    Derived {
         name: "derive.memlock_plan",
         unit: Unit::Text,
         doc: "the locked-memory limit seen (ulimit -l) and what to set",
@@ -475,6 +481,21 @@ fn gpu_oom_plan(ctx: &DeriveCtx) -> Option<String> {
             h(torch),
             h(tried)
         )
+    })
+}
+
+/// `File ".../site-packages/<pkg>/…"`: the installed package a traceback frame is in.
+static FRAME_PACKAGE: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r#"File "[^"]*(?:site|dist)-packages[/\\]([A-Za-z_]\w*)[/\\]"#).ok()
+});
+
+/// The package whose code launched the failing kernel: the innermost traceback frame in an
+/// installed package other than PyTorch and Triton (which run every package's kernels).
+fn kernel_library(ctx: &DeriveCtx) -> Option<String> {
+    let re = FRAME_PACKAGE.as_ref()?;
+    ctx.lines.iter().rev().find_map(|l| {
+        let p = re.captures(l)?.get(1)?.as_str();
+        (!matches!(p, "torch" | "triton" | "torch_npu" | "numpy")).then(|| p.to_string())
     })
 }
 
