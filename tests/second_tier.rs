@@ -208,3 +208,16 @@ fn first_sentence(fix: &str) -> &str {
     }
     fix
 }
+
+/// Issue 29 item 5: NCCL's `NET/Plugin` INFO line (the optional `libnccl-net.so` not found,
+/// internal transport used) is no missing CUDA library and no missing file, even glued to the
+/// traceback that follows it.
+#[test]
+fn the_nccl_net_plugin_info_line_drives_nothing() {
+    let r = diagnose_text(
+        "host-a:7:7 [0] NCCL INFO NET/Plugin : dlerror=libnccl-net.so: cannot open shared object file: No such file or directory No plugin found (libnccl-net.so), using internal implementationTraceback (most recent call last):\n  File \"/work/t/train.py\", line 9, in <module>\n    dist.barrier()\nSomeFramework.CommError: ncclInternalError: Internal check failed.\n",
+    );
+    let cats = roots(&r);
+    assert!(!cats.contains(&Category::CudaDriverMismatch), "{cats:?}");
+    assert!(!cats.contains(&Category::ConfigError), "{cats:?}");
+}
