@@ -146,3 +146,78 @@ fn a_token_is_found_in_every_shape_a_paste_takes() {
         );
     }
 }
+
+/// Issue 29: the first sentence of a fix is what a user does first. Every category's advice in
+/// the token table opens with its step; the quoted line and what it means come after it.
+#[test]
+fn every_token_fix_opens_with_the_step_not_the_quoted_line() {
+    let t = trainwreck::tokens::table();
+    let mut seen = 0;
+    for &c in Category::ALL {
+        let Some(a) = t.advice(c) else { continue };
+        seen += 1;
+        for fix in [&a.fix, &a.fix_zh] {
+            assert!(
+                fix.contains("{line}"),
+                "{c}: the fix quotes the line: {fix}"
+            );
+            assert!(
+                !first_sentence(fix).contains("{line}"),
+                "{c}: the first sentence is the quote, not the step: {fix}"
+            );
+        }
+        assert!(a.fix.contains("Why: "), "{c}: {}", a.fix);
+    }
+    assert!(seen >= 15, "advice for {seen} categories");
+}
+
+#[test]
+fn a_token_fix_through_the_engine_leads_with_the_step() {
+    // An NCCL network failure carried by a bare exception no rule knows: the token tier
+    // names the interface settings first and quotes the line after.
+    let r = diagnose_text(
+        "step 9 loss 1.2\nSomeFramework.ExternalError: Nccl error, unhandled system error (at /src/collective.cc:68)\n",
+    );
+    let f = r
+        .findings
+        .iter()
+        .find(|f| f.category == Category::NcclNetwork)
+        .expect("an NCCL network candidate");
+    let first = first_sentence(&f.fix);
+    assert!(first.contains("NCCL_SOCKET_IFNAME"), "{}", f.fix);
+    assert!(!first.contains("unhandled system error"), "{}", f.fix);
+}
+
+/// Up to the first sentence end outside backticks, as tests/real_threads.rs scores a fix.
+fn first_sentence(fix: &str) -> &str {
+    let mut in_code = false;
+    let b = fix.as_bytes();
+    for (i, c) in fix.char_indices() {
+        match c {
+            '`' => in_code = !in_code,
+            '。' if !in_code => return &fix[..i],
+            '.' if !in_code => {
+                let next_blank = b.get(i + 1).is_none_or(|n| n.is_ascii_whitespace());
+                let abbrev = ["e.g", "i.e", "vs"].iter().any(|a| fix[..i].ends_with(a));
+                if next_blank && !abbrev {
+                    return &fix[..i];
+                }
+            }
+            _ => {}
+        }
+    }
+    fix
+}
+
+/// Issue 29 item 5: NCCL's `NET/Plugin` INFO line (the optional `libnccl-net.so` not found,
+/// internal transport used) is no missing CUDA library and no missing file, even glued to the
+/// traceback that follows it.
+#[test]
+fn the_nccl_net_plugin_info_line_drives_nothing() {
+    let r = diagnose_text(
+        "host-a:7:7 [0] NCCL INFO NET/Plugin : dlerror=libnccl-net.so: cannot open shared object file: No such file or directory No plugin found (libnccl-net.so), using internal implementationTraceback (most recent call last):\n  File \"/work/t/train.py\", line 9, in <module>\n    dist.barrier()\nSomeFramework.CommError: ncclInternalError: Internal check failed.\n",
+    );
+    let cats = roots(&r);
+    assert!(!cats.contains(&Category::CudaDriverMismatch), "{cats:?}");
+    assert!(!cats.contains(&Category::ConfigError), "{cats:?}");
+}

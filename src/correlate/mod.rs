@@ -624,7 +624,15 @@ fn finish(kb: &KnowledgeBase, d: Draft, a: &Analysis) -> Finding {
         .iter()
         .flat_map(|h| h.captures.iter().cloned())
         .collect();
-    let lines: Vec<&str> = evidence.iter().map(|e| e.text.as_str()).collect();
+    let mut lines: Vec<&str> = evidence.iter().map(|e| e.text.as_str()).collect();
+    // The traceback frames kept in the error tail of the hits' files, after the cited lines:
+    // a derived value may name the library whose frame raised (`derive.kernel_library`).
+    lines.extend(
+        a.error_tail
+            .iter()
+            .filter(|l| hits.iter().any(|h| h.input == l.input) && l.text.contains("File \""))
+            .map(|l| l.text.as_str()),
+    );
     let vars = Vars {
         facts: &a.facts,
         captures: &caps,

@@ -64,7 +64,13 @@ pub fn apply(a: &Analysis, findings: &mut Vec<Finding>) {
     // Per category, each token once (its latest line): many lines of one token are one clue.
     let mut by_cat: BTreeMap<Category, Candidate> = BTreeMap::new();
     for (i, l) in lines.iter().enumerate() {
-        for t in table.hits(&l.text) {
+        // NCCL reports failures as WARN; what follows `NCCL INFO` is information (the
+        // optional net plugin it did not find, the transport it fell back to), never a cause.
+        let text = l
+            .text
+            .find("NCCL INFO")
+            .map_or(l.text.as_str(), |at| &l.text[..at]);
+        for t in table.hits(text) {
             for &(cat, w) in &t.weights {
                 let c = by_cat.entry(cat).or_insert(Candidate { terms: Vec::new() });
                 match c.terms.iter_mut().find(|x| x.0 == t.id) {

@@ -5,7 +5,10 @@
 //! safetensors, DeepSpeed's `load_checkpoint`, `PytorchStreamReader/Writer`), a missing file or
 //! name while a dataset, model or config is loaded, an exception in the user's own code, or one
 //! raised inside a library. The finding it makes (`traceback-classified`, TW9903) is weaker than
-//! any specific rule's and says why it chose its category. Works on the analysis as data; it
+//! any specific rule's and says why it chose its category. The exception is also read for its
+//! remedy (`remedy`: an API the installed library lacks, a label outside the class range,
+//! tensors on two devices, a library's internal assertion…): that step leads the fix of every
+//! generic finding, before where it was raised and the general advice. Works on the analysis as data; it
 //! never reads files or formats output. The traceback line shapes are written here once and
 //! shared with the fingerprint.
 
@@ -47,6 +50,10 @@ pub static EXCEPTION: LazyLock<Option<Regex>> = LazyLock::new(|| {
 /// A frame line: `File "path", line N, in func`.
 pub static FRAME: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r#"^File "([^"]+)", line (\d+), in (\S+)"#).ok());
+
+/// A SyntaxError's location line: `File "path", line N` (no function: the file did not load).
+static SYNTAX_AT: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r#"^File "([^"]+)", line (\d+)$"#).ok());
 
 /// Launcher exceptions that only say "a child failed": never the failure itself.
 pub const WRAPPERS: &[&str] = &["ChildFailedError", "CalledProcessError"];
@@ -102,9 +109,13 @@ fn tracebacks(a: &Analysis) -> Vec<Traceback> {
     let mut out = Vec::new();
     let mut frames: Vec<Frame> = Vec::new();
     let mut input = usize::MAX;
+    // A traceback header was seen: its exception counts even with no frame kept (IPython
+    // prints `TypeError   Traceback (most recent call last)` and frames of another shape).
+    let mut header = false;
     for (at, l) in a.error_tail.iter().enumerate() {
         if l.input != input {
             frames.clear();
+            header = false;
             input = l.input;
         }
         let Some(info) = a.inputs.get(l.input) else {
@@ -114,8 +125,9 @@ fn tracebacks(a: &Analysis) -> Vec<Traceback> {
             continue;
         }
         let t = bare(&l.text);
-        if t.starts_with("Traceback (most recent call last)") {
+        if t.contains("Traceback (most recent call last)") {
             frames.clear();
+            header = true;
         } else if let Some(c) = frame_re.captures(t) {
             frames.push(Frame {
                 path: c[1].to_string(),
@@ -123,9 +135,16 @@ fn tracebacks(a: &Analysis) -> Vec<Traceback> {
                 func: c[3].to_string(),
                 at,
             });
+        } else if let Some(c) = SYNTAX_AT.as_ref().and_then(|r| r.captures(t)) {
+            frames.push(Frame {
+                path: c[1].to_string(),
+                src_line: c[2].parse().unwrap_or(0),
+                func: "<module>".to_string(),
+                at,
+            });
         } else if let Some(c) = exc_re.captures(t) {
             let ty = c[1].to_string();
-            if !WRAPPERS.contains(&ty.as_str()) && !frames.is_empty() {
+            if !WRAPPERS.contains(&ty.as_str()) && (!frames.is_empty() || header) {
                 out.push(Traceback {
                     frames: std::mem::take(&mut frames),
                     ty,
@@ -134,6 +153,7 @@ fn tracebacks(a: &Analysis) -> Vec<Traceback> {
                 });
             }
             frames.clear();
+            header = false;
         }
     }
     out
@@ -150,6 +170,8 @@ struct Reading {
     fix_zh: String,
     /// Higher is more specific: the best reading of a run wins.
     rank: u8,
+    /// The remedy the exception itself names (`remedy`), when it names one.
+    remedy: Option<Remedy>,
 }
 
 fn any_frame(tb: &Traceback, words: &[&str]) -> Option<String> {
@@ -205,12 +227,9 @@ const LOADING_CODE: &[&str] = &[
 fn read(tb: &Traceback) -> Reading {
     let msg = tb.msg.as_str();
     let lower = msg.to_ascii_lowercase();
-    let inner = tb.frames.last().expect("a traceback has frames");
-    let place = format!(
-        "{}:{} in {}",
-        short(&inner.path),
-        inner.src_line,
-        inner.func
+    let place = tb.frames.last().map_or_else(
+        || "the cell or script that raised it".to_string(),
+        |f| format!("{}:{} in {}", short(&f.path), f.src_line, f.func),
     );
     let enospc = msg.contains("[Errno 28]")
         || lower.contains("no space left on device")
@@ -238,6 +257,7 @@ fn read(tb: &Traceback) -> Reading {
                 fix: "Give the container a larger /dev/shm (`docker run --shm-size=8g` or `--ipc=host`; on Kubernetes an `emptyDir` with `medium: Memory`), or lower the DataLoader's `num_workers`.".into(),
                 fix_zh: "给容器更大的 /dev/shm（`docker run --shm-size=8g` 或 `--ipc=host`；Kubernetes 上挂一个 `medium: Memory` 的 `emptyDir`），或者调小 DataLoader 的 `num_workers`。".into(),
                 rank: 5,
+                remedy: None,
             }
         } else {
             Reading {
@@ -248,6 +268,7 @@ fn read(tb: &Traceback) -> Reading {
                 fix: "Free space on the filesystem the run writes to (`df -h` on the output and checkpoint directory, and on $TMPDIR and the HF cache), point the output at a larger one, or keep fewer checkpoints (`save_total_limit`).".into(),
                 fix_zh: "清理训练写入的文件系统（对输出目录、checkpoint 目录以及 $TMPDIR 和 HF 缓存执行 `df -h`），把输出指到更大的盘上，或者少保留几个 checkpoint（`save_total_limit`）。".into(),
                 rank: 5,
+                remedy: None,
             }
         };
     }
@@ -272,6 +293,7 @@ fn read(tb: &Traceback) -> Reading {
                 clip(msg)
             ),
             rank: 4,
+            remedy: None,
         };
     }
     let missing = matches!(
@@ -311,11 +333,54 @@ fn read(tb: &Traceback) -> Reading {
                 clip(msg)
             ),
             rank: 3,
+            remedy: None,
+        };
+    }
+    let cure = remedy(tb);
+    // The remedy the exception's words and frames name leads; where it was raised follows.
+    let lead = |en: String, zh: String| match &cure {
+        Some(c) => (format!("{} {en}", c.en), format!("{}{zh}", c.zh)),
+        None => (en, zh),
+    };
+    if tb.frames.is_empty() {
+        // An empty message continues on the lines after it (a rich box traceback).
+        let (fix, fix_zh) = if msg.trim().is_empty() {
+            lead(
+                format!("Fix the {}: its message is on the lines after it.", tb.ty),
+                format!("修复这个 {}：它的报错信息在后面几行。", tb.ty),
+            )
+        } else {
+            lead(
+                format!("Fix the {}: `{}: {}`.", tb.ty, tb.ty, clip(msg)),
+                format!("修复这个 {}：`{}: {}`。", tb.ty, tb.ty, clip(msg)),
+            )
+        };
+        return Reading {
+            category: Category::PythonException,
+            why: format!("{} raised in your cell or script", tb.ty),
+            why_zh: format!("{} 在你的 cell 或脚本里抛出", tb.ty),
+            confidence: 0.4,
+            fix,
+            fix_zh,
+            rank: 2,
+            remedy: cure,
         };
     }
     if let Some(user) = tb.frames.iter().rev().find(|f| !internal_frame(&f.path)) {
         let at = format!("{}:{} in {}", short(&user.path), user.src_line, user.func);
-        let raised_here = std::ptr::eq(user, inner);
+        let raised_here = tb.frames.last().is_some_and(|f| std::ptr::eq(user, f));
+        let (fix, fix_zh) = lead(
+            format!("It was raised at {at}: `{}: {}`.", tb.ty, clip(msg)),
+            format!("异常位置 {at}：`{}: {}`。", tb.ty, clip(msg)),
+        );
+        let (fix, fix_zh) = if cure.is_some() {
+            (fix, fix_zh)
+        } else {
+            (
+                format!("Fix the {} at {at}: `{}: {}`.", tb.ty, tb.ty, clip(msg)),
+                format!("修复 {at} 处的 {}：`{}: {}`。", tb.ty, tb.ty, clip(msg)),
+            )
+        };
         return Reading {
             category: Category::PythonException,
             why: if raised_here {
@@ -332,11 +397,34 @@ fn read(tb: &Traceback) -> Reading {
                 format!("{} 由你的代码在 {at} 的调用引发（最内层：{place}）", tb.ty)
             },
             confidence: if raised_here { 0.45 } else { 0.4 },
-            fix: format!("Fix the {} at {at}: `{}: {}`.", tb.ty, tb.ty, clip(msg)),
-            fix_zh: format!("修复 {at} 处的 {}：`{}: {}`。", tb.ty, tb.ty, clip(msg)),
+            fix,
+            fix_zh,
             rank: 2,
+            remedy: cure,
         };
     }
+    let (fix, fix_zh) = match &cure {
+        Some(_) => lead(
+            format!(
+                "It was raised inside a library ({place}: `{}: {}`).",
+                tb.ty,
+                clip(msg)
+            ),
+            format!("异常在库内部抛出（{place}：`{}: {}`）。", tb.ty, clip(msg)),
+        ),
+        None => (
+            format!(
+                "The exception was raised inside a library ({place}: `{}: {}`): check the arguments it was given and the library's version; the full traceback (not only its tail) shows the call from your code.",
+                tb.ty,
+                clip(msg)
+            ),
+            format!(
+                "异常在库内部抛出（{place}：`{}: {}`）：检查传给它的参数和库的版本；完整的 traceback（而不只是结尾几行）能看到是你代码的哪一处调用的。",
+                tb.ty,
+                clip(msg)
+            ),
+        ),
+    };
     Reading {
         category: Category::Other,
         why: format!(
@@ -348,18 +436,258 @@ fn read(tb: &Traceback) -> Reading {
             tb.ty
         ),
         confidence: 0.35,
-        fix: format!(
-            "The exception was raised inside a library ({place}: `{}: {}`): check the arguments it was given and the library's version; the full traceback (not only its tail) shows the call from your code.",
-            tb.ty,
-            clip(msg)
-        ),
-        fix_zh: format!(
-            "异常在库内部抛出（{place}：`{}: {}`）：检查传给它的参数和库的版本；完整的 traceback（而不只是结尾几行）能看到是你代码的哪一处调用的。",
-            tb.ty,
-            clip(msg)
-        ),
+        fix,
+        fix_zh,
         rank: 1,
+        remedy: cure,
     }
+}
+
+/// The step an exception names by what it says, in both languages: one sentence, written
+/// to lead the fix.
+#[derive(Debug, Clone)]
+struct Remedy {
+    en: String,
+    zh: String,
+}
+
+/// `site-packages/<pkg>/…` (or `dist-packages`, either slash): the installed package a
+/// frame's file belongs to.
+static PACKAGE: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r"(?:site|dist)-packages[/\\]([A-Za-z_][\w]*)[/\\]").ok());
+
+/// Messages whose words name their remedy. Each is one failure mode of Python or PyTorch, read
+/// from the message (the kernel of truth is the message's fixed words, never a user's text).
+static UNEXPECTED_KW: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(r"([\w.]+)\(\) (?:got an unexpected keyword argument '(\w+)'|missing \d+ required (?:positional |keyword-only )?arguments?: '(\w+)'|takes \d+ positional arguments? but \d+ (?:were|was) given)").ok()
+});
+static NO_ATTR: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(r"(?:module '([\w.]+)'|'(\w+)' object) has no attribute '(\w+)'").ok()
+});
+static CANNOT_IMPORT: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r"cannot import name '(\w+)' from '([\w.]+)'").ok());
+static TARGET_OOB: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r"Target (-?\d+) is out of bounds").ok());
+static BATCH_MISMATCH: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(r"Expected input batch_size \((\d+)\) to match target batch_size \((\d+)\)").ok()
+});
+static TWO_DEVICES: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(r"Expected all tensors to be on the same device, but found at least two devices, (\S+?) and (\S+?)[!,.]").ok()
+});
+
+/// The package that owns the innermost library frame, and whether the frame that raised (the
+/// call site) is inside it.
+fn library_of(tb: &Traceback) -> Option<String> {
+    let re = PACKAGE.as_ref()?;
+    tb.frames.iter().rev().find_map(|f| {
+        re.captures(&f.path)
+            .map(|c| c[1].to_string())
+            .filter(|p| p != "torch" || tb.frames.iter().all(|f| f.path.contains("torch")))
+    })
+}
+
+/// What the exception's own words and frames say to do, when they say it. Each arm is a
+/// principle (an API the installed library does not have, a label outside the class range,
+/// tensors on two devices, a library's internal assertion), never one case's wording.
+fn remedy(tb: &Traceback) -> Option<Remedy> {
+    let msg = tb.msg.as_str();
+    let m = |re: &LazyLock<Option<Regex>>| re.as_ref().and_then(|r| r.captures(msg));
+    let inner_lib = tb.frames.last().and_then(|f| {
+        PACKAGE
+            .as_ref()?
+            .captures(&f.path)
+            .map(|c| c[1].to_string())
+    });
+    // A label outside the loss's class range (cross_entropy / nll_loss).
+    if let Some(c) = m(&TARGET_OOB) {
+        let n = &c[1];
+        return Some(Remedy {
+            en: format!(
+                "A label ({n}) is outside the loss's class range 0..C-1: remap the labels (or mask pixels) to class indices starting at 0, or set the model's class count (`num_labels`/`num_classes`) to the dataset's number of classes."
+            ),
+            zh: format!(
+                "有标签（{n}）超出了 loss 的类别范围 0..C-1：把标签（或 mask 像素值）重新映射成从 0 开始的类别下标，或者把模型的类别数（`num_labels`/`num_classes`）设成数据集真实的类别数。"
+            ),
+        });
+    }
+    if let Some(c) = m(&BATCH_MISMATCH) {
+        let (i, t) = (&c[1], &c[2]);
+        return Some(Remedy {
+            en: format!(
+                "The model's output and the targets have different batch sizes ({i} vs {t}): when it fails on the last, incomplete batch, reshape with the real batch size (`labels.shape[0]`, not the configured one) or pass `drop_last=True` to the DataLoader; otherwise a `view`/`reshape` before the loss folds the wrong dimension."
+            ),
+            zh: format!(
+                "模型输出和标签的 batch 大小不一致（{i} 对 {t}）：如果是在最后一个不完整的 batch 上出错，就按真实的 batch 大小（`labels.shape[0]`，而不是配置里的值）来 reshape，或者给 DataLoader 传 `drop_last=True`；否则是 loss 之前的 `view`/`reshape` 折错了维度。"
+            ),
+        });
+    }
+    if let Some(c) = m(&TWO_DEVICES) {
+        let (x, y) = (&c[1], &c[2]);
+        let gpus = x.starts_with("cuda") && y.starts_with("cuda");
+        return Some(if gpus {
+            Remedy {
+                en: format!(
+                    "The operands sit on two GPUs ({x} and {y}): run the process on one GPU (`CUDA_VISIBLE_DEVICES=0`, or one process per GPU with torchrun), or, when the model is split over GPUs on purpose (`device_map=\"auto\"`), move the inputs to the device of the layer that uses them (`x.to(layer.weight.device)`) or update the model code that concatenates them."
+                ),
+                zh: format!(
+                    "参与运算的张量在两张 GPU 上（{x} 和 {y}）：让进程只用一张卡（`CUDA_VISIBLE_DEVICES=0`，或者用 torchrun 每卡一个进程）；如果是有意把模型切到多张卡上（`device_map=\"auto\"`），就把输入移到使用它的那一层所在的设备（`x.to(layer.weight.device)`），或者更新做拼接的模型代码。"
+                ),
+            }
+        } else {
+            Remedy {
+                en: format!(
+                    "A tensor was left on another device ({x} and {y}): move it to the model's device before the call (`t.to(device)` / `.cuda()` on the inputs, masks and labels built at the line below)."
+                ),
+                zh: format!(
+                    "有张量留在了另一个设备上（{x} 和 {y}）：在调用之前把它移到模型所在的设备（对下面那一行构造的输入、mask、标签调用 `t.to(device)` / `.cuda()`）。"
+                ),
+            }
+        });
+    }
+    if msg.contains("does not require grad and does not have a grad_fn") {
+        return Some(Remedy {
+            en: "No input of the loss carries gradients: with gradient checkpointing on a frozen base model (LoRA/PEFT) call `model.enable_input_require_grads()` before training (or use non-reentrant checkpointing); otherwise something detached the graph (`torch.no_grad()`, `.detach()`, every parameter frozen).".into(),
+            zh: "loss 的输入都不带梯度：在冻结的基座模型上（LoRA/PEFT）开了 gradient checkpointing 时，训练前调用 `model.enable_input_require_grads()`（或者用 non-reentrant checkpointing）；否则是有东西切断了计算图（`torch.no_grad()`、`.detach()`、所有参数都被冻结）。".into(),
+        });
+    }
+    if msg.contains("INTERNAL ASSERT FAILED") {
+        let owner = inner_lib.clone().or_else(|| {
+            tb.frames
+                .last()
+                .and_then(|f| f.path.split('/').find(|s| !s.is_empty() && *s != "home"))
+                .map(str::to_string)
+        });
+        let owner = owner.unwrap_or_else(|| "the library".into());
+        return Some(Remedy {
+            en: format!(
+                "An internal check of {owner} failed (a bug in it, not in your code): update {owner} to a release with the upstream fix (or apply that fix), or avoid the input shape it rejects."
+            ),
+            zh: format!(
+                "{owner} 内部的检查没通过（这是它的 bug，不是你的代码）：把 {owner} 升级到带上游修复的版本（或者打上那个修复），或者避开它拒绝的输入形状。"
+            ),
+        });
+    }
+    // A KeyError raised by a library's name registry (`transformers/models/auto/…`): the
+    // installed release does not know the name yet.
+    if tb.ty == "KeyError"
+        && let Some(f) = tb.frames.last()
+        && (f.path.contains("/auto/") || f.path.contains("\\auto\\"))
+        && let Some(lib) = inner_lib.clone()
+    {
+        let key = msg.trim();
+        return Some(Remedy {
+            en: format!(
+                "The installed {lib} does not know {key} (its registry has no such name yet): upgrade {lib} in the environment that actually runs the script (`python -m pip install -U {lib}` with that interpreter; `which python` shows which one)."
+            ),
+            zh: format!(
+                "安装的 {lib} 不认识 {key}（它的注册表里还没有这个名字）：在真正运行脚本的那个环境里升级 {lib}（用那个解释器执行 `python -m pip install -U {lib}`；`which python` 可以看到是哪个）。"
+            ),
+        });
+    }
+    // A SyntaxError in generated code (a package's compiled cache), not in the user's script.
+    if tb.ty == "SyntaxError"
+        && let Some(f) = tb.frames.last()
+        && f.path.to_ascii_lowercase().contains("cache")
+    {
+        let dir = f
+            .path
+            .rsplit_once(['/', '\\'])
+            .map_or(f.path.as_str(), |(d, _)| d);
+        return Some(Remedy {
+            en: format!(
+                "The syntax error is in generated code (`{dir}`), not in your script: delete that cache folder and upgrade the package that generates it (its companion packages too), so it is regenerated by a matching release."
+            ),
+            zh: format!(
+                "语法错误出在自动生成的代码里（`{dir}`），不在你的脚本里：删掉这个缓存目录，并升级生成它的包（连同配套的包），让版本匹配的新版本重新生成。"
+            ),
+        });
+    }
+    // An API the installed library does not have: the code and the library are from
+    // different releases.
+    let api = if let Some(c) = m(&CANNOT_IMPORT) {
+        let lib = c[2].split('.').next().unwrap_or(&c[2]).to_string();
+        Some((format!("`{}` from `{}`", &c[1], &c[2]), Some(lib), false))
+    } else if matches!(tb.ty.as_str(), "TypeError")
+        && let Some(c) = m(&UNEXPECTED_KW)
+    {
+        // The call site inside the library: the library calls code (a model's remote code, a
+        // plugin) written for its older API.
+        let caller_in_lib = inner_lib.is_some();
+        let what = match (c.get(2), c.get(3)) {
+            (Some(k), _) => format!("`{}()` rejects `{}`", &c[1], k.as_str()),
+            (_, Some(k)) => format!("`{}()` wants `{}`", &c[1], k.as_str()),
+            _ => format!("`{}()` takes other arguments", &c[1]),
+        };
+        Some((what, inner_lib.clone(), caller_in_lib))
+    } else if tb.ty == "AttributeError"
+        && let Some(c) = m(&NO_ATTR)
+        && !matches!(
+            c.get(2).map(|x| x.as_str()),
+            Some("NoneType" | "dict" | "list" | "str" | "tuple" | "int" | "float")
+        )
+    {
+        let lib = c
+            .get(1)
+            .map(|x| x.as_str().split('.').next().unwrap_or("").to_string())
+            .or_else(|| inner_lib.clone());
+        let owner = c.get(1).or(c.get(2)).map_or("", |x| x.as_str());
+        Some((format!("`{owner}` has no `{}`", &c[3]), lib, false))
+    } else {
+        None
+    };
+    if let Some((what, lib, lib_newer)) = api {
+        let lib = lib.filter(|l| !l.is_empty() && l != "builtins");
+        let name = lib.clone().unwrap_or_else(|| "the library".into());
+        return Some(if lib_newer {
+            Remedy {
+                en: format!(
+                    "{name} calls code written for an older {name} ({what}): pin {name} to the release that code was written for (the previous one, or the project's requirements pin), or update the calling model code to the new API."
+                ),
+                zh: format!(
+                    "{name} 调用的代码是按更老的 {name} 写的（{what}）：把 {name} 固定到那份代码对应的版本（上一个版本，或者项目 requirements 里的版本），或者把调用它的模型代码更新到新接口。"
+                ),
+            }
+        } else {
+            Remedy {
+                en: format!(
+                    "The code and the installed {} are from different releases ({what}): install the {name} version the code was written for (the project's requirements pin) — upgrade {name} if the code is newer, or pin {name} to an older release if the name was removed.",
+                    lib.as_deref().unwrap_or("library")
+                ),
+                zh: format!(
+                    "代码和安装的 {} 不是同一个版本（{what}）：安装代码对应的 {name} 版本（项目 requirements 里的版本）——代码较新就升级 {name}，这个名字已被删除就把 {name} 固定到更老的版本。",
+                    lib.as_deref().unwrap_or("库")
+                ),
+            }
+        });
+    }
+    // A type error raised inside a library's own frames, with no frame of the caller's code:
+    // the library's own code failed (a regression or a version clash with its caller).
+    if matches!(tb.ty.as_str(), "TypeError" | "AttributeError")
+        && tb.frames.len() >= 2
+        && let Some(lib) = library_of(tb)
+        && inner_lib.as_deref() == Some(lib.as_str())
+        && lib != "torch"
+        && tb
+            .frames
+            .iter()
+            .rev()
+            .take(2)
+            .all(|f| internal_frame(&f.path))
+    {
+        return Some(Remedy {
+            en: format!(
+                "{lib}'s own code failed (`{}: {}` inside it): this is usually a regression or a version clash between {lib} and the framework calling it — pin {lib} to the release that worked before, or upgrade to one with the fix.",
+                tb.ty,
+                clip(msg)
+            ),
+            zh: format!(
+                "{lib} 自己的代码出错了（其内部的 `{}: {}`）：通常是回归问题，或 {lib} 与调用它的框架版本不匹配——把 {lib} 固定到之前能用的版本，或者升级到带修复的版本。",
+                tb.ty,
+                clip(msg)
+            ),
+        });
+    }
+    None
 }
 
 fn clip(s: &str) -> String {
@@ -390,7 +718,7 @@ fn evidence(a: &Analysis, l: &TailLine, why: Option<(String, String)>) -> Eviden
 
 /// The finding the run's tracebacks support, when there is one: the most specific reading
 /// (the last traceback among equals, the one nearest the end).
-pub fn finding(a: &Analysis) -> Option<Finding> {
+fn finding(a: &Analysis) -> Option<(Finding, Option<Remedy>)> {
     // Only tracebacks the run died of: not one survived (a clean end after it, a clean exit).
     let deaths = super::verdict::death_signs(a);
     let died = |tb: &Traceback| {
@@ -406,6 +734,7 @@ pub fn finding(a: &Analysis) -> Option<Finding> {
         .map(|tb| (tb, read(tb)))
         .max_by_key(|(tb, r)| (r.rank, tb.at))?;
     let exc = &a.error_tail[tb.at];
+    let cure = r.remedy.clone();
     let mut ev = vec![evidence(a, exc, Some((r.why.clone(), r.why_zh.clone())))];
     if let Some(f) = tb.frames.last() {
         ev.push(evidence(a, &a.error_tail[f.at], None));
@@ -416,7 +745,7 @@ pub fn finding(a: &Analysis) -> Option<Finding> {
         pid: None,
         time: ev[0].time.clone(),
     };
-    Some(Finding {
+    let f = Finding {
         rule: RULE.into(),
         code: CODE.into(),
         category: r.category,
@@ -450,7 +779,8 @@ pub fn finding(a: &Analysis) -> Option<Finding> {
         alternatives: None,
         alternatives_zh: None,
         affected_ranks: Vec::new(),
-    })
+    };
+    Some((f, cure))
 }
 
 /// Categories whose rules catch any exception: a traceback can say more than they do.
@@ -468,7 +798,19 @@ pub fn apply(a: &Analysis, findings: &mut Vec<Finding>) {
     {
         return;
     }
-    let Some(tb) = finding(a) else { return };
+    let Some((tb, cure)) = finding(a) else { return };
+    // The remedy the exception names leads every generic finding's fix (an exception the
+    // reading files under `other` is still what the uncaught-exception rule reports); their
+    // own template follows, labelled as the general advice it is.
+    if let Some(c) = &cure {
+        for f in findings
+            .iter_mut()
+            .filter(|f| root(f) && f.category != tb.category)
+        {
+            f.fix = format!("{} In general: {}", c.en, f.fix);
+            f.fix_zh = f.fix_zh.take().map(|z| format!("{}一般建议：{z}", c.zh));
+        }
+    }
     match findings
         .iter_mut()
         .find(|f| root(f) && f.category == tb.category)
@@ -483,10 +825,10 @@ pub fn apply(a: &Analysis, findings: &mut Vec<Finding>) {
                     same.evidence.push(e);
                 }
             }
-            same.fix = format!("{} {}", tb.fix, same.fix);
+            same.fix = format!("{} In general: {}", tb.fix, same.fix);
             // Both languages or neither: a Chinese fix missing half its content would mislead.
             same.fix_zh = match (tb.fix_zh, same.fix_zh.take()) {
-                (Some(a), Some(b)) => Some(format!("{a}{b}")),
+                (Some(a), Some(b)) => Some(format!("{a}一般建议：{b}")),
                 _ => None,
             };
         }

@@ -51,6 +51,12 @@ pub static DERIVED: &[Derived] = &[
         compute: gpu_oom_plan,
     },
     Derived {
+        name: "derive.kernel_library",
+        unit: Unit::Text,
+        doc: "the installed package of the traceback's innermost frame that is not PyTorch or Triton (whose kernel failed)",
+        compute: kernel_library,
+    },
+    Derived {
         name: "derive.memlock_plan",
         unit: Unit::Text,
         doc: "the locked-memory limit seen (ulimit -l) and what to set",
@@ -432,6 +438,28 @@ fn gpu_oom_plan(ctx: &DeriveCtx) -> Option<String> {
     let budget = 0.9 * total;
     let factor = (budget / need).clamp(0.05, 1.0);
     let pct = ((1.0 - factor) * 100.0).ceil();
+    // What PyTorch holds plus the request fits the card: the figures do not say what to cut
+    // (a percentage here would read "cut by 0%"). The card's memory went elsewhere: outside
+    // this allocator (another process, NCCL/cuBLAS workspaces, a collective's buffers) or to
+    // fragmentation.
+    if pct < 1.0 {
+        let free = free.map(h).unwrap_or_else(|| "little".into());
+        return Some(if ctx.zh() {
+            format!(
+                "PyTorch 占着 {}、又申请 {}，本来放得下这张 {} 的卡，但只剩 {free} 空闲：显存被本进程分配器之外的东西拿走了（同卡的其他进程、NCCL/cuBLAS 的工作区、集合通信的缓冲区）或者碎片化了。                 用 `nvidia-smi` 查卡上的其他进程，设置 `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`，                 并看出错时在做什么（加载、集合通信 gather、评估）：那一步的显存占用才是要降的。",
+                h(torch),
+                h(tried),
+                h(total)
+            )
+        } else {
+            format!(
+                "PyTorch held {} and asked for {} more, which fits the {} card, yet only {free} was free:                  the memory is held outside this process's allocator (another process on the card,                  NCCL/cuBLAS workspaces, a collective's buffers) or fragmented. Check `nvidia-smi` for                  other processes, set `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`, and look at                  what the run was doing when it failed (loading, a gather, evaluation): that step's                  memory is what to cut.",
+                h(torch),
+                h(tried),
+                h(total)
+            )
+        });
+    }
     Some(if ctx.zh() {
         format!(
             "这个进程大约需要 {}，而卡只有 {}（PyTorch 已占 {} + 本次申请 {}）：激活显存至少要降 {pct:.0}%，\
@@ -456,6 +484,21 @@ fn gpu_oom_plan(ctx: &DeriveCtx) -> Option<String> {
     })
 }
 
+/// `File ".../site-packages/<pkg>/…"`: the installed package a traceback frame is in.
+static FRAME_PACKAGE: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r#"File "[^"]*(?:site|dist)-packages[/\\]([A-Za-z_]\w*)[/\\]"#).ok()
+});
+
+/// The package whose code launched the failing kernel: the innermost traceback frame in an
+/// installed package other than PyTorch and Triton (which run every package's kernels).
+fn kernel_library(ctx: &DeriveCtx) -> Option<String> {
+    let re = FRAME_PACKAGE.as_ref()?;
+    ctx.lines.iter().rev().find_map(|l| {
+        let p = re.captures(l)?.get(1)?.as_str();
+        (!matches!(p, "torch" | "triton" | "torch_npu" | "numpy")).then(|| p.to_string())
+    })
+}
+
 /// Only when something other than this process's PyTorch holds the card.
 fn gpu_oom_foreign(ctx: &DeriveCtx) -> Option<String> {
     if gpu_memory_holder(ctx.captures, ctx.lines) != Some(GpuMemoryHolder::OtherProcess) {
@@ -470,9 +513,9 @@ fn assert_hint(ctx: &DeriveCtx) -> Option<String> {
     let zh = ctx.zh();
     let what = if a.contains("n_classes") || a.contains("n_class") {
         if zh {
-            "类别标签超出了 [0, num_classes)：像 -1 或 255 这样的标签要在 loss 里设 `ignore_index`，否则就是模型输出的类别数比数据集少。"
+            "类别标签超出了 [0, num_classes)：把模型的类别数（`num_classes`）设成与标签一致（最大标签 + 1），或者给 -1、255 这类标签在 loss 里设 `ignore_index`。"
         } else {
-            "a class label is outside [0, num_classes): labels such as -1 or 255 need the loss's `ignore_index`, or the model has fewer outputs than the dataset has classes."
+            "a class label is outside [0, num_classes): set the model's class count (`num_classes`) to match the labels (largest label + 1), or give labels such as -1 or 255 the loss's `ignore_index`."
         }
     } else if a.contains("srcIndex < srcSelectDimSize")
         || a.contains("ind_dim_size")
@@ -800,6 +843,30 @@ mod tests {
         })
         .unwrap();
         assert!(plan.contains("outside this"), "{plan}");
+    }
+
+    /// What PyTorch holds plus the request fits under the card (issue 29: a real ZeRO-3
+    /// gather OOM read "cut activation memory by at least 0%"): no percentage is computed.
+    #[test]
+    fn gpu_oom_that_fits_by_the_numbers_names_no_cut() {
+        let caps = ctx_caps(&[
+            ("tried", "1.16 GiB"),
+            ("total", "79.19 GiB"),
+            ("free", "598.00 MiB"),
+            ("allocated", "69.20 GiB"),
+        ]);
+        let s = facts(&[]);
+        for lang in [Lang::En, Lang::Zh] {
+            let plan = gpu_oom_plan(&DeriveCtx {
+                facts: &s,
+                captures: &caps,
+                lines: &[],
+                lang,
+            })
+            .unwrap();
+            assert!(!plan.contains("0%"), "{plan}");
+            assert!(plan.contains("nvidia-smi"), "{plan}");
+        }
     }
 
     fn ctx_caps(list: &[(&str, &str)]) -> Vec<(String, String)> {

@@ -76,16 +76,15 @@ pub fn sentence(e: &XidEntry, lang: crate::model::Lang) -> String {
         (XidCause::Driver, true) => "通常是驱动的问题",
         (XidCause::Mixed, true) => "可能是硬件、驱动或应用程序",
     };
+    // The action leads (issue 29: the first sentence is what to do); the catalog's action
+    // opens with what the event means, then the step.
     match (e.follows_other, zh) {
-        (false, false) => format!("Xid {} ({}): {cause}. {}", e.code, e.name, e.action),
+        (false, false) => format!("Xid {} ({}; {cause}): {}", e.code, e.name, e.action),
         (true, false) => format!(
-            "Xid {} ({}): {cause}. It only follows another event: look for the Xid before it. {}",
+            "Xid {} ({}; {cause}) only follows another event: look for the Xid before it. {}",
             e.code, e.name, e.action
         ),
-        (false, true) => format!(
-            "Xid {}（{}）：{cause}。处理建议：{}",
-            e.code, e.name, e.action_zh
-        ),
+        (false, true) => format!("Xid {}（{}；{cause}）：{}", e.code, e.name, e.action_zh),
         (true, true) => format!(
             "Xid {}（{}）：{cause}。它只会跟在别的事件之后出现，先找它前面的那个 Xid。处理建议：{}",
             e.code, e.name, e.action_zh
@@ -137,6 +136,17 @@ mod tests {
         assert!(zh.contains(&e.name), "the name stays NVIDIA's: {zh}");
         let en = sentence(e, crate::model::Lang::En);
         assert!(en.contains(&e.action) && !en.contains(&e.action_zh), "{en}");
+    }
+
+    /// Issue 29: the first sentence is the step. The cause ("usually hardware") is said in
+    /// the same breath, never as a sentence of its own before the action.
+    #[test]
+    fn the_action_is_in_the_first_sentence() {
+        let e = lookup(79).unwrap();
+        let en = sentence(e, crate::model::Lang::En);
+        let first = en.split(". ").next().unwrap();
+        assert!(first.contains("drain the node"), "{en}");
+        assert!(first.contains("usually hardware"), "{en}");
     }
 
     #[test]

@@ -1,0 +1,247 @@
+//! Exceptions read for their remedy (issue 29): the first sentence of the top fix is the step
+//! the exception's own words and frames name — the library and the release skew behind an API
+//! error, the labels behind `Target N is out of bounds`, the device behind a two-device error
+//! — not "fix the code at this line". Each case is a traceback in the shape Python prints it,
+//! with our own paths and names; the fixed words of each message are Python's and PyTorch's.
+
+use trainwreck::model::{Category, Verdict};
+use trainwreck::rules::KnowledgeBase;
+
+fn top_of(text: &str) -> trainwreck::correlate::Finding {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("train.log"), text).unwrap();
+    let kb = KnowledgeBase::load(&[]).unwrap();
+    let r = trainwreck::diagnose(&kb, &[d.path().display().to_string()], 1);
+    assert_eq!(r.verdict, Verdict::Diagnosed, "{text}");
+    r.findings
+        .into_iter()
+        .find(|f| f.symptom_of.is_none())
+        .unwrap()
+}
+
+fn tb(frames: &[(&str, u32, &str)], exc: &str) -> String {
+    let mut s = String::from("step 12 loss 2.31\nTraceback (most recent call last):\n");
+    for (path, line, func) in frames {
+        s.push_str(&format!(
+            "  File \"{path}\", line {line}, in {func}\n    pass\n"
+        ));
+    }
+    s.push_str(exc);
+    s.push('\n');
+    s
+}
+
+/// Up to the first sentence end outside backticks, as tests/real_threads.rs scores it.
+fn first_sentence(fix: &str) -> &str {
+    let mut in_code = false;
+    let b = fix.as_bytes();
+    for (i, c) in fix.char_indices() {
+        match c {
+            '`' => in_code = !in_code,
+            '。' if !in_code => return &fix[..i],
+            '.' if !in_code => {
+                let next_blank = b.get(i + 1).is_none_or(|n| n.is_ascii_whitespace());
+                let abbrev = ["e.g", "i.e", "vs"].iter().any(|a| fix[..i].ends_with(a));
+                if next_blank && !abbrev {
+                    return &fix[..i];
+                }
+            }
+            _ => {}
+        }
+    }
+    fix
+}
+
+const SITE: &str = "/srv/envs/lm/lib/python3.11/site-packages";
+
+fn first(text: &str) -> (trainwreck::correlate::Finding, String) {
+    let f = top_of(text);
+    let s = first_sentence(&f.fix).to_string();
+    (f, s)
+}
+
+#[test]
+fn a_library_calling_older_model_code_says_pin_the_library() {
+    let (f, s) = first(&tb(
+        &[
+            ("/work/sft/run.py", 40, "main"),
+            (
+                &format!("{SITE}/transformers/modeling_utils.py"),
+                1990,
+                "gradient_checkpointing_enable",
+            ),
+        ],
+        "TypeError: OwlPreTrainedModel._set_gradient_checkpointing() got an unexpected keyword argument 'enable'",
+    ));
+    assert_eq!(f.category, Category::PythonException, "{f:?}");
+    assert!(s.contains("pin transformers"), "{s}");
+    assert!(s.contains("rejects `enable`"), "{s}");
+    // The location follows the step, and the generic advice after it is labelled.
+    assert!(f.fix.contains("In general:"), "{}", f.fix);
+    assert!(
+        f.fix_zh
+            .as_deref()
+            .is_some_and(|z| z.contains("transformers"))
+    );
+}
+
+#[test]
+fn an_import_of_a_missing_name_names_the_package_and_its_version() {
+    let (_, s) = first(&tb(
+        &[("/work/gen/trainer.py", 9, "<module>")],
+        "ImportError: cannot import name 'shard_helper' from 'fancylib.utils' (/srv/envs/lm/lib/python3.11/site-packages/fancylib/utils.py)",
+    ));
+    assert!(
+        s.contains("install the fancylib version the code was written for"),
+        "{s}"
+    );
+    assert!(s.contains("upgrade fancylib"), "{s}");
+}
+
+#[test]
+fn an_unexpected_keyword_from_the_users_call_gives_both_directions() {
+    // Nothing names the library: the sentence says "the library", and both remedies.
+    let (_, s) = first(&tb(
+        &[("/work/ft/args.py", 77, "<module>")],
+        "TypeError: RunConfig.__init__() got an unexpected keyword argument 'warmup_style'",
+    ));
+    assert!(
+        s.contains("library version the code was written for"),
+        "{s}"
+    );
+    assert!(s.contains("upgrade") && s.contains("older release"), "{s}");
+}
+
+#[test]
+fn an_ipython_traceback_without_frames_is_still_read() {
+    let text = "TypeError                                 Traceback (most recent call last)\n\
+                <ipython-input-3-aa> in <module>\n\
+                ----> 1 cfg = RunConfig(warmup_style='linear')\n\
+                \n\
+                TypeError: __init__() got an unexpected keyword argument 'warmup_style'\n";
+    let (f, s) = first(text);
+    assert_eq!(f.category, Category::PythonException, "{f:?}");
+    assert!(s.contains("different releases"), "{s}");
+}
+
+#[test]
+fn a_label_outside_the_class_range_says_remap_or_class_count() {
+    let (_, s) = first(&tb(
+        &[
+            ("/work/seg/train.py", 51, "step"),
+            (
+                &format!("{SITE}/torch/nn/functional.py"),
+                3104,
+                "cross_entropy",
+            ),
+        ],
+        "IndexError: Target 255 is out of bounds.",
+    ));
+    assert!(s.contains("remap the labels"), "{s}");
+    assert!(s.contains("num_labels"), "{s}");
+}
+
+#[test]
+fn two_devices_split_cpu_from_two_gpus() {
+    let cpu = first(&tb(
+        &[("/work/nmt/masks.py", 20, "make_mask")],
+        "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!",
+    ))
+    .1;
+    assert!(cpu.contains("t.to(device)"), "{cpu}");
+    let gpus = first(&tb(
+        &[("/work/vlm/modeling_owl.py", 300, "forward")],
+        "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:1 and cuda:0! (when checking argument for argument tensors in method wrapper_CUDA_cat)",
+    ))
+    .1;
+    assert!(gpus.contains("CUDA_VISIBLE_DEVICES=0"), "{gpus}");
+    assert!(gpus.contains("device of the layer"), "{gpus}");
+}
+
+#[test]
+fn batch_size_mismatch_and_no_grad_and_internal_assert() {
+    let bs = first(&tb(
+        &[("/work/pc/train.py", 80, "step")],
+        "ValueError: Expected input batch_size (12) to match target batch_size (4).",
+    ))
+    .1;
+    assert!(
+        bs.contains("drop_last=True") && bs.contains("12 vs 4"),
+        "{bs}"
+    );
+    let grad = first(&tb(
+        &[
+            ("/work/lora/train.py", 99, "step"),
+            (
+                &format!("{SITE}/torch/autograd/__init__.py"),
+                200,
+                "backward",
+            ),
+        ],
+        "RuntimeError: element 0 of tensors does not require grad and does not have a grad_fn",
+    ))
+    .1;
+    assert!(grad.contains("enable_input_require_grads"), "{grad}");
+    let internal = first(&tb(
+        &[("/work/mega/kernels/softmax.py", 36, "forward")],
+        "RuntimeError: rows % block == 0INTERNAL ASSERT FAILED at \"/work/mega/kernels/softmax.h\":50, please report a bug to PyTorch.",
+    ))
+    .1;
+    assert!(internal.contains("upstream fix"), "{internal}");
+}
+
+#[test]
+fn a_registry_key_error_and_a_generated_syntax_error() {
+    let key = first(&tb(
+        &[
+            ("/work/chat/load.py", 12, "load"),
+            (
+                &format!("{SITE}/transformers/models/auto/configuration_auto.py"),
+                700,
+                "__getitem__",
+            ),
+        ],
+        "KeyError: 'owl3'",
+    ))
+    .1;
+    assert!(
+        key.contains("upgrade transformers in the environment"),
+        "{key}"
+    );
+    let text = "Traceback (most recent call last):\n  File \"/work/ft/train.py\", line 3, in <module>\n    import fastlib\n  File \"/work/ft/fastlib_compiled_cache/Trainer.py\", line 88\n    def f(a, b\n           ^\nSyntaxError: invalid syntax\n";
+    let syn = first(text).1;
+    assert!(syn.contains("delete that cache folder"), "{syn}");
+}
+
+#[test]
+fn an_error_inside_a_library_with_a_none_says_pin_it() {
+    let (_, s) = first(&tb(
+        &[
+            (&format!("{SITE}/trainkit/models/load.py"), 10, "load"),
+            (
+                &format!("{SITE}/transformers/modeling_utils.py"),
+                5000,
+                "from_pretrained",
+            ),
+            (
+                &format!("{SITE}/transformers/modeling_utils.py"),
+                5800,
+                "warmup",
+            ),
+        ],
+        "TypeError: 'NoneType' object is not iterable",
+    ));
+    assert!(s.contains("pin transformers"), "{s}");
+}
+
+#[test]
+fn a_message_without_a_named_remedy_keeps_the_location_fix() {
+    let (_, s) = first(&tb(
+        &[
+            ("/work/ft/train.py", 88, "main"),
+            ("/work/ft/collate.py", 17, "pad"),
+        ],
+        "mypkg.PaddingMismatchError: sequence 3 is longer than max_len",
+    ));
+    assert!(s.starts_with("Fix the PaddingMismatchError at"), "{s}");
+}
