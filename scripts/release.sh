@@ -25,8 +25,11 @@ for t in "${targets[@]}"; do
   wheel=$(ls dist/trainwreck-"$version"-*manylinux*_"$arch".whl 2>/dev/null | head -n 1)
   [ -n "$wheel" ] || { echo "release: maturin wrote no $arch wheel for $t" >&2; exit 1; }
   # The wheel's tag must be the one promised (auditwheel reads the binary's symbol versions).
-  auditwheel show "$wheel" >&2
-  auditwheel show "$wheel" 2>&1 | grep -q 'manylinux_2_17' || {
+  # (Read whole, then matched: `auditwheel … | grep -q` under pipefail fails at random when
+  # grep quits first and auditwheel dies of SIGPIPE.)
+  report=$(auditwheel show "$wheel" 2>&1)
+  echo "$report" >&2
+  grep -q '"manylinux_2_17_'"$arch"'"' <<<"$report" || {
     echo "release: $wheel is not manylinux_2_17 (manylinux2014)" >&2
     exit 1
   }
