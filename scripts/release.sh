@@ -25,20 +25,29 @@ for t in "${targets[@]}"; do
   wheel=$(ls dist/trainwreck-"$version"-*manylinux*_"$arch".whl 2>/dev/null | head -n 1)
   [ -n "$wheel" ] || { echo "release: maturin wrote no $arch wheel for $t" >&2; exit 1; }
   # The wheel's tag must be the one promised (auditwheel reads the binary's symbol versions).
-  auditwheel show "$wheel" >&2
-  auditwheel show "$wheel" 2>&1 | grep -q 'manylinux_2_17' || {
+  # (Read whole, then matched: `auditwheel … | grep -q` under pipefail fails at random when
+  # grep quits first and auditwheel dies of SIGPIPE.)
+  report=$(auditwheel show "$wheel" 2>&1)
+  echo "$report" >&2
+  grep -q '"manylinux_2_17_'"$arch"'"' <<<"$report" || {
     echo "release: $wheel is not manylinux_2_17 (manylinux2014)" >&2
     exit 1
   }
+  # ELF machine, glibc versions, and (on a machine of its arch) installed and run in a fresh
+  # venv with no Rust on PATH.
+  scripts/wheel-check.sh "$wheel" "target/wheel-check/$t" >&2
   stage=$(mktemp -d)
   name=trainwreck-$version-$t
   mkdir "$stage/$name"
-  cp "target/$t/release/trainwreck" README.md "$stage/$name/"
+  # The tarball's binary is the wheel's own (wheel-check.sh took it out of the wheel).
+  install -m 755 "target/wheel-check/$t/binary" "$stage/$name/trainwreck"
+  cp README.md "$stage/$name/"
   tar -C "$stage" -czf "dist/$name.tar.gz" "$name"
   rm -rf "$stage"
   built+=("$wheel" "dist/$name.tar.gz")
 done
-(cd dist && sha256sum -- *.whl *.tar.gz >SHA256SUMS)
+# The sums of what this run built (older files in dist/ are not vouched for).
+(cd dist && sha256sum -- "${built[@]#dist/}" >SHA256SUMS)
 echo "built in dist/:"
 for f in "${built[@]}" dist/SHA256SUMS; do
   printf '  %-72s %s\n' "${f#dist/}" "$(du -h "$f" | cut -f1)"

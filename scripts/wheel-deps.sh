@@ -10,7 +10,15 @@ cd "$(dirname "$0")/.."
 venv=target/wheel-tools
 pins=(maturin==1.16.0 ziglang==0.17.0 auditwheel==6.8.2)
 if [ ! -x "$venv/bin/python" ]; then
-  python3 -m venv "$venv" >&2
+  # Debian's python3 has no venv (ensurepip) without its python3-venv package.
+  if ! python3 -m venv "$venv" >&2; then
+    rm -rf "$venv"
+    command -v apt-get >/dev/null || { echo "wheel-deps: python3 cannot make a venv" >&2; exit 1; }
+    echo "installing: python3-venv" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null ||
+      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null; }
+    python3 -m venv "$venv" >&2
+  fi
 fi
 # The pins installed last time, written after a successful install.
 stamp=$venv/pins

@@ -949,6 +949,123 @@ fn dockerfile_stages_copy_what_the_earlier_stage_installs() {
     assert!(release.contains("dist"), "release.sh writes dist/");
 }
 
+/// The Dockerfile's instructions, comments and blank lines dropped and `\` continuations
+/// joined: (instruction, rest of the line).
+fn dockerfile() -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(root().join("deploy/kubernetes/Dockerfile")).unwrap();
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut pending = String::new();
+    for l in text.lines() {
+        let t = l.trim();
+        if t.starts_with('#') || t.is_empty() {
+            continue;
+        }
+        if let Some(head) = t.strip_suffix('\\') {
+            pending.push_str(head);
+            pending.push(' ');
+            continue;
+        }
+        pending.push_str(t);
+        let (ins, rest) = pending.split_once(' ').unwrap_or((pending.as_str(), ""));
+        out.push((ins.to_ascii_uppercase(), rest.trim().to_string()));
+        pending.clear();
+    }
+    assert!(
+        pending.is_empty(),
+        "the Dockerfile ends inside a continuation"
+    );
+    out
+}
+
+// The image build itself is not run here or in .ci/run (no container daemon on the CI
+// machine); this checks what a build depends on: the base images, what is copied where, and
+// the entrypoint.
+#[test]
+fn dockerfile_runs_the_wheel_binary_on_a_glibc_base_as_its_entrypoint() {
+    let ins = dockerfile();
+    let froms: Vec<&str> = ins
+        .iter()
+        .filter(|(i, _)| i == "FROM")
+        .map(|(_, r)| r.as_str())
+        .collect();
+    assert_eq!(
+        froms.len(),
+        2,
+        "a wheel stage and the final image: {froms:?}"
+    );
+    for f in &froms {
+        let image = f.split_whitespace().next().unwrap();
+        let tag = image.split_once(':').map(|(_, t)| t).unwrap_or("");
+        assert!(
+            !tag.is_empty() && tag != "latest",
+            "base image {image} has a pinned tag, so a rebuild gets the same base"
+        );
+    }
+    // The binary is dynamically linked against glibc (2.17, manylinux2014): the final base
+    // must be a glibc distribution, not musl (alpine) or an image without libc.
+    let last = froms[1].split_whitespace().next().unwrap();
+    let base = last.split(':').next().unwrap();
+    assert!(
+        ["debian", "ubuntu", "rockylinux", "almalinux"].contains(&base),
+        "final base {last} is a glibc distribution"
+    );
+    assert!(!last.contains("alpine") && !last.contains("musl"), "{last}");
+    // The wheel stage installs the wheel from dist/ only (never from an index), as pip does
+    // for a user, and the install must give a working command.
+    let wheel_stage = froms[0];
+    assert!(wheel_stage.starts_with("python:"), "{wheel_stage}");
+    let install = ins
+        .iter()
+        .find(|(i, r)| i == "RUN" && r.contains("pip install"))
+        .map(|(_, r)| r.as_str())
+        .expect("the wheel stage pip-installs the wheel");
+    for needed in [
+        "--no-index",
+        "--find-links /tmp/dist",
+        "trainwreck --version",
+    ] {
+        assert!(install.contains(needed), "{needed} in: {install}");
+    }
+    // python:*-slim's pip puts scripts in /usr/local/bin; that is what the final stage takes,
+    // and it is on the default PATH of a Debian image.
+    let copy = ins
+        .iter()
+        .find(|(i, r)| i == "COPY" && r.starts_with("--from="))
+        .map(|(_, r)| r.as_str())
+        .expect("the final stage copies the binary from the wheel stage");
+    let words: Vec<&str> = copy.split_whitespace().collect();
+    assert_eq!(
+        words[1..],
+        ["/usr/local/bin/trainwreck", "/usr/local/bin/trainwreck"],
+        "{copy}"
+    );
+    let after_copy: Vec<&(String, String)> = ins
+        .iter()
+        .skip_while(|(i, r)| !(i == "COPY" && r.starts_with("--from=")))
+        .collect();
+    assert!(
+        after_copy
+            .iter()
+            .any(|(i, r)| i == "RUN" && r == "trainwreck --version"),
+        "the final image runs the copied binary once at build time (a missing library fails the build)"
+    );
+    let entry: Vec<&str> = ins
+        .iter()
+        .filter(|(i, _)| i == "ENTRYPOINT")
+        .map(|(_, r)| r.as_str())
+        .collect();
+    assert_eq!(entry.len(), 1, "{entry:?}");
+    let argv: Vec<String> = serde_json::from_str(entry[0]).expect("exec-form ENTRYPOINT");
+    assert_eq!(
+        argv,
+        ["trainwreck"],
+        "the image's arguments go to trainwreck"
+    );
+    // The triage Job runs this image, at this version, with the binary on its PATH.
+    let triage = std::fs::read_to_string(root().join("deploy/kubernetes/triage-job.yaml")).unwrap();
+    assert!(triage.contains(&format!("image: trainwreck:{}", env!("CARGO_PKG_VERSION"))));
+}
+
 /// Run a container of a Job as the kubelet would: `command` + `args`, its `env` (with a
 /// `fieldRef` to metadata.name given `pod`), values overridden by `set`.
 fn run_container(c: &Yaml, pod: &str, set: &[(&str, String)], args: Option<&[&str]>) -> Output {
