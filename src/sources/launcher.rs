@@ -45,6 +45,12 @@ pub enum Line {
     /// TORCH_DISTRIBUTED_DEBUG=DETAIL: `Rank 1 is running collective:
     /// CollectiveFingerPrint(SequenceNumber=153, OpType=BROADCAST …` (one line may name two ranks).
     CollectiveFingerprint,
+    /// torch's DataLoader (main process): `DataLoader worker (pid 542) is killed by signal:
+    /// Segmentation fault.` (torch/utils/data/_utils/signal_handling.py's message).
+    DataloaderWorkerKilled,
+    /// NCCL with NCCL_DEBUG=INFO: `host:PID:TID [dev] NCCL INFO comm 0x… rank 1 nRanks 2 …`
+    /// (its prefix names the pid of the process that is that rank).
+    NcclCommRank,
 }
 
 /// Every line shape with its regex. Each regex holds a rare literal for the prefilter.
@@ -81,6 +87,14 @@ pub static LINES: &[(Line, &str)] = &[
     (
         Line::CollectiveFingerprint,
         r"(?:Rank (\d+) is running collective: )?CollectiveFingerPrint\(SequenceNumber=(\d+), OpType=([A-Za-z0-9_]+)",
+    ),
+    (
+        Line::DataloaderWorkerKilled,
+        r"DataLoader worker \(pid (\d+)\) is killed by signal: ([A-Za-z][A-Za-z ]*[A-Za-z])",
+    ),
+    (
+        Line::NcclCommRank,
+        r"NCCL INFO comm 0x[0-9a-fA-F]+ rank (\d+) n[Rr]anks (\d+)",
     ),
 ];
 
@@ -160,6 +174,11 @@ pub enum What {
     WorkState { enqueued: i64, completed: i64 },
     /// A collective fingerprint: `of` is the rank it belongs to (may differ from who printed it).
     Fingerprint { of: u32, seq: u64, op: String },
+    /// A DataLoader worker of the process that printed the line died by a signal (its name as
+    /// Python's `strsignal` spells it: `Segmentation fault`, `Bus error`).
+    WorkerKilled { pid: u32, signal: String },
+    /// The process `pid` is rank `rank` of an NCCL communicator (`host:pid:tid … comm … rank`).
+    RankPid { rank: u32, pid: u32 },
 }
 
 /// One event read from a line: what it says, who said it (prefixes peeled, the file's own
@@ -342,6 +361,24 @@ pub fn read(hits: &[LineHit], base: &Attribution) -> Vec<LaunchEvent> {
                 },
                 who,
             ),
+            Line::DataloaderWorkerKilled => {
+                if let Some(pid) = unum(1) {
+                    push(
+                        What::WorkerKilled {
+                            pid,
+                            signal: c[2].to_string(),
+                        },
+                        who,
+                    );
+                }
+            }
+            Line::NcclCommRank => {
+                // The prefix's pid is the process; the rank is the file's or the prefix's
+                // when known (a sub-communicator numbers its ranks from 0), else the comm's.
+                if let (Some(pid), Some(rank)) = (who.pid, who.rank.or(unum(1))) {
+                    push(What::RankPid { rank, pid }, who);
+                }
+            }
             Line::CollectiveFingerprint => {
                 for c in regex(h.line).captures_iter(h.text) {
                     let of = c
