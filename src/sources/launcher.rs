@@ -476,6 +476,31 @@ mod tests {
         read(&hits, &Attribution::default())
     }
 
+    #[test]
+    fn a_dead_dataloader_worker_and_an_nccl_rank_name_their_pids() {
+        let ev = events(&[
+            "[rank1]: RuntimeError: DataLoader worker (pid 4229) is killed by signal: Bus error. It is possible that dataloader's workers are out of shared memory.",
+            "vm:5294:5294 [1] NCCL INFO comm 0x13dec9e0 rank 1 nRanks 2 nNodes 1 localRanks 2 localRank 1 MNNVL 0",
+            "vm:5293:5293 [0] NCCL INFO comm 0x2995f280 rank 0 nranks 2 cudaDev 0 busId 60 - Destroy COMPLETE",
+            // No prefix, so no pid: nothing to tie.
+            "NCCL INFO comm 0x2995f280 rank 0 nranks 2 cudaDev 0 busId 60 - Init COMPLETE",
+        ]);
+        let what: Vec<&What> = ev.iter().map(|e| &e.what).collect();
+        assert_eq!(
+            what,
+            [
+                &What::WorkerKilled {
+                    pid: 4229,
+                    signal: "Bus error".into()
+                },
+                &What::RankPid { rank: 1, pid: 5294 },
+                &What::RankPid { rank: 0, pid: 5293 },
+            ]
+        );
+        // The worker's line is its owner's: rank 1 printed it.
+        assert_eq!(ev[0].who.rank, Some(1));
+    }
+
     fn facts(lines: &[&str]) -> Vec<(String, String)> {
         exit_facts(&events(lines))
             .into_iter()

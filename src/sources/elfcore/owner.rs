@@ -60,7 +60,8 @@ pub struct Said<'a> {
 
 /// The pids a core is known by: the one in NT_PRPSINFO (as the process's own pid namespace
 /// saw it, which is what its logs print), systemd-coredump's (the host's namespace, from the
-/// file's name or xattrs) and a `core.PID` file name's, each once.
+/// file's name or xattrs), and, only when the notes give none, a `core.PID` file name's (a
+/// name's last number may be the command's: `core.python3.12`).
 pub fn core_pids(path: &str, s: &CoreSummary) -> Vec<u32> {
     let name = Path::new(path)
         .file_name()
@@ -82,7 +83,7 @@ pub fn core_pids(path: &str, s: &CoreSummary) -> Vec<u32> {
             .as_ref()
             .and_then(|m| m.pid)
             .and_then(|p| u32::try_from(p).ok()),
-        from_name,
+        from_name.filter(|_| s.pid.is_none()),
     ];
     for p in cands.into_iter().flatten() {
         if p > 0 && !out.contains(&p) {
@@ -326,5 +327,66 @@ impl CoreOwner {
         f.line = ev.line;
         f.text = ev.text.clone();
         Some(f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_core_is_known_by_its_notes_pid_systemds_and_its_file_name() {
+        let mut s = CoreSummary {
+            pid: Some(12),
+            ..CoreSummary::default()
+        };
+        assert_eq!(core_pids("run/core.4242.gz", &s), [12]);
+        s.coredump = super::super::locate::parse_systemd_name(
+            "core.python3.0.8c1f0c3c6f6c4a8e9d2b7a1e5f3c9d10.777.1700000000123456.zst",
+        );
+        assert_eq!(
+            core_pids(
+                "core.python3.0.8c1f0c3c6f6c4a8e9d2b7a1e5f3c9d10.777.1700000000123456.zst",
+                &s
+            ),
+            [12, 777]
+        );
+        // `core.%e` of python3.12: the name's last number is no pid when the notes give one.
+        s.coredump = None;
+        assert_eq!(core_pids("core.python3.12", &s), [12]);
+        s.pid = Some(4000);
+        assert_eq!(core_pids("core.python3.12", &s), [4000]);
+        s.pid = None;
+        assert_eq!(core_pids("core.4242", &s), [4242]);
+        assert!(core_pids("logs/core", &s).is_empty());
+    }
+
+    #[test]
+    fn owners_read_as_people_say_them() {
+        let o = |role, rank, local_rank, host: Option<&str>| CoreOwner {
+            pid: Some(4242),
+            role,
+            rank,
+            local_rank,
+            host: host.map(str::to_string),
+            exit: None,
+            evidence: Vec::new(),
+        };
+        assert_eq!(
+            o("rank", Some(1), Some(1), Some("node7")).describe(),
+            "rank 1 (host node7) pid 4242"
+        );
+        assert_eq!(
+            o("rank", Some(9), Some(1), None).describe(),
+            "rank 9 (local rank 1) pid 4242"
+        );
+        assert_eq!(
+            o("dataloader-worker", Some(0), None, None).describe(),
+            "DataLoader worker pid 4242 of rank 0"
+        );
+        assert_eq!(
+            o("dataloader-worker", None, None, None).describe(),
+            "DataLoader worker pid 4242"
+        );
     }
 }
