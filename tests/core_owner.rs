@@ -276,3 +276,78 @@ fn the_coredumpctl_entry_of_the_same_pid_and_executable_joins_the_real_core() {
     let r = diagnose_dir(&d);
     assert_eq!(r.cores[0].summary.coredumpctl, None);
 }
+
+/// The real torchrun rank (fixtures/cores/torch-rank-cuda/, captured on an H200 machine): one
+/// rank with CUDA and NCCL loaded, killed by SIGSEGV in a ctypes-loaded decoder. torchrun's
+/// own output names its pid three ways (its failure header, its `Root Cause` table, NCCL's
+/// prefix); the core is that rank's, and its stack starts at the faulting line of our decoder.
+#[test]
+fn the_real_torchrun_rank_core_with_cuda_loaded_is_the_rank_torchrun_reported() {
+    let fx = fixture("fixtures/cores/torch-rank-cuda");
+    let d = core_helpers::scratch("owner-rank-cuda");
+    for f in ["rank0.core.xz", "console.log"] {
+        std::fs::copy(fx.join(f), d.join(f)).expect("copy fixture");
+    }
+    let console = std::fs::read_to_string(fx.join("console.log")).expect("log");
+    let r = diagnose_dir(&d);
+    let o = owner(&r);
+    assert_eq!(
+        (o.role, o.pid, o.rank, o.local_rank, o.host.as_deref()),
+        ("rank", Some(537), Some(0), Some(0), Some("localhost"))
+    );
+    assert_eq!(o.exit.as_deref(), Some("exitcode -11"));
+    let cited = |says: &str, what: &str| {
+        o.evidence
+            .iter()
+            .any(|e| e.says == says && e.line == Some(line_of(&console, what)))
+    };
+    assert!(cited("launcher-exit", "(pid: 537) of binary"), "{o:#?}");
+    assert!(
+        cited("launcher-exit", "exitcode  : -11 (pid: 537)"),
+        "{o:#?}"
+    );
+    assert!(
+        cited("rank-pid", "NCCL INFO comm 0x152700c0 rank 0 nRanks 1"),
+        "{o:#?}"
+    );
+    assert_eq!(o.evidence[0].says, "launcher-exit");
+
+    // With our decoder at hand (its path on that machine), frame 0 is its faulting line; the
+    // other threads run in the CUDA driver and NCCL.
+    let root = core_helpers::scratch("rank-cuda-sysroot");
+    std::fs::create_dir_all(root.join("tmp/w")).expect("dir");
+    std::fs::copy(fx.join("libdecode.so"), root.join("tmp/w/libdecode.so")).expect("copy");
+    let a = analyze_core(
+        &fx.join("rank0.core.xz"),
+        &CoreOptions {
+            sysroot: Some(root),
+            ..CoreOptions::default()
+        },
+    );
+    let s = &a.summary;
+    assert_eq!(
+        (
+            s.signal.as_deref(),
+            s.code.as_deref(),
+            s.fault_addr.as_deref()
+        ),
+        (Some("SIGSEGV"), Some("SEGV_MAPERR"), Some("0xdead0000"))
+    );
+    let src = std::fs::read_to_string(fx.join("decode.c")).expect("source");
+    let f0 = &s.frames[0];
+    assert!(
+        f0.symbol
+            .as_deref()
+            .is_some_and(|n| n.starts_with("checksum")),
+        "{f0:?}"
+    );
+    assert_eq!(f0.line, Some(line_of(&src, "float checksum") as u32));
+    let components: Vec<&str> = s
+        .other_threads
+        .iter()
+        .flat_map(|t| t.frames.iter().filter_map(|f| f.component))
+        .collect();
+    for want in ["CUDA driver", "NCCL"] {
+        assert!(components.contains(&want), "{want}: {components:?}");
+    }
+}

@@ -49,7 +49,8 @@ pub enum Line {
     /// Segmentation fault.` (torch/utils/data/_utils/signal_handling.py's message).
     DataloaderWorkerKilled,
     /// NCCL with NCCL_DEBUG=INFO: `host:PID:TID [dev] NCCL INFO comm 0x… rank 1 nRanks 2 …`
-    /// (its prefix names the pid of the process that is that rank).
+    /// or `… NCCL INFO ncclCommInitRankConfig comm 0x… rank 1 nranks 2 …` (its prefix names
+    /// the pid of the process that is that rank).
     NcclCommRank,
 }
 
@@ -94,7 +95,7 @@ pub static LINES: &[(Line, &str)] = &[
     ),
     (
         Line::NcclCommRank,
-        r"NCCL INFO comm 0x[0-9a-fA-F]+ rank (\d+) n[Rr]anks (\d+)",
+        r"NCCL INFO (?:ncclCommInitRank\w* )?comm 0x[0-9a-fA-F]+ rank (\d+) n[Rr]anks (\d+)",
     ),
 ];
 
