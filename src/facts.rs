@@ -283,16 +283,16 @@ pub static CATALOG: &[FactSpec] = &[
         "core 中的线程数（NT_PRSTATUS note 的个数）"
     ),
     spec!(
-        "core.time",
-        Text,
-        "when the process dumped core, as coredumpctl printed it (`Timestamp:`), without the relative `(… ago)`",
-        "进程产生 core dump 的时间，按 coredumpctl 打印的样子（`Timestamp:`），去掉相对时间 `(… ago)`"
-    ),
-    spec!(
         "core.tid",
         Count,
         "thread id of the crashing thread",
         "崩溃线程的线程 id"
+    ),
+    spec!(
+        "core.time",
+        Text,
+        "when the process dumped core, as coredumpctl printed it (`Timestamp:`), without the relative `(… ago)`",
+        "进程产生 core dump 的时间，按 coredumpctl 打印的样子（`Timestamp:`），去掉相对时间 `(… ago)`"
     ),
     spec!(
         "disk.<n>.avail_bytes",

@@ -341,23 +341,18 @@ mod tests {
             ..CoreSummary::default()
         };
         assert_eq!(core_pids("run/core.4242.gz", &s), [12]);
-        s.coredump = super::super::locate::parse_systemd_name(
-            "core.python3.0.8c1f0c3c6f6c4a8e9d2b7a1e5f3c9d10.777.1700000000123456.zst",
-        );
-        assert_eq!(
-            core_pids(
-                "core.python3.0.8c1f0c3c6f6c4a8e9d2b7a1e5f3c9d10.777.1700000000123456.zst",
-                &s
-            ),
-            [12, 777]
-        );
+        let systemd =
+            "coredump/core.python3.0.8c1f0c3c6f6c4a8e9d2b7a1e5f3c9d10.777.1700000000123456.zst";
+        s.coredump =
+            super::super::locate::parse_systemd_name(systemd.rsplit('/').next().unwrap_or(systemd));
+        assert_eq!(core_pids(systemd, &s), [12, 777]);
         // `core.%e` of python3.12: the name's last number is no pid when the notes give one.
         s.coredump = None;
-        assert_eq!(core_pids("core.python3.12", &s), [12]);
+        assert_eq!(core_pids("run/core.python3.12", &s), [12]);
         s.pid = Some(4000);
-        assert_eq!(core_pids("core.python3.12", &s), [4000]);
+        assert_eq!(core_pids("run/core.python3.12", &s), [4000]);
         s.pid = None;
-        assert_eq!(core_pids("core.4242", &s), [4242]);
+        assert_eq!(core_pids("run/core.4242", &s), [4242]);
         assert!(core_pids("logs/core", &s).is_empty());
     }
 
