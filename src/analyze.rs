@@ -391,6 +391,7 @@ impl<'kb> Engine<'kb> {
         }
         self.suppress_advice(&mut a);
         discount_preexisting(&mut a);
+        tie_cores(&mut a);
         a
     }
 
@@ -1301,6 +1302,47 @@ enum Part {
     Range { before: Vec<u8>, wrap: bool },
     /// The first chunk of a split file, for its wrapped rows only.
     WrapOnly,
+}
+
+/// Tie each core to the rank or DataLoader worker its pid names, and to its `coredumpctl info`
+/// entry, from every input's launcher lines (`elfcore::owner`); the tie becomes `core.owner`.
+fn tie_cores(a: &mut Analysis) {
+    if a.cores.is_empty() {
+        return;
+    }
+    let said: Vec<elfcore::owner::Said> = a
+        .launch
+        .iter()
+        .filter_map(|(i, e)| {
+            Some(elfcore::owner::Said {
+                path: &a.inputs.get(*i)?.path,
+                event: e,
+            })
+        })
+        .collect();
+    let logs: Vec<&str> = a
+        .inputs
+        .iter()
+        .filter(|i| i.kind.is_log())
+        .map(|i| i.path.as_str())
+        .collect();
+    let texts: Vec<&str> = a
+        .inputs
+        .iter()
+        .filter(|i| i.kind == SourceKind::CoreText)
+        .map(|i| i.path.as_str())
+        .collect();
+    let entries = elfcore::owner::coredumpctl_entries(a.facts.all(), &texts);
+    let mut facts = Vec::new();
+    for c in &mut a.cores {
+        elfcore::owner::tie(&c.path, &mut c.summary, &said, &logs, &entries);
+        if let Some(f) = c.summary.owner.as_ref().and_then(|o| o.fact(&c.path)) {
+            facts.push(f);
+        }
+    }
+    for f in facts {
+        a.facts.push(f);
+    }
 }
 
 /// Read an input's launcher lines (gathered by `scan_stream`, over all ranges of a split file)

@@ -229,6 +229,12 @@ pub static CATALOG: &[FactSpec] = &[
         "崩溃线程在用户自己代码里（不是 libc、CPython、libtorch、CUDA、NCCL 或已安装的包）最内层的 native 帧：function+0x1b at file.c:42 in libx.so"
     ),
     spec!(
+        "core.owner",
+        Text,
+        "the process the core is of, tied by its pid to the run's lines (torchrun's failure table, a DataLoader worker's death, a rank's pid prefix) or lying beside one rank's log: `rank 1 (host node7) pid 4242`, `DataLoader worker pid 542 of rank 0`",
+        "core 属于哪个进程：按 pid 对上运行日志里的行（torchrun 的失败表、DataLoader worker 的死亡报告、带 pid 前缀的 rank 日志行），或 core 就在某一个 rank 的日志旁：`rank 1 (host node7) pid 4242`、`DataLoader worker pid 542 of rank 0`"
+    ),
+    spec!(
         "core.pid",
         Count,
         "process id of the process that dumped core",
@@ -281,6 +287,12 @@ pub static CATALOG: &[FactSpec] = &[
         Count,
         "thread id of the crashing thread",
         "崩溃线程的线程 id"
+    ),
+    spec!(
+        "core.time",
+        Text,
+        "when the process dumped core, as coredumpctl printed it (`Timestamp:`), without the relative `(… ago)`",
+        "进程产生 core dump 的时间，按 coredumpctl 打印的样子（`Timestamp:`），去掉相对时间 `(… ago)`"
     ),
     spec!(
         "disk.<n>.avail_bytes",

@@ -142,7 +142,11 @@ pub fn format_epoch(t: f64) -> String {
 /// A launcher/NCCL event as a timeline event (a signal-only exit line adds nothing the
 /// status did not say).
 fn launch_event(e: &LaunchEvent, path: &str) -> Option<Event> {
-    if matches!(e.what, What::WorkerExit { code: None, .. }) {
+    // Lines that only say which process is which (for tying cores to ranks) are no events.
+    if matches!(
+        e.what,
+        What::WorkerExit { code: None, .. } | What::RankPid { .. }
+    ) {
         return None;
     }
     let kind = Kind::Launch(e.what.clone());

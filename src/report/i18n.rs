@@ -424,6 +424,43 @@ impl Tr {
         }
     }
 
+    /// Whose core it is: `owner` is `CoreOwner::describe` (rank, pid, host: not translated).
+    pub fn core_owner(self, owner: &str, exit: Option<&str>) -> String {
+        let exit = exit.unwrap_or_default();
+        match (self.0, exit.is_empty()) {
+            (Lang::En, true) => format!("the core of {owner}"),
+            (Lang::En, false) => format!("the core of {owner}, which ended with {exit}"),
+            (Lang::Zh, true) => format!("这是 {owner} 的 core"),
+            (Lang::Zh, false) => format!("这是 {owner} 的 core，该进程以 {exit} 结束"),
+        }
+    }
+
+    /// What `coredumpctl info` said about the core: signal, time, command line.
+    pub fn core_coredumpctl(
+        self,
+        signal: Option<&str>,
+        time: Option<&str>,
+        cmd: Option<&str>,
+    ) -> String {
+        let mut parts = Vec::new();
+        if let Some(s) = signal {
+            parts.push(s.to_string());
+        }
+        if let Some(t) = time {
+            parts.push(match self.0 {
+                Lang::En => format!("at {t}"),
+                Lang::Zh => format!("时间 {t}"),
+            });
+        }
+        if let Some(c) = cmd {
+            parts.push(match self.0 {
+                Lang::En => format!("command line `{c}`"),
+                Lang::Zh => format!("命令行 `{c}`"),
+            });
+        }
+        format!("coredumpctl: {}", parts.join(", "))
+    }
+
     pub fn more_python_threads(self, n: usize) -> String {
         match self.0 {
             Lang::En => format!("… {n} more Python threads (see --format json)"),

@@ -278,6 +278,28 @@ fn render_core(out: &mut String, c: &crate::analyze::CoreReport, st: &Style, tr:
             }
         );
     }
+    if let Some(o) = &s.owner {
+        let _ = writeln!(out, "  {}", tr.core_owner(&o.describe(), o.exit.as_deref()));
+        if let Some(ev) = o.evidence.first() {
+            let at = match ev.line {
+                Some(l) => location(&ev.path, Some(l)),
+                None => ev.path.clone(),
+            };
+            let _ = writeln!(out, "    {}  {}", st.dim(&at), super::cut(&ev.text, 160));
+        }
+    }
+    if let Some(j) = &s.coredumpctl {
+        let _ = writeln!(
+            out,
+            "  {}  {}",
+            tr.core_coredumpctl(
+                j.signal.as_deref(),
+                j.time.as_deref(),
+                j.command_line.as_deref()
+            ),
+            st.dim(&location(&j.path, j.line))
+        );
+    }
     for f in s.frames.iter().take(12) {
         // Inlined functions first (innermost first), as a debugger lists them.
         for i in &f.inlined {

@@ -49,6 +49,9 @@ fn label(e: &Event, tr: Tr) -> (&'static str, String) {
         Kind::Launch(What::WorkerExit { code, pid, .. }) => {
             (tr.timeline_label("exit"), tr.timeline_exit(*code, *pid))
         }
+        Kind::Launch(What::WorkerKilled { .. } | What::RankPid { .. }) => {
+            (tr.timeline_label("exit"), bare(&e.text))
+        }
         Kind::Machine { kind, pid } => (
             kind.as_str(),
             format!(

@@ -45,6 +45,13 @@ pub enum Line {
     /// TORCH_DISTRIBUTED_DEBUG=DETAIL: `Rank 1 is running collective:
     /// CollectiveFingerPrint(SequenceNumber=153, OpType=BROADCAST …` (one line may name two ranks).
     CollectiveFingerprint,
+    /// torch's DataLoader (main process): `DataLoader worker (pid 542) is killed by signal:
+    /// Segmentation fault.` (torch/utils/data/_utils/signal_handling.py's message).
+    DataloaderWorkerKilled,
+    /// NCCL with NCCL_DEBUG=INFO: `host:PID:TID [dev] NCCL INFO comm 0x… rank 1 nRanks 2 …`
+    /// or `… NCCL INFO ncclCommInitRankConfig comm 0x… rank 1 nranks 2 …` (its prefix names
+    /// the pid of the process that is that rank).
+    NcclCommRank,
 }
 
 /// Every line shape with its regex. Each regex holds a rare literal for the prefilter.
@@ -81,6 +88,14 @@ pub static LINES: &[(Line, &str)] = &[
     (
         Line::CollectiveFingerprint,
         r"(?:Rank (\d+) is running collective: )?CollectiveFingerPrint\(SequenceNumber=(\d+), OpType=([A-Za-z0-9_]+)",
+    ),
+    (
+        Line::DataloaderWorkerKilled,
+        r"DataLoader worker \(pid (\d+)\) is killed by signal: ([A-Za-z][A-Za-z ]*[A-Za-z])",
+    ),
+    (
+        Line::NcclCommRank,
+        r"NCCL INFO (?:ncclCommInitRank\w* )?comm 0x[0-9a-fA-F]+ rank (\d+) n[Rr]anks (\d+)",
     ),
 ];
 
@@ -160,6 +175,11 @@ pub enum What {
     WorkState { enqueued: i64, completed: i64 },
     /// A collective fingerprint: `of` is the rank it belongs to (may differ from who printed it).
     Fingerprint { of: u32, seq: u64, op: String },
+    /// A DataLoader worker of the process that printed the line died by a signal (its name as
+    /// Python's `strsignal` spells it: `Segmentation fault`, `Bus error`).
+    WorkerKilled { pid: u32, signal: String },
+    /// The process `pid` is rank `rank` of an NCCL communicator (`host:pid:tid … comm … rank`).
+    RankPid { rank: u32, pid: u32 },
 }
 
 /// One event read from a line: what it says, who said it (prefixes peeled, the file's own
@@ -342,6 +362,24 @@ pub fn read(hits: &[LineHit], base: &Attribution) -> Vec<LaunchEvent> {
                 },
                 who,
             ),
+            Line::DataloaderWorkerKilled => {
+                if let Some(pid) = unum(1) {
+                    push(
+                        What::WorkerKilled {
+                            pid,
+                            signal: c[2].to_string(),
+                        },
+                        who,
+                    );
+                }
+            }
+            Line::NcclCommRank => {
+                // The prefix's pid is the process; the rank is the file's or the prefix's
+                // when known (a sub-communicator numbers its ranks from 0), else the comm's.
+                if let (Some(pid), Some(rank)) = (who.pid, who.rank.or(unum(1))) {
+                    push(What::RankPid { rank, pid }, who);
+                }
+            }
             Line::CollectiveFingerprint => {
                 for c in regex(h.line).captures_iter(h.text) {
                     let of = c
@@ -437,6 +475,31 @@ mod tests {
             }
         }
         read(&hits, &Attribution::default())
+    }
+
+    #[test]
+    fn a_dead_dataloader_worker_and_an_nccl_rank_name_their_pids() {
+        let ev = events(&[
+            "[rank1]: RuntimeError: DataLoader worker (pid 4229) is killed by signal: Bus error. It is possible that dataloader's workers are out of shared memory.",
+            "vm:5294:5294 [1] NCCL INFO comm 0x13dec9e0 rank 1 nRanks 2 nNodes 1 localRanks 2 localRank 1 MNNVL 0",
+            "vm:5293:5293 [0] NCCL INFO comm 0x2995f280 rank 0 nranks 2 cudaDev 0 busId 60 - Destroy COMPLETE",
+            // No prefix, so no pid: nothing to tie.
+            "NCCL INFO comm 0x2995f280 rank 0 nranks 2 cudaDev 0 busId 60 - Init COMPLETE",
+        ]);
+        let what: Vec<&What> = ev.iter().map(|e| &e.what).collect();
+        assert_eq!(
+            what,
+            [
+                &What::WorkerKilled {
+                    pid: 4229,
+                    signal: "Bus error".into()
+                },
+                &What::RankPid { rank: 1, pid: 5294 },
+                &What::RankPid { rank: 0, pid: 5293 },
+            ]
+        );
+        // The worker's line is its owner's: rank 1 printed it.
+        assert_eq!(ev[0].who.rank, Some(1));
     }
 
     fn facts(lines: &[&str]) -> Vec<(String, String)> {

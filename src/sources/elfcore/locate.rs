@@ -1,8 +1,9 @@
 //! Where a crashed process's core went, and what a systemd-coredump file says about itself:
 //! `kernel.core_pattern` read as a place (a file name pattern in a directory, or a pipe to a
 //! handler such as systemd-coredump or apport), the core files a crash left there, and the
-//! metadata systemd-coredump keeps in a core file's name and `user.coredump.*` xattrs. Finds
-//! and describes files only; it never reads a core (that is `analyze_core`) and never moves one.
+//! metadata systemd-coredump keeps in a core file's name and `user.coredump.*` xattrs (and the
+//! shape of a `coredumpctl info` entry, `CoredumpInfo`, read by `text`). Finds and describes
+//! files only; it never reads a core (that is `analyze_core`) and never moves one.
 
 use regex::Regex;
 use serde::Serialize;
@@ -203,6 +204,27 @@ pub fn parse_systemd_name(name: &str) -> Option<CoredumpMeta> {
         from: "file-name",
         ..CoredumpMeta::default()
     })
+}
+
+/// What `coredumpctl info` (or the journal's `COREDUMP_*` fields) said about one core, as
+/// `text::CoreTextParser` read it into `core.*` facts: one entry per `PID:` line.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct CoredumpInfo {
+    pub pid: u32,
+    /// `SIGSEGV`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signal: Option<String>,
+    /// As printed (`Thu 2024-06-06 13:38:31 CST`), without the relative `(5min ago)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command_line: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exe: Option<String>,
+    /// The file and line of the entry's `PID:` line.
+    pub path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
 }
 
 /// One extended attribute as text (at most 4 KiB), `None` when absent or unsupported.

@@ -13,6 +13,7 @@ pub mod dwarf;
 pub mod input;
 pub mod locate;
 pub mod notes;
+pub mod owner;
 pub mod python;
 pub mod signals;
 pub mod stack;
@@ -176,6 +177,13 @@ pub struct CoreSummary {
     /// xattrs), when it is one of its files.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub coredump: Option<locate::CoredumpMeta>,
+    /// The rank or DataLoader worker whose core it is, tied by pid to the lines that say so
+    /// (`owner::tie`, once every input is read).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub owner: Option<owner::CoreOwner>,
+    /// The `coredumpctl info` entry of the same pid and executable, when one was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coredumpctl: Option<locate::CoredumpInfo>,
 }
 
 /// Analyse a core file: raw ELF, or compressed with gzip, zstd, xz or lz4 (streamed); with

@@ -24,6 +24,10 @@ pub enum How {
     /// A stack word that points into executable code (and, where the code bytes could be read,
     /// just after a call instruction). May be a stale value: a guess.
     StackScan,
+    /// The kernel's signal frame, recognised on the stack by its layout where the trampoline's
+    /// CFI is not at hand (x86-64 `rt_sigframe`): the trampoline address the kernel gave the
+    /// handler, then the interrupted pc with every register the frame saved.
+    SignalFrame,
 }
 
 impl How {
@@ -34,6 +38,7 @@ impl How {
             How::LinkRegister => "link-register",
             How::FramePointer => "frame-pointer",
             How::StackScan => "stack-scan",
+            How::SignalFrame => "signal-frame",
         }
     }
 }
@@ -138,6 +143,71 @@ fn scan_for_signal_return(p: &mut dyn Process, from: u64, to: u64) -> Option<(u6
     None
 }
 
+/// x86-64's `struct rt_sigframe` as the kernel builds it for a handler (arch/x86/include/
+/// asm/sigframe.h, uapi asm/sigcontext.h): at the handler's sp, `pretcode` (the trampoline the
+/// handler returns to); then `struct ucontext` (`uc_flags`, `uc_link`, `uc_stack`, then
+/// `uc_mcontext`: r8…r15, rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp, rip, eflags, cs/gs/fs/ss, …,
+/// 256 bytes, then `uc_sigmask`); then the `siginfo` the handler was given.
+const UC_LINK: u64 = 16;
+const MCONTEXT: u64 = 48;
+const SIGINFO: u64 = 8 + 304;
+/// DWARF register numbers of the sigcontext's first 17 words, in its order.
+const SIGCONTEXT_DWARF: [usize; 17] = [8, 9, 10, 11, 12, 13, 14, 15, 5, 4, 6, 3, 1, 0, 2, 7, 16];
+/// The user code segment selector of a 64-bit Linux process (`__USER_CS`).
+const USER_CS: u64 = 0x33;
+
+/// The registers an x86-64 signal frame at `slot` saved (DWARF-numbered, the pc at 16), when
+/// the words there are one: `uc_link` 0, small `uc_flags`, the user code segment, EFLAGS'
+/// always-set bit, a signal number in the siginfo and an interrupted pc in code. Any of those
+/// failing means it is no signal frame (a stale or chance value).
+fn x86_64_signal_frame(p: &mut dyn Process, slot: u64) -> Option<Vec<Option<u64>>> {
+    let at = |off: u64| slot.checked_add(off);
+    let w = |p: &mut dyn Process, off: u64| p.window_word(at(off)?);
+    let flags = w(p, 8)?;
+    if w(p, UC_LINK)? != 0 || flags > 0xf {
+        return None;
+    }
+    let mc = |i: u64| MCONTEXT + 8 * i;
+    let (eflags, segs) = (w(p, mc(17))?, w(p, mc(18))?);
+    if segs & 0xffff != USER_CS || eflags & 2 == 0 || eflags >> 32 != 0 {
+        return None;
+    }
+    let signo = w(p, SIGINFO)? & 0xffff_ffff;
+    if !(1..=64).contains(&signo) {
+        return None;
+    }
+    let mut regs = vec![None; REGS];
+    for (i, &r) in SIGCONTEXT_DWARF.iter().enumerate() {
+        regs[r] = Some(w(p, mc(i as u64))?);
+    }
+    let pc = regs[16]?;
+    (p.is_code(pc) && regs[7].is_some_and(|sp| sp != 0)).then_some(regs)
+}
+
+/// The first stack slot in [from, to) where a kernel signal frame lies (x86-64 only): the slot
+/// holds the trampoline's address; with the registers the frame saved.
+fn scan_for_signal_frame(
+    p: &mut dyn Process,
+    arch: Arch,
+    from: u64,
+    to: u64,
+) -> Option<(u64, u64, Vec<Option<u64>>)> {
+    if arch != Arch::X86_64 {
+        return None;
+    }
+    let mut slot = from.checked_add(7)? & !7;
+    while slot < to {
+        let v = p.window_word(slot)?;
+        if p.is_code(v)
+            && let Some(regs) = x86_64_signal_frame(p, slot)
+        {
+            return Some((slot, v, regs));
+        }
+        slot = slot.checked_add(8)?;
+    }
+    None
+}
+
 /// Walk one thread's stack from its registers, innermost first.
 pub fn walk(arch: Arch, t: &ThreadStatus, p: &mut dyn Process, max_frames: usize) -> Vec<RawFrame> {
     let mut frames = Vec::new();
@@ -234,10 +304,27 @@ pub fn walk(arch: Arch, t: &ThreadStatus, p: &mut dyn Process, max_frames: usize
         }
         // 4. Scan up from sp: first for a signal trampoline (the kernel put it there as the
         // handler's return address: the frames below it are the handler's, whose module's CFI
-        // is not at hand), then for a word that points just after a call.
+        // is not at hand), by its CFI, else by the signal frame's own layout (the
+        // trampoline's module not at hand either: the interrupted frame's registers are read
+        // from it), then for a word that points just after a call.
         let to = sp.saturating_add(SCAN_WORDS * 8);
-        let Some((slot, ret)) = scan_for_signal_return(p, sp, to).or_else(|| scan(p, sp, to))
-        else {
+        let by_cfi = scan_for_signal_return(p, sp, to);
+        if by_cfi.is_none()
+            && let Some((_, tramp, saved)) = scan_for_signal_frame(p, arch, sp, to)
+            && frames.len() + 2 <= max_frames
+        {
+            let at = saved[16].unwrap_or(0);
+            for (pc, exact) in [(tramp, false), (at, true)] {
+                frames.push(RawFrame {
+                    pc,
+                    how: How::SignalFrame,
+                    exact,
+                });
+            }
+            (pc, exact, regs) = (at, true, saved);
+            continue;
+        }
+        let Some((slot, ret)) = by_cfi.or_else(|| scan(p, sp, to)) else {
             break;
         };
         frames.push(RawFrame {

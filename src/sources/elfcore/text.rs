@@ -33,7 +33,7 @@ fn patterns() -> &'static Patterns {
         Patterns {
             cd_pid: r(r"^\s*PID: (\d+)(?: \((.*)\))?\s*$"),
             cd_signal: r(r"^\s*Signal: (\d+)(?: \((\w+)\))?"),
-            cd_field: r(r"^\s*(Command Line|Executable): (.+?)\s*$"),
+            cd_field: r(r"^\s*(Command Line|Executable|Timestamp): (.+?)\s*$"),
             cd_thread: r(r"^\s*Stack trace of thread (\d+):"),
             // `#0  0x00007f5982710b3d __memmove_avx_unaligned_erms (libc.so.6 + 0x19eb3d)`
             cd_frame: r(r"^\s*#(\d+)\s+0x[0-9a-fA-F]+ (\S+) \((.+?) \+ 0x[0-9a-fA-F]+\)"),
@@ -175,6 +175,9 @@ impl FactParser for CoreTextParser {
             return;
         }
         if let Some(c) = p.cd_pid.captures(line) {
+            // Each `PID:` line starts a core's entry (`coredumpctl info` lists one per core):
+            // its own signal follows.
+            self.signo = None;
             if let Some(n) = num(&c[1]) {
                 out.facts.push(Fact::new("core.pid", n).at(lineno, line));
             }
@@ -187,12 +190,19 @@ impl FactParser for CoreTextParser {
             return;
         }
         if let Some(c) = p.cd_field.captures(line) {
-            let name = if &c[1] == "Executable" {
-                "core.exe"
-            } else {
-                "core.args"
+            let (name, value) = match &c[1] {
+                "Executable" => ("core.exe", &c[2]),
+                // `Thu 2024-06-06 13:38:31 CST (1h 44min ago)`: the relative part is the
+                // reader's, not the crash's.
+                "Timestamp" => (
+                    "core.time",
+                    c[2].rsplit_once(" (")
+                        .filter(|(_, r)| r.ends_with("ago)"))
+                        .map_or(&c[2], |(t, _)| t),
+                ),
+                _ => ("core.args", &c[2]),
             };
-            out.facts.push(Fact::new(name, &c[2]).at(lineno, line));
+            out.facts.push(Fact::new(name, value).at(lineno, line));
             return;
         }
         if let Some(c) = p.gdb_signal.captures(line) {
