@@ -472,15 +472,16 @@ fn charge_user_regex(src: &str, budget: &mut usize) -> Result<(), String> {
             c
         };
     }
-    let used = NFA
-        .with(|c| c.build(src))
-        .map_err(|e| match e.size_limit() {
-            Some(n) => format!(
-                "regex compiles to more than {n} bytes (limits::RULE_REGEX_BYTES): split it into several signatures or make it more specific"
-            ),
-            None => e.to_string(),
-        })?
-        .memory_usage();
+    let used = NFA.with(|c| {
+        c.build(src)
+            .map(|nfa| nfa.memory_usage())
+            .map_err(|e| match e.size_limit() {
+                Some(n) => format!(
+                    "regex compiles to more than {n} bytes (limits::RULE_REGEX_BYTES): split it into several signatures or make it more specific"
+                ),
+                None => e.to_string(),
+            })
+    })?;
     if used > *budget {
         let total = crate::limits::RULE_REGEX_TOTAL_BYTES;
         return Err(format!(
