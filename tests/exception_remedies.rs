@@ -4,6 +4,9 @@
 //! — not "fix the code at this line". Each case is a traceback in the shape Python prints it,
 //! with our own paths and names; the fixed words of each message are Python's and PyTorch's.
 
+mod labelled;
+use labelled::first_sentence;
+
 use trainwreck::model::{Category, Verdict};
 use trainwreck::rules::KnowledgeBase;
 
@@ -29,27 +32,6 @@ fn tb(frames: &[(&str, u32, &str)], exc: &str) -> String {
     s.push_str(exc);
     s.push('\n');
     s
-}
-
-/// Up to the first sentence end outside backticks, as tests/real_threads.rs scores it.
-fn first_sentence(fix: &str) -> &str {
-    let mut in_code = false;
-    let b = fix.as_bytes();
-    for (i, c) in fix.char_indices() {
-        match c {
-            '`' => in_code = !in_code,
-            '。' if !in_code => return &fix[..i],
-            '.' if !in_code => {
-                let next_blank = b.get(i + 1).is_none_or(|n| n.is_ascii_whitespace());
-                let abbrev = ["e.g", "i.e", "vs"].iter().any(|a| fix[..i].ends_with(a));
-                if next_blank && !abbrev {
-                    return &fix[..i];
-                }
-            }
-            _ => {}
-        }
-    }
-    fix
 }
 
 const SITE: &str = "/srv/envs/lm/lib/python3.11/site-packages";

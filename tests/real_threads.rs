@@ -17,6 +17,7 @@ use trainwreck::model::Verdict;
 use trainwreck::rules::KnowledgeBase;
 
 mod labelled;
+use labelled::first_sentence;
 
 const LABEL_KEYS: &[&str] = &[
     "category",
@@ -57,28 +58,6 @@ fn cases(batch: &Path) -> Vec<PathBuf> {
         .collect();
     out.sort();
     out
-}
-
-/// The fix's first sentence: up to the first `.` (or `。`) that ends a sentence outside
-/// backticks — the step a user reads first (issue 29: the decisive step comes first).
-fn first_sentence(fix: &str) -> &str {
-    let mut in_code = false;
-    let b = fix.as_bytes();
-    for (i, c) in fix.char_indices() {
-        match c {
-            '`' => in_code = !in_code,
-            '。' if !in_code => return &fix[..i],
-            '.' if !in_code => {
-                let next_blank = b.get(i + 1).is_none_or(|n| n.is_ascii_whitespace());
-                let abbrev = ["e.g", "i.e", "vs"].iter().any(|a| fix[..i].ends_with(a));
-                if next_blank && !abbrev {
-                    return &fix[..i];
-                }
-            }
-            _ => {}
-        }
-    }
-    fix
 }
 
 fn reason(v: &serde_json::Value) -> Option<String> {

@@ -3,6 +3,9 @@
 //! (data/tokens.toml), with low confidence, the tokens as evidence, a fix quoting the line and
 //! what to collect next; the verdict stays `unknown_failure`; a specific rule still wins.
 
+mod labelled;
+use labelled::first_sentence;
+
 use trainwreck::model::{Category, Verdict};
 use trainwreck::rules::KnowledgeBase;
 
@@ -186,27 +189,6 @@ fn a_token_fix_through_the_engine_leads_with_the_step() {
     let first = first_sentence(&f.fix);
     assert!(first.contains("NCCL_SOCKET_IFNAME"), "{}", f.fix);
     assert!(!first.contains("unhandled system error"), "{}", f.fix);
-}
-
-/// Up to the first sentence end outside backticks, as tests/real_threads.rs scores a fix.
-fn first_sentence(fix: &str) -> &str {
-    let mut in_code = false;
-    let b = fix.as_bytes();
-    for (i, c) in fix.char_indices() {
-        match c {
-            '`' => in_code = !in_code,
-            '。' if !in_code => return &fix[..i],
-            '.' if !in_code => {
-                let next_blank = b.get(i + 1).is_none_or(|n| n.is_ascii_whitespace());
-                let abbrev = ["e.g", "i.e", "vs"].iter().any(|a| fix[..i].ends_with(a));
-                if next_blank && !abbrev {
-                    return &fix[..i];
-                }
-            }
-            _ => {}
-        }
-    }
-    fix
 }
 
 /// Issue 29 item 5: NCCL's `NET/Plugin` INFO line (the optional `libnccl-net.so` not found,

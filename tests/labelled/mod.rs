@@ -1,6 +1,7 @@
 //! The labelled fixture folders the scoring tests share (`fixtures.rs`, `calibration.rs`,
-//! `real_pastes.rs`, `real_threads.rs`): which folders are cases, what the analyzer is pointed
-//! at in each, and the label's lists. Test support only; it scores nothing itself.
+//! `real_pastes.rs`, `real_threads.rs`, and for a fix's first sentence `second_tier.rs` and
+//! `exception_remedies.rs`): which folders are cases, what the analyzer is pointed at in each,
+//! the label's lists, and how a fix is scored. Test support only; it scores nothing itself.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -62,4 +63,26 @@ pub fn accepted(label: &serde_json::Value) -> Vec<String> {
     } else {
         a
     }
+}
+
+/// The fix's first sentence: up to the first `.` (or `。`) that ends a sentence outside
+/// backticks — the step a user reads first (issue 29: the decisive step comes first).
+pub fn first_sentence(fix: &str) -> &str {
+    let mut in_code = false;
+    let b = fix.as_bytes();
+    for (i, c) in fix.char_indices() {
+        match c {
+            '`' => in_code = !in_code,
+            '。' if !in_code => return &fix[..i],
+            '.' if !in_code => {
+                let next_blank = b.get(i + 1).is_none_or(|n| n.is_ascii_whitespace());
+                let abbrev = ["e.g", "i.e", "vs"].iter().any(|a| fix[..i].ends_with(a));
+                if next_blank && !abbrev {
+                    return &fix[..i];
+                }
+            }
+            _ => {}
+        }
+    }
+    fix
 }
