@@ -826,6 +826,7 @@ impl<'kb> Engine<'kb> {
         let base_attr = prefix::from_path(path);
         let mut fout = FactOut::default();
         let mut launcher_hits: Vec<(launcher::Line, u64, String)> = Vec::new();
+        let mut identities = launcher::Identities::default();
         let mut per_sig: std::collections::HashMap<usize, usize> = Default::default();
         let mut reader = ChunkReader::new(input);
         let mut line_buf = String::new();
@@ -888,11 +889,10 @@ impl<'kb> Engine<'kb> {
                         return;
                     }
                     (Watcher::Launcher, k) => {
-                        launcher_hits.push((
-                            launcher::LINES[k].0,
-                            hit.lineno,
-                            decode_line(line).into_owned(),
-                        ));
+                        let (shape, text) = (launcher::LINES[k].0, decode_line(line));
+                        if identities.keep(shape, &text) {
+                            launcher_hits.push((shape, hit.lineno, text.into_owned()));
+                        }
                         return;
                     }
                     (Watcher::Rules, k) => k,

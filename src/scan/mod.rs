@@ -658,17 +658,36 @@ fn lint_literals(hir: &Hir) -> Result<Vec<Lit>, PatternError> {
     Ok(alts)
 }
 
+/// A literal that would let most lines of a training log through the prefilter: too short, or
+/// one frequent word. The lint refuses a pattern whose only literal is one.
 fn is_frequent(lit: &[u8]) -> bool {
-    let start = lit.iter().position(|b| b.is_ascii_alphanumeric());
-    let end = lit.iter().rposition(|b| b.is_ascii_alphanumeric());
-    let trimmed = match (start, end) {
-        (Some(s), Some(e)) => &lit[s..=e],
-        _ => return true,
-    };
-    trimmed.len() < MIN_LITERAL
-        || frequent_words()
-            .iter()
-            .any(|w| w.eq_ignore_ascii_case(trimmed))
+    match trim_to_words(lit) {
+        Some(t) => t.len() < MIN_LITERAL || is_frequent_word(t),
+        None => true,
+    }
+}
+
+/// A literal made only of frequent words (`NCCL INFO `: NCCL_DEBUG=INFO puts it on half of
+/// a rank's lines). Allowed as a pattern's only literal (punctuation around it, as in
+/// `'train_loss': `, can make it rare), but a pattern that also holds another literal is keyed
+/// on that one.
+fn is_weak(lit: &[u8]) -> bool {
+    trim_to_words(lit).is_none_or(|t| {
+        t.split(|b| !b.is_ascii_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .all(is_frequent_word)
+    })
+}
+
+/// The literal from its first to its last ASCII letter or digit; `None` when it has none.
+fn trim_to_words(lit: &[u8]) -> Option<&[u8]> {
+    let s = lit.iter().position(|b| b.is_ascii_alphanumeric())?;
+    let e = lit.iter().rposition(|b| b.is_ascii_alphanumeric())?;
+    Some(&lit[s..=e])
+}
+
+fn is_frequent_word(w: &[u8]) -> bool {
+    frequent_words().iter().any(|f| f.eq_ignore_ascii_case(w))
 }
 
 /// `FREQUENT_WORDS` trimmed, as bytes (computed once).
@@ -716,12 +735,13 @@ fn required_literals(hir: &Hir) -> Option<Vec<Lit>> {
                 folded: false,
             };
             let consider = |set: Vec<Lit>, best: &mut Option<Vec<Lit>>| {
-                // Prefer sets with no frequent member, then the longest shortest member,
-                // then fewer members.
+                // Prefer sets with no frequent member, then sets with no member made only
+                // of frequent words, then the longest shortest member, then fewer members.
                 let score = |s: &Vec<Lit>| {
                     let min = s.iter().map(|l| l.bytes.len()).min().unwrap_or(0);
                     let rare = !s.iter().any(|l| is_frequent(&l.bytes));
-                    (rare, min.min(32), usize::MAX - s.len())
+                    let strong = !s.iter().any(|l| is_weak(&l.bytes));
+                    (rare, strong, min.min(32), usize::MAX - s.len())
                 };
                 if best.as_ref().is_none_or(|b| score(&set) > score(b)) {
                     *best = Some(set);
@@ -907,6 +927,22 @@ mod tests {
             );
         }
         assert!(lits(r"global step \d+ diverged").is_ok());
+    }
+
+    #[test]
+    fn literals_made_only_of_frequent_words_are_a_last_resort() {
+        // `NCCL INFO ` is on half the lines of an NCCL_DEBUG=INFO rank log: a pattern that
+        // also holds a rarer literal must be keyed on that one.
+        let l = literal_alternatives(
+            r"NCCL INFO (?:ncclCommInitRank\w* )?comm 0x[0-9a-fA-F]+ rank (\d+) n[Rr]anks (\d+)",
+        )
+        .unwrap();
+        assert_eq!(l.len(), 1);
+        assert_eq!(l[0].bytes, b" nranks ");
+        assert!(l[0].folded);
+        // Alone, such a literal is allowed: punctuation can make it rare.
+        assert!(lits(r"'train_loss': \d").is_ok());
+        assert!(is_weak(b"NCCL INFO ") && !is_weak(b"NCCL INFO Bootstrap : no socket"));
     }
 
     #[test]

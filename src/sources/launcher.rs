@@ -214,6 +214,29 @@ impl Block {
     }
 }
 
+/// The process-identity lines one input has already handed over. NCCL prints its `comm …
+/// rank … nRanks` line once per communicator and per phase (init, `Init COMPLETE`, destroy):
+/// thousands of lines in a long NCCL_DEBUG=INFO run that all say one thing per process, so
+/// only the first of each process is kept (the scan would otherwise hold every one).
+#[derive(Default)]
+pub struct Identities(std::collections::HashSet<(Option<String>, u32)>);
+
+impl Identities {
+    /// Whether a hit of `line` on `text` says something not yet said: always, except an
+    /// identity line of a process (host, pid) already seen, or one whose prefix names no pid
+    /// (it ties nothing).
+    pub fn keep(&mut self, line: Line, text: &str) -> bool {
+        if line != Line::NcclCommRank {
+            return true;
+        }
+        let (who, _) = prefix::peel(text);
+        match who.pid {
+            Some(pid) => self.0.insert((who.host, pid)),
+            None => false,
+        }
+    }
+}
+
 /// Read one file's hits (in line order) into events. `base` is what the file's path says
 /// about who wrote it (`rank3.log`, `node7/…`).
 pub fn read(hits: &[LineHit], base: &Attribution) -> Vec<LaunchEvent> {
@@ -500,6 +523,28 @@ mod tests {
         );
         // The worker's line is its owner's: rank 1 printed it.
         assert_eq!(ev[0].who.rank, Some(1));
+    }
+
+    #[test]
+    fn one_identity_line_per_process_is_kept() {
+        let mut seen = Identities::default();
+        let init = "vm:5294:5294 [1] NCCL INFO comm 0x13dec9e0 rank 1 nRanks 2 nNodes 1 localRanks 2 localRank 1 MNNVL 0";
+        let done = "vm:5294:5301 [1] NCCL INFO comm 0x13dec9e0 rank 1 nranks 2 cudaDev 1 busId 70 - Init COMPLETE";
+        let other = "vm:5293:5293 [0] NCCL INFO comm 0x2995f280 rank 0 nRanks 2 nNodes 1 localRanks 2 localRank 0 MNNVL 0";
+        assert!(seen.keep(Line::NcclCommRank, init));
+        assert!(
+            !seen.keep(Line::NcclCommRank, done),
+            "same process, another thread"
+        );
+        assert!(seen.keep(Line::NcclCommRank, other));
+        assert!(!seen.keep(
+            Line::NcclCommRank,
+            "NCCL INFO comm 0x2995f280 rank 0 nranks 2 cudaDev 0 busId 60 - Init COMPLETE"
+        ));
+        // Every other shape is kept each time.
+        let killed = "DataLoader worker (pid 4229) is killed by signal: Bus error.";
+        assert!(seen.keep(Line::DataloaderWorkerKilled, killed));
+        assert!(seen.keep(Line::DataloaderWorkerKilled, killed));
     }
 
     fn facts(lines: &[&str]) -> Vec<(String, String)> {
