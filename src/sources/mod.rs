@@ -25,6 +25,7 @@ pub mod nvidia_smi;
 pub mod open;
 pub mod prefix;
 pub mod reader;
+pub mod rewrap;
 pub mod slurm;
 pub mod torchelastic;
 pub mod trainlog;

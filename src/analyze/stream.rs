@@ -1,0 +1,228 @@
+//! The chunk loop of one input (or one range of it): each chunk goes once through the fact
+//! parser and the one scanner, and each hit goes to the consumer of the watcher whose pattern
+//! it is (`Consumer`: `rule_hits`, `launch`, `tail`). The paste repairs the loop applies — a
+//! terminal's wrapped rows joined (`sources::rewrap`), one line two ranks wrote at once
+//! undoubled (`sources::unmangle::undouble`) — are rescanned through the same dispatch, for
+//! the consumers that take rewritten lines. It keeps no hit itself and decides nothing about
+//! what a line means: each consumer moves what it gathered into the input's result at the end.
+
+use super::launch::LauncherLines;
+use super::lookback::keep_lookback;
+use super::rule_hits::RuleHits;
+use super::tail::{CleanEnds, ErrorLines};
+use super::{Engine, FileResult, Progress, Watcher};
+use crate::model::{Phase, SourceKind, Warning, text};
+use crate::scan::{Hit, ScanScratch};
+use crate::sources::encoding::{NotUtf8, decode_line};
+use crate::sources::open::ReadMeter;
+use crate::sources::reader::ChunkReader;
+use crate::sources::{self, FactOut, rewrap};
+use std::io::Read;
+use std::sync::atomic::Ordering;
+
+/// One hit as a consumer sees it.
+pub(super) struct Seen<'a> {
+    /// The scanner's hit: line number, and the line's byte range within `text`.
+    pub hit: Hit,
+    /// The chunk, or the rewritten text (joined rows, an undoubled line), the hit is in.
+    pub text: &'a [u8],
+    /// The line as matched: ANSI escapes removed, or the reading of it that matched.
+    pub line: &'a [u8],
+    /// `None` for a line as read; for a rewritten line, where each physical line starts in
+    /// `text` (joined rows; empty for an undoubled line).
+    pub joint: Option<&'a [usize]>,
+    /// The complete lines just before the chunk, for look-backs (empty for a rewritten line).
+    pub before: &'a [u8],
+}
+
+/// What one watcher does with its hits. Adding a watcher is a `Watcher` variant, its patterns
+/// registered in `Engine::new`, and one type implementing this beside the others.
+pub(super) trait Consumer {
+    /// Pattern `local` (the watcher's own numbering) matched `seen`.
+    fn take(&mut self, local: usize, seen: &Seen<'_>);
+    /// Whether it is handed hits on rewritten lines (joined rows, undoubled writes): only
+    /// what they say that no physical line says alone.
+    fn takes_rewritten(&self) -> bool {
+        false
+    }
+    /// Whether a line it takes may be two ranks' writes glued together: the stream then
+    /// undoubles it and rescans the result.
+    fn undoubles(&self) -> bool {
+        false
+    }
+    /// Move what it gathered into the input's result (after the stream's facts).
+    fn finish(&mut self, res: &mut FileResult, ranged: bool);
+}
+
+/// What part of its file a stream is.
+pub(super) enum Part {
+    /// The whole input.
+    Whole,
+    /// One range of a split file: the complete lines just before it (for `preceded_by`), and
+    /// whether its first chunk is the file's (looked at for wrapped rows).
+    Range { before: Vec<u8>, wrap: bool },
+    /// The first chunk of a split file, for its wrapped rows only.
+    WrapOnly,
+}
+
+impl Engine<'_> {
+    /// Stream one input (or one range of it) through the fact parser and the scanner.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn scan_stream(
+        &self,
+        input: impl Read,
+        kind: SourceKind,
+        path: &str,
+        mut parser: Option<Box<dyn sources::FactParser>>,
+        res: &mut FileResult,
+        scratch: &mut ScanScratch,
+        progress: &Progress,
+        meter: Option<&ReadMeter>,
+        part: Part,
+    ) {
+        let (mut before, wrap, ranged, only_wrapped) = match part {
+            Part::Whole => (Vec::new(), true, false, false),
+            Part::Range { before, wrap } => (before, wrap, true, false),
+            Part::WrapOnly => (Vec::new(), true, false, true),
+        };
+        // Progress counts the input's bytes as stored (a compressed input's compressed
+        // bytes, through `meter`), in the unit of the sizes it is compared with.
+        let step = |read: u64, reported: u64| meter.map_or(read - reported, |m| m.take_new());
+        let phase = res.info.phase;
+        let mut rules = RuleHits::new(self, kind, path);
+        let mut launch = LauncherLines::new(path);
+        let mut errors = ErrorLines::new(phase != Phase::Before);
+        let mut clean = CleanEnds::default();
+        let mut fout = FactOut::default();
+        let mut reader = ChunkReader::new(input);
+        let mut line_buf = String::new();
+        let mut not_utf8 = NotUtf8::default();
+        let mut reported = 0u64;
+        let (mut joined, mut joints): (Vec<u8>, Vec<usize>) = Default::default();
+        let undoubled: std::cell::RefCell<Vec<(u64, Vec<u8>)>> = Default::default();
+        loop {
+            progress
+                .bytes_done
+                .fetch_add(step(reader.bytes_read, reported), Ordering::Relaxed);
+            reported = reader.bytes_read;
+            let (chunk, first) = match reader.next_chunk() {
+                Ok(Some(c)) => c,
+                Ok(None) => break,
+                Err(e) => {
+                    let n = reader.bytes_read;
+                    res.warnings.push(Warning::new(
+                        Some(path),
+                        text!(
+                            "read error after {n} bytes, the rest is not analysed: {e}",
+                            "读到 {n} 字节后出错，其余部分未分析：{e}"
+                        ),
+                    ));
+                    break;
+                }
+            };
+            if !only_wrapped {
+                not_utf8.count(chunk, first);
+            }
+            if let Some(p) = parser.as_mut() {
+                for (lineno, line) in sources::reader::lines(chunk, first) {
+                    line_buf.clear();
+                    line_buf.push_str(&decode_line(line));
+                    p.line(lineno, &line_buf, &mut fout);
+                }
+            }
+            // One dispatch for the chunk's lines, for its wrapped rows joined and for lines
+            // two ranks wrote at once, undoubled (both `joint: Some`, rewritten).
+            let mut dispatch = |text: &[u8], hit: Hit, line: &[u8], joint: Option<&[usize]>| {
+                let (watcher, local) = self.routes.route(hit.id);
+                let consumer: &mut dyn Consumer = match watcher {
+                    Watcher::Rules => &mut rules,
+                    Watcher::Launcher => &mut launch,
+                    Watcher::ErrorTail => &mut errors,
+                    Watcher::CleanEnd => &mut clean,
+                };
+                if joint.is_some() && !consumer.takes_rewritten() {
+                    return;
+                }
+                // The lines before a chunk count for its look-back; not for a rewritten line.
+                let before: &[u8] = if joint.is_none() { &before } else { &[] };
+                let seen = Seen {
+                    hit,
+                    text,
+                    line,
+                    joint,
+                    before,
+                };
+                consumer.take(local, &seen);
+                if joint.is_none()
+                    && consumer.undoubles()
+                    && let Some(u) = sources::unmangle::undouble(line)
+                {
+                    undoubled.borrow_mut().push((hit.lineno, u));
+                }
+            };
+            if !only_wrapped {
+                self.scanner.scan_chunk(chunk, first, scratch, |hit, line| {
+                    dispatch(chunk, hit, line, None)
+                });
+            }
+            let lines = std::mem::take(&mut *undoubled.borrow_mut());
+            for (lineno, text) in lines {
+                self.scanner
+                    .scan_chunk(&text, lineno, scratch, |hit, line| {
+                        dispatch(&text, hit, line, Some(&[]))
+                    });
+            }
+            // A terminal's copy is a paste, not a multi-GB log: only a file's first chunk
+            // (at most a buffer, 1 MiB) is looked at for wrapped rows, so big logs do not
+            // pay for it.
+            let wrapped = if wrap && reported < rewrap::WRAP_SCAN_BYTES && first == 1 {
+                let mut w = rewrap::wrapped_lines(chunk, first);
+                w.extend(rewrap::padded_rows(chunk, first));
+                w
+            } else {
+                Vec::new()
+            };
+            for (lineno, pieces) in wrapped {
+                joined.clear();
+                joints.clear();
+                for &(a, b) in &pieces {
+                    joints.push(joined.len());
+                    joined.extend_from_slice(&chunk[a..b]);
+                }
+                joints.push(joined.len());
+                let (joined, joints) = (&joined[..], &joints[..]);
+                self.scanner
+                    .scan_chunk(joined, lineno, scratch, |hit, line| {
+                        dispatch(joined, hit, line, Some(joints))
+                    });
+            }
+            if only_wrapped {
+                break;
+            }
+            keep_lookback(&mut before, chunk, self.max_within);
+        }
+        progress
+            .bytes_done
+            .fetch_add(step(reader.bytes_read, reported), Ordering::Relaxed);
+        res.info.bytes = res.info.bytes.max(reader.bytes_read);
+        res.lines = reader.lines_seen();
+        res.long_lines = std::mem::take(&mut reader.long_lines);
+        res.not_utf8 = not_utf8;
+        if let Some(p) = parser.as_mut() {
+            p.finish(&mut fout);
+        }
+        for mut f in fout.facts {
+            f.path = path.to_string();
+            f.phase = phase;
+            res.facts.push(f);
+        }
+        rules.finish(res, ranged);
+        errors.finish(res, ranged);
+        clean.finish(res, ranged);
+        launch.finish(res, ranged);
+        res.events = fout.events;
+        for w in fout.warnings {
+            res.warnings.push(Warning::new(Some(path), w));
+        }
+    }
+}
