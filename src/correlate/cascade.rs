@@ -1,7 +1,8 @@
 //! First failure and cascades across ranks: watchdog arithmetic (who lagged, who ran a
 //! different collective, who never reached it), flight-recorder gaps, ranks that went quiet
-//! before the others timed out, and launcher teardown as collateral. Picks the initiating
-//! rank by evidence, not by time alone, and marks the rest `symptom_of` it.
+//! before the others timed out, launcher teardown as collateral, and the watchdog's own abort
+//! (a `terminate` whose `what()` is the timeout) as the timeout's consequence. Picks the
+//! initiating rank by evidence, not by time alone, and marks the rest `symptom_of` it.
 //! Works on findings and the timeline as data; it never reads files or formats output.
 //!
 //! Synthetic findings it may add (no TOML rule behind them; codes TW99xx):
@@ -334,6 +335,90 @@ fn rank_map(tl: &Timeline) -> BTreeMap<u32, (Option<String>, Option<u32>)> {
     m
 }
 
+/// A line that says a process aborted (SIGABRT): a C++ `terminate`, the shell's or Python's
+/// abort line, a launcher's exit code -6.
+fn is_abort(text: &str) -> bool {
+    let t = text.trim();
+    t.contains("terminate called after throwing")
+        || t.contains("SIGABRT")
+        || t.contains("Fatal Python error: Aborted")
+        || t.ends_with("Aborted (core dumped)")
+        || t.ends_with("Aborted")
+        || t.contains("exitcode: -6)")
+        || t.contains("exitcode : -6")
+        || t.contains("return code = -6")
+}
+
+/// What the NCCL watchdog prints when it gives up on a collective: in a `what():` after a
+/// `terminate`, this names the abort as the watchdog's own.
+fn is_watchdog_text(text: &str) -> bool {
+    text.contains("Watchdog caught collective operation timeout")
+        || text.contains("watchdog thread terminated with exception")
+        || text.contains("Some NCCL operations have failed or timed out")
+}
+
+/// What ProcessGroupNCCL logs just before it rethrows the watchdog's exception (which ends in
+/// `terminate`): the teardown announced.
+fn is_watchdog_teardown(text: &str) -> bool {
+    text.contains("watchdog thread terminated with exception")
+        || text.contains("we are taking the entire process down")
+}
+
+/// Native-crash findings that are the NCCL watchdog's own abort: every line they cite is an
+/// abort, and a `terminate called after throwing` among them is the watchdog's: the
+/// `what():` printed right after it is the timeout, or (a paste cut after the terminate)
+/// the lines just before it announce the watchdog's teardown. The watchdog throws to take the
+/// process down after a collective timed out; that abort is the timeout's consequence, never
+/// a crash of its own. A finding that also cites a real crash (SIGSEGV, a fault in a library),
+/// or whose `what()` names another error, is not one of these.
+fn watchdog_aborts(a: &Analysis, findings: &[Finding]) -> BTreeSet<String> {
+    let timed_out = findings
+        .iter()
+        .any(|f| f.category == Category::NcclTimeout && f.rule != LAGGING_RULE);
+    if !timed_out {
+        return BTreeSet::new();
+    }
+    // The lines of one file near an abort, as the error tail and the timeout findings'
+    // citations keep them.
+    let lines_near = |path: &str, lines: std::ops::RangeInclusive<u64>| -> Vec<&str> {
+        let tail = a.error_tail.iter().filter_map(|l| {
+            (lines.contains(&l.line) && a.inputs.get(l.input).is_some_and(|i| i.path == path))
+                .then_some(l.text.as_str())
+        });
+        let cited = findings
+            .iter()
+            .filter(|f| f.category == Category::NcclTimeout)
+            .flat_map(|f| f.evidence.iter())
+            .filter_map(|e| {
+                (e.path == path && e.line.is_some_and(|l| lines.contains(&l)))
+                    .then_some(e.text.as_str())
+            });
+        tail.chain(cited).collect()
+    };
+    let watchdog_at = |path: &str, line: u64| {
+        let after = lines_near(path, line + 1..=line + 2);
+        let what = after.iter().find(|t| t.contains("what():"));
+        match what {
+            Some(w) => is_watchdog_text(w),
+            None => lines_near(path, line.saturating_sub(3)..=line.saturating_sub(1))
+                .iter()
+                .any(|t| is_watchdog_teardown(t)),
+        }
+    };
+    findings
+        .iter()
+        .filter(|f| f.category == Category::SegfaultNative && !f.evidence.is_empty())
+        .filter(|f| f.evidence.iter().all(|e| is_abort(&e.text)))
+        .filter(|f| {
+            f.evidence.iter().any(|e| {
+                e.text.contains("terminate called after throwing")
+                    && e.line.is_some_and(|l| watchdog_at(&e.path, l))
+            })
+        })
+        .map(|f| f.rule.clone())
+        .collect()
+}
+
 fn is_teardown(text: &str) -> bool {
     text.contains("closing signal SIG")
         || text.contains("Killing subprocess")
@@ -413,10 +498,19 @@ pub fn apply(kb: &KnowledgeBase, a: &Analysis, tl: &Timeline, findings: &mut Vec
         })
         .map(|f| f.rule.clone())
         .collect();
+    // The watchdog's own abort follows from the timeout: what pointed at it as a root (the
+    // first ranking, by confidence alone) points at the timeout's root instead.
+    let aborts = watchdog_aborts(a, findings);
+    for f in findings.iter_mut() {
+        if f.symptom_of.as_ref().is_some_and(|r| aborts.contains(r)) {
+            f.symptom_of = None;
+        }
+    }
     let is_symptom = |f: &Finding| {
         f.role == Role::Symptom
             || f.category == Category::NcclTimeout
             || consequences.contains(&f.rule)
+            || aborts.contains(&f.rule)
             || (!f.evidence.is_empty() && f.evidence.iter().all(|e| is_teardown(&e.text)))
     };
 
@@ -560,7 +654,17 @@ pub fn apply(kb: &KnowledgeBase, a: &Analysis, tl: &Timeline, findings: &mut Vec
         root_idx = findings.iter().position(|f| live(f) && !is_symptom(f));
     }
     let Some(ri) = root_idx else {
-        // No cause: collateral teardown still is not a cause.
+        // No cause: collateral teardown still is not a cause, and the watchdog's abort is a
+        // symptom of the timeout it reports.
+        if let Some(dog) = findings
+            .iter()
+            .find(|f| f.category == Category::NcclTimeout && f.symptom_of.is_none())
+            .map(|f| f.rule.clone())
+        {
+            for f in findings.iter_mut().filter(|f| aborts.contains(&f.rule)) {
+                f.symptom_of = Some(dog.clone());
+            }
+        }
         return;
     };
     let root_rule = findings[ri].rule.clone();
@@ -786,4 +890,84 @@ fn lone_failed_rank(a: &Analysis) -> Option<u32> {
     (failed.len() == 1)
         .then(|| failed.into_iter().next())
         .flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::model::{Category, Verdict};
+    use crate::rules::KnowledgeBase;
+
+    /// The run's top cause (first finding that is no symptom) and each finding's link.
+    fn diagnose(log: &str) -> (Verdict, Vec<(Category, Option<String>)>) {
+        let kb = KnowledgeBase::load(&[]).expect("built-in rules load");
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("train.log");
+        std::fs::write(&p, log).unwrap();
+        let r = crate::diagnose(&kb, &[p.to_string_lossy().into_owned()], 1);
+        let f = r
+            .findings
+            .iter()
+            .map(|f| (f.category, f.symptom_of.clone()))
+            .collect();
+        (r.verdict, f)
+    }
+
+    fn top(f: &[(Category, Option<String>)]) -> Option<Category> {
+        f.iter().find(|(_, s)| s.is_none()).map(|(c, _)| *c)
+    }
+
+    #[test]
+    fn the_watchdogs_own_abort_is_a_symptom_of_the_timeout() {
+        let log = "\
+step 40 loss 1.93
+[E ProcessGroupNCCL.cpp:475] [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=BROADCAST, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600317 milliseconds before timing out.
+terminate called after throwing an instance of 'std::runtime_error'
+  what():  [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=BROADCAST, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600317 milliseconds before timing out.
+ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -6) local_rank: 2 (pid: 7123) of binary: /usr/bin/python3
+";
+        let (v, f) = diagnose(log);
+        assert_eq!(v, Verdict::Diagnosed);
+        assert_eq!(top(&f), Some(Category::NcclTimeout), "{f:?}");
+        let abort = f
+            .iter()
+            .find(|(c, _)| *c == Category::SegfaultNative)
+            .expect("the abort is still reported");
+        assert!(abort.1.is_some(), "the abort points at the timeout: {f:?}");
+    }
+
+    #[test]
+    fn a_terminate_right_after_the_watchdogs_teardown_is_its_abort() {
+        // The paste ends at the terminate: the line before it is the watchdog rethrowing.
+        let log = "\
+[E ProcessGroupNCCL.cpp:475] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=88012, OpType=ALLREDUCE, NumelIn=2048, NumelOut=2048, Timeout(ms)=1800000) ran for 1800377 milliseconds before timing out.
+[E ProcessGroupNCCL.cpp:916] [Rank 1] NCCL watchdog thread terminated with exception: [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=88012, OpType=ALLREDUCE, NumelIn=2048, NumelOut=2048, Timeout(ms)=1800000) ran for 1800377 milliseconds before timing out.
+terminate called after throwing an instance of 'std::runtime_error'
+";
+        let (_, f) = diagnose(log);
+        assert_eq!(top(&f), Some(Category::NcclTimeout), "{f:?}");
+    }
+
+    #[test]
+    fn an_abort_with_its_own_reason_stays_a_cause() {
+        // The same timeout lines, but the terminate's what() is not the watchdog's: the
+        // aborting process failed by itself.
+        let log = "\
+[E ProcessGroupNCCL.cpp:475] [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=BROADCAST, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600317 milliseconds before timing out.
+terminate called after throwing an instance of 'std::runtime_error'
+  what():  decoder: corrupt frame header in shard 17
+ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -6) local_rank: 0 (pid: 7121) of binary: /usr/bin/python3
+";
+        let (_, f) = diagnose(log);
+        assert_eq!(top(&f), Some(Category::SegfaultNative), "{f:?}");
+    }
+
+    #[test]
+    fn a_segfault_beside_a_timeout_is_not_the_watchdogs_abort() {
+        let log = "\
+[E ProcessGroupNCCL.cpp:475] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=812, OpType=ALLREDUCE, NumelIn=4096, NumelOut=4096, Timeout(ms)=600000) ran for 600104 milliseconds before timing out.
+Fatal Python error: Segmentation fault
+";
+        let (_, f) = diagnose(log);
+        assert_eq!(top(&f), Some(Category::SegfaultNative), "{f:?}");
+    }
 }

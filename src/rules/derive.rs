@@ -87,6 +87,12 @@ pub static DERIVED: &[Derived] = &[
         compute: shm_size_bytes,
     },
     Derived {
+        name: "derive.startup_collective",
+        unit: Unit::Text,
+        doc: "the sequence number of a timed-out collective when it is among a process group's first few (the ranks were still starting up)",
+        compute: startup_collective,
+    },
+    Derived {
         name: "derive.time_limit_plan",
         unit: Unit::Text,
         doc: "how long the job ran against its time limit (scontrol RunTime/TimeLimit) and what to request",
@@ -499,6 +505,18 @@ fn kernel_library(ctx: &DeriveCtx) -> Option<String> {
     })
 }
 
+/// Collectives a process group runs before training proper: the first handful (DDP's
+/// parameter broadcast, a `broadcast_object_list` of the data or config, a barrier).
+const STARTUP_COLLECTIVES: u64 = 8;
+
+/// The timed-out collective's sequence number (capture `seq`) when it is one of the process
+/// group's first few: the waiting ranks were still starting up, so the late rank was busy
+/// with start-up work (dataset tokenization, index building, a load), not with a step.
+fn startup_collective(ctx: &DeriveCtx) -> Option<String> {
+    let seq: u64 = ctx.capture("seq")?.trim().parse().ok()?;
+    (seq <= STARTUP_COLLECTIVES).then(|| seq.to_string())
+}
+
 /// Only when something other than this process's PyTorch holds the card.
 fn gpu_oom_foreign(ctx: &DeriveCtx) -> Option<String> {
     if gpu_memory_holder(ctx.captures, ctx.lines) != Some(GpuMemoryHolder::OtherProcess) {
@@ -790,6 +808,27 @@ mod tests {
             assert_eq!(v.is_some(), d.name.starts_with("derive.shm_"), "{}", d.name);
         }
         assert_eq!(derive("derive.no_such_value", &ctx), None);
+    }
+
+    #[test]
+    fn only_a_process_groups_first_collectives_count_as_start_up() {
+        let s = FactSet::new();
+        let at = |seq: &str| {
+            let caps = [("seq".to_string(), seq.to_string())];
+            let ctx = DeriveCtx {
+                facts: &s,
+                captures: &caps,
+                lines: &[],
+                lang: Lang::En,
+            };
+            startup_collective(&ctx)
+        };
+        assert_eq!(at("1").as_deref(), Some("1"));
+        assert_eq!(at("8").as_deref(), Some("8"));
+        // A collective of the training steps (DDP's buckets reach dozens per step).
+        assert_eq!(at("31"), None);
+        assert_eq!(at("4967570"), None);
+        assert_eq!(at("x"), None);
     }
 
     #[test]
