@@ -307,7 +307,10 @@ fn the_real_torchrun_rank_core_with_cuda_loaded_is_the_rank_torchrun_reported() 
         "{o:#?}"
     );
     assert!(
-        cited("rank-pid", "ncclCommInitRankConfig comm 0x152700c0 rank 0 nranks 1"),
+        cited(
+            "rank-pid",
+            "ncclCommInitRankConfig comm 0x152700c0 rank 0 nranks 1"
+        ),
         "{o:#?}"
     );
     assert_eq!(o.evidence[0].says, "launcher-exit");
