@@ -470,6 +470,20 @@ struct FileResult {
     container: bool,
 }
 
+impl InputInfo {
+    /// A named input (a file, stdin) before it is read: `kind` until `open` says otherwise.
+    fn of_input(input: &Input, kind: SourceKind) -> InputInfo {
+        InputInfo {
+            path: input.display.clone(),
+            kind,
+            bytes: input.size,
+            phase: input.phase,
+            modified: input.id.map(|i| (i.mtime_ns / 1_000_000_000) as i64),
+            ..InputInfo::default()
+        }
+    }
+}
+
 impl Default for InputInfo {
     fn default() -> Self {
         InputInfo {

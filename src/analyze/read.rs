@@ -32,16 +32,7 @@ impl Engine<'_> {
     ) -> FileResult {
         let path = input.display.as_str();
         let mut res = FileResult {
-            info: InputInfo {
-                path: input.display.clone(),
-                kind,
-                bytes: input.size,
-                phase: input.phase,
-                encoding: None,
-                lines: 0,
-                modified: input.id.map(|i| (i.mtime_ns / 1_000_000_000) as i64),
-                digest: None,
-            },
+            info: InputInfo::of_input(input, kind),
             ..FileResult::default()
         };
         res.ranged = true;
@@ -130,16 +121,7 @@ impl Engine<'_> {
         progress: &Progress,
     ) -> FileResult {
         let mut res = FileResult {
-            info: InputInfo {
-                path: input.display.clone(),
-                kind: SourceKind::Text,
-                bytes: input.size,
-                phase: input.phase,
-                encoding: None,
-                lines: 0,
-                modified: input.id.map(|i| (i.mtime_ns / 1_000_000_000) as i64),
-                digest: None,
-            },
+            info: InputInfo::of_input(input, SourceKind::Text),
             ..FileResult::default()
         };
         let path = input.display.as_str();
