@@ -54,6 +54,14 @@ pub enum Line {
     NcclCommRank,
 }
 
+impl Line {
+    /// Shapes that only say which process is which (for tying cores to ranks): their first
+    /// line per process says all that its later ones do (`Identities`).
+    pub fn only_identifies(self) -> bool {
+        matches!(self, Line::NcclCommRank)
+    }
+}
+
 /// Every line shape with its regex. Each regex holds a rare literal for the prefilter.
 pub static LINES: &[(Line, &str)] = &[
     (Line::DeepspeedExit, r"exits with return code = (-?\d+)"),
@@ -226,7 +234,7 @@ impl Identities {
     /// identity line of a process (host, pid) already seen, or one whose prefix names no pid
     /// (it ties nothing).
     pub fn keep(&mut self, line: Line, text: &str) -> bool {
-        if line != Line::NcclCommRank {
+        if !line.only_identifies() {
             return true;
         }
         let (who, _) = prefix::peel(text);
