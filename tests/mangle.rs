@@ -213,6 +213,7 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("ranks-interleaved", "TW0903", R_INTERLEAVE), // 1 of 2 examples lost
     ("ranks-interleaved", "TW1002", R_INTERLEAVE), // 4 of 4 examples lost
     ("ranks-interleaved", "TW1101", R_INTERLEAVE), // 2 of 8 examples lost
+    ("ranks-interleaved", "TW1102", R_INTERLEAVE), // 3 of 3 examples lost
     ("ranks-interleaved", "TW1202", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW1301", R_INTERLEAVE), // 1 of 4 examples lost
     ("ranks-interleaved", "TW1302", R_INTERLEAVE), // 2 of 2 examples lost
@@ -225,6 +226,7 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("ranks-interleaved", "TW2001", R_INTERLEAVE), // 7 of 13 examples lost
     ("ranks-interleaved", "TW2104", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW2105", R_INTERLEAVE), // 3 of 4 examples lost
+    ("ranks-interleaved", "TW2109", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW2201", R_INTERLEAVE), // 5 of 11 examples lost
     ("ranks-interleaved", "TW2202", R_INTERLEAVE), // 5 of 6 examples lost
     ("ranks-interleaved", "TW2302", R_INTERLEAVE), // 1 of 5 examples lost
