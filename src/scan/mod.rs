@@ -426,8 +426,11 @@ impl Scanner {
 }
 
 /// The `shiftor::WINDOW`-byte piece of a literal least likely to occur in ordinary log
-/// text: no whole frequent word if it can help it; lower-case letters, spaces and digits
-/// are everywhere, capitals and punctuation are not.
+/// text: no whole frequent word if it can help it; then the window whose rarest trigram is
+/// rarest in healthy training logs (a window occurs at most as often as each of its
+/// trigrams: `'grad_norm': nan` must not watch `ad_norm':`, which every Trainer step line
+/// holds); then, among windows equally rare there, the one with the fewest lower-case
+/// letters, spaces and digits (capitals and punctuation are rarer).
 fn rare_window(lit: &[u8]) -> &[u8] {
     let w = shiftor::WINDOW;
     if lit.len() <= w {
@@ -456,11 +459,31 @@ fn rare_window(lit: &[u8]) -> &[u8] {
     let score = |start: usize| {
         let win = &lit[start..start + w];
         let freq = found.iter().any(|&(a, b)| a >= start && b <= start + w);
-        win.iter().map(|&b| common(b)).sum::<u32>() + if freq { 100 } else { 0 }
+        let seen = lower[start..start + w]
+            .windows(3)
+            .map(|t| trigram_frequency(t[0], t[1], t[2]))
+            .min()
+            .unwrap_or(0);
+        let letters: u32 = win.iter().map(|&b| common(b)).sum();
+        (freq, seen, letters)
     };
     (0..=lit.len() - w)
         .min_by_key(|&s| score(s))
         .map_or(lit, |s| &lit[s..s + w])
+}
+
+/// How often a (lower-case) trigram occurs in healthy training logs: the bit length of its
+/// count in a background text, hashed into 65,536 buckets (0 = never seen). The table is
+/// made by `scripts/window_freq.py`, which says what text it counts.
+fn trigram_frequency(a: u8, b: u8, c: u8) -> u8 {
+    static TABLE: &[u8; 65536] = include_bytes!("trigrams.bin");
+    TABLE[trigram_bucket(a, b, c)]
+}
+
+/// Must equal `bucket` in scripts/window_freq.py.
+fn trigram_bucket(a: u8, b: u8, c: u8) -> usize {
+    ((u32::from(a) << 16 | u32::from(b) << 8 | u32::from(c)).wrapping_mul(0x9E37_79B1) >> 16)
+        as usize
 }
 
 /// Buffers reused across lines.
@@ -943,6 +966,40 @@ mod tests {
         // Alone, such a literal is allowed: punctuation can make it rare.
         assert!(lits(r"'train_loss': \d").is_ok());
         assert!(is_weak(b"NCCL INFO ") && !is_weak(b"NCCL INFO Bootstrap : no socket"));
+    }
+
+    #[test]
+    fn windows_avoid_what_healthy_lines_hold() {
+        // Every Trainer step line holds `'grad_norm': `, and DeepSpeed's cache-flush warning
+        // (once a step under memory pressure) holds `unable to`: a window inside those pieces
+        // would make each such line a candidate.
+        let step = b"{'loss': 0.4121, 'grad_norm': 1.873, 'learning_rate': 1.9e-05, 'epoch': 0.31}";
+        let warn = b"[WARNING] [stage3.py:2117:step] 3 pytorch allocator cache flushes since last \
+            step. if you are unable to make the cache flushes go away consider adding \
+            get_accelerator().empty_cache() calls in your training loop";
+        for (lit, healthy) in [
+            (&b"'grad_norm': nan"[..], &step[..]),
+            (b"unable to open shared memory object", warn),
+            (b"Unable to determine the device handle", warn),
+        ] {
+            let w = rare_window(lit).to_ascii_lowercase();
+            assert_eq!(w.len(), shiftor::WINDOW);
+            assert!(
+                !healthy
+                    .to_ascii_lowercase()
+                    .windows(w.len())
+                    .any(|x| x == w),
+                "{:?} watches {:?}, which a healthy line holds",
+                String::from_utf8_lossy(lit),
+                String::from_utf8_lossy(&w)
+            );
+        }
+        // The table and scripts/window_freq.py hash alike (values printed by the script's
+        // `bucket`); a trigram every log has is common, one no log has is not.
+        assert_eq!(trigram_bucket(b'n', b'a', b'n'), 19200);
+        assert_eq!(trigram_bucket(0xff, 0xfe, 0x1b), 61926);
+        assert!(trigram_frequency(b'i', b'n', b'g') > 10);
+        assert_eq!(trigram_frequency(b'\x01', b'\x02', b'\x03'), 0);
     }
 
     #[test]
