@@ -161,6 +161,8 @@ pub struct Scanner {
     /// so a line it misses is not reread for that pattern (most near misses: a common
     /// literal such as `host` in a line that is nothing like the pattern).
     relaxed: Vec<OnceLock<Option<Regex>>>,
+    /// Unique among the scanners of this process (never 0): what a thread's `Copies` are of.
+    serial: u64,
 }
 
 /// Other readings of a line (never the line itself), most faithful first: tried for the
@@ -263,6 +265,10 @@ impl Scanner {
             sources,
             ids,
             rereader: None,
+            serial: {
+                static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+                NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            },
         })
     }
 
@@ -313,6 +319,7 @@ impl Scanner {
         scratch: &mut ScanScratch,
         mut on_hit: impl FnMut(Hit, &[u8]),
     ) {
+        scratch.copies.serve(self);
         let mut starts = std::mem::take(&mut scratch.starts);
         starts.clear();
         self.prefilter.candidate_lines(chunk, &mut starts);
@@ -331,16 +338,23 @@ impl Scanner {
                 raw
             };
             ids.clear();
-            self.match_line(line, &mut scratch.cands, &mut scratch.missed, |id| {
-                ids.push((id, None))
-            });
+            self.match_line(
+                line,
+                &mut scratch.cands,
+                &mut scratch.missed,
+                &mut scratch.copies,
+                |id| ids.push((id, None)),
+            );
             // A reading is a piece of the line (or a repr's unescaped text): it can only
             // match a pattern the line missed through the pattern's edges, or escapes.
             let escaped = memchr::memchr(b'\\', line).is_some();
+            let copies = &mut scratch.copies;
             scratch.missed.retain(|&ix| {
                 escaped
                     || (self.edge_sensitive[ix]
-                        && self.relaxed(ix).is_none_or(|r| r.is_match(line)))
+                        && copies
+                            .relaxed(ix, self.len(), || self.relaxed(ix))
+                            .is_none_or(|r| r.is_match(line)))
             });
             if !scratch.missed.is_empty()
                 && let Some(reread) = self.rereader
@@ -376,6 +390,7 @@ impl Scanner {
         line: &[u8],
         cands: &mut Vec<usize>,
         missed: &mut Vec<usize>,
+        copies: &mut Copies,
         mut on_hit: impl FnMut(usize),
     ) {
         cands.clear();
@@ -386,7 +401,8 @@ impl Scanner {
         cands.sort_unstable();
         cands.dedup();
         for &ix in cands.iter() {
-            if self.regex(ix).is_some_and(|re| re.is_match(line)) {
+            let re = copies.full(ix, self.len(), || self.regex(ix));
+            if re.is_some_and(|re| re.is_match(line)) {
                 on_hit(self.ids[ix]);
             } else {
                 missed.push(ix);
@@ -406,7 +422,9 @@ impl Scanner {
         scratch.readings.clear();
         reread(line, &mut scratch.readings);
         for &ix in &scratch.missed {
-            let Some(re) = self.regex(ix) else { continue };
+            let Some(re) = scratch.copies.full(ix, self.len(), || self.regex(ix)) else {
+                continue;
+            };
             if let Some(v) = scratch.readings.iter().position(|r| re.is_match(r)) {
                 ids.push((self.ids[ix], Some(v)));
             }
@@ -486,15 +504,75 @@ fn trigram_bucket(a: u8, b: u8, c: u8) -> usize {
         as usize
 }
 
-/// Buffers reused across lines.
+/// Buffers reused across lines (one per scanning thread).
 #[derive(Default)]
 pub struct ScanScratch {
+    copies: Copies,
     cands: Vec<usize>,
     missed: Vec<usize>,
     readings: Vec<Vec<u8>>,
     ids: Vec<(usize, Option<usize>)>,
     starts: Vec<usize>,
     clean: Vec<u8>,
+}
+
+/// This thread's clones of the scanner's regexes, made on the thread's first use of each. A
+/// regex shared by many threads lends its search caches from a pool that, when several
+/// threads want one at once, builds a throwaway cache for each search (regex-automata's
+/// `Pool`); a clone shares the compiled program but has its own pool, so each scan thread
+/// keeps its caches warm.
+#[derive(Default)]
+struct Copies {
+    /// The scanner these are copies of (`Scanner::serial`), so that a scratch handed to
+    /// another scanner starts afresh instead of using the wrong patterns.
+    of: u64,
+    full: Vec<Option<Regex>>,
+    relaxed: Vec<Option<Regex>>,
+}
+
+impl Copies {
+    fn serve(&mut self, scanner: &Scanner) {
+        let of = scanner.serial;
+        if self.of != of {
+            *self = Copies {
+                of,
+                ..Copies::default()
+            };
+        }
+    }
+
+    fn full<'a>(
+        &mut self,
+        ix: usize,
+        n: usize,
+        shared: impl FnOnce() -> Option<&'a Regex>,
+    ) -> Option<&Regex> {
+        Self::copy(&mut self.full, ix, n, shared)
+    }
+
+    fn relaxed<'a>(
+        &mut self,
+        ix: usize,
+        n: usize,
+        shared: impl FnOnce() -> Option<&'a Regex>,
+    ) -> Option<&Regex> {
+        Self::copy(&mut self.relaxed, ix, n, shared)
+    }
+
+    fn copy<'a, 's>(
+        slots: &'s mut Vec<Option<Regex>>,
+        ix: usize,
+        n: usize,
+        shared: impl FnOnce() -> Option<&'a Regex>,
+    ) -> Option<&'s Regex> {
+        if slots.len() < n {
+            slots.resize(n, None);
+        }
+        if slots[ix].is_none() {
+            slots[ix] = shared().cloned();
+        }
+        slots[ix].as_ref()
+    }
 }
 
 /// Compile one pattern and find the literal alternatives every match must contain.
