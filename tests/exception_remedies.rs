@@ -227,3 +227,31 @@ fn a_message_without_a_named_remedy_keeps_the_location_fix() {
     ));
     assert!(s.starts_with("Fix the PaddingMismatchError at"), "{s}");
 }
+
+#[test]
+fn an_object_pickle_refuses_on_its_way_to_workers_says_run_in_one_process() {
+    let (f, s) = first(&tb(
+        &[
+            ("/work/prep/build_data.py", 61, "tokenize_all"),
+            (&format!("{SITE}/datasets/arrow_dataset.py"), 3010, "map"),
+            (
+                &format!("{SITE}/multiprocess/pool.py"),
+                540,
+                "_handle_tasks",
+            ),
+            (&format!("{SITE}/dill/_dill.py"), 388, "dump"),
+        ],
+        "TypeError: cannot pickle 'builtins.Tokenizer' object",
+    ));
+    assert_eq!(f.category, Category::PythonException, "{f:?}");
+    assert!(s.starts_with("Run this step in one process"), "{s}");
+    assert!(s.contains("num_proc=1"), "{s}");
+    assert!(s.contains("`builtins.Tokenizer`"), "{s}");
+    // The same refusal outside any worker hand-off (a plain `pickle.dump` of the model) is not
+    // about processes.
+    let (_, s) = first(&tb(
+        &[("/work/prep/save.py", 12, "save_all")],
+        "TypeError: cannot pickle 'builtins.Tokenizer' object",
+    ));
+    assert!(!s.contains("one process"), "{s}");
+}

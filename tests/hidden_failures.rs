@@ -112,3 +112,43 @@ fn a_flight_recorder_already_in_the_folder_is_not_advised_again() {
             .collect::<Vec<_>>()
     );
 }
+
+/// nvidia-smi's table beside a CUDA error with no ECC words of its own: a non-zero
+/// `Volatile Uncorr. ECC` count on a card is the cause; all zeros are not.
+fn smi_table(uncorr: u32) -> String {
+    format!(
+        "$ nvidia-smi\n\
++-----------------------------------------------------------------------------+\n\
+| NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA Version: 12.2     |\n\
+|-------------------------------+----------------------+----------------------+\n\
+| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |\n\
+| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |\n\
+|===============================+======================+======================|\n\
+|   0  Tesla T4            Off  | 00000000:00:1E.0 Off |                  {uncorr:>3} |\n\
+| N/A   41C    P0    27W /  70W |      0MiB / 15360MiB |      0%      Default |\n\
++-------------------------------+----------------------+----------------------+\n"
+    )
+}
+
+#[test]
+fn an_uncorrectable_ecc_count_in_an_attached_nvidia_smi_table_explains_a_cuda_error() {
+    let d = tempfile::tempdir().unwrap();
+    let log = "Traceback (most recent call last):\n  File \"/srv/cls/fit.py\", line 40, in <module>\n    net = net.cuda()\nRuntimeError: CUDA error: Cannot allocate memory\n";
+    std::fs::write(d.path().join("job.log"), log).unwrap();
+    std::fs::write(d.path().join("nvidia-smi.txt"), smi_table(3)).unwrap();
+    let r = diagnose(d.path());
+    assert_eq!(
+        r.top().unwrap().category,
+        Category::EccError,
+        "{:?}",
+        r.top()
+    );
+    std::fs::write(d.path().join("nvidia-smi.txt"), smi_table(0)).unwrap();
+    let r = diagnose(d.path());
+    assert_ne!(
+        r.top().unwrap().category,
+        Category::EccError,
+        "{:?}",
+        r.top()
+    );
+}

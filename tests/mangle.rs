@@ -201,6 +201,7 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("ranks-interleaved", "TW0203", R_INTERLEAVE), // 5 of 9 examples lost
     ("ranks-interleaved", "TW0204", R_INTERLEAVE), // 3 of 6 examples lost
     ("ranks-interleaved", "TW0301", R_INTERLEAVE), // 2 of 19 examples lost
+    ("ranks-interleaved", "TW0302", R_INTERLEAVE), // 3 of 3 examples lost
     ("ranks-interleaved", "TW0401", R_INTERLEAVE), // 7 of 9 examples lost
     ("ranks-interleaved", "TW0601", R_INTERLEAVE), // 8 of 14 examples lost
     ("ranks-interleaved", "TW0602", R_INTERLEAVE), // 4 of 4 examples lost
@@ -224,11 +225,13 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("ranks-interleaved", "TW1902", R_INTERLEAVE), // 7 of 7 examples lost
     ("ranks-interleaved", "TW1903", R_INTERLEAVE), // 7 of 7 examples lost
     ("ranks-interleaved", "TW2001", R_INTERLEAVE), // 7 of 13 examples lost
+    ("ranks-interleaved", "TW2002", R_INTERLEAVE), // 7 of 7 examples lost
     ("ranks-interleaved", "TW2104", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW2105", R_INTERLEAVE), // 3 of 4 examples lost
     ("ranks-interleaved", "TW2109", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW2201", R_INTERLEAVE), // 5 of 11 examples lost
     ("ranks-interleaved", "TW2202", R_INTERLEAVE), // 5 of 6 examples lost
+    ("ranks-interleaved", "TW2203", R_INTERLEAVE), // 3 of 3 examples lost
     ("ranks-interleaved", "TW2302", R_INTERLEAVE), // 1 of 5 examples lost
     ("ranks-interleaved", "TW2303", R_INTERLEAVE), // 3 of 3 examples lost
     ("ranks-interleaved", "TW2402", R_INTERLEAVE), // 1 of 6 examples lost

@@ -176,6 +176,11 @@ impl Vars<'_> {
     }
 }
 
+/// A traceback frame line, in CPython's or IPython's shape.
+fn is_frame(text: &str) -> bool {
+    text.contains("File \"") || (text.trim_start().starts_with("File /") && text.contains(", in "))
+}
+
 /// Look up a template variable: a fact (formatted by its unit), a derived value, a capture.
 fn lookup(
     name: &str,
@@ -626,11 +631,13 @@ fn finish(kb: &KnowledgeBase, d: Draft, a: &Analysis) -> Finding {
         .collect();
     let mut lines: Vec<&str> = evidence.iter().map(|e| e.text.as_str()).collect();
     // The traceback frames kept in the error tail of the hits' files, after the cited lines:
-    // a derived value may name the library whose frame raised (`derive.kernel_library`).
+    // a derived value may name the library whose frame raised (`derive.kernel_library`) or
+    // the phase that failed (`derive.gpu_oom_phase`). CPython's `File "…", line N, in f` and
+    // IPython's `File /…:N, in f(…)`.
     lines.extend(
         a.error_tail
             .iter()
-            .filter(|l| hits.iter().any(|h| h.input == l.input) && l.text.contains("File \""))
+            .filter(|l| hits.iter().any(|h| h.input == l.input) && is_frame(&l.text))
             .map(|l| l.text.as_str()),
     );
     let vars = Vars {

@@ -466,6 +466,12 @@ static NO_ATTR: LazyLock<Option<Regex>> = LazyLock::new(|| {
 });
 static CANNOT_IMPORT: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"cannot import name '(\w+)' from '([\w.]+)'").ok());
+/// pickle's refusal: `cannot pickle 'X' object` (TypeError), `Can't pickle local object 'f'` /
+/// `Can't pickle <function f …>` (AttributeError / PicklingError).
+static CANNOT_PICKLE: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(r"(?:cannot pickle '([^']+)' object|Can't pickle (?:local object )?'?([^':']+))")
+        .ok()
+});
 static TARGET_OOB: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"Target (-?\d+) is out of bounds").ok());
 static BATCH_MISMATCH: LazyLock<Option<Regex>> = LazyLock::new(|| {
@@ -542,6 +548,33 @@ fn remedy(tb: &Traceback) -> Option<Remedy> {
                     "有张量留在了另一个设备上（{x} 和 {y}）：在调用之前把它移到模型所在的设备（对下面那一行构造的输入、mask、标签调用 `t.to(device)` / `.cuda()`）。"
                 ),
             }
+        });
+    }
+    // An object that pickle cannot serialise on its way to worker processes (datasets' `map`
+    // with `num_proc`, a DataLoader's workers, a multiprocessing pool): the step is one process,
+    // or building the object inside the worker.
+    if let Some(c) = m(&CANNOT_PICKLE)
+        && tb.frames.iter().any(|f| {
+            let p = f.path.to_ascii_lowercase();
+            [
+                "multiprocess",
+                "dataloader",
+                "arrow_dataset",
+                "reduction.py",
+                "popen_spawn",
+            ]
+            .iter()
+            .any(|w| p.contains(w))
+        })
+    {
+        let obj = c.get(1).or(c.get(2)).map_or("", |x| x.as_str()).trim();
+        return Some(Remedy {
+            en: format!(
+                "Run this step in one process (no `num_proc` or `num_proc=1` for datasets' `map`, `preprocessing_num_workers=1` in LLaMA-Factory, `num_workers=0` for a DataLoader), or build the `{obj}` object inside the worker function instead of passing it in: it cannot be pickled, and worker processes receive their arguments pickled."
+            ),
+            zh: format!(
+                "让这一步在单个进程里跑（datasets 的 `map` 不传 `num_proc` 或设 `num_proc=1`，LLaMA-Factory 设 `preprocessing_num_workers=1`，DataLoader 设 `num_workers=0`），或者在 worker 函数内部创建 `{obj}` 对象而不是把它传进去：它无法被 pickle，而传给 worker 进程的参数都要先 pickle。"
+            ),
         });
     }
     if msg.contains("does not require grad and does not have a grad_fn") {

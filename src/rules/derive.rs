@@ -33,6 +33,12 @@ pub static DERIVED: &[Derived] = &[
         compute: batch_plan,
     },
     Derived {
+        name: "derive.crashing_extension",
+        unit: Unit::Text,
+        doc: "the installed package whose import the crash's Python stack is in (a compiled extension built for another torch or CUDA)",
+        compute: crashing_extension,
+    },
+    Derived {
         name: "derive.disk_full_plan",
         unit: Unit::Text,
         doc: "which path or mount filled up and how big it is, from the error and a df row",
@@ -45,10 +51,22 @@ pub static DERIVED: &[Derived] = &[
         compute: gpu_oom_foreign,
     },
     Derived {
+        name: "derive.gpu_oom_phase",
+        unit: Unit::Text,
+        doc: "the step for a CUDA OOM whose traceback frames name its phase (a VAE's encode/decode: tiling; the evaluation loop gathering outputs: eval_accumulation_steps)",
+        compute: gpu_oom_phase,
+    },
+    Derived {
         name: "derive.gpu_oom_plan",
         unit: Unit::Text,
         doc: "what to change after a CUDA OOM, from the message's tried/free/total/allocated figures",
         compute: gpu_oom_plan,
+    },
+    Derived {
+        name: "derive.half_precision",
+        unit: Unit::Text,
+        doc: "where the run says it trains in fp16: a confirming line's text (Lightning's AMP banner, `dtype = 'float16'`, `--fp16`), else the fp16 setting among the facts",
+        compute: half_precision,
     },
     Derived {
         name: "derive.kernel_library",
@@ -75,6 +93,12 @@ pub static DERIVED: &[Derived] = &[
         compute: port_plan,
     },
     Derived {
+        name: "derive.seq_cap_unset",
+        unit: Unit::Text,
+        doc: "the sequence-length setting a confirming line prints as `None` (`max_length`, `cutoff_len`, …)",
+        compute: seq_cap_unset,
+    },
+    Derived {
         name: "derive.shm_basis",
         unit: Unit::Text,
         doc: "why derive.shm_size_bytes has that value (observed peak, current size, host memory)",
@@ -85,6 +109,12 @@ pub static DERIVED: &[Derived] = &[
         unit: Unit::Bytes,
         doc: "recommended /dev/shm size: observed peak plus margin, else a safe default, capped by host memory",
         compute: shm_size_bytes,
+    },
+    Derived {
+        name: "derive.short_time_request",
+        unit: Unit::Text,
+        doc: "only for a time-limit cancel whose batch script asked for under five minutes: the request read as Slurm reads it, and a real one",
+        compute: short_time_request,
     },
     Derived {
         name: "derive.startup_collective",
@@ -505,6 +535,21 @@ fn kernel_library(ctx: &DeriveCtx) -> Option<String> {
     })
 }
 
+/// The installed package being imported when the process crashed: a frame of the crash's
+/// Python stack (faulthandler's `File "…/site-packages/<pkg>/…", line N in <module>`, or a
+/// traceback's `, in <module>`) at module level inside an installed package other than the
+/// framework itself. A native crash while a package loads is its compiled library failing to
+/// fit the torch or CUDA it was built for, not the training.
+fn crashing_extension(ctx: &DeriveCtx) -> Option<String> {
+    let re = FRAME_PACKAGE.as_ref()?;
+    ctx.lines.iter().find_map(|l| {
+        let p = re.captures(l)?.get(1)?.as_str();
+        let at_module = l.trim_end().ends_with(" in <module>");
+        (at_module && !matches!(p, "torch" | "triton" | "torch_npu" | "numpy" | "importlib"))
+            .then(|| p.to_string())
+    })
+}
+
 /// Collectives a process group runs before training proper: the first handful (DDP's
 /// parameter broadcast, a `broadcast_object_list` of the data or config, a barrier).
 const STARTUP_COLLECTIVES: u64 = 8;
@@ -515,6 +560,75 @@ const STARTUP_COLLECTIVES: u64 = 8;
 fn startup_collective(ctx: &DeriveCtx) -> Option<String> {
     let seq: u64 = ctx.capture("seq")?.trim().parse().ok()?;
     (seq <= STARTUP_COLLECTIVES).then(|| seq.to_string())
+}
+
+/// One traceback frame of a cited line: the file and the function, in CPython's
+/// `File "path", line N, in func` and IPython's `File path:N, in Class.func(args)` shapes.
+fn frame_of(line: &str) -> Option<(&str, &str)> {
+    let at = line.find("File ")?;
+    let rest = &line[at + 5..];
+    let (path, after) = if let Some(q) = rest.strip_prefix('"') {
+        let end = q.find('"')?;
+        (&q[..end], &q[end + 1..])
+    } else {
+        let end = rest.find(", in ")?;
+        let path = rest[..end]
+            .rsplit_once(':')
+            .map_or(&rest[..end], |(p, _)| p);
+        (path, &rest[end..])
+    };
+    let func = after.split_once(", in ")?.1;
+    let func = func
+        .split(|c: char| c == '(' || c.is_whitespace())
+        .next()?
+        .rsplit('.')
+        .next()?;
+    Some((path, func))
+}
+
+/// The phase of a CUDA OOM that its own traceback names, when the phase has a lever of its
+/// own that a smaller training batch does not pull: a VAE encoding or decoding images (its
+/// activations grow with the pixels: tiling), or the evaluation loop concatenating the
+/// outputs it gathers (they grow with the eval set: `eval_accumulation_steps`). Read from the
+/// innermost frames cited (the frames after the model's forward do not count: an OOM inside a
+/// layer during evaluation is the eval batch, not the gathering).
+fn gpu_oom_phase(ctx: &DeriveCtx) -> Option<String> {
+    let frames: Vec<(&str, &str)> = ctx.lines.iter().filter_map(|l| frame_of(l)).collect();
+    let zh = ctx.zh();
+    let vae = frames.iter().any(|(path, func)| {
+        let p = path.to_ascii_lowercase();
+        (p.contains("autoencoder") || p.contains("/vae"))
+            && matches!(
+                *func,
+                "encode" | "decode" | "_encode" | "_decode" | "forward"
+            )
+    });
+    if vae {
+        return Some(if zh {
+            "打开 VAE 的 tiling（以及 slicing），让 VAE 分块编码/解码大图：diffusers 里是 `vae.enable_tiling()` / `vae.enable_slicing()`，或者降低编码的分辨率。显存不够发生在 VAE 的 encode/decode 里，它的激活随图像像素数增长，而不是随已经减小了的 batch 增长。".into()
+        } else {
+            "Enable VAE tiling (and slicing) so the VAE encodes and decodes large images in tiles: `vae.enable_tiling()` / `vae.enable_slicing()` in diffusers, or encode at a lower resolution. The OOM is inside the VAE's encode/decode, whose activations grow with the image's pixels, not with the batch you already cut.".into()
+        });
+    }
+    let gather = |f: &str| {
+        matches!(
+            f,
+            "nested_concat" | "torch_pad_and_concatenate" | "evaluation_loop" | "prediction_loop"
+        )
+    };
+    // The innermost frame outside PyTorch's own code: the gathering, not a layer.
+    let inner = frames
+        .iter()
+        .rev()
+        .find(|(path, _)| !path.contains("/torch/"))?;
+    if gather(inner.1) {
+        return Some(if zh {
+            "设置 `eval_accumulation_steps`（比如 8），让 Trainer 每 N 步把评估时收集的预测搬到 CPU，而不是全部留在 GPU 上（或者传 `preprocess_logits_for_metrics` 只保留 argmax 的 id）：显存不够发生在评估循环拼接输出的时候，减小训练 batch 解决不了。".into()
+        } else {
+            "Set `eval_accumulation_steps` (e.g. 8) so the Trainer moves the predictions it gathers during evaluation to the CPU every N steps instead of keeping them all on the GPU (or pass `preprocess_logits_for_metrics` to keep only the argmax ids): the OOM is in the evaluation loop's concatenation of outputs, which a smaller training batch does not shrink.".into()
+        });
+    }
+    None
 }
 
 /// Only when something other than this process's PyTorch holds the card.
@@ -765,6 +879,69 @@ fn time_limit_plan(ctx: &DeriveCtx) -> Option<String> {
     })
 }
 
+/// Where the run says it trains in fp16: the text a confirmation rule captured
+/// (`half_precision`), else an fp16 switch among the settings read (`config.fp16`,
+/// `config.fp16_enabled`, `config.mixed_precision`).
+fn half_precision(ctx: &DeriveCtx) -> Option<String> {
+    if let Some(c) = ctx.capture("half_precision") {
+        return Some(c.trim().to_string());
+    }
+    let on = |name: &str, vals: &[&str]| {
+        ctx.facts.get(name).and_then(|f| {
+            let v = f.value.to_string();
+            let v = v.trim_matches(|c| c == '\'' || c == '"');
+            vals.iter()
+                .any(|x| x.eq_ignore_ascii_case(v))
+                .then(|| format!("{} = {v}", name.trim_start_matches("config.")))
+        })
+    };
+    on("config.fp16", &["true", "1"])
+        .or_else(|| on("config.fp16_enabled", &["true"]))
+        .or_else(|| on("config.mixed_precision", &["fp16"]))
+}
+
+/// The sequence cap a confirmation rule saw printed as `None` (capture `unset_seq_cap`).
+fn seq_cap_unset(ctx: &DeriveCtx) -> Option<String> {
+    ctx.capture("unset_seq_cap").map(|c| c.trim().to_string())
+}
+
+/// Under this a requested limit is no training's length but a misread format.
+const SHORT_REQUEST_SECS: u64 = 300;
+
+/// A time-limit cancel (capture `reason`) of a job whose script asked for a limit shorter than
+/// any training (capture `requested_time`): the request is the cause, read the way Slurm reads
+/// it (`00:00:02` is two seconds; a bare number is minutes).
+fn short_time_request(ctx: &DeriveCtx) -> Option<String> {
+    if ctx.capture("reason")? != "TIME LIMIT" {
+        return None;
+    }
+    let asked = ctx.capture("requested_time")?;
+    let secs = slurm_secs(asked)?;
+    if secs >= SHORT_REQUEST_SECS {
+        return None;
+    }
+    let (m, s) = (secs / 60, secs % 60);
+    Some(if ctx.zh() {
+        let d = match (m, s) {
+            (0, s) => format!("{s} 秒"),
+            (m, 0) => format!("{m} 分钟"),
+            (m, s) => format!("{m} 分 {s} 秒"),
+        };
+        format!(
+            "把任务的时限调大：`--time={asked}` 申请的是 {d}（Slurm 按 `MM:SS` 和 `HH:MM:SS` 读，单独一个数字是分钟），按这次运行真正需要的长度申请，比如两小时就写 `--time=02:00:00`。"
+        )
+    } else {
+        let d = match (m, s) {
+            (0, s) => format!("{s} seconds"),
+            (m, 0) => format!("{m} minutes"),
+            (m, s) => format!("{m} minutes {s} seconds"),
+        };
+        format!(
+            "Raise the job's time limit: `--time={asked}` requests {d} (Slurm reads `MM:SS` and `HH:MM:SS` as written, a bare number as minutes), so request the run's real length, e.g. `--time=02:00:00` for two hours."
+        )
+    })
+}
+
 fn xid_explain(ctx: &DeriveCtx) -> Option<String> {
     let code: u32 = ctx.capture("xid")?.parse().ok()?;
     let e = super::xid::lookup(code)?;
@@ -808,6 +985,72 @@ mod tests {
             assert_eq!(v.is_some(), d.name.starts_with("derive.shm_"), "{}", d.name);
         }
         assert_eq!(derive("derive.no_such_value", &ctx), None);
+    }
+
+    #[test]
+    fn a_crash_while_an_installed_package_is_imported_names_it() {
+        let s = FactSet::new();
+        let ext = |lines: &[&str]| {
+            crashing_extension(&DeriveCtx {
+                facts: &s,
+                captures: &[],
+                lines,
+                lang: Lang::En,
+            })
+        };
+        assert_eq!(
+            ext(&[
+                "  File \"/env/lib/python3.9/site-packages/torch/_ops.py\", line 255 in load_library",
+                "  File \"/env/lib/python3.9/site-packages/torch_cluster/__init__.py\", line 18 in <module>",
+                "  File \"/home/u/proj/model.py\", line 3 in <module>",
+            ])
+            .as_deref(),
+            Some("torch_cluster")
+        );
+        // A crash inside a package's function while training is not an import.
+        assert_eq!(
+            ext(&["  File \"/env/lib/python3.9/site-packages/cv2/data.py\", line 40 in decode"]),
+            None
+        );
+        // The user's own module at import time is no installed package.
+        assert_eq!(
+            ext(&["  File \"/home/u/proj/model.py\", line 3 in <module>"]),
+            None
+        );
+    }
+
+    #[test]
+    fn a_gpu_ooms_phase_comes_from_its_innermost_frames() {
+        let s = FactSet::new();
+        let phase = |lines: &[&str]| {
+            gpu_oom_phase(&DeriveCtx {
+                facts: &s,
+                captures: &[],
+                lines,
+                lang: Lang::En,
+            })
+        };
+        let vae = phase(&[
+            "[rank1]:   File \"/srv/t2i/train.py\", line 88, in main",
+            "[rank1]:   File \"/env/site-packages/diffusers/models/autoencoders/autoencoder_kl.py\", line 301, in decode",
+            "[rank1]:   File \"/env/site-packages/torch/nn/modules/conv.py\", line 554, in _conv_forward",
+        ]);
+        assert!(vae.unwrap().starts_with("Enable VAE tiling"));
+        // IPython's frame shape, the gathering innermost.
+        let gather = phase(&[
+            "File /env/dist-packages/transformers/trainer.py:4120, in Trainer.evaluation_loop(self, dataloader)",
+            "File /env/dist-packages/transformers/trainer_pt_utils.py:110, in torch_pad_and_concatenate(tensor1, tensor2)",
+        ]);
+        assert!(gather.unwrap().starts_with("Set `eval_accumulation_steps`"));
+        // An OOM inside a layer during evaluation is the eval batch, not the gathering.
+        let in_layer = phase(&[
+            "  File \"/env/site-packages/transformers/trainer.py\", line 4120, in evaluation_loop",
+            "  File \"/env/site-packages/transformers/models/llama/modeling_llama.py\", line 300, in forward",
+            "  File \"/env/site-packages/torch/nn/modules/linear.py\", line 125, in forward",
+        ]);
+        assert_eq!(in_layer, None);
+        assert_eq!(phase(&["  File \"train.py\", line 9, in step"]), None);
+        assert_eq!(phase(&[]), None);
     }
 
     #[test]
@@ -951,6 +1194,27 @@ mod tests {
             p.contains("= 24") && p.contains("gradient_accumulation_steps to 4"),
             "{p}"
         );
+    }
+
+    #[test]
+    fn only_a_request_of_seconds_beside_a_time_limit_cancel_is_the_cause() {
+        let s = facts(&[]);
+        let plan = |reason: &str, asked: &str| {
+            let caps = ctx_caps(&[("reason", reason), ("requested_time", asked)]);
+            short_time_request(&DeriveCtx {
+                facts: &s,
+                captures: &caps,
+                lines: &[],
+                lang: Lang::En,
+            })
+        };
+        let p = plan("TIME LIMIT", "00:00:02").unwrap();
+        assert!(p.starts_with("Raise the job's time limit"), "{p}");
+        assert!(p.contains("requests 2 seconds"), "{p}");
+        assert!(plan("TIME LIMIT", "3").unwrap().contains("3 minutes"));
+        // A real training's request, or a cancel for another reason, is not this.
+        assert_eq!(plan("TIME LIMIT", "02:00:00"), None);
+        assert_eq!(plan("PREEMPTION", "00:00:02"), None);
     }
 
     #[test]

@@ -148,6 +148,12 @@ fn form_list() -> Vec<Form> {
             // A log viewer's row number column, `123 | `, and its other columns' `| `.
             f(r"\d+ +\| +", |_, _| {}),
             f(r"\| +", |_, _| {}),
+            // A job runner that tags each captured line with its stream, the elapsed clock,
+            // the seconds since start and the host: `[err, 00:21, 29s, node-4] `.
+            f(
+                r"\[(?:out|err), \d+(?::\d\d)+, \d+(?:\.\d+)?s, ([A-Za-z0-9][\w.-]*)\]\s*",
+                |c, a| a.host = Some(txt(c, 1).to_string()),
+            ),
             // pdsh: `worker02: ` / `10.0.0.6: ` (host names with a digit, to avoid `Error: `)
             f(
                 r"((?:[a-z][\w-]*\d[\w-]*)|(?:\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})): ",
@@ -330,6 +336,19 @@ mod tests {
         let (a, rest) = p("123 | 2026-11-29 18:57:00 | Killed");
         assert_eq!(a.time.as_deref(), Some("2026-11-29T18:57:00"));
         assert_eq!(rest, "Killed");
+    }
+
+    #[test]
+    fn job_runner_stream_columns() {
+        let (a, rest) = p("[err, 00:21, 29s, gpu-n12] ValueError: boom");
+        assert_eq!(a.host.as_deref(), Some("gpu-n12"));
+        assert_eq!(rest, "ValueError: boom");
+        let (_, rest) = p("[out, 1:02:10, 3730s, h7]   File \"x.py\", line 3, in f");
+        assert_eq!(rest, "File \"x.py\", line 3, in f");
+        // A bracketed word list that is not the runner's columns stays in the message.
+        let (a, rest) = p("[err, warn] not a prefix");
+        assert_eq!(a.host, None);
+        assert_eq!(rest, "[err, warn] not a prefix");
     }
 
     #[test]
