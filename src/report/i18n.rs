@@ -212,21 +212,15 @@ impl Tr {
         }
     }
 
-    /// Why `f` ranks below the report's top cause, from the keys `correlate::rank` orders by.
-    pub fn why_lower<'a>(self, f: &'a Finding, top: Option<&Finding>) -> &'a str {
-        use crate::correlate::Lower;
-        let Some(top) = top else {
-            return match f.against.first() {
-                Some(a) => self.against_why(a),
-                None if f.confidence < crate::correlate::RULED_OUT_BELOW => self.weak_evidence(),
-                None => self.only_candidate(),
-            };
-        };
-        match crate::correlate::why_lower(f, top) {
-            Lower::Against => f.against.first().map_or("", |a| self.against_why(a)),
+    /// Why a considered finding ranks lower (decided by `Report::considered_why`), in words.
+    pub fn why_lower<'a>(self, why: crate::report::Lower<'a>) -> &'a str {
+        use crate::report::Lower;
+        match why {
+            Lower::Against(a) => self.against_why(a),
             Lower::Weak => self.weak_evidence(),
             Lower::LessEvidence => self.less_evidence(),
             Lower::Tie => self.tie_evidence(),
+            Lower::OnlyCandidate => self.only_candidate(),
         }
     }
 
