@@ -151,6 +151,17 @@ pub static FORMATS: &[Format] = &[
         pasted: true,
         printer: &super::junit::Printer,
     },
+    Format {
+        name: "html",
+        aliases: &[],
+        help: Some(
+            "One self-contained page (inline CSS and SVG, no script; secrets always redacted)",
+        ),
+        commands: &[Analyze],
+        sink: Sink::Xml,
+        pasted: true,
+        printer: &super::html::Printer,
+    },
 ];
 
 /// The formats `c` offers, in table order.

@@ -903,6 +903,95 @@ impl Tr {
             Lang::Zh => spec.doc_zh,
         }
     }
+    // ----- the HTML page (`report::html`) -----
+
+    /// The labels of a cause's confidence, action, rule and where it started.
+    pub fn html_meta_labels(self) -> [&'static str; 4] {
+        match self.0 {
+            Lang::En => ["confidence", "action", "rule", "started"],
+            Lang::Zh => ["置信度", "处理方式", "规则", "起始位置"],
+        }
+    }
+    /// The columns of an evidence table: where, which rank (host), the line.
+    pub fn html_evidence_header(self) -> [&'static str; 3] {
+        match self.0 {
+            Lang::En => ["where", "rank / host", "line"],
+            Lang::Zh => ["位置", "rank / 主机", "日志行"],
+        }
+    }
+    pub fn html_inputs_read(self, n: usize) -> String {
+        match self.0 {
+            Lang::En => format!("{n} input{} read", s(n as u64)),
+            Lang::Zh => format!("读取了 {n} 个输入"),
+        }
+    }
+    /// Under the timeline: which lane is shaded.
+    pub fn html_timeline_origin(self, rank: u32) -> String {
+        match self.0 {
+            Lang::En => format!("Shaded lane: rank {rank}, where the failure started."),
+            Lang::Zh => format!("底色标出的一行：rank {rank}，失败从这里开始。"),
+        }
+    }
+    pub fn html_ruled_out(self) -> &'static str {
+        match self.0 {
+            Lang::En => "Ruled out",
+            Lang::Zh => "已排除",
+        }
+    }
+    /// The timeline's marks: first error, signal or exit, watchdog, last line, root cause.
+    pub fn html_timeline_legend(self) -> [&'static str; 5] {
+        match self.0 {
+            Lang::En => [
+                "first error",
+                "signal / exit",
+                "watchdog",
+                "last line",
+                "root cause",
+            ],
+            Lang::Zh => ["首个错误", "信号 / 退出", "看门狗", "最后一行", "根本原因"],
+        }
+    }
+    /// The lane of events that name no rank and no host.
+    pub fn html_lane_other(self) -> &'static str {
+        match self.0 {
+            Lang::En => "(no rank)",
+            Lang::Zh => "（无 rank）",
+        }
+    }
+    /// The time axis's label: from and to, as logged.
+    pub fn html_axis_time(self, from: &str, to: &str) -> String {
+        match self.0 {
+            Lang::En => format!("time as logged: {from} → {to}"),
+            Lang::Zh => format!("日志时间：{from} → {to}"),
+        }
+    }
+    pub fn html_more_lanes(self, n: usize) -> String {
+        match self.0 {
+            Lang::En => format!("{n} more lane{} not drawn", s(n as u64)),
+            Lang::Zh => format!("另有 {n} 条未画出"),
+        }
+    }
+    /// The columns of a core's frames: index, function, source, how it was found.
+    pub fn html_frames_header(self) -> [&'static str; 4] {
+        match self.0 {
+            Lang::En => ["#", "function", "source", "found by"],
+            Lang::Zh => ["#", "函数", "源码位置", "回溯方式"],
+        }
+    }
+    pub fn html_facts_heading(self) -> &'static str {
+        match self.0 {
+            Lang::En => "Facts",
+            Lang::Zh => "事实",
+        }
+    }
+    /// The columns of the facts table: name, value, where read, the line read.
+    pub fn html_facts_header(self) -> [&'static str; 4] {
+        match self.0 {
+            Lang::En => ["fact", "value", "source", "line"],
+            Lang::Zh => ["事实", "值", "出处", "原文"],
+        }
+    }
+
     /// The columns of `trainwreck facts PATH`.
     pub fn facts_header(self) -> [&'static str; 3] {
         match self.0 {

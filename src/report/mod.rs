@@ -8,6 +8,7 @@ pub mod facts;
 pub mod format;
 pub mod github;
 pub mod history;
+pub mod html;
 pub mod i18n;
 pub mod json;
 pub mod junit;
@@ -299,7 +300,7 @@ pub enum Sink {
     /// Markdown and GitHub workflow commands: printed to terminals and Actions logs as well,
     /// so the same as a terminal, with no colours.
     Document,
-    /// XML 1.0 (JUnit): characters XML forbids or discourages (controls, U+FFFE/U+FFFF and
+    /// XML 1.0 (JUnit) and HTML (the page is well-formed XML too): characters XML forbids or discourages (controls, U+FFFE/U+FFFF and
     /// the other noncharacters) become U+FFFD, so one byte of a log cannot make the report
     /// ill-formed.
     Xml,
