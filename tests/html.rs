@@ -96,7 +96,10 @@ fn by_id<'a>(doc: &'a roxmltree::Document<'a>, id: &str) -> Option<roxmltree::No
 }
 
 fn text_of(n: roxmltree::Node<'_, '_>) -> String {
-    n.descendants().filter_map(|d| d.text()).collect()
+    n.descendants()
+        .filter(|d| d.is_text())
+        .filter_map(|d| d.text())
+        .collect()
 }
 
 fn lanes(doc: &roxmltree::Document<'_>) -> usize {
@@ -204,6 +207,63 @@ fn chinese_page_has_chinese_labels() {
     let card = text_of(by_id(&doc, "cause").unwrap());
     assert!(card.contains("原因") && card.contains("修复建议"), "{card}");
     assert!(text_of(by_id(&doc, "timeline").unwrap()).contains("根本原因"));
+}
+
+/// `triage --format html` over the corpus: one row per group with its fingerprint and its
+/// runs, and bar charts by category and by action class whose bars add up to the runs.
+#[test]
+fn triage_page_groups_the_corpus_and_charts_it() {
+    let corpus = fixture("corpus");
+    let run = |format: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_trainwreck"))
+            .args(["triage", "--format", format])
+            .arg(&corpus)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let json: serde_json::Value = serde_json::from_str(&run("json")).unwrap();
+    let page = run("html");
+    let doc = parse(&page);
+    assert_self_contained(&page, &doc);
+    let groups = json["groups"].as_array().unwrap();
+    let rows: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("group"))
+        .collect();
+    assert_eq!(rows.len(), groups.len());
+    for (g, row) in groups.iter().zip(&rows) {
+        let text = text_of(*row);
+        if let Some(fp) = g["fingerprint"].as_str() {
+            assert!(text.contains(fp), "{fp}: {text}");
+        }
+        for r in g["runs"].as_array().unwrap() {
+            assert!(text.contains(r.as_str().unwrap()), "{r}: {text}");
+        }
+    }
+    let total = json["runs_total"].as_u64().unwrap();
+    for id in ["by-category", "by-action"] {
+        let chart = by_id(&doc, id).unwrap_or_else(|| panic!("no chart {id}"));
+        let title = chart
+            .descendants()
+            .find(|n| n.has_tag_name("title"))
+            .map(text_of)
+            .unwrap_or_default();
+        assert!(!title.is_empty(), "{id} has a title");
+        let sum: u64 = chart
+            .descendants()
+            .filter(|n| n.attribute("class") == Some("bar"))
+            .map(|b| {
+                b.children()
+                    .filter(|c| c.has_tag_name("text"))
+                    .nth(1)
+                    .map(text_of)
+            })
+            .map(|n| n.unwrap().parse::<u64>().unwrap())
+            .sum();
+        assert_eq!(sum, total, "{id}");
+    }
 }
 
 /// `--redact=hosts` holds on the page as in every format: the seed run's host (in its

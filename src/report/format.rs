@@ -157,7 +157,7 @@ pub static FORMATS: &[Format] = &[
         help: Some(
             "One self-contained page (inline CSS and SVG, no script; secrets always redacted)",
         ),
-        commands: &[Analyze],
+        commands: &[Analyze, Triage],
         sink: Sink::Xml,
         pasted: true,
         printer: &super::html::Printer,

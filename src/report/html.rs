@@ -32,6 +32,7 @@ impl super::format::Printer for Printer {
     ) -> Option<String> {
         match view {
             View::Run(r) => Some(page(r, o.term.lang)),
+            View::Triage(t) => Some(triage_page(t, o.term.lang)),
             _ => None,
         }
     }
@@ -83,6 +84,7 @@ table{border-collapse:collapse;width:100%;margin:.3rem 0}
 th,td{border-bottom:1px solid var(--line);padding:.25rem .45rem;text-align:left;vertical-align:top}
 th{background:#eef0f3;font-weight:600}
 td.line{white-space:pre-wrap;word-break:break-all}
+td details summary,td details li{word-break:break-all}
 td.why{color:var(--green)}td.against{color:var(--amber)}
 .dim{color:var(--dim)}
 svg{display:block;max-width:100%;height:auto;background:#fff;border:1px solid var(--line);border-radius:4px}
@@ -96,15 +98,8 @@ footer{margin-top:2rem;color:var(--dim);font-size:.85rem}
 @media print{body{max-width:none;padding:0;font-size:11pt}.card{break-inside:avoid}svg{break-inside:avoid}th{background:none}}
 ";
 
-/// The whole page of a run.
-pub fn page(r: &Report, lang: Lang) -> String {
-    let tr = Tr(lang);
-    let mut out = String::with_capacity(32 * 1024);
-    let title = match r.top() {
-        Some(top) => format!("trainwreck: {} — {}", top.category, tr.title(top)),
-        None if r.verdict == Verdict::NoFailure => format!("trainwreck: {}", r.verdict),
-        None => format!("trainwreck: {}", tr.unknown_failure()),
-    };
+/// The document's head and the opening of its body.
+fn head(out: &mut String, title: &str, lang: Lang) {
     let _ = write!(
         out,
         "<!DOCTYPE html>\n<html lang=\"{}\">\n<head>\n<meta charset=\"utf-8\"/>\n\
@@ -116,8 +111,20 @@ pub fn page(r: &Report, lang: Lang) -> String {
             Lang::Zh => "zh-CN",
         },
         env!("CARGO_PKG_VERSION"),
-        esc(&cut(&title, 200))
+        esc(&cut(title, 200))
     );
+}
+
+/// The whole page of a run.
+pub fn page(r: &Report, lang: Lang) -> String {
+    let tr = Tr(lang);
+    let mut out = String::with_capacity(32 * 1024);
+    let title = match r.top() {
+        Some(top) => format!("trainwreck: {} — {}", top.category, tr.title(top)),
+        None if r.verdict == Verdict::NoFailure => format!("trainwreck: {}", r.verdict),
+        None => format!("trainwreck: {}", tr.unknown_failure()),
+    };
+    head(&mut out, &title, lang);
     let _ = writeln!(
         out,
         "<header><h1>{}</h1></header>\n<main>",
@@ -149,6 +156,142 @@ pub fn page(r: &Report, lang: Lang) -> String {
         ))
     );
     out
+}
+
+/// `triage --format html`: the groups by fingerprint with their counts, bars of the runs by
+/// category and by action class, the hardware suspects, and each group's runs.
+pub fn triage_page(t: &super::triage::Triage, lang: Lang) -> String {
+    let tr = Tr(lang);
+    let mut out = String::with_capacity(16 * 1024);
+    let title = format!(
+        "trainwreck triage: {}",
+        tr.triage_totals(t.runs_total, t.groups.len())
+    );
+    head(&mut out, &title, lang);
+    let _ = writeln!(out, "<header><h1>{}</h1></header>\n<main>", esc(&title));
+    let what = |g: &super::triage::Group| {
+        g.category
+            .map_or_else(|| g.verdict.to_string(), |c| c.to_string())
+    };
+    let mut by_category: std::collections::BTreeMap<String, usize> = Default::default();
+    let mut by_action: std::collections::BTreeMap<String, usize> = Default::default();
+    for g in &t.groups {
+        *by_category.entry(what(g)).or_default() += g.count;
+        *by_action.entry(g.action.to_string()).or_default() += g.count;
+    }
+    let [h_category, h_action] = tr.html_triage_charts();
+    bars(&mut out, "by-category", h_category, &by_category, tr);
+    bars(&mut out, "by-action", h_action, &by_action, tr);
+    if !t.suspects.is_empty() {
+        let _ = writeln!(
+            out,
+            "<section id=\"suspects\" aria-labelledby=\"suspects-h\">\n<h2 id=\"suspects-h\">{}</h2>\n<ul>",
+            esc(tr.triage_suspect_label())
+        );
+        for r in &t.suspects {
+            let _ = writeln!(
+                out,
+                "<li>{}</li>",
+                esc(&tr.triage_suspect(r.kind.as_str(), &r.name, r.runs))
+            );
+        }
+        out.push_str("</ul>\n</section>\n");
+    }
+    let h = tr.triage_header();
+    let _ = writeln!(
+        out,
+        "<section id=\"groups\" aria-labelledby=\"groups-h\">\n<h2 id=\"groups-h\">{}</h2>\n<table>\n<thead><tr>",
+        esc(tr.html_triage_groups())
+    );
+    for col in &h[..7] {
+        let _ = write!(out, "<th scope=\"col\">{}</th>", esc(col));
+    }
+    let _ = writeln!(
+        out,
+        "<th scope=\"col\">{}</th></tr></thead>\n<tbody>",
+        esc(tr.triage_md_runs())
+    );
+    for (i, g) in t.groups.iter().enumerate() {
+        let hosts: Vec<String> = g.hosts.iter().map(|(h, n)| format!("{h}×{n}")).collect();
+        let _ = writeln!(
+            out,
+            "<tr id=\"group-{i}\" class=\"group\"><td>{}</td><td class=\"mono\">{}</td><td><code>{}</code><br/>{}</td><td><code>{}</code></td><td class=\"mono\">{}</td><td class=\"mono\">{}</td><td class=\"mono\">{}</td><td><details><summary class=\"mono\">{}</summary><ul class=\"mono\">",
+            g.count,
+            esc(g.fingerprint.as_deref().unwrap_or("-")),
+            esc(&what(g)),
+            esc(tr.group_title(g).unwrap_or(tr.triage_no_rule())),
+            esc(&g.action.to_string()),
+            esc(g.first_seen.as_deref().unwrap_or("")),
+            esc(g.last_seen.as_deref().unwrap_or("")),
+            esc(&cut(&hosts.join(", "), 200)),
+            esc(&g.example)
+        );
+        for run in g.runs.iter().take(200) {
+            let _ = writeln!(out, "<li>{}</li>", esc(run));
+        }
+        if g.runs.len() > 200 {
+            let _ = writeln!(out, "<li>+{}</li>", g.runs.len() - 200);
+        }
+        out.push_str("</ul></details></td></tr>\n");
+    }
+    out.push_str("</tbody>\n</table>\n</section>\n");
+    if !t.warnings.is_empty() {
+        let _ = writeln!(
+            out,
+            "<section id=\"warnings\" aria-labelledby=\"warnings-h\">\n<h2 id=\"warnings-h\">{} ({})</h2>\n<ul>",
+            esc(tr.warnings()),
+            t.warnings.len()
+        );
+        for w in t.warnings.iter().take(MAX_WARNINGS) {
+            let _ = writeln!(out, "<li class=\"mono\">{}</li>", esc(&tr.warning_line(w)));
+        }
+        out.push_str("</ul>\n</section>\n");
+    }
+    out.push_str("</main>\n</body>\n</html>\n");
+    out
+}
+
+/// A horizontal bar chart of run counts, most first, as SVG with its title and axis label.
+fn bars(
+    out: &mut String,
+    id: &str,
+    heading: &str,
+    counts: &std::collections::BTreeMap<String, usize>,
+    tr: Tr,
+) {
+    let mut rows: Vec<(&String, &usize)> = counts.iter().collect();
+    rows.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    rows.truncate(30);
+    let max = rows.iter().map(|r| *r.1).max().unwrap_or(1).max(1) as f64;
+    let (left, width, bar_h) = (220.0, 560.0, 20.0);
+    let height = bar_h * rows.len() as f64 + 30.0;
+    let _ = writeln!(
+        out,
+        "<section id=\"{id}\" aria-labelledby=\"{id}-h\">\n<h2 id=\"{id}-h\">{}</h2>\n<svg viewBox=\"0 0 {w} {height}\" width=\"{w}\" height=\"{height}\" role=\"img\" aria-labelledby=\"{id}-title\">\n<title id=\"{id}-title\">{}</title>",
+        esc(heading),
+        esc(heading),
+        w = left + width + 60.0
+    );
+    for (i, (name, n)) in rows.iter().enumerate() {
+        let y = bar_h * i as f64 + 4.0;
+        let w = (**n as f64 / max * width).max(1.0);
+        let _ = writeln!(
+            out,
+            "<g class=\"bar\"><text x=\"4\" y=\"{}\">{}</text><rect class=\"m-error\" x=\"{left}\" y=\"{y}\" width=\"{w:.1}\" height=\"{}\"><title>{}: {n}</title></rect><text x=\"{:.1}\" y=\"{}\">{n}</text></g>",
+            y + bar_h - 8.0,
+            esc(&cut(name, 30)),
+            bar_h - 6.0,
+            esc(name),
+            left + w + 4.0,
+            y + bar_h - 8.0
+        );
+    }
+    let _ = writeln!(
+        out,
+        "<text x=\"{left}\" y=\"{}\">{}</text>\n</svg>\n</section>",
+        bar_h * rows.len() as f64 + 22.0,
+        esc(tr.html_axis_runs())
+    );
 }
 
 /// The page's heading: the verdict and how much was read.

@@ -925,6 +925,26 @@ impl Tr {
             Lang::Zh => format!("读取了 {n} 个输入"),
         }
     }
+    /// The triage page's two charts: runs by category, runs by action class.
+    pub fn html_triage_charts(self) -> [&'static str; 2] {
+        match self.0 {
+            Lang::En => ["Runs by category", "Runs by action class"],
+            Lang::Zh => ["按类别统计的运行数", "按处理方式统计的运行数"],
+        }
+    }
+    pub fn html_triage_groups(self) -> &'static str {
+        match self.0 {
+            Lang::En => "Groups by fingerprint",
+            Lang::Zh => "按指纹分组",
+        }
+    }
+    /// A bar chart's value axis.
+    pub fn html_axis_runs(self) -> &'static str {
+        match self.0 {
+            Lang::En => "runs",
+            Lang::Zh => "运行数",
+        }
+    }
     /// Under the timeline: which lane is shaded.
     pub fn html_timeline_origin(self, rank: u32) -> String {
         match self.0 {
