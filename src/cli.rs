@@ -4,6 +4,7 @@
 
 use crate::analyze::Engine;
 use crate::inputs;
+use crate::report::format::{self, Command as Cmd, Format, View};
 use crate::report::i18n::Tr;
 use crate::report::{Sink, terminal};
 use crate::rules::{self, KnowledgeBase};
@@ -145,8 +146,8 @@ pub struct AnalyzeArgs {
     #[arg(required = true)]
     pub paths: Vec<String>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
+    #[arg(long, value_parser = format::value_parser(Cmd::Analyze), default_value = "table")]
+    pub format: &'static Format,
     /// Extra rule directories (TOML files), loaded after the built-in rules.
     #[arg(long = "rules", value_name = "DIR")]
     pub rules: Vec<PathBuf>,
@@ -230,8 +231,8 @@ pub struct DiffArgs {
     /// The run that failed.
     pub bad: String,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = DiffFormat::Terminal)]
-    pub format: DiffFormat,
+    #[arg(long, value_parser = format::value_parser(Cmd::Diff), default_value = "table")]
+    pub format: &'static Format,
     /// Extra rule directories (TOML files), loaded after the built-in rules.
     #[arg(long = "rules", value_name = "DIR")]
     pub rules: Vec<PathBuf>,
@@ -244,24 +245,14 @@ pub struct DiffArgs {
     pub redact: Option<String>,
 }
 
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DiffFormat {
-    /// Aligned rows for a terminal (`table` is accepted too, as for `analyze`).
-    #[value(alias = "table")]
-    Terminal,
-    Json,
-    /// For a PR comment (secrets always redacted).
-    Markdown,
-}
-
 #[derive(clap::Args, Debug)]
 pub struct TriageArgs {
     /// Failed runs, or parents of many runs (see README "Which directories are runs").
     #[arg(required = true)]
     pub paths: Vec<String>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = TriageFormat::Table)]
-    pub format: TriageFormat,
+    #[arg(long, value_parser = format::value_parser(Cmd::Triage), default_value = "table")]
+    pub format: &'static Format,
     /// Extra rule directories (TOML files), loaded after the built-in rules.
     #[arg(long = "rules", value_name = "DIR")]
     pub rules: Vec<PathBuf>,
@@ -284,17 +275,6 @@ pub struct TriageArgs {
     pub exit_code: ExitCode,
     #[command(flatten)]
     pub notify: NotifyArgs,
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TriageFormat {
-    Table,
-    Json,
-    Markdown,
-    /// GitHub Actions workflow commands: one `::error` per failing group (secrets always redacted).
-    Github,
-    /// JUnit XML, one test case per run (secrets always redacted).
-    Junit,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -344,21 +324,14 @@ pub struct FactsArgs {
     /// Inputs, as for `analyze`.
     pub paths: Vec<String>,
     /// Output format (facts render as a table or as JSON only).
-    #[arg(long, value_enum, default_value_t = FactsFormat::Table)]
-    pub format: FactsFormat,
+    #[arg(long, value_parser = format::value_parser(Cmd::Facts), default_value = "table")]
+    pub format: &'static Format,
     /// Print the catalog of fact names instead.
     #[arg(long)]
     pub catalog: bool,
     /// Mask secrets in fact values and cited lines, and optionally `hosts`, `paths`, `all`.
     #[arg(long, value_name = "WHAT", num_args = 0..=1, require_equals = true, default_missing_value = "secrets")]
     pub redact: Option<String>,
-}
-
-/// What `facts` renders: a table or JSON, nothing else.
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FactsFormat {
-    Table,
-    Json,
 }
 
 #[derive(Subcommand, Debug)]
@@ -399,18 +372,6 @@ pub enum RulesCommand {
         #[arg(long = "rules", value_name = "DIR")]
         rules: Vec<PathBuf>,
     },
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
-    Table,
-    Json,
-    /// For a GitHub job summary or a PR/issue comment (secrets always redacted).
-    Markdown,
-    /// GitHub Actions workflow commands (`::error file=…,line=…::…`).
-    Github,
-    /// JUnit XML, for CI systems that only read test reports.
-    Junit,
 }
 
 /// The clap command tree (for completions, the man page and the help-text test).
@@ -528,11 +489,7 @@ fn analyze(args: AnalyzeArgs, ui: Ui) -> i32 {
         Ok(kb) => kb,
         Err(code) => return code,
     };
-    let pasted = matches!(
-        args.format,
-        Format::Markdown | Format::Github | Format::Junit
-    );
-    let mut redactor = match redactor(args.redact.as_deref(), pasted, ui.lang) {
+    let mut redactor = match redactor(args.redact.as_deref(), args.format.pasted, ui.lang) {
         Ok(r) => r,
         Err(code) => return code,
     };
@@ -589,59 +546,18 @@ fn analyze(args: AnalyzeArgs, ui: Ui) -> i32 {
         }
         r.redact(red);
     }
-    let text = match args.format {
-        Format::Json => match redactor.as_mut() {
-            Some(red) => {
-                let mut v = serde_json::to_value(&r).unwrap_or_default();
-                red.json(&mut v);
-                serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
-            }
-            None => r.to_json() + "\n",
-        },
-        Format::Table => {
-            let mut o = ui.stdout();
-            o.color &= !args.no_color;
-            let mut t = terminal::render_with(&r, &o);
-            if let Some(d) = &r.diff {
-                let tr = crate::report::i18n::Tr(ui.lang);
-                t.push_str(&format!("\n{}\n\n", tr.diff_section()));
-                t.push_str(&crate::report::diff::terminal(d, ui.lang));
-            }
-            if args.timeline {
-                t.push_str(&crate::report::timeline::render(&r, ui.lang));
-            }
-            t
-        }
-        Format::Markdown => {
-            let mut t = crate::report::markdown::render_in(&r, ui.lang);
-            if let Some(d) = &r.diff {
-                t.push('\n');
-                t.push_str(&crate::report::diff::markdown(d, ui.lang));
-            }
-            t
-        }
-        Format::Github => {
-            let root = match args.paths.as_slice() {
-                [one] if std::path::Path::new(one).is_dir() => one.trim_start_matches("./"),
-                _ => "",
-            };
-            crate::report::github::render_in(&r, root, ui.lang)
-        }
-        Format::Junit => crate::report::junit::render(&r),
+    let mut term = ui.stdout();
+    term.color &= !args.no_color;
+    let root = match args.paths.as_slice() {
+        [one] if std::path::Path::new(one).is_dir() => one.trim_start_matches("./"),
+        _ => "",
     };
-    let text = match (redactor.as_mut(), args.format) {
-        (Some(red), f) if f != Format::Json => red.text(&text),
-        _ => text,
+    let o = format::Options {
+        term,
+        root,
+        timeline: args.timeline,
     };
-    let code = print(
-        match args.format {
-            Format::Table => Sink::Terminal,
-            Format::Json => Sink::Json,
-            Format::Markdown | Format::Github => Sink::Document,
-            Format::Junit => Sink::Xml,
-        },
-        &text,
-    );
+    let code = print_view(args.format, View::Run(&r), &o, redactor.as_mut(), ui.lang);
     let notice = || crate::notify::of_report(&r, "analyze", &args.paths, None, ui.lang);
     args.notify.send(notice, ui.lang);
     if history_failed && h.record {
@@ -685,8 +601,7 @@ fn diff_cmd(args: DiffArgs, ui: Ui) -> i32 {
     let good = crate::diff::Run::analyse(&engine, std::slice::from_ref(&args.good), n);
     let bad = crate::diff::Run::analyse(&engine, std::slice::from_ref(&args.bad), n);
     let mut d = crate::diff::compare(&good, &bad);
-    let pasted = args.format == DiffFormat::Markdown;
-    let mut redactor = match redactor(args.redact.as_deref(), pasted, ui.lang) {
+    let mut redactor = match redactor(args.redact.as_deref(), args.format.pasted, ui.lang) {
         Ok(r) => r,
         Err(code) => return code,
     };
@@ -694,25 +609,8 @@ fn diff_cmd(args: DiffArgs, ui: Ui) -> i32 {
     if let Some(red) = redactor.as_mut() {
         d.redact(red);
     }
-    let (sink, text) = match args.format {
-        DiffFormat::Json => match redactor.as_mut() {
-            Some(red) => {
-                let mut v = serde_json::to_value(&d).unwrap_or_default();
-                red.json(&mut v);
-                (
-                    Sink::Json,
-                    serde_json::to_string_pretty(&v).unwrap_or_default() + "\n",
-                )
-            }
-            None => (Sink::Json, crate::report::diff::json(&d)),
-        },
-        DiffFormat::Terminal => (Sink::Terminal, crate::report::diff::terminal(&d, ui.lang)),
-        DiffFormat::Markdown => (Sink::Document, crate::report::diff::markdown(&d, ui.lang)),
-    };
-    match redactor.as_mut() {
-        Some(red) if sink != Sink::Json => print(sink, &red.text(&text)),
-        _ => print(sink, &text),
-    }
+    let o = view_options(ui.stdout());
+    print_view(args.format, View::Diff(&d), &o, redactor.as_mut(), ui.lang)
 }
 
 /// Record (when asked) and attach "seen before"; a history problem is said on stderr and
@@ -768,11 +666,7 @@ fn triage_cmd(args: TriageArgs, ui: Ui) -> i32 {
         Ok(kb) => kb,
         Err(code) => return code,
     };
-    let pasted = matches!(
-        args.format,
-        TriageFormat::Markdown | TriageFormat::Github | TriageFormat::Junit
-    );
-    let mut redactor = match redactor(args.redact.as_deref(), pasted, ui.lang) {
+    let mut redactor = match redactor(args.redact.as_deref(), args.format.pasted, ui.lang) {
         Ok(r) => r,
         Err(code) => return code,
     };
@@ -824,40 +718,45 @@ fn triage_cmd(args: TriageArgs, ui: Ui) -> i32 {
     if let Some(red) = redactor.as_mut() {
         red.add_hosts(t.hosts().iter().map(String::as_str));
     }
-    let text = match args.format {
-        TriageFormat::Json => {
-            let mut v = serde_json::to_value(&t).unwrap_or_default();
-            if let Some(red) = redactor.as_mut() {
-                red.json(&mut v);
-            }
-            let code = failed_code(print(
-                Sink::Json,
-                &(serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"),
-            ));
-            args.notify
-                .send(|| crate::notify::of_triage(&t, ui.lang), ui.lang);
-            return code;
-        }
-        TriageFormat::Table => {
-            let tables = ui.stdout().tables;
-            crate::report::triage::render_table(&t, tables, ui.lang)
-        }
-        TriageFormat::Markdown => crate::report::triage::render_markdown(&t, ui.lang),
-        TriageFormat::Github => crate::report::github::render_triage(&t, ui.lang),
-        TriageFormat::Junit => crate::report::junit::render_triage(&t),
-    };
-    let sink = match args.format {
-        TriageFormat::Markdown | TriageFormat::Github => Sink::Document,
-        TriageFormat::Junit => Sink::Xml,
-        _ => Sink::Terminal,
-    };
-    let code = failed_code(match redactor.as_mut() {
-        Some(red) => print(sink, &red.text(&text)),
-        None => print(sink, &text),
-    });
+    let o = view_options(ui.stdout());
+    let code = print_view(
+        args.format,
+        View::Triage(&t),
+        &o,
+        redactor.as_mut(),
+        ui.lang,
+    );
+    let code = failed_code(code);
     args.notify
         .send(|| crate::notify::of_triage(&t, ui.lang), ui.lang);
     code
+}
+
+/// The options of a command's view with only the language and the layout of its own.
+fn view_options(term: terminal::Options) -> format::Options<'static> {
+    format::Options {
+        term,
+        root: "",
+        timeline: false,
+    }
+}
+
+/// A command's view in the format asked for, out through the format's sink. The format's
+/// parser offers only the formats that print the command's view, so the last arm is a guard.
+fn print_view(
+    f: &Format,
+    view: View<'_>,
+    o: &format::Options<'_>,
+    red: Option<&mut crate::redact::Redactor>,
+    lang: crate::model::Lang,
+) -> i32 {
+    match f.render(view, o, red) {
+        Some(text) => print(f.sink, &text),
+        None => {
+            say(lang, format!("--format {}: not for this command", f.name));
+            exit::USAGE
+        }
+    }
 }
 
 /// For terminal text (facts, rules, tables): see [`print`].
@@ -908,15 +807,11 @@ fn facts(args: FactsArgs, ui: Ui) -> i32 {
         r.redact(red);
         (facts, warnings) = (r.facts, r.warnings);
     }
-    match args.format {
-        FactsFormat::Json => print(Sink::Json, &crate::report::facts::json(&facts, &warnings)),
-        FactsFormat::Table => print_term(&crate::report::facts::table(
-            &facts,
-            &warnings,
-            ui.stdout().tables,
-            crate::report::i18n::Tr(ui.lang),
-        )),
-    }
+    let view = View::Facts {
+        facts: &facts,
+        warnings: &warnings,
+    };
+    print_view(args.format, view, &view_options(ui.stdout()), None, ui.lang)
 }
 
 fn rules_cmd(cmd: RulesCommand, ui: Ui) -> i32 {

@@ -72,12 +72,12 @@ fn each_format_option_offers_only_what_its_subcommand_renders() {
     };
     assert_eq!(
         formats(&["analyze"]),
-        ["table", "json", "markdown", "github", "junit"]
+        ["table", "json", "markdown", "github", "junit", "html"]
     );
     assert_eq!(formats(&["facts"]), ["table", "json"]);
     assert_eq!(
         formats(&["triage"]),
-        ["table", "json", "markdown", "github", "junit"]
+        ["table", "json", "markdown", "github", "junit", "html"]
     );
 }
 

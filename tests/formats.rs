@@ -106,9 +106,11 @@ fn planted_secrets_never_reach_pasted_or_redacted_reports() {
         vec!["analyze", "--format", "markdown"],
         vec!["analyze", "--format", "github"],
         vec!["analyze", "--format", "junit"],
+        vec!["analyze", "--format", "html"],
         vec!["analyze", "--format", "json", "--redact"],
         vec!["analyze", "--format", "table", "--redact=all"],
         vec!["triage", "--format", "markdown"],
+        vec!["triage", "--format", "html"],
         vec!["triage", "--format", "json", "--redact"],
     ] {
         let (out, code) = run(&args, tmp.path());

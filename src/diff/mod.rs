@@ -265,7 +265,7 @@ impl Difference {
 }
 
 /// A run as the comparison names it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct RunSummary {
     pub paths: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -304,7 +304,7 @@ impl RunSummary {
 }
 
 /// The comparison: `trainwreck.diff/1`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Diff {
     pub schema: &'static str,
     pub good: RunSummary,

@@ -6,9 +6,10 @@
 use super::{Location, RecordContext, RunRecord, Store, stats::Unit};
 use crate::model::{Note, Seen};
 use crate::redact::Redactor;
+use crate::report::format::{self, Format, View};
 use crate::report::history::{FleetStats, ListEntry};
 use crate::report::{Report, Sink};
-use clap::{Subcommand, ValueEnum};
+use clap::Subcommand;
 
 /// Flags of `analyze` for the failure history.
 #[derive(clap::Args, Debug, Default, Clone)]
@@ -52,13 +53,6 @@ pub struct HistoryArgs {
     pub command: HistoryCommand,
 }
 
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum HistoryFormat {
-    #[default]
-    Table,
-    Json,
-}
-
 #[derive(Subcommand, Debug)]
 pub enum HistoryCommand {
     /// Create the schema or bring it to this version.
@@ -81,8 +75,8 @@ pub enum HistoryCommand {
         #[arg(long, default_value_t = 100)]
         limit: usize,
         /// Output format.
-        #[arg(long, value_enum, default_value_t = HistoryFormat::Table)]
-        format: HistoryFormat,
+        #[arg(long, value_parser = format::value_parser(format::Command::History), default_value = "table")]
+        format: &'static Format,
     },
     /// The top fingerprints.
     List {
@@ -96,8 +90,8 @@ pub enum HistoryCommand {
         #[arg(long, default_value_t = 20)]
         limit: usize,
         /// Output format.
-        #[arg(long, value_enum, default_value_t = HistoryFormat::Table)]
-        format: HistoryFormat,
+        #[arg(long, value_parser = format::value_parser(format::Command::History), default_value = "table")]
+        format: &'static Format,
     },
     /// Per host: failures by action class against its share of jobs, and suspects.
     Hosts {
@@ -108,8 +102,8 @@ pub enum HistoryCommand {
         #[arg(long, default_value_t = 0.01)]
         alpha: f64,
         /// Output format.
-        #[arg(long, value_enum, default_value_t = HistoryFormat::Table)]
-        format: HistoryFormat,
+        #[arg(long, value_parser = format::value_parser(format::Command::History), default_value = "table")]
+        format: &'static Format,
     },
     /// Per GPU (by UUID, wherever it moved): as `hosts`.
     Gpus {
@@ -120,8 +114,8 @@ pub enum HistoryCommand {
         #[arg(long, default_value_t = 0.01)]
         alpha: f64,
         /// Output format.
-        #[arg(long, value_enum, default_value_t = HistoryFormat::Table)]
-        format: HistoryFormat,
+        #[arg(long, value_parser = format::value_parser(format::Command::History), default_value = "table")]
+        format: &'static Format,
     },
     /// Every run and note as JSON Lines (to a file, or stdout).
     Export {
@@ -227,10 +221,6 @@ pub fn last_good(db: Option<&str>, job: Option<&str>) -> Result<Vec<String>, Str
              (record good runs with `analyze --record --job {job}`)"
         )),
     }
-}
-
-fn json<T: serde::Serialize>(v: &T) -> String {
-    serde_json::to_string_pretty(v).unwrap_or_default() + "\n"
 }
 
 /// A fingerprint argument (`fp2:` + 16 hex digits, or an older `fp1:`), in this version's
@@ -392,14 +382,7 @@ fn run_view(
             if let Some(red) = red.as_deref_mut() {
                 seen_redacted(&mut seen, red);
             }
-            Ok(match format {
-                HistoryFormat::Json => (Sink::Json, json(&seen)),
-                HistoryFormat::Table => table(crate::report::history::show(
-                    &seen,
-                    crate::report::table::Tables::stdout(),
-                    lang,
-                )),
-            })
+            view(format, View::Seen(&seen), lang)
         }
         HistoryCommand::List {
             since,
@@ -420,14 +403,7 @@ fn run_view(
             if let Some(red) = red.as_deref_mut() {
                 list_redacted(&mut l, red);
             }
-            Ok(match format {
-                HistoryFormat::Json => (Sink::Json, json(&l)),
-                HistoryFormat::Table => table(crate::report::history::list(
-                    &l,
-                    crate::report::table::Tables::stdout(),
-                    lang,
-                )),
-            })
+            view(format, View::List(&l), lang)
         }
         HistoryCommand::Hosts {
             since,
@@ -513,7 +489,7 @@ fn fleet(
     unit: Unit,
     since: Option<&str>,
     alpha: f64,
-    format: HistoryFormat,
+    format: &Format,
     lang: crate::model::Lang,
     red: Option<&mut Redactor>,
 ) -> Result<(Sink, String), String> {
@@ -522,13 +498,25 @@ fn fleet(
     if let Some(red) = red {
         fleet_redacted(&mut st, red);
     }
-    Ok(match format {
-        HistoryFormat::Json => (Sink::Json, json(&st)),
-        HistoryFormat::Table => (
-            Sink::Terminal,
-            crate::report::history::fleet(&st, crate::report::table::Tables::stdout(), lang),
-        ),
-    })
+    view(format, View::Fleet(&st), lang)
+}
+
+/// A view of the history in the format asked for, with its sink (the views' texts were
+/// redacted before; `run` redacts the whole text).
+fn view(f: &Format, v: View<'_>, lang: crate::model::Lang) -> Result<(Sink, String), String> {
+    let o = format::Options {
+        term: crate::report::terminal::Options {
+            color: false,
+            lang,
+            tables: crate::report::table::Tables::stdout(),
+        },
+        root: "",
+        timeline: false,
+    };
+    let text = f
+        .render(v, &o, None)
+        .ok_or_else(|| format!("--format {}: not for this command", f.name))?;
+    Ok((f.sink, text))
 }
 
 #[cfg(test)]

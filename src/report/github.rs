@@ -6,6 +6,25 @@ use super::Report;
 use super::i18n::{Lang, Tr};
 use crate::model::Verdict;
 
+/// The `github` format's printer: a run's or a triage's workflow commands.
+pub struct Printer;
+
+impl super::format::Printer for Printer {
+    fn print(
+        &self,
+        view: super::format::View<'_>,
+        o: &super::format::Options<'_>,
+        _: Option<&mut crate::redact::Redactor>,
+    ) -> Option<String> {
+        use super::format::View;
+        match view {
+            View::Run(r) => Some(render_in(r, o.root, o.term.lang)),
+            View::Triage(t) => Some(render_triage(t, o.term.lang)),
+            _ => None,
+        }
+    }
+}
+
 /// Escape a command's message (`%`, CR, LF).
 fn data(s: &str) -> String {
     s.replace('%', "%25")

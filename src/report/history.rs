@@ -55,7 +55,7 @@ pub struct UnitStat {
 }
 
 /// `history hosts` / `history gpus`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct FleetStats {
     /// `host` or `gpu`.
     pub unit: &'static str,

@@ -212,21 +212,15 @@ impl Tr {
         }
     }
 
-    /// Why `f` ranks below the report's top cause, from the keys `correlate::rank` orders by.
-    pub fn why_lower<'a>(self, f: &'a Finding, top: Option<&Finding>) -> &'a str {
-        use crate::correlate::Lower;
-        let Some(top) = top else {
-            return match f.against.first() {
-                Some(a) => self.against_why(a),
-                None if f.confidence < crate::correlate::RULED_OUT_BELOW => self.weak_evidence(),
-                None => self.only_candidate(),
-            };
-        };
-        match crate::correlate::why_lower(f, top) {
-            Lower::Against => f.against.first().map_or("", |a| self.against_why(a)),
+    /// Why a considered finding ranks lower (decided by `Report::considered_why`), in words.
+    pub fn why_lower<'a>(self, why: crate::report::Lower<'a>) -> &'a str {
+        use crate::report::Lower;
+        match why {
+            Lower::Against(a) => self.against_why(a),
             Lower::Weak => self.weak_evidence(),
             Lower::LessEvidence => self.less_evidence(),
             Lower::Tie => self.tie_evidence(),
+            Lower::OnlyCandidate => self.only_candidate(),
         }
     }
 
@@ -909,6 +903,115 @@ impl Tr {
             Lang::Zh => spec.doc_zh,
         }
     }
+    // ----- the HTML page (`report::html`) -----
+
+    /// The labels of a cause's confidence, action, rule and where it started.
+    pub fn html_meta_labels(self) -> [&'static str; 4] {
+        match self.0 {
+            Lang::En => ["confidence", "action", "rule", "started"],
+            Lang::Zh => ["置信度", "处理方式", "规则", "起始位置"],
+        }
+    }
+    /// The columns of an evidence table: where, which rank (host), the line.
+    pub fn html_evidence_header(self) -> [&'static str; 3] {
+        match self.0 {
+            Lang::En => ["where", "rank / host", "line"],
+            Lang::Zh => ["位置", "rank / 主机", "日志行"],
+        }
+    }
+    pub fn html_inputs_read(self, n: usize) -> String {
+        match self.0 {
+            Lang::En => format!("{n} input{} read", s(n as u64)),
+            Lang::Zh => format!("读取了 {n} 个输入"),
+        }
+    }
+    /// The triage page's two charts: runs by category, runs by action class.
+    pub fn html_triage_charts(self) -> [&'static str; 2] {
+        match self.0 {
+            Lang::En => ["Runs by category", "Runs by action class"],
+            Lang::Zh => ["按类别统计的运行数", "按处理方式统计的运行数"],
+        }
+    }
+    pub fn html_triage_groups(self) -> &'static str {
+        match self.0 {
+            Lang::En => "Groups by fingerprint",
+            Lang::Zh => "按指纹分组",
+        }
+    }
+    /// A bar chart's value axis.
+    pub fn html_axis_runs(self) -> &'static str {
+        match self.0 {
+            Lang::En => "runs",
+            Lang::Zh => "运行数",
+        }
+    }
+    /// Under the timeline: which lane is shaded.
+    pub fn html_timeline_origin(self, rank: u32) -> String {
+        match self.0 {
+            Lang::En => format!("Shaded lane: rank {rank}, where the failure started."),
+            Lang::Zh => format!("底色标出的一行：rank {rank}，失败从这里开始。"),
+        }
+    }
+    pub fn html_ruled_out(self) -> &'static str {
+        match self.0 {
+            Lang::En => "Ruled out",
+            Lang::Zh => "已排除",
+        }
+    }
+    /// The timeline's marks: first error, signal or exit, watchdog, last line, root cause.
+    pub fn html_timeline_legend(self) -> [&'static str; 5] {
+        match self.0 {
+            Lang::En => [
+                "first error",
+                "signal / exit",
+                "watchdog",
+                "last line",
+                "root cause",
+            ],
+            Lang::Zh => ["首个错误", "信号 / 退出", "看门狗", "最后一行", "根本原因"],
+        }
+    }
+    /// The lane of events that name no rank and no host.
+    pub fn html_lane_other(self) -> &'static str {
+        match self.0 {
+            Lang::En => "(no rank)",
+            Lang::Zh => "（无 rank）",
+        }
+    }
+    /// The time axis's label: from and to, as logged.
+    pub fn html_axis_time(self, from: &str, to: &str) -> String {
+        match self.0 {
+            Lang::En => format!("time as logged: {from} → {to}"),
+            Lang::Zh => format!("日志时间：{from} → {to}"),
+        }
+    }
+    pub fn html_more_lanes(self, n: usize) -> String {
+        match self.0 {
+            Lang::En => format!("{n} more lane{} not drawn", s(n as u64)),
+            Lang::Zh => format!("另有 {n} 条未画出"),
+        }
+    }
+    /// The columns of a core's frames: index, function, source, how it was found.
+    pub fn html_frames_header(self) -> [&'static str; 4] {
+        match self.0 {
+            Lang::En => ["#", "function", "source", "found by"],
+            Lang::Zh => ["#", "函数", "源码位置", "回溯方式"],
+        }
+    }
+    pub fn html_facts_heading(self) -> &'static str {
+        match self.0 {
+            Lang::En => "Facts",
+            Lang::Zh => "事实",
+        }
+    }
+    /// The columns of the facts table: name, value, where read, the line read.
+    pub fn html_facts_header(self) -> [&'static str; 4] {
+        match self.0 {
+            Lang::En => ["fact", "value", "source", "line"],
+            Lang::Zh => ["事实", "值", "出处", "原文"],
+        }
+    }
+
     /// The columns of `trainwreck facts PATH`.
     pub fn facts_header(self) -> [&'static str; 3] {
         match self.0 {

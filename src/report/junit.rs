@@ -5,6 +5,25 @@
 use super::Report;
 use crate::model::Verdict;
 
+/// The `junit` format's printer: a run as one test case, a triage as one per run.
+pub struct Printer;
+
+impl super::format::Printer for Printer {
+    fn print(
+        &self,
+        view: super::format::View<'_>,
+        _: &super::format::Options<'_>,
+        _: Option<&mut crate::redact::Redactor>,
+    ) -> Option<String> {
+        use super::format::View;
+        match view {
+            View::Run(r) => Some(render(r)),
+            View::Triage(t) => Some(render_triage(t)),
+            _ => None,
+        }
+    }
+}
+
 fn xml(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {

@@ -8,6 +8,35 @@ use crate::correlate::Finding;
 use crate::model::Verdict;
 use std::fmt::Write;
 
+/// The `markdown` format's printer: this report for a run, and the triage's and the diff's
+/// Markdown.
+pub struct Printer;
+
+impl super::format::Printer for Printer {
+    fn print(
+        &self,
+        view: super::format::View<'_>,
+        o: &super::format::Options<'_>,
+        _: Option<&mut crate::redact::Redactor>,
+    ) -> Option<String> {
+        use super::format::View;
+        let lang = o.term.lang;
+        match view {
+            View::Run(r) => {
+                let mut t = render_in(r, lang);
+                if let Some(d) = &r.diff {
+                    t.push('\n');
+                    t.push_str(&super::diff::markdown(d, lang));
+                }
+                Some(t)
+            }
+            View::Triage(t) => Some(super::triage::render_markdown(t, lang)),
+            View::Diff(d) => Some(super::diff::markdown(d, lang)),
+            _ => None,
+        }
+    }
+}
+
 const MAX_EVIDENCE: usize = 12;
 
 /// Escape what GitHub would read as HTML or table syntax, outside `code spans`.
@@ -159,11 +188,11 @@ pub fn render_in(r: &Report, lang: Lang) -> String {
     {
         let _ = writeln!(out, "{} {}\n", tr.history(), inline(&line));
     }
-    let considered: Vec<&Finding> = r.considered().collect();
+    let considered = r.considered_why();
     if !considered.is_empty() {
         let _ = writeln!(out, "{}", tr.md_considered_header(considered.len()));
-        for f in considered.iter().take(8) {
-            let why = tr.why_lower(f, r.top());
+        for c in considered.iter().take(8) {
+            let (f, why) = (c.finding, tr.why_lower(c.why));
             let _ = writeln!(
                 out,
                 "| `{}` | {:.2} | {} | {} |",

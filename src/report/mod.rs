@@ -1,12 +1,16 @@
 //! Reports: the JSON contract of docs/json-schema.md (`Report`) and its renderings for people
-//! (terminal, markdown, github, junit) and machines (json), and the triage view. The only
+//! (terminal, markdown, github, junit) and machines (json), each a printer in the one table of
+//! output formats (`format`), and the triage view. The only
 //! module that formats output; it decides nothing (that is `correlate`) and never sees a regex.
 
 pub mod diff;
 pub mod facts;
+pub mod format;
 pub mod github;
 pub mod history;
+pub mod html;
 pub mod i18n;
+pub mod json;
 pub mod junit;
 pub mod markdown;
 pub mod progress;
@@ -114,6 +118,34 @@ impl Report {
         self.findings.iter().filter(move |f| {
             Some(&f.rule) != top.as_ref() && f.symptom_of.is_none() && f.role != Role::Advice
         })
+    }
+
+    /// Each finding [`Report::considered`] and why it ranks lower, decided once here for
+    /// every view (terminal, Markdown, HTML) from the same keys as the ranking
+    /// (`correlate::why_lower`); the views only put the reason in words.
+    pub fn considered_why(&self) -> Vec<Considered<'_>> {
+        let top = self.top();
+        self.considered()
+            .map(|f| {
+                let why = match top {
+                    Some(top) => match crate::correlate::why_lower(f, top) {
+                        crate::correlate::Lower::Against => {
+                            f.against.first().map_or(Lower::Tie, Lower::Against)
+                        }
+                        crate::correlate::Lower::Weak => Lower::Weak,
+                        crate::correlate::Lower::LessEvidence => Lower::LessEvidence,
+                        crate::correlate::Lower::Tie => Lower::Tie,
+                    },
+                    // No root cause: an unknown failure's candidates, each for itself.
+                    None => match f.against.first() {
+                        Some(a) => Lower::Against(a),
+                        None if f.confidence < RULED_OUT_BELOW => Lower::Weak,
+                        None => Lower::OnlyCandidate,
+                    },
+                };
+                Considered { finding: f, why }
+            })
+            .collect()
     }
 
     pub fn to_json(&self) -> String {
@@ -226,6 +258,36 @@ impl Report {
     }
 }
 
+/// A finding that was considered and ranks below the cause, with why ([`Report::considered_why`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Considered<'a> {
+    pub finding: &'a Finding,
+    pub why: Lower<'a>,
+}
+
+impl Considered<'_> {
+    /// Below the floor: ruled out rather than a rival cause.
+    pub fn ruled_out(&self) -> bool {
+        self.finding.confidence < RULED_OUT_BELOW
+    }
+}
+
+/// Why a considered finding ranks lower: the ranking's reason, or, with no root cause, why a
+/// candidate is not one.
+#[derive(Debug, Clone, Copy)]
+pub enum Lower<'a> {
+    /// Evidence argues against it (its first `against`).
+    Against(&'a crate::correlate::Against),
+    /// Below the floor: ruled out for lack of evidence.
+    Weak,
+    /// Less confidence than the cause.
+    LessEvidence,
+    /// As much confidence as the cause; ranked after it by provenance or order.
+    Tie,
+    /// No cause was found and it is the only kind of candidate (not ruled out).
+    OnlyCandidate,
+}
+
 /// Where a finished text goes. Every text printed (stdout and stderr, reports, tables, our
 /// own messages) passes [`emit`] once, whole, with its sink: this is the one place that makes
 /// what came from inputs, rule files, the history or people harmless for what reads it.
@@ -238,7 +300,7 @@ pub enum Sink {
     /// Markdown and GitHub workflow commands: printed to terminals and Actions logs as well,
     /// so the same as a terminal, with no colours.
     Document,
-    /// XML 1.0 (JUnit): characters XML forbids or discourages (controls, U+FFFE/U+FFFF and
+    /// XML 1.0 (JUnit) and HTML (the page is well-formed XML too): characters XML forbids or discourages (controls, U+FFFE/U+FFFF and
     /// the other noncharacters) become U+FFFD, so one byte of a log cannot make the report
     /// ill-formed.
     Xml,

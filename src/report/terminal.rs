@@ -47,6 +47,43 @@ impl Style {
     }
 }
 
+/// The `table` format's printer: this report for a run, and the aligned tables of the other
+/// commands' views (their layouts live beside their data: `triage`, `diff`, `facts`, `history`).
+pub struct Printer;
+
+impl super::format::Printer for Printer {
+    fn print(
+        &self,
+        view: super::format::View<'_>,
+        o: &super::format::Options<'_>,
+        _: Option<&mut crate::redact::Redactor>,
+    ) -> Option<String> {
+        use super::format::View;
+        let (lang, tables) = (o.term.lang, o.term.tables);
+        Some(match view {
+            View::Run(r) => {
+                let mut t = render_with(r, &o.term);
+                if let Some(d) = &r.diff {
+                    t.push_str(&format!("\n{}\n\n", Tr(lang).diff_section()));
+                    t.push_str(&super::diff::terminal(d, lang));
+                }
+                if o.timeline {
+                    t.push_str(&super::timeline::render(r, lang));
+                }
+                t
+            }
+            View::Facts { facts, warnings } => {
+                super::facts::table(facts, warnings, tables, Tr(lang))
+            }
+            View::Triage(t) => super::triage::render_table(t, tables, lang),
+            View::Diff(d) => super::diff::terminal(d, lang),
+            View::Seen(s) => super::history::show(s, tables, lang),
+            View::List(l) => super::history::list(l, tables, lang),
+            View::Fleet(f) => super::history::fleet(f, tables, lang),
+        })
+    }
+}
+
 const MAX_EVIDENCE: usize = 8;
 
 fn location(path: &str, line: Option<u64>) -> String {
@@ -113,13 +150,13 @@ pub fn render_with(r: &Report, o: &Options) -> String {
     {
         let _ = writeln!(out, "\n{}", st.bold(&line));
     }
-    let considered: Vec<&Finding> = r.considered().collect();
+    let considered = r.considered_why();
     if !considered.is_empty() {
         let _ = writeln!(out, "\n{}", st.bold(tr.also_considered()));
         let mut t = o.tables.table();
         t.set_header(tr.considered_header().to_vec());
-        for f in considered.iter().take(8) {
-            let why = tr.why_lower(f, r.top());
+        for c in considered.iter().take(8) {
+            let (f, why) = (c.finding, tr.why_lower(c.why));
             o.tables.row(
                 &mut t,
                 vec![

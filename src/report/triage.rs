@@ -50,7 +50,7 @@ pub struct Group {
     pub runs: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Triage {
     pub schema: &'static str,
     pub runs_total: usize,
