@@ -4,7 +4,7 @@ fuzz/corpus/ is ignored). One distinct file per seed; small files only (libFuzze
 better from small seeds). The source_open target's first byte picks the file name the kind is
 detected from, so each seed is prefixed with the index of its file's name in NAMES below,
 which mirrors fuzz/fuzz_targets/source_open.rs."""
-import gzip, hashlib, os, pathlib, sys
+import gzip, hashlib, os, pathlib, shutil, struct, subprocess, sys, tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 OUT = ROOT / "fuzz" / "corpus"
@@ -23,7 +23,66 @@ def put(target, data):
     (d / hashlib.sha1(data).hexdigest()).write_bytes(data)
 
 
+def sections(elf, names):
+    """The named sections of an ELF file as bytes (b"" where absent), by objcopy (which
+    dumps non-loaded sections such as .debug_* only this way)."""
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            dump = os.path.join(tmp, "s")
+            r = subprocess.run(["objcopy", "--dump-section", f"{name}={dump}", elf,
+                                os.path.join(tmp, "copy")], capture_output=True)
+            out.append(pathlib.Path(dump).read_bytes() if r.returncode == 0 and os.path.exists(dump) else b"")
+            if os.path.exists(dump):
+                os.remove(dump)
+    return out
+
+
+def packed(parts):
+    """Each part behind a little-endian u16 length, as the unwinding targets read them."""
+    return b"".join(struct.pack("<H", min(len(p), 0xFFFF)) + p[:0xFFFF] for p in parts)
+
+
+# A program with inlined calls and more than one frame, built with -g: the DWARF and CFI the
+# unwinding targets parse (`.eh_frame`, `.debug_frame` with -fno-asynchronous-unwind-tables).
+PROGRAM = r"""
+static inline int twice(int x) { return x * 2; }
+__attribute__((noinline)) int inner(volatile int *p) { return twice(*p) + 1; }
+__attribute__((noinline)) int outer(int n) { volatile int v = n; return inner(&v) * 3; }
+int main(int argc, char **argv) { (void)argv; return outer(argc); }
+"""
+
+
+def unwind_seeds():
+    """Seeds for cfi_unwind and dwarf_lines from a small program compiled here (needs gcc and
+    objcopy; without them these two targets start from libFuzzer's empty input)."""
+    if not (shutil.which("gcc") and shutil.which("objcopy")):
+        print("gcc or objcopy missing: no seeds for cfi_unwind, dwarf_lines", file=sys.stderr)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "p.c")
+        pathlib.Path(src).write_text(PROGRAM)
+        for i, flags in enumerate([["-O2", "-g"], ["-O0", "-g", "-fno-omit-frame-pointer"],
+                                   ["-O2", "-g", "-fno-asynchronous-unwind-tables"]]):
+            elf = os.path.join(tmp, f"p{i}")
+            if subprocess.run(["gcc", *flags, "-o", elf, src], capture_output=True).returncode:
+                continue
+            eh, hdr, debug = sections(elf, [".eh_frame", ".eh_frame_hdr", ".debug_frame"])
+            stack = bytes(range(256)) * 2
+            if eh:
+                put("cfi_unwind", bytes([2]) + packed([eh, hdr, stack]))
+                put("cfi_unwind", bytes([0]) + packed([eh, b"", stack]))
+            if debug:
+                put("cfi_unwind", bytes([1]) + packed([debug, b"", stack]))
+            dw = sections(elf, [".debug_info", ".debug_abbrev", ".debug_line", ".debug_str",
+                                ".debug_ranges", ".debug_aranges"])
+            if dw[0]:
+                addrs = b"".join(struct.pack("<Q", a) for a in range(0x1000, 0x1200, 0x10))
+                put("dwarf_lines", packed(dw) + addrs)
+
+
 def main():
+    unwind_seeds()
     n = {}
     for p in sorted((ROOT / "fixtures").rglob("*")):
         if not p.is_file():
