@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# trainwreck vs ripgrep on gen_logs.py corpora (README, "Performance").
+# trainwreck vs ripgrep on gen_logs.py corpora (docs/performance.md).
 #
 #   scripts/bench.sh                 # 1 GB set only, 10 runs
 #   SETS="1g 4g single" RUNS=10 scripts/bench.sh

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Side-by-side timing of trainwreck builds against ripgrep on one corpus (README, "Performance").
+"""Side-by-side timing of trainwreck builds against ripgrep on one corpus (docs/performance.md).
 
     scripts/bench_compare.py TARGET ROUNDS NAME=BINARY... [--rg RG] [--cpus 2,3]
                              [--rules DIR] [--threads N]

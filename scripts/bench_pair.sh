@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Two trainwreck builds side by side against ripgrep on the 1 GB generated dir (README,
-# "Performance"): generate it, warm the page cache, alternate the three commands pinned to two
+# Two trainwreck builds side by side against ripgrep on the 1 GB generated dir (docs/performance.md,
+# its reproduce section): generate it, warm the page cache, alternate the three commands pinned to two
 # cores (scripts/bench_compare.py), then peak RSS with one thread and start-up on a one-line
 # input. Meant for a quiet many-core machine; needs python3, taskset and scripts/gen_logs.py
 # (or GEN=path).
