@@ -51,6 +51,11 @@ impl Lines {
     /// The functions at a link-time address, innermost first (empty when DWARF has none).
     pub fn frames(&self, addr: u64) -> Vec<SourceFrame> {
         let mut out = Vec::new();
+        // addr2line looks an address up as the range addr..addr + 1, unchecked: the last
+        // address would overflow (a panic where overflow checks are on). No code sits there.
+        if addr == u64::MAX {
+            return out;
+        }
         let Ok(mut it) = self.ctx.find_frames(addr).skip_all_loads() else {
             return out;
         };
@@ -155,6 +160,42 @@ pub fn debuginfod_cache_dirs() -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_last_address_is_looked_up_without_overflow() {
+        // Found by the dwarf_lines fuzzer: sections behind u16 lengths, as the target reads
+        // them, whose lookup of u64::MAX overflowed addr2line's addr..addr + 1.
+        let mut data: &[u8] = include_bytes!(
+            "../../../fuzz/regressions/dwarf_lines/crash-5f394aa1709de560e05ea93e47bde2e685155120"
+        );
+        let mut parts = Vec::new();
+        for name in [
+            ".debug_info",
+            ".debug_abbrev",
+            ".debug_line",
+            ".debug_str",
+            ".debug_ranges",
+            ".debug_aranges",
+        ] {
+            let n = match data {
+                [a, b, ..] => usize::from(u16::from_le_bytes([*a, *b])),
+                _ => 0,
+            };
+            let rest = data.get(2..).unwrap_or(&[]);
+            let (part, tail) = rest.split_at(n.min(rest.len()));
+            parts.push((name, part.to_vec()));
+            data = tail;
+        }
+        let lines = Lines::new(&mut |want| {
+            parts
+                .iter()
+                .find(|(n, d)| *n == want && !d.is_empty())
+                .map(|(_, d)| d.clone())
+        })
+        .expect("the input's DWARF parses");
+        assert!(lines.frames(u64::MAX).is_empty());
+        let _ = lines.frames(0x1000);
+    }
 
     #[test]
     fn build_id_and_debuglink_places_are_listed_in_order() {

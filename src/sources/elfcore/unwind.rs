@@ -55,6 +55,32 @@ pub enum Step {
     NoInfo,
 }
 
+/// Whether an `.eh_frame_hdr` agrees with the `.eh_frame` it indexes: it points at the
+/// section's address and every entry of its search table points into the section. gimli turns
+/// an entry into a section offset by subtracting the header's pointer unchecked, so a hostile
+/// header underflows there (a panic where overflow checks are on, a wild offset where not).
+/// A header that does not fit is dropped and `.eh_frame` is searched itself.
+fn header_fits(
+    hdr: &ParsedEhFrameHdr<R>,
+    bases: &BaseAddresses,
+    span: &std::ops::Range<u64>,
+) -> bool {
+    if hdr.eh_frame_ptr() != gimli::Pointer::Direct(span.start) {
+        return false;
+    }
+    let Some(table) = hdr.table() else {
+        return true;
+    };
+    let mut entries = table.iter(bases);
+    loop {
+        match entries.next() {
+            Ok(Some((_, gimli::Pointer::Direct(fde)))) if span.contains(&fde) => {}
+            Ok(None) => return true,
+            _ => return false,
+        }
+    }
+}
+
 impl Cfi {
     /// CFI from a module's sections; `None` when it has none usable.
     pub fn new(
@@ -66,11 +92,13 @@ impl Cfi {
         let text = text_addr.unwrap_or(0);
         let eh = eh_frame.filter(|s| !s.data.is_empty()).map(|s| {
             let mut bases = BaseAddresses::default().set_eh_frame(s.addr).set_text(text);
+            let span = s.addr..s.addr.saturating_add(s.data.len() as u64);
             let mut frame = EhFrame::from(reader(s.data));
             frame.set_address_size(8);
             let hdr = eh_frame_hdr.and_then(|h| {
                 bases = bases.clone().set_eh_frame_hdr(h.addr);
-                EhFrameHdr::from(reader(h.data)).parse(&bases, 8).ok()
+                let hdr = EhFrameHdr::from(reader(h.data)).parse(&bases, 8).ok()?;
+                header_fits(&hdr, &bases, &span).then_some(hdr)
             });
             (frame, bases, hdr)
         });
@@ -318,6 +346,61 @@ mod tests {
         out.extend_from_slice(&fde);
         out.extend_from_slice(&[0, 0, 0, 0]);
         out
+    }
+
+    /// An `.eh_frame_hdr` (version 1, every field `udata4`) with one search-table entry.
+    fn eh_frame_hdr(eh_frame_ptr: u32, loc: u32, fde: u32) -> Vec<u8> {
+        let mut h = vec![1, 0x03, 0x03, 0x03];
+        for v in [eh_frame_ptr, 1, loc, fde] {
+            h.extend_from_slice(&v.to_le_bytes());
+        }
+        h
+    }
+
+    #[test]
+    fn a_header_that_does_not_fit_its_eh_frame_is_dropped_not_trusted() {
+        // A header pointing past its FDE (gimli's unchecked subtraction underflowed: found by
+        // the cfi_unwind fuzzer, fuzz/regressions/cfi_unwind/), one whose table entry points
+        // outside the section, and one that fits: each finds the FDE.
+        let frame = eh_frame();
+        let fde_at = 4 + u32::from_le_bytes(frame[..4].try_into().unwrap());
+        for (ptr, fde, fits) in [(0x100, 0x10, false), (0, 0x9000, false), (0, fde_at, true)] {
+            let hdr = eh_frame_hdr(ptr, 0x1000, fde);
+            let section = Section {
+                addr: 0x8000,
+                data: hdr.clone(),
+            };
+            let bases = BaseAddresses::default()
+                .set_eh_frame(0)
+                .set_eh_frame_hdr(0x8000);
+            let parsed = EhFrameHdr::from(reader(hdr))
+                .parse(&bases, 8)
+                .expect("header");
+            let span = 0..eh_frame().len() as u64;
+            assert_eq!(
+                header_fits(&parsed, &bases, &span),
+                fits,
+                "{ptr:#x} {fde:#x}"
+            );
+            let cfi = Cfi::new(
+                Some(Section {
+                    addr: 0,
+                    data: eh_frame(),
+                }),
+                Some(section),
+                None,
+                None,
+            )
+            .expect("cfi");
+            let got = cfi.step(
+                &mut UnwindContext::new(),
+                Arch::X86_64,
+                0x1000,
+                &regs_at(0x7008),
+                &mut |a| (a == 0x7008).then_some(0x2040),
+            );
+            assert!(matches!(got, Step::Caller { pc: 0x2040, .. }), "{got:?}");
+        }
     }
 
     #[test]
