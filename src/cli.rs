@@ -401,23 +401,26 @@ fn load(dirs: &[PathBuf], lang: crate::model::Lang) -> Result<KnowledgeBase, i32
     Ok(kb)
 }
 
-/// The worker threads an analysis runs, and as many malloc arenas (glibc), set before the
-/// workers exist. Fewer arenas than threads make the threads' allocations queue on the
-/// arenas' locks: with one arena (main's default, which keeps the memory freed on two
-/// threads in one place: 5 MiB less peak RSS) 16 threads spent 3 s of system time a GB in
-/// futex waits and took 0.57 s instead of 0.22 s on the 1 GB bench dir.
 fn threads(n: Option<usize>) -> usize {
-    let n = n.unwrap_or_else(|| {
+    n.unwrap_or_else(|| {
         std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(2)
-    });
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only tunes the allocator; glibc serialises it against allocation.
-    unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, n.clamp(1, 64) as libc::c_int);
+    })
+}
+
+impl Cli {
+    /// The worker threads this command will run (`--threads`, else the available cores); 1 for
+    /// the commands that scan nothing. `main` sizes the allocator from it.
+    pub fn worker_threads(&self) -> usize {
+        match &self.command {
+            Command::Analyze(a) => threads(a.threads),
+            Command::Diff(d) => threads(d.threads),
+            Command::Triage(t) => threads(t.threads),
+            Command::Run(_) => threads(None),
+            _ => 1,
+        }
     }
-    n
 }
 
 pub fn run(cli: Cli) -> i32 {
