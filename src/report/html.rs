@@ -45,8 +45,6 @@ const MAX_WARNINGS: usize = 50;
 /// The timeline's lanes and the marks drawn in each.
 const MAX_LANES: usize = 48;
 const MAX_MARKS: usize = 40;
-/// Events this long before the first failure sign are drawn too (as `--timeline` shows).
-const LEAD_SECONDS: f64 = 120.0;
 
 /// Text made safe inside an element or a quoted attribute: `& < > " '` as references, and
 /// what XML 1.0 and HTML forbid or discourage (controls but tab and newline, DEL, C1,
@@ -650,16 +648,7 @@ fn timeline(out: &mut String, r: &Report, tr: Tr) {
         "<section id=\"timeline\" aria-labelledby=\"timeline-h\">\n<h2 id=\"timeline-h\">{}</h2>",
         esc(&tr.timeline_heading(tl.year))
     );
-    let first_fail = timed
-        .iter()
-        .filter(|e| !matches!(e.kind, Kind::LastLine))
-        .filter_map(|e| e.t)
-        .fold(f64::INFINITY, f64::min);
-    let from = if first_fail.is_finite() {
-        first_fail - LEAD_SECONDS
-    } else {
-        f64::NEG_INFINITY
-    };
+    let from = super::timeline::window_start(&timed);
     let shown: Vec<&Event> = timed
         .into_iter()
         .filter(|e| e.t.unwrap_or(0.0) >= from)
@@ -842,24 +831,9 @@ fn core(out: &mut String, c: &crate::analyze::CoreReport, i: usize, tr: Tr) {
         esc(tr.core_dump()),
         esc(&c.path)
     );
-    let mut head = Vec::new();
-    if let Some(sig) = &s.signal {
-        head.push(sig.clone());
-    }
-    if let Some(code) = &s.code {
-        head.push(match &s.meaning {
-            Some(m) => format!("{code} ({m})"),
-            None => code.clone(),
-        });
-    }
-    if let Some(a) = &s.fault_addr {
-        head.push(format!("at {a}"));
-    }
-    if let Some(m) = &s.fault_mapping {
-        head.push(format!("in {m}"));
-    }
+    let head = super::core_headline(s);
     if !head.is_empty() {
-        let _ = writeln!(out, "<p class=\"mono\">{}</p>", esc(&head.join(" ")));
+        let _ = writeln!(out, "<p class=\"mono\">{}</p>", esc(&head));
     }
     if let Some(exe) = s.exe.as_ref().or(s.execfn.as_ref()) {
         let pid = s.pid.map(|p| format!(" pid {p}")).unwrap_or_default();

@@ -412,6 +412,28 @@ pub fn cut(s: &str, n: usize) -> String {
     }
 }
 
+/// A core's one-line headline, as every printer shows it: the signal, its code and what the
+/// code means, the faulting address and the mapping it falls in.
+pub(crate) fn core_headline(s: &crate::sources::elfcore::CoreSummary) -> String {
+    let mut head = Vec::new();
+    if let Some(sig) = &s.signal {
+        head.push(sig.clone());
+    }
+    if let Some(code) = &s.code {
+        head.push(match &s.meaning {
+            Some(m) => format!("{code} ({m})"),
+            None => code.clone(),
+        });
+    }
+    if let Some(a) = &s.fault_addr {
+        head.push(format!("at {a}"));
+    }
+    if let Some(m) = &s.fault_mapping {
+        head.push(format!("in {m}"));
+    }
+    head.join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

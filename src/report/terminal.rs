@@ -285,23 +285,7 @@ fn render_top(
 fn render_core(out: &mut String, c: &crate::analyze::CoreReport, st: &Style, tr: Tr) {
     let s = &c.summary;
     let _ = writeln!(out, "\n{} {}", st.bold(tr.core_dump()), st.dim(&c.path));
-    let mut head = Vec::new();
-    if let Some(sig) = &s.signal {
-        head.push(sig.clone());
-    }
-    if let Some(code) = &s.code {
-        head.push(match &s.meaning {
-            Some(m) => format!("{code} ({m})"),
-            None => code.clone(),
-        });
-    }
-    if let Some(a) = &s.fault_addr {
-        head.push(format!("at {a}"));
-    }
-    if let Some(m) = &s.fault_mapping {
-        head.push(format!("in {m}"));
-    }
-    let _ = writeln!(out, "  {}", head.join(" "));
+    let _ = writeln!(out, "  {}", super::core_headline(s));
     if let Some(exe) = s.exe.as_ref().or(s.execfn.as_ref()) {
         let _ = writeln!(
             out,

@@ -101,16 +101,7 @@ pub fn render(r: &Report, lang: Lang) -> String {
         let _ = writeln!(out, "  {}", tr.timeline_empty());
         return out;
     }
-    let first_fail = timed
-        .iter()
-        .filter(|e| !matches!(e.kind, Kind::LastLine))
-        .filter_map(|e| e.t)
-        .fold(f64::INFINITY, f64::min);
-    let from = if first_fail.is_finite() {
-        first_fail - LEAD_SECONDS
-    } else {
-        f64::NEG_INFINITY
-    };
+    let from = window_start(&timed);
     let origin = r.top().and_then(|f| f.origin.rank);
     // Fold rows: same label and text (ranks stripped) → one row with the ranks.
     let mut rows: Vec<Row> = Vec::new();
@@ -185,4 +176,19 @@ pub fn render(r: &Report, lang: Lang) -> String {
         let _ = writeln!(out, "  {}", tr.timeline_origin(o));
     }
     out
+}
+
+/// Where a drawn timeline starts: `LEAD_SECONDS` before the first timed event that is not a
+/// file's last line (everything, when there is none).
+pub(super) fn window_start(timed: &[&Event]) -> f64 {
+    let first_fail = timed
+        .iter()
+        .filter(|e| !matches!(e.kind, Kind::LastLine))
+        .filter_map(|e| e.t)
+        .fold(f64::INFINITY, f64::min);
+    if first_fail.is_finite() {
+        first_fail - LEAD_SECONDS
+    } else {
+        f64::NEG_INFINITY
+    }
 }
