@@ -48,6 +48,9 @@ fn every_fatal_one_liner_is_a_failure_and_is_shown() {
         "zsh: segmentation fault (core dumped)  python train.py",
         "fish: Job 1, 'python train.py' terminated by signal SIGSEGV (Address boundary error)",
         "[1]    4242 abort (core dumped)  python train.py",
+        "[1]    2718281 killed     python train.py --epochs 3",
+        "[2]  + 31337 segmentation fault  python eval.py",
+        "ERROR: error code -9",
         "KeyboardInterrupt",
         "Reason: CrashLoopBackOff",
         "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)",
@@ -167,4 +170,95 @@ fn a_warning_followed_by_a_clean_end_is_survived_not_the_cause() {
     );
     let f = &survived.findings[0];
     assert!(f.confidence < 0.3 && f.against.iter().any(|a| a.text.contains("ended cleanly")));
+}
+
+/// The top finding's category and its first evidence line number, for the stall cases.
+fn top(r: &trainwreck::report::Report) -> (String, Option<u64>) {
+    let f = r.findings.first().expect("a finding");
+    (
+        f.category.to_string(),
+        f.evidence.first().and_then(|e| e.line),
+    )
+}
+
+#[test]
+fn a_log_that_stops_mid_run_with_the_prompt_back_is_a_death_cited_at_its_last_progress() {
+    let r = diagnose_text(
+        "train.log",
+        concat!(
+            "2025-02-03 10:00:00 | INFO | loop:88 - epoch: 12/200, iter: 300/1200, loss: 2.71\n",
+            "2025-02-03 10:00:05 | INFO | loop:88 - epoch: 12/200, iter: 310/1200, loss: 2.69\n",
+            "(det) kai@rig01:~/proj$ \n",
+        ),
+    );
+    assert_eq!(r.verdict, Verdict::UnknownFailure);
+    assert_eq!(top(&r), ("host_oom".to_string(), Some(2)));
+    let f = &r.findings[0];
+    assert!(
+        f.fix.starts_with("Look for the kernel's OOM killer"),
+        "{}",
+        f.fix
+    );
+    assert!(
+        r.last_errors.iter().any(|e| e.line == 2),
+        "{:?}",
+        r.last_errors
+    );
+}
+
+#[test]
+fn an_interrupt_after_start_up_and_after_a_step_name_different_hangs() {
+    let start = diagnose_text(
+        "console.txt",
+        concat!(
+            "[2025-05-06 07:08:09,010] [INFO] [engine.py:77] Creating bf16 optimizer\n",
+            "^C\n",
+            "$ nvidia-smi\n",
+            "0, NVIDIA GeForce RTX 4090, 100 %\n",
+        ),
+    );
+    assert_eq!(top(&start), ("nccl_network".to_string(), Some(1)));
+    assert!(start.findings[0].fix.contains("NCCL_P2P_DISABLE=1"));
+    let step = diagnose_text(
+        "console.txt",
+        "rank=1: entering backward (step=0)\n^C\n# nothing for ten minutes\n",
+    );
+    assert_eq!(top(&step), ("nccl_timeout".to_string(), Some(1)));
+}
+
+#[test]
+fn a_log_ending_in_distributed_start_up_or_on_a_repeated_failure_warning_is_stuck() {
+    let init = diagnose_text(
+        "workerlog.0",
+        "I0101 00:00:01.000001  4242 nccl_context.cc:83] init nccl context nranks: 8 local rank: 0 gpu id: 0 ring id: 0\n",
+    );
+    assert_eq!(init.verdict, Verdict::UnknownFailure);
+    assert_eq!(top(&init), ("nccl_network".to_string(), Some(1)));
+    assert!(init.findings[0].fix.contains("NCCL_SOCKET_IFNAME"));
+    let w = "[W socket.cpp:663] [c10d] The client socket has failed to connect to [::ffff:10.9.8.7]:29400 (errno: 110 - Connection timed out).";
+    let retry = diagnose_text("run.txt", &format!("$ bash launch.sh\n{w}\n{w}\n{w}\n"));
+    assert_eq!(top(&retry), ("rendezvous_failure".to_string(), Some(4)));
+    // Twice is not yet stuck.
+    let twice = diagnose_text(
+        "run.txt",
+        &format!("$ bash launch.sh\n{w}\n{w}\nstep 1/10 loss 2.0\n"),
+    );
+    assert_eq!(twice.verdict, Verdict::NoFailure);
+}
+
+#[test]
+fn runs_that_end_well_or_may_still_be_going_stay_healthy() {
+    for text in [
+        // Still going: the log just ends mid-epoch, no prompt, no interrupt.
+        "Epoch 4/40:  37%|###7      | 79/212 [00:59<01:39,  1.33it/s, loss=0.366]\n",
+        // A side command typed afterwards does not say the run ended.
+        "epoch 3/10 step 200/500 loss 1.2\n$ ls log/\nworkerlog.0  workerlog.1\n",
+        // The bar reached its total, then the prompt.
+        "100%|##########| 500/500 [10:00<00:00,  1.2it/s]\nu@h:~/x$ \n",
+        // A clean end, then the prompt.
+        "step 9/10 loss 0.8\nTraining completed.\nu@h:~/x$ \n",
+    ] {
+        let r = diagnose_text("train.log", text);
+        assert_eq!(r.verdict, Verdict::NoFailure, "{text:?}: {:?}", r.findings);
+    }
 }

@@ -48,6 +48,9 @@ pub(super) fn merge_segments(parts: Vec<Option<FileResult>>) -> Option<FileResul
         }
         out.tail.append_after(p.tail, offset);
         out.last_lines.append(&mut p.last_lines);
+        if p.ending.is_some() {
+            out.ending = p.ending.take();
+        }
         for mut e in p.launch_lines {
             e.1 += offset;
             out.launch_lines.push(e);

@@ -118,6 +118,8 @@ pub struct Analysis {
     pub error_tail: Vec<crate::errtail::TailLine>,
     /// Per input with one: the last line saying the run ended well (`errtail::CLEAN_END`).
     pub clean_end: Vec<(usize, u64)>,
+    /// Per log read to its end: how its output stops (`sources::ending`), its lines numbered.
+    pub endings: Vec<(usize, sources::ending::Ending)>,
 }
 
 impl Analysis {
@@ -166,6 +168,10 @@ impl Analysis {
         }
         self.error_tail.extend(r.tail.into_lines(i));
         self.last_lines.extend(r.last_lines);
+        if let Some(mut e) = r.ending {
+            e.number(self.inputs[i].lines);
+            self.endings.push((i, e));
+        }
         self.warnings.extend(r.warnings);
         self.cores.extend(r.core.map(|c| *c));
         self.launch.extend(r.launch.into_iter().map(|e| (i, e)));
@@ -463,6 +469,7 @@ struct FileResult {
     /// The file changed under this range (said once per file, at merge).
     changed: Option<Warning>,
     last_lines: Vec<LastLine>,
+    ending: Option<sources::ending::Ending>,
     flight: Option<sources::flight_recorder::FrDump>,
     /// For an archive: its members, each read as an input of its own (`container`: the
     /// archive itself is not one; its warnings are kept).

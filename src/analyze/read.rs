@@ -236,8 +236,8 @@ impl Engine<'_> {
                 );
                 if opened.kind.is_log() && phase != Phase::Before {
                     match reread {
-                        Some(p) => last_lines::read(p, path, &mut res.last_lines),
-                        None => tail.read(path, &mut res.last_lines),
+                        Some(p) => last_lines::read(p, path, &mut res.last_lines, &mut res.ending),
+                        None => tail.read(path, &mut res.last_lines, &mut res.ending),
                     }
                 }
             }
@@ -321,7 +321,7 @@ fn read_last_lines(
     res: &mut FileResult,
 ) {
     if kind.is_log() && phase != Phase::Before {
-        last_lines::read(p, path, &mut res.last_lines);
+        last_lines::read(p, path, &mut res.last_lines, &mut res.ending);
     }
 }
 

@@ -9,6 +9,7 @@ pub mod cascade;
 pub mod fingerprint;
 pub mod outside;
 pub mod second_tier;
+pub mod stall;
 pub mod traceback;
 pub mod verdict;
 

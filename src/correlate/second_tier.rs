@@ -7,7 +7,7 @@
 //! run `diagnosed` (a rule that knows the failure does), and a specific rule's finding always
 //! outranks them. Works on the analysis as data; it never reads files or formats output.
 
-use super::{Contribution, Evidence, Finding, GENERIC, Origin, RULED_OUT_BELOW};
+use super::{Contribution, Evidence, Finding, GENERIC, Origin, RULED_OUT_BELOW, stall};
 use crate::analyze::Analysis;
 use crate::model::Category;
 use crate::rules::Role;
@@ -56,13 +56,29 @@ pub fn apply(a: &Analysis, findings: &mut Vec<Finding>) {
     {
         return;
     }
-    let lines = super::verdict::death_signs(a);
+    let mut lines = super::verdict::death_signs(a);
+    // With no line that says the run died, how its logs stop may (`stall`): those lines are
+    // read the same way, and the ending itself weighs in where they hold no token.
+    let mut stops: Vec<Option<stall::Kind>> = vec![None; lines.len()];
+    if lines.is_empty() {
+        for s in stall::signs(a) {
+            lines.push(s.line);
+            stops.push(Some(s.kind));
+        }
+    }
     if lines.is_empty() {
         return;
     }
     let table = crate::tokens::table();
     // Per category, each token once (its latest line): many lines of one token are one clue.
     let mut by_cat: BTreeMap<Category, Candidate> = BTreeMap::new();
+    let mut add = |cat: Category, id: &str, w: f64, i: usize| {
+        let c = by_cat.entry(cat).or_insert(Candidate { terms: Vec::new() });
+        match c.terms.iter_mut().find(|x| x.0 == id) {
+            Some(x) => x.2 = i,
+            None => c.terms.push((id.to_string(), w, i)),
+        }
+    };
     for (i, l) in lines.iter().enumerate() {
         // NCCL reports failures as WARN; what follows `NCCL INFO` is information (the
         // optional net plugin it did not find, the transport it fell back to), never a cause.
@@ -70,13 +86,16 @@ pub fn apply(a: &Analysis, findings: &mut Vec<Finding>) {
             .text
             .find("NCCL INFO")
             .map_or(l.text.as_str(), |at| &l.text[..at]);
+        let mut held = false;
         for t in table.hits(text) {
+            held = true;
             for &(cat, w) in &t.weights {
-                let c = by_cat.entry(cat).or_insert(Candidate { terms: Vec::new() });
-                match c.terms.iter_mut().find(|x| x.0 == t.id) {
-                    Some(x) => x.2 = i,
-                    None => c.terms.push((t.id.clone(), w, i)),
-                }
+                add(cat, &t.id, w, i);
+            }
+        }
+        if let (false, Some(kind)) = (held, stops[i]) {
+            for &(cat, w) in kind.weights() {
+                add(cat, kind.id(), w, i);
             }
         }
     }
@@ -95,7 +114,7 @@ pub fn apply(a: &Analysis, findings: &mut Vec<Finding>) {
         if findings.iter().any(|f| live(f) && f.category == cat) {
             continue;
         }
-        if let Some(f) = finding(&lines, cat, &cand) {
+        if let Some(f) = finding(&lines, &stops, cat, &cand) {
             findings.push(f);
         }
     }
@@ -137,8 +156,18 @@ fn latest(c: &Candidate) -> usize {
     c.terms.iter().map(|t| t.2).max().unwrap_or(0)
 }
 
-fn finding(lines: &[super::ErrorLine], cat: Category, cand: &Candidate) -> Option<Finding> {
+fn finding(
+    lines: &[super::ErrorLine],
+    stops: &[Option<stall::Kind>],
+    cat: Category,
+    cand: &Candidate,
+) -> Option<Finding> {
     let advice = crate::tokens::table().advice(cat)?;
+    // The ending that weighed in for this category, if one did (its terms are its `id`).
+    let ending = cand
+        .terms
+        .iter()
+        .find_map(|t| stops[t.2].filter(|k| k.id() == t.0));
     let conf = cand.confidence();
     // The evidence: each line that gave a token, latest first (closest to the death).
     let mut at: Vec<usize> = cand.terms.iter().map(|t| t.2).collect();
@@ -163,20 +192,44 @@ fn finding(lines: &[super::ErrorLine], cat: Category, cand: &Candidate) -> Optio
                 host: attr.host.or(base.host),
                 time: attr.time,
                 text: l.text.clone(),
-                why: Some(format!("holds {} (→ {cat})", toks.join(", "))),
-                why_zh: Some(format!("含有 {}（→ {cat}）", toks.join("、"))),
+                why: Some(match stops[i] {
+                    Some(k) if toks == [k.id()] => format!("{} (→ {cat})", k.id()),
+                    _ => format!("holds {} (→ {cat})", toks.join(", ")),
+                }),
+                why_zh: Some(match stops[i] {
+                    Some(k) if toks == [k.id()] => format!("{}（→ {cat}）", k.id_zh()),
+                    _ => format!("含有 {}（→ {cat}）", toks.join("、")),
+                }),
             }
         })
         .collect();
     let quoted = clip(super::traceback::bare(&lines[at[0]].text));
     let ids: Vec<&str> = cand.terms.iter().map(|t| t.0.as_str()).collect();
+    let (fix, fix_zh) = match ending.and_then(|k| k.fix(cat)) {
+        Some((en, zh)) => (en.replace("{line}", &quoted), zh.replace("{line}", &quoted)),
+        None => (
+            advice.fix.replace("{line}", &quoted),
+            advice.fix_zh.replace("{line}", &quoted),
+        ),
+    };
+    let (title, title_zh) = if ending.is_some() {
+        (
+            format!("The run stopped without an error; how it stopped points at {cat}"),
+            format!("训练没有报错就停了；它停下的方式指向 {cat}"),
+        )
+    } else {
+        (
+            format!("Unexplained failure; its lines' tokens point at {cat}"),
+            format!("未能解释的失败；这些行里的标记词指向 {cat}"),
+        )
+    };
     Some(Finding {
         rule: RULE.into(),
         code: CODE.into(),
         category: cat,
         action: cat.action(),
-        title: format!("Unexplained failure; its lines' tokens point at {cat}"),
-        title_zh: Some(format!("未能解释的失败；这些行里的标记词指向 {cat}")),
+        title,
+        title_zh: Some(title_zh),
         confidence: conf,
         symptom_of: None,
         origin: Origin {
@@ -187,15 +240,19 @@ fn finding(lines: &[super::ErrorLine], cat: Category, cand: &Candidate) -> Optio
         },
         evidence,
         against: Vec::new(),
-        fix: advice.fix.replace("{line}", &quoted),
-        fix_zh: Some(advice.fix_zh.replace("{line}", &quoted)),
+        fix,
+        fix_zh: Some(fix_zh),
         role: Role::Root,
         merged_rules: Vec::new(),
         score: cand
             .terms
             .iter()
-            .map(|(id, w, _)| Contribution {
-                what: format!("token {id} → {cat}"),
+            .map(|(id, w, i)| Contribution {
+                what: if stops[*i].is_some_and(|k| k.id() == id) {
+                    format!("{id} → {cat}")
+                } else {
+                    format!("token {id} → {cat}")
+                },
                 weight: *w,
             })
             .chain(std::iter::once(Contribution {

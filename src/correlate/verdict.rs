@@ -54,6 +54,8 @@ fn sign_of_piece(text: &str) -> Option<Sign> {
             // The shell, a launcher or a scheduler reporting a death by signal.
             r"|(?:.*:\s*)?(?:Aborted|Segmentation fault|Bus error|Illegal instruction|Floating point exception|Killed)(?:\s*\(core dumped\))?\s*$",
             r"|.*\bcore dumped\b.*$",
+            // zsh's job-control line: `[1]    4242 segmentation fault  python train.py`.
+            r"|\[\d+\]\s*[+-]?\s*\d+\s+(?:killed|abort|segmentation fault|bus error|illegal hardware instruction|floating point exception)\s.*$",
             r"|srun: error: .*\btasks? [\d,\-\[\]]+: .*$",
             r"|.*(?:MPI_ABORT|exited on signal \d+).*$",
             // nvidia-smi cannot read a GPU.
@@ -152,8 +154,13 @@ pub fn last_errors(a: &Analysis) -> Vec<ErrorLine> {
     }
     let keep = out.len().saturating_sub(8);
     out.drain(..keep);
-    // Every line that made the run count as dead is shown, even when older than the last 8.
-    for d in death_signs(a) {
+    // Every line that made the run count as dead is shown, even when older than the last 8,
+    // and, where none did, the line at which it stopped.
+    let mut dead = death_signs(a);
+    if dead.is_empty() {
+        dead.extend(super::stall::signs(a).into_iter().map(|s| s.line));
+    }
+    for d in dead {
         if !out.iter().any(|e| e.text == d.text) {
             out.push(d);
         }
@@ -169,6 +176,7 @@ pub fn last_errors(a: &Analysis) -> Vec<ErrorLine> {
 /// Did the inputs show that something failed, even if no rule explains it?
 fn failure_signs(a: &Analysis) -> bool {
     !death_signs(a).is_empty()
+        || !super::stall::signs(a).is_empty()
         || !a.cores.is_empty()
         || a.facts.all().iter().any(|f| {
             (f.name.ends_with(".exit_code") && f.value.as_i64().is_some_and(|c| c != 0))

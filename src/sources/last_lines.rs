@@ -1,9 +1,11 @@
 //! Each log's last sign of life: the last timed line of each rank in the file's last
 //! `TAIL_BYTES` (interleaved consoles give one per rank; per-rank files one), skipping the
-//! lines a rank prints *because* of the failure. The analysis reads them in its per-file work;
-//! the timeline orders them. Reads only the file's end, never the whole file; decides nothing.
+//! lines a rank prints *because* of the failure, and how the output stops (`ending`, from the
+//! same bytes). The analysis reads them in its per-file work; the timeline orders them. Reads
+//! only the file's end, never the whole file; decides nothing.
 
 use crate::model::Attribution;
+use crate::sources::ending::{self, Ending};
 use crate::sources::{detect, prefix};
 use std::io::{Read, Seek, SeekFrom};
 
@@ -43,7 +45,12 @@ fn is_chatter(line: &str) -> bool {
 /// The last timed line of each rank in the end of the plain-text file at `path` (`display`
 /// is its report path). A compressed file or an archive member keeps its end as it streams
 /// instead (`Tail`): its end on disk is not text.
-pub fn read(path: &std::path::Path, display: &str, out: &mut Vec<LastLine>) {
+pub fn read(
+    path: &std::path::Path,
+    display: &str,
+    out: &mut Vec<LastLine>,
+    end: &mut Option<Ending>,
+) {
     // A FIFO named on the command line was read once, as a stream: opening it again would
     // wait for a writer that never comes.
     if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
@@ -61,7 +68,7 @@ pub fn read(path: &std::path::Path, display: &str, out: &mut Vec<LastLine>) {
     if f.take(TAIL_BYTES).read_to_end(&mut buf).is_err() || detect::is_gzip(&buf) {
         return;
     }
-    from_tail(&buf, start > 0, display, out);
+    *end = Some(from_tail(&buf, start > 0, display, out));
 }
 
 /// The end of a stream read once (an archive member), kept as it goes by: the last
@@ -105,17 +112,18 @@ impl Tail {
     }
 
     /// The last timed line of each rank in what was kept (`display`: the report path).
-    pub fn read(&self, display: &str, out: &mut Vec<LastLine>) {
+    pub fn read(&self, display: &str, out: &mut Vec<LastLine>, end: &mut Option<Ending>) {
         let kept = self.kept.borrow();
         let (v, total) = &*kept;
         let from = v.len().saturating_sub(TAIL_BYTES as usize);
         let mid = *total > (v.len() - from) as u64;
-        from_tail(&v[from..], mid, display, out);
+        *end = Some(from_tail(&v[from..], mid, display, out));
     }
 }
 
-/// The last timed line of each rank in `buf`, the end of a log (`mid`: it begins mid-file).
-fn from_tail(buf: &[u8], mid: bool, display: &str, out: &mut Vec<LastLine>) {
+/// The last timed line of each rank in `buf`, the end of a log (`mid`: it begins mid-file),
+/// and how its output stops.
+fn from_tail(buf: &[u8], mid: bool, display: &str, out: &mut Vec<LastLine>) -> Ending {
     let start = u64::from(mid);
     let text = String::from_utf8_lossy(buf);
     let base = prefix::from_path(display);
@@ -152,4 +160,5 @@ fn from_tail(buf: &[u8], mid: bool, display: &str, out: &mut Vec<LastLine>) {
             break;
         }
     }
+    ending::read(body.lines().rev())
 }

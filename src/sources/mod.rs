@@ -14,6 +14,7 @@ pub mod dmesg;
 pub mod docker;
 pub mod elfcore;
 pub mod encoding;
+pub mod ending;
 pub mod envdump;
 pub mod flight_recorder;
 pub mod holes;
