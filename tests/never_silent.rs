@@ -211,10 +211,13 @@ fn an_interrupt_after_start_up_and_after_a_step_name_different_hangs() {
     let start = diagnose_text(
         "console.txt",
         concat!(
-            "[2025-05-06 07:08:09,010] [INFO] [engine.py:77] Creating bf16 optimizer\n",
+            // Set-up that mentions a loss is still set-up; the query's CSV after the ^C
+            // makes the file sniff as nvidia-smi output, and it still ends as its log did.
+            "[2025-05-06 07:08:09,010] [INFO] [engine.py:77] Creating fp16 optimizer with dynamic loss scale\n",
             "^C\n",
-            "$ nvidia-smi\n",
-            "0, NVIDIA GeForce RTX 4090, 100 %\n",
+            "$ nvidia-smi --query-gpu=index,name,utilization.gpu,memory.used --format=csv\n",
+            "index, name, utilization.gpu [%], memory.used [MiB]\n",
+            "0, NVIDIA GeForce RTX 4090, 100 %, 6120 MiB\n",
         ),
     );
     assert_eq!(top(&start), ("nccl_network".to_string(), Some(1)));

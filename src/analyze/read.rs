@@ -10,7 +10,8 @@ use super::{CoreReport, Engine, FileResult, InputInfo, MAX_HITS_PER_SIG_FILE, Pr
 use crate::inputs::{Input, Source};
 use crate::model::{Phase, SourceKind, Warning, text};
 use crate::scan::ScanScratch;
-use crate::sources::last_lines;
+use crate::sources::ending::Ending;
+use crate::sources::last_lines::{self, LastLine};
 use crate::sources::open::{How, Opened, ReadMeter};
 use crate::sources::{self, elfcore};
 use std::io::Read;
@@ -234,12 +235,10 @@ impl Engine<'_> {
                     Some(&meter),
                     Part::Whole,
                 );
-                if opened.kind.is_log() && phase != Phase::Before {
-                    match reread {
-                        Some(p) => last_lines::read(p, path, &mut res.last_lines, &mut res.ending),
-                        None => tail.read(path, &mut res.last_lines, &mut res.ending),
-                    }
-                }
+                end_of(opened.kind, phase, &mut res, |lines, end| match reread {
+                    Some(p) => last_lines::read(p, path, lines, end),
+                    None => tail.read(path, lines, end),
+                });
             }
         }
         drop(stream);
@@ -320,8 +319,27 @@ fn read_last_lines(
     phase: Phase,
     res: &mut FileResult,
 ) {
-    if kind.is_log() && phase != Phase::Before {
-        last_lines::read(p, path, &mut res.last_lines, &mut res.ending);
+    end_of(kind, phase, res, |lines, end| {
+        last_lines::read(p, path, lines, end)
+    });
+}
+
+/// How a scanned file of the run stops (`ending`), and, for a log, its last timed lines: a
+/// console paste detected as a snapshot (a log that ends with an `nvidia-smi` query's CSV)
+/// still ends the way its log did.
+fn end_of(
+    kind: SourceKind,
+    phase: Phase,
+    res: &mut FileResult,
+    read: impl FnOnce(&mut Vec<LastLine>, &mut Option<Ending>),
+) {
+    if phase == Phase::Before || !kind.is_scanned() {
+        return;
+    }
+    let mut lines = Vec::new();
+    read(&mut lines, &mut res.ending);
+    if kind.is_log() {
+        res.last_lines.append(&mut lines);
     }
 }
 

@@ -114,7 +114,7 @@ fn starting_up(text: &str) -> bool {
 fn in_training(text: &str) -> bool {
     static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     RE.get_or_init(|| {
-        regex::Regex::new(r"(?i)\b(?:step|iter(?:ation)?|forward|backward|loss)\b")
+        regex::Regex::new(r"(?i)\b(?:step|iter(?:ation)?|forward|backward)\b")
             .expect("training-line regex")
     })
     .is_match(text)
