@@ -520,8 +520,10 @@ fn systemd_journal_fields_give_the_core_facts() {
     COREDUMP_SIGNAL_NAME=SIGSEGV
     COREDUMP_EXE=/opt/conda/bin/python3.11
     COREDUMP_CMDLINE=python train.py --bs 8
+    COREDUMP_TIMESTAMP=1717652311000123
 ";
     let f = text_facts(text);
+    assert!(has_fact(&f, "core.time", "2024-06-06T05:38:31Z"), "{f:?}");
     assert!(has_fact(&f, "core.signal", "SIGSEGV"), "{f:?}");
     assert_eq!(f.iter().filter(|(n, _)| n == "core.signal").count(), 1);
     assert!(has_fact(&f, "core.exe", "/opt/conda/bin/python3.11"));

@@ -5,7 +5,7 @@
 //! takes neither the confirmed case's action class nor its fingerprint.
 
 use std::path::Path;
-use trainwreck::model::{Action, Category};
+use trainwreck::model::{Action, Category, Verdict};
 use trainwreck::report::Report;
 use trainwreck::rules::KnowledgeBase;
 
@@ -165,4 +165,16 @@ fn a_contradicted_cause_is_not_the_confirmed_case() {
         "not grouped with the confirmed case"
     );
     assert!(a.confidence < c.confidence);
+    // Ruled out, not the headline: a 32 GiB /dev/shm outweighs the SIGBUS lines, and the
+    // second tier's Bus-error token for the same kind carries the same evidence against it.
+    assert_ne!(against.verdict, Verdict::Diagnosed);
+    assert_ne!(against.findings[0].category, Category::ShmExhausted);
+    for f in against
+        .findings
+        .iter()
+        .filter(|f| f.category == Category::ShmExhausted)
+    {
+        assert!(f.confidence < 0.3, "{}: {}", f.rule, f.confidence);
+        assert!(!f.against.is_empty(), "{} says why", f.rule);
+    }
 }

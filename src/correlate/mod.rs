@@ -517,14 +517,19 @@ fn provenance(f: &Finding) -> u8 {
 /// The one order of findings, used by every view (terminal, JSON, Markdown, GitHub, JUnit)
 /// and the fingerprint, so none can contradict another. Written once, in this order:
 /// causes before symptoms (a finding with `symptom_of` follows its root); causes at or above
-/// [`RULED_OUT_BELOW`] before the ruled-out; then higher confidence first; at equal
+/// [`RULED_OUT_BELOW`] before the ruled-out, and among the ruled-out those with nothing against
+/// them before those the evidence contradicts (`against`: a 32 GiB /dev/shm is not the
+/// "closest" cause of a SIGBUS, however many lines name it); then higher confidence first; at equal
 /// confidence a specific category before a generic one (`python_exception`, `other`: "an
 /// exception" says less than what kind), then a rule file's finding before an engine-made
 /// one, the second tier's candidates last; then the order they were made in (the sort is stable). "Why it ranks lower" in the
 /// reports reads these same keys (`why_lower`).
 pub fn rank(findings: &mut [Finding]) {
     findings.sort_by(|x, y| {
-        let key = |f: &Finding| (f.symptom_of.is_some(), f.confidence < RULED_OUT_BELOW);
+        let key = |f: &Finding| {
+            let out = f.confidence < RULED_OUT_BELOW;
+            (f.symptom_of.is_some(), out, out && !f.against.is_empty())
+        };
         let generic = |f: &Finding| GENERIC.contains(&f.category);
         key(x)
             .cmp(&key(y))

@@ -34,17 +34,39 @@ pub const WHAT_ZH: &str = "没有规则能解释这次失败，但说明训练�
 /// At most this many candidate categories are named.
 pub const MAX_CANDIDATES: usize = 3;
 
-/// One candidate category: its score and the (token, weight, line index) terms behind it.
+/// One candidate category: its score, the (token, weight, line index) terms behind it, and
+/// the evidence against the category that a rule's finding of it already weighed.
 struct Candidate {
     terms: Vec<(String, f64, usize)>,
+    against: Vec<Contribution>,
 }
 
 impl Candidate {
     fn confidence(&self) -> f64 {
         let p_not: f64 = self.terms.iter().map(|t| 1.0 - t.1).product();
-        let p = (1.0 - p_not).min(crate::tokens::MAX_CONFIDENCE);
+        let mut p = (1.0 - p_not).min(crate::tokens::MAX_CONFIDENCE);
+        for c in &self.against {
+            p *= 1.0 + c.weight;
+        }
         (p * 100.0).round() / 100.0
     }
+}
+
+/// What weighs against `cat` in the findings already made: each rule condition that
+/// contradicted a finding of that category (a 32 GiB /dev/shm against shm_exhausted). Evidence
+/// against a kind of failure holds whoever proposes it, so the tokens' candidate of that kind
+/// is scaled down the same way. A warning discounted as survived says nothing about the kind.
+fn against(findings: &[Finding], cat: Category) -> Vec<Contribution> {
+    let mut out: Vec<Contribution> = Vec::new();
+    for f in findings.iter().filter(|f| f.category == cat) {
+        for c in &f.score {
+            let contra = c.weight < 0.0 && c.weight > -1.0 && c.what != super::verdict::SURVIVED;
+            if contra && !out.iter().any(|o| o.what == c.what) {
+                out.push(c.clone());
+            }
+        }
+    }
+    out
 }
 
 /// Add the second tier's candidates when no specific rule's finding explains the failure.
@@ -73,7 +95,10 @@ pub fn apply(a: &Analysis, findings: &mut Vec<Finding>) {
     // Per category, each token once (its latest line): many lines of one token are one clue.
     let mut by_cat: BTreeMap<Category, Candidate> = BTreeMap::new();
     let mut add = |cat: Category, id: &str, w: f64, i: usize| {
-        let c = by_cat.entry(cat).or_insert(Candidate { terms: Vec::new() });
+        let c = by_cat.entry(cat).or_insert_with(|| Candidate {
+            terms: Vec::new(),
+            against: against(findings, cat),
+        });
         match c.terms.iter_mut().find(|x| x.0 == id) {
             Some(x) => x.2 = i,
             None => c.terms.push((id.to_string(), w, i)),
@@ -114,7 +139,17 @@ pub fn apply(a: &Analysis, findings: &mut Vec<Finding>) {
         if findings.iter().any(|f| live(f) && f.category == cat) {
             continue;
         }
-        if let Some(f) = finding(&lines, &stops, cat, &cand) {
+        if let Some(mut f) = finding(&lines, &stops, cat, &cand) {
+            // The lines that weighed against the kind, as the rule's finding cited them.
+            if !cand.against.is_empty() {
+                for x in findings.iter().filter(|x| x.category == cat) {
+                    for ag in &x.against {
+                        if !f.against.iter().any(|y| y.why == ag.why) {
+                            f.against.push(ag.clone());
+                        }
+                    }
+                }
+            }
             findings.push(f);
         }
     }
@@ -263,6 +298,7 @@ fn finding(
                 ),
                 weight: 0.0,
             }))
+            .chain(cand.against.iter().cloned())
             .collect(),
         more_lines: 0,
         next_time: Some(advice.collect.clone()),

@@ -139,6 +139,42 @@ pub fn render_with(r: &Report, o: &Options) -> String {
                     }
                     let _ = writeln!(out);
                 }
+                // A cause the evidence ruled out is not the answer, but why it is not, what
+                // else fits those lines and how to tell next time are (a rule's finding; the
+                // second tier's copy of the same kind says no more).
+                for f in r
+                    .findings
+                    .iter()
+                    .filter(|f| {
+                        !f.against.is_empty() && f.rule != crate::correlate::second_tier::RULE
+                    })
+                    .take(2)
+                {
+                    let _ = writeln!(
+                        out,
+                        "{} — {}: {}",
+                        st.bold(tr.against()),
+                        f.category,
+                        tr.title(f)
+                    );
+                    render_against(&mut out, f, st, tr);
+                    // Its fix is the variant for the contradicted case: what to look at instead.
+                    let _ = writeln!(out, "\n{}", st.bold(tr.fix_heading()));
+                    let _ = writeln!(
+                        out,
+                        "{}",
+                        super::table::paragraph(tr.fix(f), "  ", o.tables.width())
+                    );
+                    if let Some(n) = tr.next_time(f) {
+                        let _ = writeln!(out, "\n{}", st.bold(tr.next_time_heading()));
+                        let _ = writeln!(
+                            out,
+                            "{}",
+                            super::table::paragraph(n, "  ", o.tables.width())
+                        );
+                    }
+                    let _ = writeln!(out);
+                }
                 let _ = writeln!(out, "  {}", tr.capture_next_time());
             }
         },
@@ -194,6 +230,29 @@ pub fn render_with(r: &Report, o: &Options) -> String {
     out
 }
 
+/// The lines that argue against `f`, each with why, and what else fits them.
+fn render_against(out: &mut String, f: &Finding, st: &Style, tr: Tr) {
+    for a in &f.against {
+        let _ = writeln!(
+            out,
+            "  {}  {}\n      {} {}",
+            st.dim(&location(&a.path, a.line)),
+            super::cut(&a.text, 160),
+            st.yellow("✗"),
+            tr.against_why(a)
+        );
+    }
+    if let Some(alt) = tr.alternatives(f) {
+        let _ = writeln!(
+            out,
+            "  {}{}{}",
+            st.bold(tr.what_else_fits()),
+            tr.after_label(),
+            alt
+        );
+    }
+}
+
 fn render_top(
     out: &mut String,
     r: &Report,
@@ -235,25 +294,7 @@ fn render_top(
     }
     if !top.against.is_empty() {
         let _ = writeln!(out, "\n{}", st.bold(tr.against()));
-        for a in &top.against {
-            let _ = writeln!(
-                out,
-                "  {}  {}\n      {} {}",
-                st.dim(&location(&a.path, a.line)),
-                super::cut(&a.text, 160),
-                st.yellow("✗"),
-                tr.against_why(a)
-            );
-        }
-        if let Some(alt) = tr.alternatives(top) {
-            let _ = writeln!(
-                out,
-                "  {}{}{}",
-                st.bold(tr.what_else_fits()),
-                tr.after_label(),
-                alt
-            );
-        }
+        render_against(out, top, st, tr);
     }
     for c in &r.cores {
         render_core(out, c, st, tr);

@@ -129,6 +129,13 @@ impl FactParser for CoreTextParser {
                         out.facts.push(Fact::new("core.pid", n).at(lineno, line));
                     }
                 }
+                // Microseconds since the epoch (systemd's `usec_t`), written as UTC.
+                "COREDUMP_TIMESTAMP" => {
+                    if let Ok(us) = v.parse::<u64>() {
+                        let t = crate::sources::units::utc_z(us / 1_000_000);
+                        out.facts.push(Fact::new("core.time", t).at(lineno, line));
+                    }
+                }
                 "COREDUMP_TID" => {
                     if let Some(n) = num(v) {
                         out.facts.push(Fact::new("core.tid", n).at(lineno, line));
