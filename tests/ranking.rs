@@ -177,4 +177,25 @@ fn a_contradicted_cause_is_not_the_confirmed_case() {
         assert!(f.confidence < 0.3, "{}: {}", f.rule, f.confidence);
         assert!(!f.against.is_empty(), "{} says why", f.rule);
     }
+    // Every view of the unknown failure still says why shm is out, what else fits and what
+    // to look at instead (the rule's contradicted-case fix), once.
+    let term = trainwreck::report::terminal::render(
+        &against,
+        &trainwreck::report::terminal::Style { color: false },
+    );
+    let md = trainwreck::report::markdown::render(&against);
+    for (name, text) in [("terminal", &term), ("markdown", &md)] {
+        for said in [
+            "not a small container default",
+            "points elsewhere: a truncated file-backed mmap",
+            "Check what else raises SIGBUS",
+        ] {
+            assert!(text.contains(said), "{name}: {said:?} in\n{text}");
+        }
+        assert_eq!(
+            text.matches("Check what else raises SIGBUS").count(),
+            1,
+            "{name}"
+        );
+    }
 }

@@ -101,6 +101,11 @@ fn evidence_block(out: &mut String, f: &Finding, tr: Tr) {
         tr.md_evidence_summary(f.evidence.len()),
         fenced(body.trim_end())
     );
+    against_block(out, f, tr);
+}
+
+/// The lines that argue against `f`, folded, each with why.
+fn against_block(out: &mut String, f: &Finding, tr: Tr) {
     if !f.against.is_empty() {
         let mut body = String::new();
         for a in &f.against {
@@ -178,6 +183,30 @@ pub fn render_in(r: &Report, lang: Lang) -> String {
             if let Some(f) = r.findings.first() {
                 let _ = writeln!(out, "{}", tr.md_closest(f, &inline(tr.title(f))));
                 evidence_block(&mut out, f, tr);
+            }
+            // What the evidence ruled out, why, what else fits and what to look at instead.
+            for f in r.ruled_out_by_evidence() {
+                let _ = writeln!(
+                    out,
+                    "**{}** `{}` — {}\n",
+                    tr.against(),
+                    f.category,
+                    inline(tr.title(f))
+                );
+                against_block(&mut out, f, tr);
+                if let Some(alt) = tr.alternatives(f) {
+                    let _ = writeln!(
+                        out,
+                        "**{}**{}{}\n",
+                        tr.what_else_fits(),
+                        tr.after_label(),
+                        inline(alt)
+                    );
+                }
+                let _ = writeln!(out, "{} {}\n", tr.md_fix(), inline(tr.fix(f)));
+                if let Some(n) = tr.next_time(f) {
+                    let _ = writeln!(out, "{} {}\n", tr.md_next_time(), inline(n));
+                }
             }
         }
     }

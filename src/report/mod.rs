@@ -107,6 +107,16 @@ impl Report {
         })
     }
 
+    /// The causes the evidence argued against (a rule's finding with `against`; the second
+    /// tier's copy of the same kind says no more), at most two: what an unknown failure shows
+    /// besides its closest guess — why each is out, what else fits, its contradicted-case fix.
+    pub fn ruled_out_by_evidence(&self) -> impl Iterator<Item = &Finding> {
+        self.findings
+            .iter()
+            .filter(|f| !f.against.is_empty() && f.rule != crate::correlate::second_tier::RULE)
+            .take(2)
+    }
+
     pub fn symptoms_of<'a>(&'a self, rule: &'a str) -> impl Iterator<Item = &'a Finding> + 'a {
         self.findings
             .iter()

@@ -140,16 +140,8 @@ pub fn render_with(r: &Report, o: &Options) -> String {
                     let _ = writeln!(out);
                 }
                 // A cause the evidence ruled out is not the answer, but why it is not, what
-                // else fits those lines and how to tell next time are (a rule's finding; the
-                // second tier's copy of the same kind says no more).
-                for f in r
-                    .findings
-                    .iter()
-                    .filter(|f| {
-                        !f.against.is_empty() && f.rule != crate::correlate::second_tier::RULE
-                    })
-                    .take(2)
-                {
+                // else fits those lines and how to tell next time are.
+                for f in r.ruled_out_by_evidence() {
                     let _ = writeln!(
                         out,
                         "{} — {}: {}",
