@@ -123,17 +123,7 @@ fn in_training(text: &str) -> bool {
 /// The lines that say the run stopped without an error line, one per log at most. Empty
 /// when a log shows a clean end or the process exited 0, or when there is no such stop.
 pub fn signs(a: &Analysis) -> Vec<Sign> {
-    let exited_ok = {
-        let exits: Vec<i64> = a
-            .facts
-            .all()
-            .iter()
-            .filter(|f| f.name.ends_with(".exit_code"))
-            .filter_map(|f| f.value.as_i64())
-            .collect();
-        !exits.is_empty() && exits.iter().all(|c| *c == 0)
-    };
-    if exited_ok {
+    if super::verdict::exited_cleanly(a) {
         return Vec::new();
     }
     let table = crate::tokens::table();

@@ -102,18 +102,23 @@ pub fn run_tail(a: &Analysis) -> impl Iterator<Item = (&TailLine, &InputInfo)> {
     })
 }
 
-/// The lines that say the run died: every strong sign not followed by a clean end in the same
-/// file, and error words among a file's last lines, from the run's own inputs (not a snapshot
-/// taken before it). A clean process exit (an exit status 0 and none other) outweighs them all.
-pub fn death_signs(a: &Analysis) -> Vec<ErrorLine> {
-    let exits: Vec<i64> = a
+/// The process reported its exit status, and every status it reported is 0.
+pub fn exited_cleanly(a: &Analysis) -> bool {
+    let mut exits = a
         .facts
         .all()
         .iter()
         .filter(|f| f.name.ends_with(".exit_code"))
         .filter_map(|f| f.value.as_i64())
-        .collect();
-    if !exits.is_empty() && exits.iter().all(|c| *c == 0) {
+        .peekable();
+    exits.peek().is_some() && exits.all(|c| c == 0)
+}
+
+/// The lines that say the run died: every strong sign not followed by a clean end in the same
+/// file, and error words among a file's last lines, from the run's own inputs (not a snapshot
+/// taken before it). A clean process exit (an exit status 0 and none other) outweighs them all.
+pub fn death_signs(a: &Analysis) -> Vec<ErrorLine> {
+    if exited_cleanly(a) {
         return Vec::new();
     }
     let mut out: Vec<ErrorLine> = Vec::new();
