@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Score a trainwreck binary on the real-thread fixtures (fixtures/real/batch-NN/<ID>_<name>/).
 
-Usage: scripts/score_real.py BINARY [--root fixtures/real] [--batch batch-01 ...] [--misses]
+Usage: scripts/score_real.py BINARY [--root fixtures/real] [--batch batch-01 ...] [--misses] [--marks]
 
 For each case: top-1 (the first finding that is not a symptom, or `no_failure`), top-3 (any of the
 first three distinct root-cause categories accepted), and fix right (counted only among cases whose
@@ -30,6 +30,7 @@ ap.add_argument("binary")
 ap.add_argument("--root", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "real"))
 ap.add_argument("--batch", action="append", help="score only these batch folders (default: all)")
 ap.add_argument("--misses", action="store_true", help="print every miss with the top fix")
+ap.add_argument("--marks", action="store_true", help="print every case whose known_miss / fix_known_miss mark disagrees with its result (the ratchet tests/real_threads.rs enforces)")
 ap.add_argument("--coverage", action="store_true", help="print Markdown coverage tables (threads per category and per stack over all batches, with the scored batches' results) for docs/coverage.md")
 a = ap.parse_args()
 
@@ -148,6 +149,16 @@ for b, c, cd, lab in case_dirs:
             return not src or any(project_of(s) != proj for s in src)
 
         loso += (not deciders) or any(survives(d) for d in deciders)
+    if a.marks:
+        km, fkm = lab.get("known_miss"), lab.get("fix_known_miss")
+        if not ok1 and not km:
+            print(f"mark     {b}/{c}: top-1 wrong ({cats[:3]}) but no known_miss")
+        if ok1 and km:
+            print(f"mark     {b}/{c}: top-1 right now: remove known_miss")
+        if fix_ok is False and not fkm:
+            print(f"mark     {b}/{c}: fix misses but no fix_known_miss: {first_sentence(fix)[:120]!r}")
+        if fix_ok and fkm:
+            print(f"mark     {b}/{c}: fix right now: remove fix_known_miss")
     if a.misses and (not ok1 or fix_ok is False):
         what = "category" if not ok1 else "fix"
         print(f"miss {what:8} {b}/{c}: want {'|'.join(sorted(accept))}, got {cats[:3]}; fix: {fix[:160]!r}")
