@@ -184,7 +184,14 @@ fn a_contradicted_cause_is_not_the_confirmed_case() {
         &trainwreck::report::terminal::Style { color: false },
     );
     let md = trainwreck::report::markdown::render(&against);
-    for (name, text) in [("terminal", &term), ("markdown", &md)] {
+    let html = trainwreck::report::html::page(&against, trainwreck::model::Lang::En);
+    let gh = trainwreck::report::github::render(&against, "");
+    for (name, text) in [
+        ("terminal", &term),
+        ("markdown", &md),
+        ("html", &html),
+        ("github", &gh),
+    ] {
         for said in [
             "not a small container default",
             "points elsewhere: a truncated file-backed mmap",

@@ -100,6 +100,30 @@ pub fn render_in(r: &Report, root: &str, lang: Lang) -> String {
                 prop(tr.gh_unknown_title()),
                 data(&tr.gh_unknown(&fp))
             ));
+            // What the evidence ruled out: a notice on each line against it, with why, what
+            // else fits and that case's fix.
+            for f in r.ruled_out_by_evidence() {
+                let title = prop(&format!("{}: {}", tr.html_ruled_out(), f.category));
+                let mut tail = String::new();
+                if let Some(alt) = tr.alternatives(f) {
+                    tail.push_str(&format!(
+                        " {}{}{alt}",
+                        tr.what_else_fits(),
+                        tr.after_label()
+                    ));
+                }
+                tail.push_str(&format!(" {}: {}", tr.fix_heading(), tr.fix(f)));
+                for a in &f.against {
+                    let msg = data(&format!("{} — {}{tail}", a.text, tr.against_why(a)));
+                    match a.line {
+                        Some(l) => out.push_str(&format!(
+                            "::notice file={},line={l},title={title}::{msg}\n",
+                            prop(&join(root, &a.path))
+                        )),
+                        None => out.push_str(&format!("::notice title={title}::{msg}\n")),
+                    }
+                }
+            }
         }
     }
     for w in r.warnings.iter().take(10) {

@@ -371,6 +371,31 @@ fn cause_card(out: &mut String, r: &Report, tr: Tr) {
                 let _ = writeln!(out, "<p>{}</p>", esc(&tr.closest(f)));
                 evidence(out, f, tr, &Context::of(r));
             }
+            // What the evidence ruled out, why, what else fits and what to look at instead.
+            for f in r.ruled_out_by_evidence() {
+                let _ = writeln!(
+                    out,
+                    "<h3 class=\"ruled-out\">{} <code>{}</code> — {}</h3>",
+                    esc(tr.html_ruled_out()),
+                    esc(f.category.as_str()),
+                    esc(tr.title(f))
+                );
+                against(out, f, tr);
+                let _ = writeln!(
+                    out,
+                    "<p><strong>{}</strong> {}</p>",
+                    esc(tr.fix_heading()),
+                    esc(tr.fix(f))
+                );
+                if let Some(n) = tr.next_time(f) {
+                    let _ = writeln!(
+                        out,
+                        "<p><strong>{}</strong> {}</p>",
+                        esc(tr.next_time_heading()),
+                        esc(n)
+                    );
+                }
+            }
             if !r.last_errors.is_empty() {
                 let _ = writeln!(
                     out,
