@@ -18,6 +18,8 @@ pub const HOST_MEM_TOTAL_BYTES: &str = "host.mem_total_bytes";
 pub const HOST_MEM_AVAILABLE_MIN_BYTES: &str = "host.mem_available_min_bytes";
 /// Highest memory usage of the run's cgroup seen while watched.
 pub const CGROUP_MEMORY_PEAK_BYTES: &str = "cgroup.memory_peak_bytes";
+/// The mapped file holding the crashing thread's pc (a core, a gdb backtrace).
+pub const CORE_CRASH_MODULE: &str = "core.crash_module";
 /// Every rank's exit code (a pattern for `FactSet::matching`).
 pub const ANY_RANK_EXIT_CODE: &str = "rank.*.exit_code";
 

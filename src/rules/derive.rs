@@ -33,6 +33,12 @@ pub static DERIVED: &[Derived] = &[
         compute: batch_plan,
     },
     Derived {
+        name: "derive.crash_package",
+        unit: Unit::Text,
+        doc: "the installed Python package whose bundled native library holds the crashing pc (`site-packages/cv2/.libs/…`), from a core or a pasted gdb backtrace",
+        compute: crash_package,
+    },
+    Derived {
         name: "derive.crashing_extension",
         unit: Unit::Text,
         doc: "the installed package whose import the crash's Python stack is in (a compiled extension built for another torch or CUDA)",
@@ -43,6 +49,12 @@ pub static DERIVED: &[Derived] = &[
         unit: Unit::Text,
         doc: "which path or mount filled up and how big it is, from the error and a df row",
         compute: disk_full_plan,
+    },
+    Derived {
+        name: "derive.eval_off_plan",
+        unit: Unit::Text,
+        doc: "only when `load_best_model_at_end` found evaluation off: turn it on (under `eval_strategy` when the command line used the old `--evaluation_strategy`) or drop the best-model reload",
+        compute: eval_off_plan,
     },
     Derived {
         name: "derive.gpu_oom_foreign",
@@ -121,6 +133,12 @@ pub static DERIVED: &[Derived] = &[
         unit: Unit::Text,
         doc: "the sequence number of a timed-out collective when it is among a process group's first few (the ranks were still starting up)",
         compute: startup_collective,
+    },
+    Derived {
+        name: "derive.state_dict_prefix",
+        unit: Unit::Text,
+        doc: "when a state_dict's missing and unexpected keys differ by one constant prefix: that prefix, and whether to add or strip it",
+        compute: state_dict_prefix,
     },
     Derived {
         name: "derive.time_limit_plan",
@@ -550,6 +568,44 @@ fn crashing_extension(ctx: &DeriveCtx) -> Option<String> {
     })
 }
 
+/// The installed package holding the crashing module (`core.crash_module`): its directory under
+/// `site-packages`/`dist-packages`, or a wheel's vendored `<dist>.libs` there. PyTorch and the
+/// NVIDIA runtime wheels run every package's native work, so a crash in them names no one.
+fn crash_package(ctx: &DeriveCtx) -> Option<String> {
+    let module = ctx.facts.get(names::CORE_CRASH_MODULE)?.value.to_string();
+    let module = module.replace('\\', "/");
+    let at = module
+        .find("/site-packages/")
+        .or_else(|| module.find("/dist-packages/"))?;
+    let dir = module[at + "/site-packages/".len()..].split('/').next()?;
+    let dir = dir.strip_suffix(".libs").unwrap_or(dir);
+    if dir.is_empty()
+        || dir.ends_with(".so")
+        || matches!(dir, "torch" | "nvidia" | "triton" | "torch_npu")
+    {
+        return None;
+    }
+    let lib = module.rsplit('/').next().unwrap_or(&module);
+    // Import names whose distribution is named otherwise (what `pip install` takes).
+    let dist = match dir {
+        "cv2" => "opencv-python (or opencv-python-headless, whichever is installed)",
+        "PIL" => "Pillow",
+        "sklearn" => "scikit-learn",
+        "skimage" => "scikit-image",
+        "yaml" => "PyYAML",
+        d => d,
+    };
+    Some(if ctx.zh() {
+        format!(
+            "换一个 `{dir}` 的构建：升级 {dist}，或者固定到之前能用的版本：崩溃发生在它自带的 native 库 `{lib}` 里；再确认没有第二份同样的库（另一个 wheel、conda 包或系统安装）和它一起被加载。"
+        )
+    } else {
+        format!(
+            "Install another build of the package that owns `{dir}`: upgrade {dist}, or pin the release that worked. The crash is inside its own bundled native library (`{lib}`); check too that no second copy of the same libraries (another wheel, a conda package, a system install) is loaded beside it."
+        )
+    })
+}
+
 /// Collectives a process group runs before training proper: the first handful (DDP's
 /// parameter broadcast, a `broadcast_object_list` of the data or config, a barrier).
 const STARTUP_COLLECTIVES: u64 = 8;
@@ -621,6 +677,17 @@ fn gpu_oom_phase(ctx: &DeriveCtx) -> Option<String> {
         .iter()
         .rev()
         .find(|(path, _)| !path.contains("/torch/"))?;
+    if let Some(func) = frames.iter().find_map(own_evaluation) {
+        return Some(if zh {
+            format!(
+                "把 `{func}()` 里的评估放到 `torch.no_grad()`（或 `torch.inference_mode()`）下运行，并先调用 `model.eval()`：显存不够发生在你自己的评估函数里，没有关掉梯度时每个 batch 都会保留自己的计算图（跨 batch 留下的张量也会连着它们的图）；如果它已经关掉了梯度，就减小评估的 batch。"
+            )
+        } else {
+            format!(
+                "Run the evaluation in `{func}()` under `torch.no_grad()` (or `torch.inference_mode()`), after `model.eval()`: the OOM is raised in your own evaluation function, where without it every batch keeps its autograd graph (and tensors kept across batches keep theirs alive); if it already runs without gradients, use a smaller evaluation batch."
+            )
+        });
+    }
     if gather(inner.1) {
         return Some(if zh {
             "设置 `eval_accumulation_steps`（比如 8），让 Trainer 每 N 步把评估时收集的预测搬到 CPU，而不是全部留在 GPU 上（或者传 `preprocess_logits_for_metrics` 只保留 argmax 的 id）：显存不够发生在评估循环拼接输出的时候，减小训练 batch 解决不了。".into()
@@ -629,6 +696,98 @@ fn gpu_oom_phase(ctx: &DeriveCtx) -> Option<String> {
         });
     }
     None
+}
+
+/// The quoted keys of a `Missing key(s) in state_dict: "a", "b"` (or `Unexpected key(s)`) line.
+fn state_dict_keys<'a>(lines: &[&'a str], head: &str) -> Vec<&'a str> {
+    let Some(line) = lines.iter().find(|l| l.contains(head)) else {
+        return Vec::new();
+    };
+    let rest = &line[line.find(head).unwrap_or(0) + head.len()..];
+    rest.split('"')
+        .skip(1)
+        .step_by(2)
+        .filter(|k| !k.is_empty())
+        .collect()
+}
+
+/// When the keys a model missed and the keys the checkpoint held instead differ by one
+/// constant prefix (`module.` from DataParallel/DDP, `model.`, `base_model.model.`), that
+/// prefix: the keys are right, one side is wrapped once more than the other. Every missing key
+/// that has a prefixed or unprefixed twin among the unexpected ones must agree on it, and at
+/// least two must pair.
+fn state_dict_prefix(ctx: &DeriveCtx) -> Option<String> {
+    let missing = state_dict_keys(ctx.lines, "Missing key(s) in state_dict:");
+    let unexpected = state_dict_keys(ctx.lines, "Unexpected key(s) in state_dict:");
+    if missing.is_empty() || unexpected.is_empty() {
+        return None;
+    }
+    // (prefix, the model wants it): `true` when the model's keys carry the prefix.
+    let mut found: Option<(&str, bool)> = None;
+    let mut pairs = 0;
+    for m in &missing {
+        let here = unexpected.iter().find_map(|u| {
+            if let Some(p) = m.strip_suffix(u).filter(|p| p.ends_with('.')) {
+                Some((p, true))
+            } else {
+                u.strip_suffix(m)
+                    .filter(|p| p.ends_with('.'))
+                    .map(|p| (p, false))
+            }
+        });
+        let Some(h) = here else { continue };
+        if found.is_some_and(|f| f != h) {
+            return None;
+        }
+        found = Some(h);
+        pairs += 1;
+    }
+    let (prefix, model_wants) = found.filter(|_| pairs >= 2)?;
+    let zh = ctx.zh();
+    Some(match (model_wants, zh) {
+        (true, false) => format!(
+            "Add the `{prefix}` prefix to every key of the checkpoint before loading (`{{'{prefix}' + k: v for k, v in state.items()}}`), or load into the model before it is wrapped (`model.module.load_state_dict(…)`): each key the model missed is a key the checkpoint holds with `{prefix}` in front, so the model here is wrapped (DataParallel/DDP) once more than the one that saved it."
+        ),
+        (true, true) => format!(
+            "加载前给 checkpoint 的每个 key 加上 `{prefix}` 前缀（`{{'{prefix}' + k: v for k, v in state.items()}}`），或者在包装之前加载（`model.module.load_state_dict(…)`）：模型缺的每个 key 都是 checkpoint 里某个 key 前面加上 `{prefix}`，说明这里的模型比保存时多包了一层（DataParallel/DDP）。"
+        ),
+        (false, false) => format!(
+            "Strip the `{prefix}` prefix from every key of the checkpoint before loading (`{{k.removeprefix('{prefix}'): v for k, v in state.items()}}`), or wrap the model the same way before loading: each key the checkpoint holds is the model's own key with `{prefix}` in front, so it was saved from a model wrapped (DataParallel/DDP) once more than this one."
+        ),
+        (false, true) => format!(
+            "加载前去掉 checkpoint 每个 key 的 `{prefix}` 前缀（`{{k.removeprefix('{prefix}'): v for k, v in state.items()}}`），或者先用同样的方式包装模型再加载：checkpoint 里的每个 key 都是模型自己的 key 前面多了 `{prefix}`，说明保存它的模型比这里多包了一层（DataParallel/DDP）。"
+        ),
+    })
+}
+
+/// The function of a frame in the user's own code (not an installed package) that evaluates:
+/// `validate`, `evaluate`, `run_eval`, `val_epoch`, `test`. A framework's evaluation hooks
+/// (Lightning's `validation_step`, the Trainer's loops) already run without gradients and
+/// are not this.
+fn own_evaluation<'a>((path, func): &(&str, &'a str)) -> Option<&'a str> {
+    if path.contains("-packages/") || func.ends_with("_step") {
+        return None;
+    }
+    let f = func.to_ascii_lowercase();
+    let words = || f.split('_');
+    if words().any(|w| w.starts_with("train")) {
+        return None;
+    }
+    words()
+        .any(|w| {
+            matches!(
+                w,
+                "validate"
+                    | "validation"
+                    | "valid"
+                    | "val"
+                    | "eval"
+                    | "evaluate"
+                    | "evaluation"
+                    | "test"
+            )
+        })
+        .then_some(*func)
 }
 
 /// Only when something other than this process's PyTorch holds the card.
@@ -900,6 +1059,21 @@ fn half_precision(ctx: &DeriveCtx) -> Option<String> {
         .or_else(|| on("config.mixed_precision", &["fp16"]))
 }
 
+/// `load_best_model_at_end` with the evaluation off (capture `eval_off`): with nothing to
+/// evaluate there is no best model, so matching the save schedule to it would stop saving.
+/// When the command line asked for evaluation under the old argument name (a confirmation's
+/// capture `old_eval_arg`), the flag was not read.
+fn eval_off_plan(ctx: &DeriveCtx) -> Option<String> {
+    ctx.capture("eval_off")?;
+    let zh = ctx.zh();
+    Some(match (ctx.capture("old_eval_arg").is_some(), zh) {
+        (true, false) => "Pass `--eval_strategy` instead of `--evaluation_strategy`: the command line asks for evaluation under the argument's old name, which recent transformers releases no longer read, so the evaluation stayed off (`no`) and `load_best_model_at_end` has no evaluation to pick the best checkpoint from.".into(),
+        (true, true) => "用 `--eval_strategy` 代替 `--evaluation_strategy`：命令行用的是这个参数的旧名字，较新的 transformers 版本不再读取它，所以评估仍然是关闭的（`no`），`load_best_model_at_end` 没有评估结果可以用来挑选最优 checkpoint。".into(),
+        (false, false) => "Turn evaluation on with the same schedule as saving (`eval_strategy` equal to `save_strategy`, e.g. `epoch`, and an eval dataset), or set `load_best_model_at_end=False`: the check found evaluation off (`no`), so there is no best model to reload, and setting the save strategy to match it would stop checkpointing altogether.".into(),
+        (false, true) => "按和保存相同的节奏打开评估（`eval_strategy` 与 `save_strategy` 一致，比如 `epoch`，并提供评估数据集），或者设置 `load_best_model_at_end=False`：检查发现评估是关闭的（`no`），没有最优模型可加载；反过来把保存策略改成和它一致，就完全不保存 checkpoint 了。".into(),
+    })
+}
+
 /// The sequence cap a confirmation rule saw printed as `None` (capture `unset_seq_cap`).
 fn seq_cap_unset(ctx: &DeriveCtx) -> Option<String> {
     ctx.capture("unset_seq_cap").map(|c| c.trim().to_string())
@@ -1020,6 +1194,39 @@ mod tests {
     }
 
     #[test]
+    fn a_constant_key_prefix_says_which_way_to_rename() {
+        let run = |lines: &[&str]| {
+            state_dict_prefix(&DeriveCtx {
+                facts: &FactSet::default(),
+                captures: &[],
+                lines,
+                lang: Lang::En,
+            })
+        };
+        let more = run(&[
+            "\tMissing key(s) in state_dict: \"module.module.a.weight\", \"module.module.b.bias\", \"module.module.c.w",
+            "\tUnexpected key(s) in state_dict: \"module.a.weight\", \"module.b.bias\".",
+        ]);
+        assert!(more.unwrap().starts_with("Add the `module.` prefix"));
+        let fewer = run(&[
+            "\tMissing key(s) in state_dict: \"a.weight\", \"b.bias\".",
+            "\tUnexpected key(s) in state_dict: \"model.a.weight\", \"model.b.bias\".",
+        ]);
+        assert!(fewer.unwrap().starts_with("Strip the `model.` prefix"));
+        // Different layers, or one pair only, is not a prefix.
+        let other = run(&[
+            "\tMissing key(s) in state_dict: \"lm_head.weight\", \"x.bias\".",
+            "\tUnexpected key(s) in state_dict: \"head.weight\", \"y.bias\".",
+        ]);
+        assert_eq!(other, None);
+        let one = run(&[
+            "\tMissing key(s) in state_dict: \"a.weight\".",
+            "\tUnexpected key(s) in state_dict: \"m.a.weight\".",
+        ]);
+        assert_eq!(one, None);
+    }
+
+    #[test]
     fn a_gpu_ooms_phase_comes_from_its_innermost_frames() {
         let s = FactSet::new();
         let phase = |lines: &[&str]| {
@@ -1050,6 +1257,25 @@ mod tests {
         ]);
         assert_eq!(in_layer, None);
         assert_eq!(phase(&["  File \"train.py\", line 9, in step"]), None);
+        // The user's own evaluation function keeps graphs unless it runs without gradients.
+        let own = phase(&["  File \"train.py\", line 282, in validate"]);
+        assert!(
+            own.unwrap()
+                .starts_with("Run the evaluation in `validate()` under `torch.no_grad()`")
+        );
+        let hook = phase(&["  File \"/env/lib/model.py\", line 40, in validation_step"]);
+        assert_eq!(hook, None);
+        let installed = phase(&["  File \"/env/site-packages/lib/run.py\", line 4, in evaluate"]);
+        assert_eq!(installed, None);
+        let in_layer = phase(&[
+            "  File \"main.py\", line 90, in evaluate",
+            "  File \"/home/u/proj/model.py\", line 12, in forward",
+        ]);
+        assert!(in_layer.unwrap().contains("`evaluate()`"));
+        assert_eq!(
+            phase(&["  File \"main.py\", line 9, in train_and_eval"]),
+            None
+        );
         assert_eq!(phase(&[]), None);
     }
 
