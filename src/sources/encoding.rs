@@ -329,9 +329,45 @@ impl<R: Read> Transcode<R> {
         let src = &self.raw[a..b];
         match self.mode {
             Mode::Utf8 => {
+                // UTF-8 after UTF-16 was judged from a window: what follows it is checked
+                // here, each invalid sequence becoming U+FFFD, and a sequence cut by the end
+                // of the buffer waits for the next read (the end of input replaces it).
                 self.out.clear();
-                self.out.extend_from_slice(src);
-                self.raw_at.0 = b;
+                let mut rest = src;
+                loop {
+                    match std::str::from_utf8(rest) {
+                        Ok(t) => {
+                            self.out.extend_from_slice(t.as_bytes());
+                            rest = &[];
+                            break;
+                        }
+                        Err(e) => {
+                            let good = e.valid_up_to();
+                            self.out.extend_from_slice(&rest[..good]);
+                            match e.error_len() {
+                                Some(n) => {
+                                    self.out.extend_from_slice("\u{FFFD}".as_bytes());
+                                    self.replaced.store(true, Ordering::Relaxed);
+                                    rest = &rest[good + n..];
+                                }
+                                None if self.eof => {
+                                    self.out.extend_from_slice("\u{FFFD}".as_bytes());
+                                    self.replaced.store(true, Ordering::Relaxed);
+                                    rest = &[];
+                                    break;
+                                }
+                                None => {
+                                    rest = &rest[good..];
+                                    break;
+                                }
+                            }
+                        }
+                    }
+                }
+                self.raw_at.0 = b - rest.len();
+                if self.out.is_empty() && !rest.is_empty() {
+                    return false;
+                }
             }
             Mode::Lines => {
                 // Whole lines only (unless the buffer is full of one, or at the end).
@@ -718,6 +754,40 @@ mod tests {
         }
         assert_eq!(String::from_utf8(out).unwrap(), text);
         assert!(!t.replaced.load(Ordering::Relaxed));
+    }
+
+    /// Found by the `text_encoding` fuzz target: after the switch from UTF-16 to UTF-8 (judged
+    /// on a window), bytes past the window that are not UTF-8 went out as they were.
+    #[test]
+    fn utf8_after_utf16_is_checked_past_the_window() {
+        let mut bytes = utf16("step 1 loss 2.0\n", true, true);
+        let ascii = "rank0: torch.OutOfMemoryError: CUDA out of memory (written as UTF-8)\n";
+        bytes.extend_from_slice(ascii.as_bytes());
+        bytes.extend_from_slice(b"bad \xFF\xFE byte and a cut \xE8\xAE");
+        let d = Decoded::new(TextEncoding::Utf16Le);
+        let mut s = String::new();
+        Transcode::reporting(&bytes[..], &d)
+            .read_to_string(&mut s)
+            .expect("the output is UTF-8");
+        assert!(s.starts_with("step 1 loss 2.0\n"), "{s:?}");
+        assert!(s.contains(ascii), "{s:?}");
+        assert!(
+            s.ends_with("bad \u{FFFD}\u{FFFD} byte and a cut \u{FFFD}"),
+            "{s:?}"
+        );
+        assert!(d.replaced.load(Ordering::Relaxed));
+        // A character cut between two reads is joined, not replaced.
+        let mut t = Transcode::new(&bytes[..bytes.len() - 30], TextEncoding::Utf16Le);
+        let mut out = Vec::new();
+        let mut buf = [0u8; 5];
+        loop {
+            let k = t.read(&mut buf).unwrap();
+            if k == 0 {
+                break;
+            }
+            out.extend_from_slice(&buf[..k]);
+        }
+        assert!(String::from_utf8(out).is_ok());
     }
 
     #[test]
