@@ -229,6 +229,7 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("ranks-interleaved", "TW2104", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW2105", R_INTERLEAVE), // 3 of 4 examples lost
     ("ranks-interleaved", "TW2109", R_INTERLEAVE), // 2 of 2 examples lost
+    ("ranks-interleaved", "TW2111", R_INTERLEAVE), // 1 of 1 examples lost
     ("ranks-interleaved", "TW2201", R_INTERLEAVE), // 5 of 11 examples lost
     ("ranks-interleaved", "TW2202", R_INTERLEAVE), // 5 of 6 examples lost
     ("ranks-interleaved", "TW2203", R_INTERLEAVE), // 3 of 3 examples lost

@@ -81,6 +81,12 @@ pub static DERIVED: &[Derived] = &[
         compute: half_precision,
     },
     Derived {
+        name: "derive.host_oom_loading",
+        unit: Unit::Text,
+        doc: "only when the kill came while a model's checkpoint shards were loading (transformers' `Loading checkpoint shards` bar among the cited lines): load with less host memory",
+        compute: host_oom_loading,
+    },
+    Derived {
         name: "derive.kernel_library",
         unit: Unit::Text,
         doc: "the installed package of the traceback's innermost frame that is not PyTorch or Triton (whose kernel failed)",
@@ -1072,6 +1078,23 @@ fn eval_off_plan(ctx: &DeriveCtx) -> Option<String> {
         (false, false) => "Turn evaluation on with the same schedule as saving (`eval_strategy` equal to `save_strategy`, e.g. `epoch`, and an eval dataset), or set `load_best_model_at_end=False`: the check found evaluation off (`no`), so there is no best model to reload, and setting the save strategy to match it would stop checkpointing altogether.".into(),
         (false, true) => "按和保存相同的节奏打开评估（`eval_strategy` 与 `save_strategy` 一致，比如 `epoch`，并提供评估数据集），或者设置 `load_best_model_at_end=False`：检查发现评估是关闭的（`no`），没有最优模型可加载；反过来把保存策略改成和它一致，就完全不保存 checkpoint 了。".into(),
     })
+}
+
+/// A host OOM kill while transformers loaded a model's checkpoint shards (its `Loading checkpoint
+/// shards` progress bar, often with the shell's `Killed` glued to it, among the cited lines):
+/// the whole model sits in host RAM then — in fp32 unless a dtype is given — so the lever is
+/// how it is loaded, not DataLoader workers.
+fn host_oom_loading(ctx: &DeriveCtx) -> Option<String> {
+    ctx.lines
+        .iter()
+        .any(|l| l.contains("Loading checkpoint shards"))
+        .then(|| {
+            if ctx.zh() {
+                "用更少的主机内存加载模型：`from_pretrained(…, low_cpu_mem_usage=True, torch_dtype=torch.bfloat16)`（或者 `device_map=\"auto\"`，把分片直接放到 GPU 上），并优先用 safetensors 格式；进程是在加载 checkpoint 分片时被杀的，这时整个模型都在主机内存里（不指定 dtype 就是 fp32）。也可以给机器更多内存或 swap 来完成加载。".into()
+            } else {
+                "Load the model with less host memory: `from_pretrained(…, low_cpu_mem_usage=True, torch_dtype=torch.bfloat16)` (or `device_map=\"auto\"` to put the shards straight on the GPU), from safetensors files. The kill came while the checkpoint shards were loading, when the whole model sits in host RAM (in fp32 unless a dtype is given); otherwise give the machine more RAM or swap for the load.".into()
+            }
+        })
 }
 
 /// The sequence cap a confirmation rule saw printed as `None` (capture `unset_seq_cap`).
