@@ -158,6 +158,12 @@ pub static DERIVED: &[Derived] = &[
         doc: "the NVIDIA Xid catalog entry for the code in the hit (meaning, usual cause, action)",
         compute: xid_explain,
     },
+    Derived {
+        name: "derive.xla_preallocation",
+        unit: Unit::Text,
+        doc: "only beside XLA's own log lines (JAX, TensorFlow/XLA): make it stop preallocating most of the card",
+        compute: xla_preallocation,
+    },
 ];
 
 pub fn is_derived(name: &str) -> bool {
@@ -1095,6 +1101,18 @@ fn host_oom_loading(ctx: &DeriveCtx) -> Option<String> {
                 "Load the model with less host memory: `from_pretrained(…, low_cpu_mem_usage=True, torch_dtype=torch.bfloat16)` (or `device_map=\"auto\"` to put the shards straight on the GPU), from safetensors files. The kill came while the checkpoint shards were loading, when the whole model sits in host RAM (in fp32 unless a dtype is given); otherwise give the machine more RAM or swap for the load.".into()
             }
         })
+}
+
+/// A CUDA out-of-memory (or cuDNN's failure to initialize) in a run whose memory XLA manages
+/// (a confirmation's capture `xla_runtime`): JAX takes most of each card at start, leaving too
+/// little for NCCL's and cuDNN's own buffers or for a second process on the card.
+fn xla_preallocation(ctx: &DeriveCtx) -> Option<String> {
+    ctx.capture("xla_runtime")?;
+    Some(if ctx.zh() {
+        "不要让 XLA 一启动就预占大部分显存：设置 `XLA_PYTHON_CLIENT_PREALLOCATE=false`（按需分配），或者用 `XLA_PYTHON_CLIENT_MEM_FRACTION=.5` 之类调低预占比例（TensorFlow 用 `tf.config.experimental.set_memory_growth(gpu, True)`）：JAX 启动时会占掉每张卡 75–90% 的显存，NCCL 和 cuDNN 在池子之外分配自己的缓冲区，于是它们分不到，报出的错也不一定提显存。".into()
+    } else {
+        "Stop XLA from taking most of the card at start: set `XLA_PYTHON_CLIENT_PREALLOCATE=false` (allocate on demand) or lower the share with `XLA_PYTHON_CLIENT_MEM_FRACTION=.5` (TensorFlow: `tf.config.experimental.set_memory_growth(gpu, True)`). JAX reserves 75–90 % of each card when it starts, and NCCL and cuDNN allocate their own buffers outside that pool, so they find nothing left and fail with errors that need not say memory.".into()
+    })
 }
 
 /// The sequence cap a confirmation rule saw printed as `None` (capture `unset_seq_cap`).
