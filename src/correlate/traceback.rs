@@ -819,6 +819,11 @@ fn finding(a: &Analysis) -> Option<(Finding, Option<Remedy>)> {
 /// Categories whose rules catch any exception: a traceback can say more than they do.
 const GENERIC: &[Category] = &[Category::PythonException, Category::Other];
 
+/// The rules that report an exception without knowing it: their fix is a template, which the
+/// traceback's reading sharpens. A rule that names a specific failure of a generic category
+/// (DDP's unused parameters, a shape mismatch) has its own remedy, which stays first.
+const FALLBACK_RULES: &[&str] = &["uncaught-python-exception", super::second_tier::RULE];
+
 /// When no specific rule explains the failure (only generic ones, or none), read the run's
 /// tracebacks: a more specific category goes first as its own finding (the generic one stays
 /// as the alternative); the same category sharpens the generic finding's fix with where the
@@ -835,10 +840,11 @@ pub fn apply(a: &Analysis, findings: &mut Vec<Finding>) {
     // The remedy the exception names leads every generic finding's fix (an exception the
     // reading files under `other` is still what the uncaught-exception rule reports); their
     // own template follows, labelled as the general advice it is.
+    let fallback = |f: &Finding| FALLBACK_RULES.contains(&f.rule.as_str());
     if let Some(c) = &cure {
         for f in findings
             .iter_mut()
-            .filter(|f| root(f) && f.category != tb.category)
+            .filter(|f| root(f) && f.category != tb.category && fallback(f))
         {
             f.fix = format!("{} In general: {}", c.en, f.fix);
             f.fix_zh = f.fix_zh.take().map(|z| format!("{}一般建议：{z}", c.zh));
@@ -848,6 +854,8 @@ pub fn apply(a: &Analysis, findings: &mut Vec<Finding>) {
         .iter_mut()
         .find(|f| root(f) && f.category == tb.category)
     {
+        // A specific rule of the reading's category already says more than where it was raised.
+        Some(same) if !fallback(same) => {}
         Some(same) => {
             for e in tb.evidence.into_iter().skip(1) {
                 if !same
