@@ -203,6 +203,7 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("ranks-interleaved", "TW0301", R_INTERLEAVE), // 2 of 19 examples lost
     ("ranks-interleaved", "TW0302", R_INTERLEAVE), // 3 of 3 examples lost
     ("ranks-interleaved", "TW0304", R_INTERLEAVE), // 2 of 2 examples lost
+    ("ranks-interleaved", "TW0305", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW0401", R_INTERLEAVE), // 7 of 9 examples lost
     ("ranks-interleaved", "TW0601", R_INTERLEAVE), // 8 of 14 examples lost
     ("ranks-interleaved", "TW0602", R_INTERLEAVE), // 4 of 4 examples lost

@@ -33,6 +33,12 @@ pub static DERIVED: &[Derived] = &[
         compute: batch_plan,
     },
     Derived {
+        name: "derive.colocated_rollout",
+        unit: Unit::Text,
+        doc: "only when the job's own vLLM engine shares the cards (its `gpu_memory_utilization` printed or passed): lower that share, with a value from the run's",
+        compute: colocated_rollout,
+    },
+    Derived {
         name: "derive.crash_package",
         unit: Unit::Text,
         doc: "the installed Python package whose bundled native library holds the crashing pc (`site-packages/cv2/.libs/…`), from a core or a pasted gdb backtrace",
@@ -1112,6 +1118,26 @@ fn xla_preallocation(ctx: &DeriveCtx) -> Option<String> {
         "不要让 XLA 一启动就预占大部分显存：设置 `XLA_PYTHON_CLIENT_PREALLOCATE=false`（按需分配），或者用 `XLA_PYTHON_CLIENT_MEM_FRACTION=.5` 之类调低预占比例（TensorFlow 用 `tf.config.experimental.set_memory_growth(gpu, True)`）：JAX 启动时会占掉每张卡 75–90% 的显存，NCCL 和 cuDNN 在池子之外分配自己的缓冲区，于是它们分不到，报出的错也不一定提显存。".into()
     } else {
         "Stop XLA from taking most of the card at start: set `XLA_PYTHON_CLIENT_PREALLOCATE=false` (allocate on demand) or lower the share with `XLA_PYTHON_CLIENT_MEM_FRACTION=.5` (TensorFlow: `tf.config.experimental.set_memory_growth(gpu, True)`). JAX reserves 75–90 % of each card when it starts, and NCCL and cuDNN allocate their own buffers outside that pool, so they find nothing left and fail with errors that need not say memory.".into()
+    })
+}
+
+/// A CUDA OOM in a job whose own vLLM engine shares the cards (a confirmation's capture
+/// `vllm_util`, its `gpu_memory_utilization`): the engine's share is taken before training
+/// allocates anything, so it is the first lever, with a value computed from the run's own.
+fn colocated_rollout(ctx: &DeriveCtx) -> Option<String> {
+    let util: f64 = ctx.capture("vllm_util")?.trim().parse().ok()?;
+    if !(0.0..=1.0).contains(&util) {
+        return None;
+    }
+    let lower = ((util - 0.1).max(0.05) * 100.0).round() / 100.0;
+    Some(if ctx.zh() {
+        format!(
+            "调低同卡 rollout 引擎的 `gpu_memory_utilization`（这里是 {util}，比如调到 {lower}），或者减小训练的 micro-batch，让训练和 rollout 能一起放进同一张卡：vLLM 会先占走每张卡的这一份显存，训练只能用剩下的；OOM 报告里“别的进程”占的显存就是本任务自己的这个引擎，不是外来进程。"
+        )
+    } else {
+        format!(
+            "Lower the colocated rollout engine's `gpu_memory_utilization` ({util} here, e.g. to {lower}) or the training micro-batch, so training and rollout fit on the card together: vLLM takes that share of every card before training allocates anything, and the memory the OOM reports as held by another process is this job's own engine, not a foreign one."
+        )
     })
 }
 
