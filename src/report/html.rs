@@ -319,20 +319,7 @@ fn cause_card(out: &mut String, r: &Report, tr: Tr) {
                 esc(tr.title(top))
             );
             meta(out, top, tr);
-            let _ = writeln!(
-                out,
-                "<h3>{}</h3>\n<p class=\"fix\">{}</p>",
-                esc(tr.fix_heading()),
-                esc(tr.fix(top))
-            );
-            if let Some(n) = tr.next_time(top) {
-                let _ = writeln!(
-                    out,
-                    "<h3>{}</h3>\n<p>{}</p>",
-                    esc(tr.next_time_heading()),
-                    esc(n)
-                );
-            }
+            fix_and_next_time(out, top, tr, "h3");
             evidence(out, top, tr, &Context::of(r));
             against(out, top, tr);
             let symptoms: Vec<&Finding> = r.symptoms_of(&top.rule).collect();
@@ -381,20 +368,7 @@ fn cause_card(out: &mut String, r: &Report, tr: Tr) {
                     esc(tr.title(f))
                 );
                 against(out, f, tr);
-                let _ = writeln!(
-                    out,
-                    "<p><strong>{}</strong> {}</p>",
-                    esc(tr.fix_heading()),
-                    esc(tr.fix(f))
-                );
-                if let Some(n) = tr.next_time(f) {
-                    let _ = writeln!(
-                        out,
-                        "<p><strong>{}</strong> {}</p>",
-                        esc(tr.next_time_heading()),
-                        esc(n)
-                    );
-                }
+                fix_and_next_time(out, f, tr, "h4");
             }
             if !r.last_errors.is_empty() {
                 let _ = writeln!(
@@ -420,6 +394,24 @@ fn cause_card(out: &mut String, r: &Report, tr: Tr) {
                 esc(tr.capture_next_time())
             );
         }
+    }
+}
+
+/// A finding's fix and what to capture next time, each under a heading of level `h`.
+fn fix_and_next_time(out: &mut String, f: &Finding, tr: Tr, h: &str) {
+    let _ = writeln!(
+        out,
+        "<{h}>{}</{h}>\n<p class=\"fix\">{}</p>",
+        esc(tr.fix_heading()),
+        esc(tr.fix(f))
+    );
+    if let Some(n) = tr.next_time(f) {
+        let _ = writeln!(
+            out,
+            "<{h}>{}</{h}>\n<p>{}</p>",
+            esc(tr.next_time_heading()),
+            esc(n)
+        );
     }
 }
 

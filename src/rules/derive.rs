@@ -718,10 +718,12 @@ fn gpu_oom_phase(ctx: &DeriveCtx) -> Option<String> {
 
 /// The quoted keys of a `Missing key(s) in state_dict: "a", "b"` (or `Unexpected key(s)`) line.
 fn state_dict_keys<'a>(lines: &[&'a str], head: &str) -> Vec<&'a str> {
-    let Some(line) = lines.iter().find(|l| l.contains(head)) else {
+    let Some(rest) = lines
+        .iter()
+        .find_map(|l| l.split_once(head).map(|(_, r)| r))
+    else {
         return Vec::new();
     };
-    let rest = &line[line.find(head).unwrap_or(0) + head.len()..];
     rest.split('"')
         .skip(1)
         .step_by(2)
@@ -783,7 +785,7 @@ fn state_dict_prefix(ctx: &DeriveCtx) -> Option<String> {
 /// (Lightning's `validation_step`, the Trainer's loops) already run without gradients and
 /// are not this.
 fn own_evaluation<'a>((path, func): &(&str, &'a str)) -> Option<&'a str> {
-    if path.contains("-packages/") || func.ends_with("_step") {
+    if path.contains("-packages/") || path.contains("-packages\\") || func.ends_with("_step") {
         return None;
     }
     let f = func.to_ascii_lowercase();

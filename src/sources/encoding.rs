@@ -776,18 +776,26 @@ mod tests {
             "{s:?}"
         );
         assert!(d.replaced.load(Ordering::Relaxed));
-        // A character cut between two reads is joined, not replaced.
-        let mut t = Transcode::new(&bytes[..bytes.len() - 30], TextEncoding::Utf16Le);
-        let mut out = Vec::new();
-        let mut buf = [0u8; 5];
-        loop {
-            let k = t.read(&mut buf).unwrap();
-            if k == 0 {
-                break;
+        // A character cut between two reads of the input is joined, not replaced.
+        struct OneByte<'a>(&'a [u8]);
+        impl Read for OneByte<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                let Some((&b, rest)) = self.0.split_first() else {
+                    return Ok(0);
+                };
+                buf[0] = b;
+                self.0 = rest;
+                Ok(1)
             }
-            out.extend_from_slice(&buf[..k]);
         }
-        assert!(String::from_utf8(out).is_ok());
+        let mut bytes = utf16("step 1\n", true, true);
+        let tail = "rank0: 显存不足 while saving, written as UTF-8 by a second process\n";
+        bytes.extend_from_slice(tail.as_bytes());
+        let mut s = String::new();
+        Transcode::new(OneByte(&bytes), TextEncoding::Utf16Le)
+            .read_to_string(&mut s)
+            .unwrap();
+        assert_eq!(s, format!("step 1\n{tail}"));
     }
 
     #[test]
