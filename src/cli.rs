@@ -497,8 +497,8 @@ fn analyze(args: AnalyzeArgs, ui: Ui) -> i32 {
         return code;
     }
     stdin_hint(&args.paths, ui.lang);
-    // Detection tables compile beside the rules (start-up is sequential otherwise).
-    std::thread::spawn(crate::sources::detect::warm_up);
+    // Detection and token tables build beside the rules (start-up is sequential otherwise).
+    std::thread::spawn(crate::analyze::warm_up);
     let kb = match load(&args.rules, ui.lang) {
         Ok(kb) => kb,
         Err(code) => return code,
@@ -605,7 +605,7 @@ fn diff_cmd(args: DiffArgs, ui: Ui) -> i32 {
     if let Some(code) = missing_paths(&both, ui.lang) {
         return code;
     }
-    std::thread::spawn(crate::sources::detect::warm_up);
+    std::thread::spawn(crate::analyze::warm_up);
     let kb = match load(&args.rules, ui.lang) {
         Ok(kb) => kb,
         Err(code) => return code,

@@ -222,6 +222,14 @@ pub struct Engine<'kb> {
     pub follow_links: bool,
 }
 
+/// Build the tables every engine reads and no rule file changes (the detection tables, the
+/// second tier's tokens), so a command can do it on a spare thread while the rules load:
+/// `Engine::new` then finds them ready instead of building them in line.
+pub fn warm_up() {
+    detect::warm_up();
+    crate::tokens::table();
+}
+
 impl<'kb> Engine<'kb> {
     pub fn new(kb: &'kb KnowledgeBase) -> Engine<'kb> {
         let mut reg = Registry::default();

@@ -251,9 +251,7 @@ impl KnowledgeBase {
         let mut rules = Vec::new();
         let mut errors = Vec::new();
         let mut warnings = Vec::new();
-        for (name, text) in BUILTIN {
-            load_text(&format!("builtin:{name}"), text, &mut rules, &mut errors);
-        }
+        load_builtin(&mut rules, &mut errors);
         let mut budget = crate::limits::RULE_REGEX_TOTAL_BYTES;
         for dir in dirs {
             let mut files: Vec<_> = match std::fs::read_dir(dir) {
@@ -385,6 +383,45 @@ fn check_overlap_names(rules: &[Rule], errors: &mut Vec<LoadError>) {
                 });
             }
         }
+    }
+}
+
+/// The embedded rule files, parsed and compiled on up to four threads (start-up: parsing
+/// every signature's regex for its literals is most of a small input's time). Each thread
+/// takes the next file not yet taken, so one large file does not hold up a fixed share; the
+/// rules and errors come out in `BUILTIN`'s order whatever the thread count.
+fn load_builtin(rules: &mut Vec<Rule>, errors: &mut Vec<LoadError>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    type Loaded = (usize, Vec<Rule>, Vec<LoadError>);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 4);
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let mut out: Vec<Loaded> = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some((name, text)) = BUILTIN.get(i) else {
+                return out;
+            };
+            let (mut r, mut e) = (Vec::new(), Vec::new());
+            load_text(&format!("builtin:{name}"), text, &mut r, &mut e);
+            out.push((i, r, e));
+        }
+    };
+    let mut parts = std::thread::scope(|s| {
+        let others: Vec<_> = (1..threads).map(|_| s.spawn(work)).collect();
+        let mut parts = work();
+        for h in others {
+            // A panic in a loader is a bug; resurface it on this thread.
+            parts.extend(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+        }
+        parts
+    });
+    parts.sort_by_key(|p| p.0);
+    for (_, mut r, mut e) in parts {
+        rules.append(&mut r);
+        errors.append(&mut e);
     }
 }
 

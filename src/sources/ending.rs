@@ -69,6 +69,10 @@ fn clip(t: &str) -> String {
 
 /// A shell prompt: `Some(None)` bare, `Some(Some(cmd))` with the command typed after it.
 fn prompt(t: &str) -> Option<Option<&str>> {
+    // Every form ends its prompt with `$`, `#` or `>`: without one, no regex to compile.
+    if !t.contains(['$', '#', '>']) {
+        return None;
+    }
     static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let re = RE.get_or_init(|| {
         regex::Regex::new(concat!(
@@ -132,6 +136,10 @@ fn interrupt(t: &str) -> bool {
 
 /// The counters of a progress line: `(done, total)` pairs.
 fn counters(t: &str) -> Vec<(u64, u64)> {
+    // Both forms hold `done/total`.
+    if !t.contains('/') {
+        return Vec::new();
+    }
     static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let re = RE.get_or_init(|| {
         regex::Regex::new(concat!(

@@ -247,23 +247,36 @@ fn peel_forms(line: &str, attribute: bool, all: &Forms) -> (Attribution, usize) 
 /// Rank (or local rank) and host from a file's path: torchrun `--log-dir` layouts
 /// (`attempt_0/3/stderr.log`), `rank3.log`, `*_rank3_*`, `node-x/…`.
 pub fn from_path(path: &str) -> Attribution {
-    static RE: OnceLock<[Regex; 3]> = OnceLock::new();
-    let [rank_re, attempt_re, node_re] = RE.get_or_init(|| {
-        [
-            Regex::new(r"(?i)(?:^|[/_.-])rank[-_]?0*(\d+)(?:[/_.-]|$)").unwrap(),
-            Regex::new(r"attempt_\d+/(\d+)/(?:std(?:out|err)\.log|error\.json)$").unwrap(),
-            Regex::new(r"(?i)(?:^|/)((?:node|host|worker)[-_]?[\w-]*\d+[\w-]*)/").unwrap(),
-        ]
-    });
+    // Each regex is compiled only for a path holding its literal (a few ms each: start-up on
+    // a small input must not pay for the layouts its paths do not have).
+    static RANK: OnceLock<Regex> = OnceLock::new();
+    static ATTEMPT: OnceLock<Regex> = OnceLock::new();
+    static NODE: OnceLock<Regex> = OnceLock::new();
+    let lower = path.to_ascii_lowercase();
+    let has = |w: &str| lower.contains(w);
     let mut a = Attribution::default();
-    if let Some(c) = rank_re.captures_iter(path).last() {
-        a.rank = c[1].parse().ok();
+    if has("rank") {
+        let re = RANK
+            .get_or_init(|| Regex::new(r"(?i)(?:^|[/_.-])rank[-_]?0*(\d+)(?:[/_.-]|$)").unwrap());
+        if let Some(c) = re.captures_iter(path).last() {
+            a.rank = c[1].parse().ok();
+        }
     }
-    if let Some(c) = attempt_re.captures(path) {
-        a.local_rank = c[1].parse().ok();
+    if path.contains("attempt_") {
+        let re = ATTEMPT.get_or_init(|| {
+            Regex::new(r"attempt_\d+/(\d+)/(?:std(?:out|err)\.log|error\.json)$").unwrap()
+        });
+        if let Some(c) = re.captures(path) {
+            a.local_rank = c[1].parse().ok();
+        }
     }
-    if let Some(c) = node_re.captures(path) {
-        a.host = Some(c[1].to_string());
+    if has("node") || has("host") || has("worker") {
+        let re = NODE.get_or_init(|| {
+            Regex::new(r"(?i)(?:^|/)((?:node|host|worker)[-_]?[\w-]*\d+[\w-]*)/").unwrap()
+        });
+        if let Some(c) = re.captures(path) {
+            a.host = Some(c[1].to_string());
+        }
     }
     a
 }
