@@ -124,6 +124,33 @@ pub fn verdict(tl: &Timeline, flight: &[flight_recorder::FrDump]) -> Verdict {
             e.entry(op.to_uppercase()).or_default().0.insert(*r);
         }
     }
+    // Watchdog lines that disagree: ranks that timed out at one sequence number in different
+    // ops (rank 0 gathering a ZeRO-3 model to save it while the others all-reduce) ran
+    // different collectives there. Only when no fingerprint said so already, and only when
+    // each rank names one op: a rank in two process groups can time out in two ops whose
+    // counters happen to meet.
+    if !fps.values().any(|ops| ops.len() > 1) {
+        let mut at: BTreeMap<u64, BTreeMap<String, OpRanks>> = BTreeMap::new();
+        for e in evs {
+            if let (Kind::Launch(What::Watchdog { seq, op, .. }), Some(rank)) =
+                (&e.kind, e.who.rank)
+            {
+                let slot = at.entry(*seq).or_default().entry(op.clone()).or_default();
+                slot.0.insert(rank);
+                slot.1.push(e);
+            }
+        }
+        let disjoint = |ops: &BTreeMap<String, OpRanks>| {
+            let all: BTreeSet<u32> = ops.values().flat_map(|(r, _)| r.iter().copied()).collect();
+            all.len() == ops.values().map(|(r, _)| r.len()).sum::<usize>()
+        };
+        if let Some((seq, ops)) = at
+            .into_iter()
+            .find(|(_, ops)| ops.len() > 1 && disjoint(ops))
+        {
+            fps.insert(seq, ops);
+        }
+    }
     if let Some((seq, ops)) = fps.iter().find(|(_, ops)| ops.len() > 1) {
         let mut evidence: Vec<Evidence> = Vec::new();
         for (_, (_, es)) in ops.iter() {
@@ -426,6 +453,22 @@ fn is_teardown(text: &str) -> bool {
 }
 
 /// What a synthetic finding says: (rule, code, category), title, confidence, evidence, fix, why.
+/// The fix when some ranks all-gather while the others run another collective: a gather of
+/// sharded parameters (what ZeRO-3 and FSDP issue before using a layer) on some ranks only.
+const GATHER_FIX: &str = "Some ranks were gathering sharded parameters (an all-gather, as ZeRO-3 and FSDP issue before a layer runs) while the others ran another collective: code that touches the sharded model on some ranks only (saving the 16-bit model or a `state_dict()`, evaluation or generation under `if rank == 0`) must run on every rank, or shard less — ZeRO stage 2 (FSDP's `SHARD_GRAD_OP`) keeps whole parameters on every rank, so nothing is gathered. TORCH_DISTRIBUTED_DEBUG=DETAIL names the call sites.";
+/// `GATHER_FIX` in Chinese.
+const GATHER_FIX_ZH: &str = "一部分 rank 在收集切分的参数（all-gather，ZeRO-3 和 FSDP 在某一层运行前会发起它），其余 rank 在执行别的集合通信：只在部分 rank 上触碰切分模型的代码（保存 16-bit 模型或 `state_dict()`、放在 `if rank == 0` 里的评估或生成）必须在所有 rank 上执行，或者少切分一些——ZeRO stage 2（FSDP 的 `SHARD_GRAD_OP`）在每个 rank 上保留完整参数，不需要收集。设置 TORCH_DISTRIBUTED_DEBUG=DETAIL 可以看到具体调用位置。";
+
+/// Some ranks all-gather and others do not, at the mismatched sequence number.
+fn gathers_shards(m: &Mismatch) -> bool {
+    let gather = |op: &str| {
+        op.trim_start_matches('_')
+            .to_ascii_uppercase()
+            .starts_with("ALLGATHER")
+    };
+    m.ops.iter().any(|(op, _)| gather(op)) && m.ops.iter().any(|(op, _)| !gather(op))
+}
+
 struct Synth<'a> {
     id: (&'a str, &'a str, Category),
     title: String,
@@ -566,8 +609,16 @@ pub fn apply(kb: &KnowledgeBase, a: &Analysis, tl: &Timeline, findings: &mut Vec
             ),
             conf: 0.95,
             evidence: m.evidence.clone(),
-            fix: "A collective is called conditionally or in a different order on some ranks (rank-dependent `if` around all_reduce/broadcast, early exit on one rank). Make every rank call the same collectives in the same order; TORCH_DISTRIBUTED_DEBUG=DETAIL names the call sites.",
-            fix_zh: "有的 rank 是有条件地或按不同顺序调用集合通信的（all_reduce/broadcast 外面包了依赖 rank 的 `if`，或某个 rank 提前退出）。让所有 rank 按相同顺序调用相同的集合通信；设置 TORCH_DISTRIBUTED_DEBUG=DETAIL 可以看到具体调用位置。",
+            fix: if gathers_shards(m) {
+                GATHER_FIX
+            } else {
+                "A collective is called conditionally or in a different order on some ranks (rank-dependent `if` around all_reduce/broadcast, early exit on one rank). Make every rank call the same collectives in the same order; TORCH_DISTRIBUTED_DEBUG=DETAIL names the call sites."
+            },
+            fix_zh: if gathers_shards(m) {
+                GATHER_FIX_ZH
+            } else {
+                "有的 rank 是有条件地或按不同顺序调用集合通信的（all_reduce/broadcast 外面包了依赖 rank 的 `if`，或某个 rank 提前退出）。让所有 rank 按相同顺序调用相同的集合通信；设置 TORCH_DISTRIBUTED_DEBUG=DETAIL 可以看到具体调用位置。"
+            },
             why: vec![format!(
                 "collective fingerprints differ at sequence number {}: {desc}",
                 m.seq
@@ -969,5 +1020,29 @@ Fatal Python error: Segmentation fault
 ";
         let (_, f) = diagnose(log);
         assert_eq!(top(&f), Some(Category::SegfaultNative), "{f:?}");
+    }
+
+    #[test]
+    fn watchdogs_of_one_sequence_number_in_different_ops_are_a_mismatch() {
+        // Rank 0 gathers parameters to save while ranks 1-3 all-reduce, at one SeqNum.
+        let log = "\
+[rank1]:[E1003 04:10:11.100000000 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=4410, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600012 milliseconds before timing out.
+[rank2]:[E1003 04:10:11.100000000 ProcessGroupNCCL.cpp:632] [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=4410, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600013 milliseconds before timing out.
+[rank0]:[E1003 04:10:11.100000000 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=4410, OpType=_ALLGATHER_BASE, NumelIn=6553600, NumelOut=26214400, Timeout(ms)=600000) ran for 600015 milliseconds before timing out.
+[rank3]:[E1003 04:10:11.100000000 ProcessGroupNCCL.cpp:632] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=4410, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600011 milliseconds before timing out.
+";
+        let (_, f) = diagnose(log);
+        assert_eq!(top(&f), Some(Category::CollectiveMismatch), "{f:?}");
+    }
+
+    #[test]
+    fn one_rank_in_two_ops_at_one_sequence_number_is_no_mismatch() {
+        // Rank 0 belongs to two process groups whose counters meet: no two ranks disagree.
+        let log = "\
+[rank0]:[E1003 04:10:11.100000000 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=77, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600012 milliseconds before timing out.
+[rank0]:[E1003 04:10:11.200000000 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=77, OpType=BROADCAST, NumelIn=8, NumelOut=8, Timeout(ms)=600000) ran for 600013 milliseconds before timing out.
+";
+        let (_, f) = diagnose(log);
+        assert_eq!(top(&f), Some(Category::NcclTimeout), "{f:?}");
     }
 }
