@@ -252,7 +252,7 @@ impl KnowledgeBase {
         let mut errors = Vec::new();
         let mut warnings = Vec::new();
         load_builtin(&mut rules, &mut errors);
-        let mut budget = crate::limits::RULE_REGEX_TOTAL_BYTES;
+        let mut user_files = Vec::new();
         for dir in dirs {
             let mut files: Vec<_> = match std::fs::read_dir(dir) {
                 Ok(rd) => rd.filter_map(|e| e.ok().map(|e| e.path())).collect(),
@@ -292,26 +292,13 @@ impl KnowledgeBase {
                     dir.display()
                 ));
             }
-            for f in files
-                .iter()
-                .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-            {
-                match std::fs::read_to_string(f) {
-                    Ok(t) => load_text_within(
-                        &f.display().to_string(),
-                        &t,
-                        &mut rules,
-                        &mut errors,
-                        &mut budget,
-                    ),
-                    Err(e) => errors.push(LoadError {
-                        file: f.display().to_string(),
-                        key: "-".into(),
-                        message: format!("cannot read: {e}"),
-                    }),
-                }
-            }
+            user_files.extend(
+                files
+                    .into_iter()
+                    .filter(|p| p.extension().is_some_and(|e| e == "toml")),
+            );
         }
+        load_user_files(&user_files, &mut rules, &mut errors);
         check_unique(&rules, &mut errors);
         check_overlap_names(&rules, &mut errors);
         if !errors.is_empty() {
@@ -386,32 +373,30 @@ fn check_overlap_names(rules: &[Rule], errors: &mut Vec<LoadError>) {
     }
 }
 
-/// The embedded rule files, parsed and compiled on up to four threads (start-up: parsing
-/// every signature's regex for its literals is most of a small input's time). Each thread
-/// takes the next file not yet taken, so one large file does not hold up a fixed share; the
-/// rules and errors come out in `BUILTIN`'s order whatever the thread count.
-fn load_builtin(rules: &mut Vec<Rule>, errors: &mut Vec<LoadError>) {
+/// `work(i)` for every `i` in `0..n` on up to four threads, each taking the next `i` not yet
+/// taken (so one large rule file does not hold up a fixed share), results in `i`'s order
+/// whatever the thread count. Start-up: parsing every signature's regex for its literals is
+/// most of a small input's time.
+fn in_parallel<T: Send>(n: usize, work: impl Fn(usize) -> T + Sync) -> Vec<T> {
     use std::sync::atomic::{AtomicUsize, Ordering};
-    type Loaded = (usize, Vec<Rule>, Vec<LoadError>);
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
-        .clamp(1, 4);
+        .clamp(1, 4)
+        .min(n.max(1));
     let next = AtomicUsize::new(0);
-    let work = || {
-        let mut out: Vec<Loaded> = Vec::new();
+    let take = || {
+        let mut out = Vec::new();
         loop {
             let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some((name, text)) = BUILTIN.get(i) else {
+            if i >= n {
                 return out;
-            };
-            let (mut r, mut e) = (Vec::new(), Vec::new());
-            load_text(&format!("builtin:{name}"), text, &mut r, &mut e);
-            out.push((i, r, e));
+            }
+            out.push((i, work(i)));
         }
     };
     let mut parts = std::thread::scope(|s| {
-        let others: Vec<_> = (1..threads).map(|_| s.spawn(work)).collect();
-        let mut parts = work();
+        let others: Vec<_> = (1..threads).map(|_| s.spawn(take)).collect();
+        let mut parts = take();
         for h in others {
             // A panic in a loader is a bug; resurface it on this thread.
             parts.extend(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
@@ -419,7 +404,59 @@ fn load_builtin(rules: &mut Vec<Rule>, errors: &mut Vec<LoadError>) {
         parts
     });
     parts.sort_by_key(|p| p.0);
-    for (_, mut r, mut e) in parts {
+    parts.into_iter().map(|(_, t)| t).collect()
+}
+
+/// The embedded rule files, in `BUILTIN`'s order.
+fn load_builtin(rules: &mut Vec<Rule>, errors: &mut Vec<LoadError>) {
+    let parts = in_parallel(BUILTIN.len(), |i| {
+        let (name, text) = BUILTIN[i];
+        let (mut r, mut e) = (Vec::new(), Vec::new());
+        load_text(&format!("builtin:{name}"), text, &mut r, &mut e);
+        (r, e)
+    });
+    for (mut r, mut e) in parts {
+        rules.append(&mut r);
+        errors.append(&mut e);
+    }
+}
+
+/// The `--rules` files, in the order given. Each file's regexes are compiled (to their
+/// NFA, for their size) in parallel and their sizes recorded; the rule set's total is then
+/// charged in load order, so the file and regex where it is passed are the same as if the
+/// files had been read one by one.
+fn load_user_files(files: &[std::path::PathBuf], rules: &mut Vec<Rule>, errors: &mut Vec<LoadError>) {
+    let parts = in_parallel(files.len(), |i| {
+        let f = &files[i];
+        let (mut r, mut e, mut costs) = (Vec::new(), Vec::new(), Vec::new());
+        match std::fs::read_to_string(f) {
+            Ok(t) => load_text_within(
+                &f.display().to_string(),
+                &t,
+                &mut r,
+                &mut e,
+                &mut Budget::Record(&mut costs),
+            ),
+            Err(err) => e.push(LoadError {
+                file: f.display().to_string(),
+                key: "-".into(),
+                message: format!("cannot read: {err}"),
+            }),
+        }
+        (r, e, costs)
+    });
+    let mut left = crate::limits::RULE_REGEX_TOTAL_BYTES;
+    for (f, (mut r, mut e, costs)) in files.iter().zip(parts) {
+        for (key, used) in costs {
+            let mut b = Budget::Left(&mut left);
+            if let Err(message) = b.charge(used) {
+                e.push(LoadError {
+                    file: f.display().to_string(),
+                    key,
+                    message,
+                });
+            }
+        }
         rules.append(&mut r);
         errors.append(&mut e);
     }
@@ -432,18 +469,42 @@ pub fn load_text(origin: &str, text: &str, rules: &mut Vec<Rule>, errors: &mut V
         text,
         rules,
         errors,
-        &mut crate::limits::RULE_REGEX_TOTAL_BYTES.clone(),
+        &mut Budget::Left(&mut crate::limits::RULE_REGEX_TOTAL_BYTES.clone()),
     );
 }
 
-/// As `load_text`, the compiled size of its user regexes taken from `budget` (what is left of
-/// the rule set's `limits::RULE_REGEX_TOTAL_BYTES`).
+/// What user rules' regexes may still cost of the rule set's total
+/// (`limits::RULE_REGEX_TOTAL_BYTES`): charged as each regex is compiled, or each regex's
+/// cost recorded with its key, to be charged in load order later (`load_user_files`).
+enum Budget<'a> {
+    Left(&'a mut usize),
+    Record(&'a mut Vec<(String, usize)>),
+}
+
+impl Budget<'_> {
+    /// Take `used` bytes; the load error's message when the total is passed.
+    fn charge(&mut self, used: usize) -> Result<(), String> {
+        let Budget::Left(left) = self else {
+            return Ok(());
+        };
+        if used > **left {
+            let total = crate::limits::RULE_REGEX_TOTAL_BYTES;
+            return Err(format!(
+                "the --rules regexes loaded up to here compile to more than {total} bytes in all (limits::RULE_REGEX_TOTAL_BYTES; this one is {used}): load fewer rules or make their regexes smaller"
+            ));
+        }
+        **left -= used;
+        Ok(())
+    }
+}
+
+/// As `load_text`, the compiled size of its user regexes taken from (or recorded in) `budget`.
 fn load_text_within(
     origin: &str,
     text: &str,
     rules: &mut Vec<Rule>,
     errors: &mut Vec<LoadError>,
-    budget: &mut usize,
+    budget: &mut Budget,
 ) {
     let file: schema::RuleFile = match toml::from_str(text) {
         Ok(f) => f,
@@ -489,11 +550,11 @@ fn load_text_within(
 
 /// A user regex compiled once at load to its Thompson NFA, under the scanner's size limit (what
 /// the regex crate's `size_limit` bounds), bytes and Unicode classes as the scanner compiles it;
-/// its size is taken from `budget` (what is left of `limits::RULE_REGEX_TOTAL_BYTES`). One too
-/// large, alone or with those loaded before it, is a load error here rather than a signature
-/// that silently never matches. Only the NFA is built: the full regex waits for its first
-/// candidate line, so start-up does not pay for signatures a run never meets.
-fn charge_user_regex(src: &str, budget: &mut usize) -> Result<(), String> {
+/// its size is charged to `budget` (under `key`, the load error's key, when recorded). One too
+/// large, alone or with those loaded before it, is a load error rather than a signature that
+/// silently never matches. Only the NFA is built: the full regex waits for its first candidate
+/// line, so start-up does not pay for signatures a run never meets.
+fn charge_user_regex(src: &str, key: &str, budget: &mut Budget) -> Result<(), String> {
     use regex_automata::nfa::thompson;
     thread_local! {
         // One compiler for every rule: its UTF-8 state cache is large to set up and to drop,
@@ -519,14 +580,13 @@ fn charge_user_regex(src: &str, budget: &mut usize) -> Result<(), String> {
                 None => e.to_string(),
             })
     })?;
-    if used > *budget {
-        let total = crate::limits::RULE_REGEX_TOTAL_BYTES;
-        return Err(format!(
-            "the --rules regexes loaded up to here compile to more than {total} bytes in all (limits::RULE_REGEX_TOTAL_BYTES; this one is {used}): load fewer rules or make their regexes smaller"
-        ));
+    match budget {
+        Budget::Record(costs) => {
+            costs.push((key.to_string(), used));
+            Ok(())
+        }
+        left => left.charge(used),
     }
-    *budget -= used;
-    Ok(())
 }
 
 /// Built-in rules have `TW` + 4 digits; a local rule has a namespace of its own: 2–8 capital
@@ -561,7 +621,7 @@ fn check_code(builtin: bool, code: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn compile(origin: &str, raw: schema::RawRule, budget: &mut usize) -> Result<Rule, Vec<LoadError>> {
+fn compile(origin: &str, raw: schema::RawRule, budget: &mut Budget) -> Result<Rule, Vec<LoadError>> {
     let mut errs = Vec::new();
     let who = raw.name.clone();
     let mut err = |key: &str, message: String| {
@@ -661,7 +721,7 @@ fn compile(origin: &str, raw: schema::RawRule, budget: &mut usize) -> Result<Rul
             .map_err(|e| e.to_string())
             .and_then(|ok| {
                 if !origin.starts_with("builtin:") {
-                    charge_user_regex(&s.regex, budget)?;
+                    charge_user_regex(&s.regex, &format!("rule {who} {key}.regex"), budget)?;
                 }
                 Ok(ok)
             });
@@ -684,7 +744,8 @@ fn compile(origin: &str, raw: schema::RawRule, budget: &mut usize) -> Result<Rul
                         .map_err(|e| e.to_string())
                         .and_then(|r| {
                             if !origin.starts_with("builtin:") {
-                                charge_user_regex(p, budget)?;
+                                let k = format!("rule {who} {key}.preceded_by");
+                                charge_user_regex(p, &k, budget)?;
                             }
                             Ok(r)
                         }) {
@@ -1064,13 +1125,13 @@ mod loader_tests {
     }
 
     /// Many regexes each under the per-regex cap but together over the rule set's total: the
-    /// load fails with an error naming the file where the total was passed, before that file's
-    /// later regexes are compiled.
+    /// load fails with an error naming the file where the total was passed (the files are
+    /// compiled in parallel, the total charged in load order).
     #[test]
     fn rule_regexes_over_the_total_budget_are_a_load_error_naming_the_file() {
         let re = r"boom (?P<what>\w+) \w{60}";
         let mut left = usize::MAX;
-        charge_user_regex(re, &mut left).unwrap();
+        charge_user_regex(re, "-", &mut Budget::Left(&mut left)).unwrap();
         let each = usize::MAX - left;
         assert!(each < crate::limits::RULE_REGEX_BYTES && each > 0, "{each}");
         let n = crate::limits::RULE_REGEX_TOTAL_BYTES / each + 2;
