@@ -37,3 +37,30 @@ fn gpu_oom_with_another_process_holding_the_card_points_at_that_process() {
     assert!(top.fix.contains("outside this process"), "{}", top.fix);
     assert!(!top.fix.contains("micro-batch (or sequence"), "{}", top.fix);
 }
+
+/// `trainwreck run`'s own folder of a real SIGBUS in a 64 MiB /dev/shm: the peak it sampled
+/// (63.3 MiB) reached the mount's size, so the fix says the real need is unknown and sizes from
+/// what the host can spare, instead of "peak plus margin" from a peak that was the ceiling.
+#[test]
+fn a_wrapped_run_whose_shm_peak_hit_the_mount_size_is_sized_from_the_host() {
+    let r = diagnose("27_run_shm_sigbus_samples");
+    let top = r.top().unwrap();
+    assert_eq!(top.category, Category::ShmExhausted);
+    assert!(top.fix.contains("--shm-size"), "{}", top.fix);
+    assert!(
+        top.fix.contains("63.3 MiB"),
+        "the sampled peak: {}",
+        top.fix
+    );
+    assert!(
+        top.fix.contains("ceiling"),
+        "the peak was the limit: {}",
+        top.fix
+    );
+    let peak = r
+        .facts
+        .iter()
+        .find(|f| f.name == "shm.peak_bytes")
+        .expect("peaks.txt read");
+    assert_eq!(peak.value.as_i64(), Some(66_342_912));
+}

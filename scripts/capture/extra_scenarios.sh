@@ -49,3 +49,18 @@ s26_rank1_lags_watchdog() { local d=$1
   snap "$d/snapshot_after"
   true
 }
+
+# The seed story under `trainwreck run`: /dev/shm shrunk to 64M, DataLoader workers stage a
+# feature cache there and die of SIGBUS; the wrapper samples /dev/shm, cgroup and GPU memory
+# every 100 ms, so the capture shows the climb to the limit and the moment of death. Needs the
+# release binary in the tree (`cargo build --release`; carried as target/release/trainwreck).
+s27_run_shm_sigbus_samples() { local d=$1
+  shm_small 64M; echo "shm method: $SHM_METHOD"
+  snap "$d/snapshot_before"
+  timeout 150 "$REPO/target/release/trainwreck" run --out "$d/run" --interval 100 --no-record -- \
+    torchrun --nproc_per_node 1 --log-dir torchrun_logs $P/train_ddp.py --data shm-cache --shm-cache-mb 256 \
+    --sample-shape 3,512,512 --batch-size 8 --num-workers 4 --steps 50 --log-every 5 > "$d/trainwreck_run.txt" 2>&1
+  echo "trainwreck run rc=$?"
+  snap "$d/snapshot_after"
+  shm_restore
+}

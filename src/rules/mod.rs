@@ -425,7 +425,11 @@ fn load_builtin(rules: &mut Vec<Rule>, errors: &mut Vec<LoadError>) {
 /// NFA, for their size) in parallel and their sizes recorded; the rule set's total is then
 /// charged in load order, so the file and regex where it is passed are the same as if the
 /// files had been read one by one.
-fn load_user_files(files: &[std::path::PathBuf], rules: &mut Vec<Rule>, errors: &mut Vec<LoadError>) {
+fn load_user_files(
+    files: &[std::path::PathBuf],
+    rules: &mut Vec<Rule>,
+    errors: &mut Vec<LoadError>,
+) {
     let parts = in_parallel(files.len(), |i| {
         let f = &files[i];
         let (mut r, mut e, mut costs) = (Vec::new(), Vec::new(), Vec::new());
@@ -621,7 +625,11 @@ fn check_code(builtin: bool, code: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn compile(origin: &str, raw: schema::RawRule, budget: &mut Budget) -> Result<Rule, Vec<LoadError>> {
+fn compile(
+    origin: &str,
+    raw: schema::RawRule,
+    budget: &mut Budget,
+) -> Result<Rule, Vec<LoadError>> {
     let mut errs = Vec::new();
     let who = raw.name.clone();
     let mut err = |key: &str, message: String| {
