@@ -211,6 +211,97 @@ fn chinese_page_has_chinese_labels() {
     assert!(text_of(by_id(&doc, "timeline").unwrap()).contains("根本原因"));
 }
 
+/// `trainwreck run`'s own folder of a real SIGBUS (fixtures/captured/27…): the page draws each
+/// sampled memory against its limit — /dev/shm against the mount's 64 MiB, the GPU against its
+/// total — with both axes labelled, the limit dashed, and the climb where the samples put it
+/// (/dev/shm peaks 2.3 s before the end of a 19.2 s run). A run without samples has no section.
+#[test]
+fn wrapped_run_page_draws_its_memory_curves_against_their_limits() {
+    let page = html(&[], &fixture("captured/27_run_shm_sigbus_samples/run"));
+    let doc = parse(&page);
+    assert_self_contained(&page, &doc);
+    let memory = by_id(&doc, "memory").expect("a memory section");
+    let charts: Vec<_> = memory
+        .descendants()
+        .filter(|n| n.has_tag_name("svg"))
+        .collect();
+    let titles: Vec<String> = charts
+        .iter()
+        .map(|c| text_of(c.children().find(|n| n.has_tag_name("title")).unwrap()))
+        .collect();
+    assert!(
+        titles.contains(&"/dev/shm used: peak 63.3 MiB of 64 MiB".to_string()),
+        "{titles:?}"
+    );
+    assert!(
+        titles
+            .iter()
+            .any(|t| t.starts_with("GPU 0 memory used: peak ") && t.ends_with(" of 140.4 GiB")),
+        "{titles:?}"
+    );
+    for c in &charts {
+        let words = text_of(*c);
+        assert!(
+            words.contains("seconds since the command started") && words.contains("bytes"),
+            "axis labels: {words}"
+        );
+        assert!(
+            c.descendants()
+                .any(|n| n.attribute("class") == Some("series")),
+            "a curve"
+        );
+        assert!(
+            c.descendants().any(|n| n.attribute("class") == Some("end")),
+            "the end marked"
+        );
+    }
+    let shm = charts[titles
+        .iter()
+        .position(|t| t.starts_with("/dev/shm"))
+        .unwrap()];
+    assert!(text_of(shm).contains("limit 64 MiB"), "{}", text_of(shm));
+    // The curve's highest point (smallest y) is late in the run: x past 80 % of the axis.
+    let points: Vec<(f64, f64)> = shm
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("series"))
+        .flat_map(|n| {
+            n.attribute("points")
+                .unwrap()
+                .split(' ')
+                .map(String::from)
+                .collect::<Vec<_>>()
+        })
+        .map(|p| {
+            let (x, y) = p.split_once(',').unwrap();
+            (x.parse().unwrap(), y.parse().unwrap())
+        })
+        .collect();
+    let (x_top, _) = points
+        .iter()
+        .copied()
+        .fold((0.0, f64::MAX), |a, p| if p.1 < a.1 { p } else { a });
+    let (x0, x1) = (points.first().unwrap().0, points.last().unwrap().0);
+    assert!(
+        (x_top - x0) / (x1 - x0) > 0.8,
+        "the peak at {x_top} of {x0}..{x1}"
+    );
+    let zh = html(
+        &["--lang", "zh"],
+        &fixture("captured/27_run_shm_sigbus_samples/run"),
+    );
+    let zh_doc = parse(&zh);
+    let words = text_of(by_id(&zh_doc, "memory").expect("a memory section in Chinese"));
+    assert!(
+        words.contains("内存随时间的变化") && words.contains("自命令启动起的秒数"),
+        "{words}"
+    );
+    let seed = html(&[], &fixture("seed-bus-error"));
+    assert!(
+        by_id(&parse(&seed), "memory").is_none(),
+        "no samples, no curves"
+    );
+}
+
 /// `triage --format html` over the corpus: one row per group with its fingerprint and its
 /// runs, and bar charts by category and by action class whose bars add up to the runs.
 #[test]
@@ -312,9 +403,10 @@ fn hostile_names_and_lines_stay_text() {
     assert!(!page.contains('\u{FFFE}') && !page.contains('\u{1b}'));
 }
 
-/// The seed run's page in a real browser: headless Chromium loads it from `file://` and its
-/// DOM holds the cause card and the timeline's lanes; the console says nothing was refused
-/// (the page's policy forbids every fetch, so a fetch would be refused and logged).
+/// The seed run's page and a wrapped run's page (with memory curves) in a real browser:
+/// headless Chromium loads each from `file://` and its DOM holds the cause card, the
+/// timeline's lanes and the charts' titles; the console says nothing was refused (the page's
+/// policy forbids every fetch, so a fetch would be refused and logged).
 #[test]
 #[ignore = "needs chromium: scripts/ci-deps.sh installs it"]
 fn seed_page_renders_in_headless_chromium() {
@@ -327,33 +419,47 @@ fn seed_page_renders_in_headless_chromium() {
                 .is_ok_and(|o| o.status.success())
         })
         .expect("chromium is installed (scripts/ci-deps.sh)");
-    let tmp = tempfile::tempdir().unwrap();
-    let file = tmp.path().join("report.html");
-    std::fs::write(&file, html(&[], &fixture("seed-bus-error"))).unwrap();
-    let out = Command::new(browser)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--enable-logging=stderr",
-        ])
-        .arg(format!(
-            "--user-data-dir={}",
-            tmp.path().join("profile").display()
-        ))
-        .arg("--dump-dom")
-        .arg(format!("file://{}", file.display()))
-        .output()
-        .unwrap();
-    let dom = String::from_utf8_lossy(&out.stdout);
-    let log = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{log}");
+    let render = |page: String| {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("report.html");
+        std::fs::write(&file, page).unwrap();
+        let out = Command::new(browser)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--enable-logging=stderr",
+            ])
+            .arg(format!(
+                "--user-data-dir={}",
+                tmp.path().join("profile").display()
+            ))
+            .arg("--dump-dom")
+            .arg(format!("file://{}", file.display()))
+            .output()
+            .unwrap();
+        let dom = String::from_utf8_lossy(&out.stdout).into_owned();
+        let log = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{log}");
+        assert!(!log.contains("Refused to"), "{log}");
+        dom
+    };
+    let dom = render(html(&[], &fixture("seed-bus-error")));
     assert!(dom.contains("id=\"cause\""), "{dom}");
     assert!(dom.contains("shm_exhausted"), "{dom}");
     assert!(
         dom.contains("<svg") && dom.contains("class=\"lane-row\""),
         "{dom}"
     );
-    assert!(!log.contains("Refused to"), "{log}");
+    let dom = render(html(
+        &[],
+        &fixture("captured/27_run_shm_sigbus_samples/run"),
+    ));
+    assert!(dom.contains("id=\"memory\""), "{dom}");
+    assert!(
+        dom.contains("/dev/shm used: peak 63.3 MiB of 64 MiB")
+            && dom.contains("seconds since the command started"),
+        "{dom}"
+    );
 }

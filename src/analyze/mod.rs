@@ -109,6 +109,8 @@ pub struct Analysis {
     pub launch: Vec<(usize, LaunchEvent)>,
     /// Flight Recorder dumps read: (input, summary).
     pub flight: Vec<(usize, sources::flight_recorder::FrDump)>,
+    /// `trainwreck run`'s memory samples, one per capture folder read.
+    pub samples: Vec<sources::samples::Samples>,
     /// Core dumps read, with the input they came from.
     pub cores: Vec<CoreReport>,
     /// The last timed line of each rank of each log file (`sources::last_lines`).
@@ -178,6 +180,7 @@ impl Analysis {
         if let Some(d) = r.flight {
             self.flight.push((i, d));
         }
+        self.samples.extend(r.samples);
     }
 }
 
@@ -479,6 +482,7 @@ struct FileResult {
     last_lines: Vec<LastLine>,
     ending: Option<sources::ending::Ending>,
     flight: Option<sources::flight_recorder::FrDump>,
+    samples: Option<sources::samples::Samples>,
     /// For an archive: its members, each read as an input of its own (`container`: the
     /// archive itself is not one; its warnings are kept).
     members: Vec<FileResult>,

@@ -182,6 +182,7 @@ impl Engine<'_> {
             How::FlightRecorder => {
                 read_flight_recorder(path, &opened.name, stream.as_mut(), &mut res);
             }
+            How::Samples => read_samples(path, stream.as_mut(), &mut res),
             How::Tar | How::Zip(_) if depth > crate::limits::ARCHIVE_NESTING => {
                 let n = crate::limits::ARCHIVE_NESTING;
                 res.warnings.push(Warning::new(
@@ -402,6 +403,40 @@ fn sort_members(res: &mut FileResult) {
 }
 
 /// Read a Flight Recorder dump (bounded) into its summary; any failure is a warning.
+/// `trainwreck run`'s samples: kept for the report's memory curves, never scanned.
+fn read_samples(path: &str, stream: &mut dyn Read, res: &mut FileResult) {
+    use sources::samples;
+    let mut data = Vec::new();
+    if let Err(e) = stream
+        .take(samples::MAX_BYTES as u64 + 1)
+        .read_to_end(&mut data)
+    {
+        res.warnings.push(Warning::new(
+            Some(path),
+            text!("cannot read: {e}", "无法读取：{e}"),
+        ));
+        return;
+    }
+    match samples::read(path, &data) {
+        Ok((s, bad)) => {
+            if bad > 0 {
+                res.warnings.push(Warning::new(
+                    Some(path),
+                    text!(
+                        "{bad} malformed sample row(s) skipped",
+                        "跳过了 {bad} 行格式不对的采样"
+                    ),
+                ));
+            }
+            res.samples = Some(s);
+        }
+        Err(e) => res.warnings.push(Warning::new(
+            Some(path),
+            e.prefixed("memory samples not read: ", "未读取内存采样："),
+        )),
+    }
+}
+
 fn read_flight_recorder(path: &str, name: &str, stream: &mut dyn Read, res: &mut FileResult) {
     use sources::flight_recorder as fr;
     let mut data = Vec::new();

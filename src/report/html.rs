@@ -4,8 +4,9 @@
 //! the browser too), so it works offline and from `file://`. The page shows the cause card
 //! (category, confidence, action, fix, evidence with `file:line` and rank, what argues against
 //! it, symptoms), what else was considered and what was ruled out with the reasons the report
-//! gives (`Report::considered_why`), a per-rank timeline drawn as SVG lanes, the core dump's
-//! frames, the facts with where each was read, and the warnings.
+//! gives (`Report::considered_why`), a per-rank timeline drawn as SVG lanes, the memory
+//! `trainwreck run` sampled as curves against their limits, the core dump's frames, the facts
+//! with where each was read, and the warnings.
 //!
 //! Every text from the report passes [`esc`], the one escaping path: markup characters become
 //! character references and what XML/HTML forbid (controls, noncharacters such as U+FFFE)
@@ -88,6 +89,7 @@ td.why{color:var(--green)}td.against{color:var(--amber)}
 svg{display:block;max-width:100%;height:auto;background:#fff;border:1px solid var(--line);border-radius:4px}
 svg text{font:11px ui-monospace,Menlo,Consolas,monospace;fill:var(--fg)}
 svg .axis{stroke:var(--dim);stroke-width:1}svg .lane{fill:#f3f4f6}svg .lane.origin{fill:#fde8e6}
+svg .series{fill:none;stroke:var(--blue);stroke-width:1.5}svg .limit{stroke:var(--red);stroke-width:1;stroke-dasharray:6 4}svg .end{stroke:var(--dim);stroke-width:1;stroke-dasharray:2 3}
 svg .m-error{fill:var(--red)}svg .m-signal{fill:var(--amber)}svg .m-watchdog{fill:var(--blue)}svg .m-last{fill:var(--dim)}svg .m-root{fill:none;stroke:var(--red);stroke-width:2}
 ul.legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:1rem;margin:.3rem 0}
 ul.legend li::before{content:'';display:inline-block;width:.7rem;height:.7rem;margin-right:.3rem;border-radius:50%;vertical-align:-1px}
@@ -138,6 +140,7 @@ pub fn page(r: &Report, lang: Lang) -> String {
     }
     considered(&mut out, r, tr);
     timeline(&mut out, r, tr);
+    memory(&mut out, r, tr);
     for (i, c) in r.cores.iter().enumerate() {
         core(&mut out, c, i, tr);
     }
@@ -657,6 +660,191 @@ fn lane_of(e: &Event) -> Lane {
 
 /// The per-rank timeline as SVG: one lane per rank (or host), its first error, its signals
 /// and exits, the watchdog, its last timed line, and the root cause ringed in its lane.
+/// Sample sets drawn (one per `trainwreck run` folder read); the rest are not.
+const MAX_SAMPLE_SETS: usize = 2;
+
+/// `trainwreck run`'s memory samples as line charts, each against the limit a fact gives
+/// (/dev/shm's size, the cgroup's limit, the host's MemTotal, the GPU's total).
+fn memory(out: &mut String, r: &Report, tr: Tr) {
+    if r.samples.is_empty() {
+        return;
+    }
+    let fact = |name: &str| {
+        r.facts
+            .iter()
+            .filter(|f| f.name == name)
+            .find_map(|f| f.value.as_i64())
+            .filter(|v| *v > 0)
+            .map(|v| v as u64)
+    };
+    let _ = writeln!(
+        out,
+        "<section id=\"memory\" aria-labelledby=\"memory-h\">\n<h2 id=\"memory-h\">{}</h2>",
+        esc(tr.html_memory())
+    );
+    for (k, s) in r.samples.iter().take(MAX_SAMPLE_SETS).enumerate() {
+        let mut charts: Vec<(String, Vec<Option<u64>>, Option<u64>)> = Vec::new();
+        if let Some(c) = s.column("shm_used_bytes") {
+            let name = tr.html_memory_series("shm", None);
+            charts.push((name, c.values.clone(), fact("shm.size_bytes")));
+        }
+        if let Some(c) = s.column("cgroup_memory_bytes") {
+            let name = tr.html_memory_series("cgroup", None);
+            charts.push((name, c.values.clone(), fact("cgroup.memory_limit_bytes")));
+        }
+        if let (Some(c), Some(total)) = (
+            s.column("host_mem_available_bytes"),
+            fact("host.mem_total_bytes"),
+        ) {
+            let used = c
+                .values
+                .iter()
+                .map(|v| v.map(|a| total.saturating_sub(a)))
+                .collect();
+            charts.push((tr.html_memory_series("host", None), used, Some(total)));
+        }
+        for c in &s.columns {
+            if let Some(n) = c
+                .name
+                .strip_prefix("gpu")
+                .and_then(|x| x.strip_suffix("_used_bytes"))
+            {
+                let limit = fact(&format!("gpu.{n}.memory_total_bytes"));
+                charts.push((
+                    tr.html_memory_series("gpu", Some(n)),
+                    c.values.clone(),
+                    limit,
+                ));
+            }
+        }
+        for (j, (name, values, limit)) in charts.iter().enumerate() {
+            if values.iter().any(Option::is_some) {
+                let id = format!("memory-{k}-{j}");
+                line_chart(out, &id, name, &s.t_ms, values, *limit, tr);
+            }
+        }
+        let _ = writeln!(
+            out,
+            "<p class=\"note\">{}</p>",
+            esc(&tr.html_memory_note(&s.path, s.t_ms.len()))
+        );
+    }
+    let _ = writeln!(out, "</section>");
+}
+
+/// One memory curve: time on x (seconds since the command started), bytes on y, the limit
+/// dashed, the end of the command as the last vertical line; a gap in the samples breaks the
+/// line.
+fn line_chart(
+    out: &mut String,
+    id: &str,
+    name: &str,
+    t_ms: &[u64],
+    values: &[Option<u64>],
+    limit: Option<u64>,
+    tr: Tr,
+) {
+    let (left, top, w, h) = (80.0, 12.0, 620.0, 140.0);
+    let last = t_ms.last().copied().unwrap_or(0);
+    let span = (last as f64 / 1000.0).max(0.001);
+    let peak = values.iter().flatten().copied().max().unwrap_or(0);
+    let y_max = (limit.unwrap_or(0).max(peak) as f64 * 1.08).max(1.0);
+    let x = |t: u64| left + t as f64 / 1000.0 / span * w;
+    let y = |v: u64| top + h - v as f64 / y_max * h;
+    let hb = |v: u64| crate::rules::template::human_bytes(v as f64);
+    let title = tr.html_memory_title(name, &hb(peak), limit.map(hb).as_deref());
+    let [x_label, y_label] = tr.html_memory_axes();
+    let [limit_label, end_label] = tr.html_memory_marks();
+    let (width, height) = (left + w + 20.0, top + h + 44.0);
+    let _ = writeln!(
+        out,
+        "<figure>\n<svg viewBox=\"0 0 {width} {height}\" width=\"{width}\" height=\"{height}\" role=\"img\" aria-labelledby=\"{id}-title\">\n<title id=\"{id}-title\">{}</title>",
+        esc(&title)
+    );
+    let base = top + h;
+    let _ = writeln!(
+        out,
+        "<line class=\"axis\" x1=\"{left}\" y1=\"{base}\" x2=\"{}\" y2=\"{base}\"/><line class=\"axis\" x1=\"{left}\" y1=\"{top}\" x2=\"{left}\" y2=\"{base}\"/>",
+        left + w
+    );
+    let _ = writeln!(
+        out,
+        "<text x=\"{}\" y=\"{base}\" text-anchor=\"end\">0</text>",
+        left - 4.0
+    );
+    // The peak's tick, where it does not sit on the zero's.
+    if base - y(peak) >= 14.0 {
+        let _ = writeln!(
+            out,
+            "<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+            left - 4.0,
+            y(peak) + 4.0,
+            esc(&hb(peak))
+        );
+    }
+    if let Some(l) = limit {
+        let _ = writeln!(
+            out,
+            "<line class=\"limit\" x1=\"{left}\" y1=\"{ly:.1}\" x2=\"{}\" y2=\"{ly:.1}\"/><text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{} {}</text>",
+            left + w,
+            left + w - 4.0,
+            y(l) - 4.0,
+            esc(limit_label),
+            esc(&hb(l)),
+            ly = y(l)
+        );
+    }
+    // The curve, one polyline per run of samples without a gap.
+    let mut runs: Vec<Vec<String>> = vec![Vec::new()];
+    for (t, v) in t_ms.iter().zip(values) {
+        match v {
+            Some(v) => {
+                runs.last_mut()
+                    .expect("never empty")
+                    .push(format!("{:.1},{:.1}", x(*t), y(*v)))
+            }
+            None if runs.last().is_some_and(|r| !r.is_empty()) => runs.push(Vec::new()),
+            None => {}
+        }
+    }
+    for r in runs.iter().filter(|r| !r.is_empty()) {
+        let _ = writeln!(
+            out,
+            "<polyline class=\"series\" points=\"{}\"><title>{}</title></polyline>",
+            r.join(" "),
+            esc(name)
+        );
+    }
+    let ex = x(last);
+    let _ = writeln!(
+        out,
+        "<line class=\"end\" x1=\"{ex:.1}\" y1=\"{top}\" x2=\"{ex:.1}\" y2=\"{base}\"/><text x=\"{:.1}\" y=\"{}\" text-anchor=\"end\">{}</text>",
+        ex - 3.0,
+        base - 4.0,
+        esc(end_label)
+    );
+    for t in [0, last / 2, last] {
+        let _ = writeln!(
+            out,
+            "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{:.1}</text>",
+            x(t),
+            base + 14.0,
+            t as f64 / 1000.0
+        );
+    }
+    let _ = writeln!(
+        out,
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text><text x=\"12\" y=\"{:.1}\" text-anchor=\"middle\" transform=\"rotate(-90 12 {:.1})\">{}</text>\n</svg>\n<figcaption>{}</figcaption>\n</figure>",
+        left + w / 2.0,
+        base + 34.0,
+        esc(x_label),
+        top + h / 2.0,
+        top + h / 2.0,
+        esc(y_label),
+        esc(&title)
+    );
+}
+
 fn timeline(out: &mut String, r: &Report, tr: Tr) {
     let tl = &r.timeline;
     let timed: Vec<&Event> = tl.events.iter().filter(|e| e.t.is_some()).collect();

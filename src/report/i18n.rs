@@ -971,6 +971,60 @@ impl Tr {
             Lang::Zh => ["首个错误", "信号 / 退出", "看门狗", "最后一行", "根本原因"],
         }
     }
+    /// The memory curves' section: `trainwreck run`'s samples.
+    pub fn html_memory(self) -> &'static str {
+        match self.0 {
+            Lang::En => "Memory over time",
+            Lang::Zh => "内存随时间的变化",
+        }
+    }
+    /// Under the memory curves: where the samples come from.
+    pub fn html_memory_note(self, path: &str, n: usize) -> String {
+        match self.0 {
+            Lang::En => format!(
+                "{n} samples from {path} (trainwreck run); the dashed line is the limit, the last vertical line the end of the command."
+            ),
+            Lang::Zh => format!(
+                "{path} 中的 {n} 个采样（trainwreck run）；虚线是上限，最后一条竖线是命令结束的时刻。"
+            ),
+        }
+    }
+    /// One memory curve's name: `/dev/shm`, the cgroup, host RAM in use, GPU `n`.
+    pub fn html_memory_series(self, what: &str, gpu: Option<&str>) -> String {
+        match (self.0, what, gpu) {
+            (Lang::En, _, Some(n)) => format!("GPU {n} memory used"),
+            (Lang::Zh, _, Some(n)) => format!("GPU {n} 已用显存"),
+            (Lang::En, "shm", _) => "/dev/shm used".into(),
+            (Lang::Zh, "shm", _) => "/dev/shm 已用".into(),
+            (Lang::En, "cgroup", _) => "cgroup memory".into(),
+            (Lang::Zh, "cgroup", _) => "cgroup 内存".into(),
+            (Lang::En, _, _) => "host memory in use (MemTotal − MemAvailable)".into(),
+            (Lang::Zh, _, _) => "主机已用内存（MemTotal − MemAvailable）".into(),
+        }
+    }
+    /// A memory chart's title: the series, its peak and the limit it is drawn against.
+    pub fn html_memory_title(self, series: &str, peak: &str, limit: Option<&str>) -> String {
+        match (self.0, limit) {
+            (Lang::En, Some(l)) => format!("{series}: peak {peak} of {l}"),
+            (Lang::En, None) => format!("{series}: peak {peak} (no limit recorded)"),
+            (Lang::Zh, Some(l)) => format!("{series}：峰值 {peak}，上限 {l}"),
+            (Lang::Zh, None) => format!("{series}：峰值 {peak}（没有记录上限）"),
+        }
+    }
+    /// The memory charts' axes: x, y.
+    pub fn html_memory_axes(self) -> [&'static str; 2] {
+        match self.0 {
+            Lang::En => ["seconds since the command started", "bytes"],
+            Lang::Zh => ["自命令启动起的秒数", "字节"],
+        }
+    }
+    /// The limit line's label and the end line's label.
+    pub fn html_memory_marks(self) -> [&'static str; 2] {
+        match self.0 {
+            Lang::En => ["limit", "end"],
+            Lang::Zh => ["上限", "结束"],
+        }
+    }
     /// The lane of events that name no rank and no host.
     pub fn html_lane_other(self) -> &'static str {
         match self.0 {

@@ -48,6 +48,10 @@ pub struct Report {
     /// The merged per-rank timeline (`--timeline`); not part of the JSON contract.
     #[serde(skip)]
     pub timeline: crate::timeline::Timeline,
+    /// `trainwreck run`'s memory samples, for the HTML page's curves; not part of the JSON
+    /// contract.
+    #[serde(skip)]
+    pub samples: Vec<crate::sources::samples::Samples>,
     /// "Seen before": this fingerprint in the failure history, when one is configured (an
     /// addition to the contract, docs/json-schema.md).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -70,6 +74,7 @@ pub fn build(a: Analysis, d: Diagnosis) -> Report {
         inputs: a.inputs,
         warnings: a.warnings,
         cores: a.cores,
+        samples: a.samples,
         last_errors: d.last_errors,
         timeline: d.timeline,
         history: None,
@@ -92,6 +97,7 @@ impl Report {
             cores: Vec::new(),
             last_errors: Vec::new(),
             timeline: Default::default(),
+            samples: Vec::new(),
             history: None,
             diff: None,
         }

@@ -27,6 +27,7 @@ pub mod open;
 pub mod prefix;
 pub mod reader;
 pub mod rewrap;
+pub mod samples;
 pub mod slurm;
 pub mod torchelastic;
 pub mod trainlog;

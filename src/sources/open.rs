@@ -27,6 +27,8 @@ pub enum How<'a> {
     Lines(Option<Box<dyn FactParser>>),
     /// A Flight Recorder dump: one bounded document.
     FlightRecorder,
+    /// `trainwreck run`'s `samples.csv`: one bounded document, the memory curves' data.
+    Samples,
     /// An ELF core, read in place with positioned reads (or streamed from its `.gz`).
     Core(PathBuf),
     /// A tar archive (plain or compressed) in `stream`: its members are read in order.
@@ -840,10 +842,8 @@ fn classify<'a>(at: At<'_>, name: &str, head: &[u8]) -> (SourceKind, How<'a>) {
         }
         // What a capture recorded about itself, listed in the inputs but not evidence.
         // trainwreck's own saved reports and people's notes: listed, never evidence.
-        SourceKind::CaptureManifest
-        | SourceKind::CaptureSamples
-        | SourceKind::OwnReport
-        | SourceKind::Notes => How::Skip(None),
+        SourceKind::CaptureSamples => How::Samples,
+        SourceKind::CaptureManifest | SourceKind::OwnReport | SourceKind::Notes => How::Skip(None),
         _ => How::Lines(fact_parser(kind, name)),
     };
     (kind, how)
