@@ -51,6 +51,12 @@ pub static DERIVED: &[Derived] = &[
         compute: crashing_extension,
     },
     Derived {
+        name: "derive.crashing_framework",
+        unit: Unit::Text,
+        doc: "as derive.crashing_extension, when that package is another framework with a native runtime of its own (TensorFlow, JAX, Paddle, MXNet, ONNX Runtime, TensorRT): a load-order clash with torch, not a build for another torch",
+        compute: crashing_framework,
+    },
+    Derived {
         name: "derive.disk_full_plan",
         unit: Unit::Text,
         doc: "which path or mount filled up and how big it is, from the error and a df row",
@@ -584,6 +590,25 @@ fn crashing_extension(ctx: &DeriveCtx) -> Option<String> {
         (at_module && !matches!(p, "torch" | "triton" | "torch_npu" | "numpy" | "importlib"))
             .then(|| p.to_string())
     })
+}
+
+/// Frameworks that load a native runtime of their own (their protobuf, C++ standard library,
+/// CUDA libraries) instead of building against torch's.
+const OWN_RUNTIME: &[&str] = &[
+    "tensorflow",
+    "jax",
+    "jaxlib",
+    "paddle",
+    "mxnet",
+    "onnxruntime",
+    "tensorrt",
+];
+
+/// The crashing import (`crashing_extension`) when it is one of `OWN_RUNTIME`: its libraries
+/// loaded after torch's copies of the same ones are in the process, so the order of the
+/// imports, not a rebuild, is the remedy.
+fn crashing_framework(ctx: &DeriveCtx) -> Option<String> {
+    crashing_extension(ctx).filter(|p| OWN_RUNTIME.contains(&p.as_str()))
 }
 
 /// The installed package holding the crashing module (`core.crash_module`): its directory under
