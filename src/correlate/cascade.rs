@@ -126,16 +126,20 @@ pub fn verdict(tl: &Timeline, flight: &[flight_recorder::FrDump]) -> Verdict {
     }
     // Watchdog lines that disagree: ranks that timed out at one sequence number in different
     // ops (rank 0 gathering a ZeRO-3 model to save it while the others all-reduce) ran
-    // different collectives there. Only when no fingerprint said so already, and only when
-    // each rank names one op: a rank in two process groups can time out in two ops whose
-    // counters happen to meet.
+    // different collectives there. Only when no fingerprint said so already; only past the
+    // process groups' start-up collectives (each group counts from 1, so groups that hang
+    // together at start meet at small numbers in different ops); within one process group
+    // when the lines name it (`[PG ID n …]`); and only when each rank names one op: a rank in
+    // two groups can time out in two ops whose counters happen to meet.
     if !fps.values().any(|ops| ops.len() > 1) {
-        let mut at: BTreeMap<u64, BTreeMap<String, OpRanks>> = BTreeMap::new();
+        let mut at: BTreeMap<(Option<u64>, u64), BTreeMap<String, OpRanks>> = BTreeMap::new();
         for e in evs {
             if let (Kind::Launch(What::Watchdog { seq, op, .. }), Some(rank)) =
                 (&e.kind, e.who.rank)
+                && *seq > crate::rules::derive::STARTUP_COLLECTIVES
             {
-                let slot = at.entry(*seq).or_default().entry(op.clone()).or_default();
+                let key = (pg_id(&e.text), *seq);
+                let slot = at.entry(key).or_default().entry(op.clone()).or_default();
                 slot.0.insert(rank);
                 slot.1.push(e);
             }
@@ -144,7 +148,7 @@ pub fn verdict(tl: &Timeline, flight: &[flight_recorder::FrDump]) -> Verdict {
             let all: BTreeSet<u32> = ops.values().flat_map(|(r, _)| r.iter().copied()).collect();
             all.len() == ops.values().map(|(r, _)| r.len()).sum::<usize>()
         };
-        if let Some((seq, ops)) = at
+        if let Some(((_, seq), ops)) = at
             .into_iter()
             .find(|(_, ops)| ops.len() > 1 && disjoint(ops))
         {
@@ -458,6 +462,15 @@ fn is_teardown(text: &str) -> bool {
 const GATHER_FIX: &str = "Some ranks were gathering sharded parameters (an all-gather, as ZeRO-3 and FSDP issue before a layer runs) while the others ran another collective: code that touches the sharded model on some ranks only (saving the 16-bit model or a `state_dict()`, evaluation or generation under `if rank == 0`) must run on every rank, or shard less — ZeRO stage 2 (FSDP's `SHARD_GRAD_OP`) keeps whole parameters on every rank, so nothing is gathered. TORCH_DISTRIBUTED_DEBUG=DETAIL names the call sites.";
 /// `GATHER_FIX` in Chinese.
 const GATHER_FIX_ZH: &str = "一部分 rank 在收集切分的参数（all-gather，ZeRO-3 和 FSDP 在某一层运行前会发起它），其余 rank 在执行别的集合通信：只在部分 rank 上触碰切分模型的代码（保存 16-bit 模型或 `state_dict()`、放在 `if rank == 0` 里的评估或生成）必须在所有 rank 上执行，或者少切分一些——ZeRO stage 2（FSDP 的 `SHARD_GRAD_OP`）在每个 rank 上保留完整参数，不需要收集。设置 TORCH_DISTRIBUTED_DEBUG=DETAIL 可以看到具体调用位置。";
+
+/// The process group a ProcessGroupNCCL line names (`[PG ID 2 PG GUID 5 Rank 1]`, older
+/// `[PG 2 Rank 1]`), if it names one.
+fn pg_id(line: &str) -> Option<u64> {
+    let at = line.find("[PG ")? + 4;
+    let rest = line[at..].strip_prefix("ID ").unwrap_or(&line[at..]);
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
 
 /// Some ranks all-gather and others do not, at the mismatched sequence number.
 fn gathers_shards(m: &Mismatch) -> bool {
@@ -1044,5 +1057,30 @@ Fatal Python error: Segmentation fault
 ";
         let (_, f) = diagnose(log);
         assert_eq!(top(&f), Some(Category::NcclTimeout), "{f:?}");
+    }
+
+    #[test]
+    fn process_groups_that_hang_at_start_in_different_ops_are_no_mismatch() {
+        // Two process groups on disjoint ranks, each at its own second collective.
+        let log = "\
+[rank0]:[E1003 04:10:11.100000000 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2, OpType=BROADCAST, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600012 milliseconds before timing out.
+[rank1]:[E1003 04:10:11.100000000 ProcessGroupNCCL.cpp:632] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600013 milliseconds before timing out.
+";
+        let (_, f) = diagnose(log);
+        assert_ne!(top(&f), Some(Category::CollectiveMismatch), "{f:?}");
+        // Past start-up, lines that name different process groups do not meet either.
+        let log = "\
+[rank0]:[E1003 04:10:11.100000000 ProcessGroupNCCL.cpp:632] [PG ID 1 PG GUID 1 Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=812, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600012 milliseconds before timing out.
+[rank1]:[E1003 04:10:11.100000000 ProcessGroupNCCL.cpp:632] [PG ID 2 PG GUID 2 Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=812, OpType=_ALLGATHER_BASE, NumelIn=8, NumelOut=16, Timeout(ms)=600000) ran for 600013 milliseconds before timing out.
+";
+        let (_, f) = diagnose(log);
+        assert_ne!(top(&f), Some(Category::CollectiveMismatch), "{f:?}");
+    }
+
+    #[test]
+    fn the_process_group_of_a_watchdog_line() {
+        assert_eq!(super::pg_id("[PG ID 2 PG GUID 5 Rank 1] Watchdog"), Some(2));
+        assert_eq!(super::pg_id("[PG 3 Rank 1] Watchdog"), Some(3));
+        assert_eq!(super::pg_id("[Rank 1] Watchdog"), None);
     }
 }

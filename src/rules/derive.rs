@@ -651,7 +651,7 @@ fn crash_package(ctx: &DeriveCtx) -> Option<String> {
 
 /// Collectives a process group runs before training proper: the first handful (DDP's
 /// parameter broadcast, a `broadcast_object_list` of the data or config, a barrier).
-const STARTUP_COLLECTIVES: u64 = 8;
+pub(crate) const STARTUP_COLLECTIVES: u64 = 8;
 
 /// The timed-out collective's sequence number (capture `seq`) when it is one of the process
 /// group's first few: the waiting ranks were still starting up, so the late rank was busy
