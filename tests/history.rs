@@ -5,6 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+mod fleet_gen;
+use fleet_gen::synthetic_fleet;
+
 const SEED: &str = "fixtures/seed-bus-error";
 
 /// A history database for one test, removed with it.
@@ -158,6 +161,7 @@ on_both!(
     seed_from_three_copies_on_two_hosts_is_seen_3_times_on_2_hosts,
     notes_show_list_and_export_import_round_trip,
     planted_bad_host_and_bad_gpu_are_exactly_the_suspects,
+    fleet_report_counts_every_run_once_and_marks_the_planted_suspects,
     eight_processes_recording_at_once_lose_nothing_and_duplicate_nothing,
     newer_schema_version_is_a_clear_error_and_the_diagnosis_still_prints,
 );
@@ -238,105 +242,6 @@ fn notes_show_list_and_export_import_round_trip(db: &Db) {
     assert_eq!(export_lines(&other), export_lines(db));
 }
 
-/// A fleet of 41 hosts × 8 GPUs, 200 whole-node jobs per host, a 2% background of GPU
-/// hardware failures (each naming its GPU), 1% unexplained and 20% configuration failures;
-/// host `lemon` adds 15% host-level hardware failures (no GPU named), and GPU `GPU-bad`
-/// visits slot 3 of eight hosts for 15 jobs each and fails a quarter of them.
-fn synthetic_fleet() -> String {
-    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
-    let mut rand = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed >> 11) as f64 / (1u64 << 53) as f64
-    };
-    let mut out = String::new();
-    let mut n = 0;
-    let mut hosts: Vec<String> = (0..40).map(|i| format!("node{i:02}")).collect();
-    hosts.push("lemon".into());
-    for host in &hosts {
-        let h: usize = host.trim_start_matches("node").parse().unwrap_or(99);
-        for job in 0..200 {
-            let bad_gpu_here = h.is_multiple_of(5) && job < 15;
-            let gpus: Vec<String> = (0..8)
-                .map(|g| {
-                    if bad_gpu_here && g == 3 {
-                        "GPU-bad".to_string()
-                    } else {
-                        format!("GPU-{host}-{g}")
-                    }
-                })
-                .collect();
-            let (lemon_draw, gpu_draw, r) = (rand(), rand(), rand());
-            let (verdict, action, gpu) = if bad_gpu_here && gpu_draw < 0.25 {
-                ("diagnosed", "replace-hardware", Some("GPU-bad".to_string()))
-            } else if host == "lemon" && lemon_draw < 0.15 {
-                ("diagnosed", "replace-hardware", None)
-            } else if r < 0.02 {
-                (
-                    "diagnosed",
-                    "replace-hardware",
-                    Some(gpus[(rand() * 8.0) as usize % 8].clone()),
-                )
-            } else if r < 0.03 {
-                ("unknown_failure", "investigate", None)
-            } else if r < 0.23 {
-                ("diagnosed", "fix-config", None)
-            } else {
-                ("no_failure", "none", None)
-            };
-            n += 1;
-            let rec = serde_json::json!({
-                "type": "run",
-                "run_id": format!("synthetic-{n}"),
-                "failed_at": trainwreck_time(1_790_000_000 + n * 60),
-                "recorded_at": 1_790_000_000 + n * 60,
-                "job": format!("job-{n}"),
-                "verdict": verdict,
-                "fingerprint": (verdict != "no_failure").then(|| format!("fp1:{action}")),
-                "category": null,
-                "action": action,
-                "confidence": null,
-                "rule": null,
-                "title": null,
-                "origin": {"rank": null, "host": host, "gpu": null, "gpu_uuid": gpu, "pid": null},
-                "hosts": [host],
-                "gpus": gpus.iter().map(|u| serde_json::json!({"uuid": u, "host": host})).collect::<Vec<_>>(),
-                "versions": {},
-                "report": {}
-            });
-            out.push_str(&rec.to_string());
-            out.push('\n');
-        }
-    }
-    out
-}
-
-fn trainwreck_time(secs: u64) -> String {
-    // Days from the civil date, enough for a test (UTC, 2026).
-    let days = secs / 86_400;
-    let t = secs % 86_400;
-    let (y, m, d) = civil(days as i64);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
-        t / 3600,
-        t / 60 % 60,
-        t % 60
-    )
-}
-
-fn civil(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
-}
-
 fn planted_bad_host_and_bad_gpu_are_exactly_the_suspects(db: &Db) {
     let file = db.dir.path().join("fleet.jsonl");
     std::fs::write(&file, synthetic_fleet()).unwrap();
@@ -361,6 +266,102 @@ fn planted_bad_host_and_bad_gpu_are_exactly_the_suspects(db: &Db) {
     assert_eq!(bad["hosts"].as_array().unwrap().len(), 8);
     let table = ok(run(history(db, &["hosts"])));
     assert!(table.contains("Suspects:\n  lemon: "), "{table}");
+}
+
+/// `history report`'s data over the synthetic fleet: every run counted once by day (the
+/// per-day counts add up to the runs, the failures to the failed runs), the top fingerprints
+/// are `history list`'s, the heat map's cells put the bad GPU in each of its eight hosts with
+/// its 15 runs there, the tests' suspects are `history hosts | gpus`'s, and the latest runs
+/// come newest first.
+fn fleet_report_counts_every_run_once_and_marks_the_planted_suspects(db: &Db) {
+    let file = db.dir.path().join("fleet.jsonl");
+    std::fs::write(&file, synthetic_fleet()).unwrap();
+    ok(run(history(db, &["import", file.to_str().unwrap()])));
+    let r = json(run(history(db, &["report", "--format", "json"])));
+    assert_eq!(r["runs"], 41 * 200);
+    let days = r["days"].as_array().unwrap();
+    let sum = |key: &str| -> u64 {
+        days.iter()
+            .map(|d| match key {
+                "healthy" => d["healthy"].as_u64().unwrap(),
+                _ => d["failures"]
+                    .as_object()
+                    .unwrap()
+                    .values()
+                    .map(|v| v.as_u64().unwrap())
+                    .sum(),
+            })
+            .sum()
+    };
+    assert_eq!(sum("healthy") + sum("failures"), 41 * 200);
+    assert_eq!(sum("failures"), r["failed"].as_u64().unwrap());
+    // 8,200 runs a minute apart from 2026-09-21 14:14 UTC: seven UTC days, oldest first.
+    let names: Vec<&str> = days.iter().map(|d| d["day"].as_str().unwrap()).collect();
+    assert_eq!(names.len(), 7, "{names:?}");
+    assert_eq!((names[0], names[6]), ("2026-09-21", "2026-09-27"));
+    assert!(names.windows(2).all(|w| w[0] < w[1]), "{names:?}");
+    assert!(days[0]["failures"]["config_error"].as_u64().unwrap() > 0);
+    let list = json(run(history(
+        db,
+        &["list", "--limit", "8", "--format", "json"],
+    )));
+    let fps = |v: &serde_json::Value| -> Vec<String> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["fingerprint"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(fps(&r["top"]), fps(&list));
+    for (t, per) in r["top"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(r["top_per_day"].as_array().unwrap())
+    {
+        let n: u64 = per
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|v| v.as_u64().unwrap())
+            .sum();
+        assert_eq!(n, t["count"].as_u64().unwrap(), "{t}");
+    }
+    assert_eq!(r["hosts"]["suspects"], serde_json::json!(["lemon"]));
+    assert_eq!(r["gpus"]["suspects"], serde_json::json!(["GPU-bad"]));
+    let bad: Vec<&serde_json::Value> = r["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["uuid"] == "GPU-bad")
+        .collect();
+    assert_eq!(bad.len(), 8);
+    assert!(bad.iter().all(|c| c["jobs"] == 15), "{bad:?}");
+    let bad_failures: u64 = bad
+        .iter()
+        .map(|c| c["suspect_failures"].as_u64().unwrap())
+        .sum();
+    let gpus = json(run(history(db, &["gpus", "--format", "json"])));
+    assert_eq!(gpus["units"][0]["id"], "GPU-bad");
+    assert_eq!(
+        bad_failures,
+        gpus["units"][0]["suspect_failures"].as_u64().unwrap()
+    );
+    let recent = r["recent"].as_array().unwrap();
+    assert_eq!(recent.len(), 50);
+    assert!(
+        recent
+            .windows(2)
+            .all(|w| w[0]["at"].as_str() >= w[1]["at"].as_str()),
+        "newest first"
+    );
+    assert_eq!(recent[0]["job"], "job-8200");
+    let window = json(run(history(
+        db,
+        &["report", "--format", "json", "--since", names[6]],
+    )));
+    assert_eq!(window["days"].as_array().unwrap().len(), 1);
+    assert_eq!(&window["since"].as_str().unwrap()[..10], names[6]);
 }
 
 fn eight_processes_recording_at_once_lose_nothing_and_duplicate_nothing(db: &Db) {

@@ -9,6 +9,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod fleet_gen;
+
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures")
@@ -403,7 +405,144 @@ fn hostile_names_and_lines_stay_text() {
     assert!(!page.contains('\u{FFFE}') && !page.contains('\u{1b}'));
 }
 
-/// The seed run's page and a wrapped run's page (with memory curves) in a real browser:
+/// A failure history in `dir`: the synthetic fleet (a planted bad host and bad GPU) imported,
+/// and every run of the corpus recorded by `triage --record` (real categories and titles).
+fn fleet_history(dir: &Path) -> String {
+    let db = dir.join("history.db").display().to_string();
+    let file = dir.join("fleet.jsonl");
+    std::fs::write(&file, fleet_gen::synthetic_fleet()).unwrap();
+    let ok = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_trainwreck"))
+            .env_remove("TRAINWRECK_DB")
+            .args(args)
+            .args(["--db", &db])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.code().is_some_and(|c| c != 2),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    ok(&["history", "import", file.to_str().unwrap()]);
+    ok(&["triage", fixture("corpus").to_str().unwrap(), "--record"]);
+    db
+}
+
+fn fleet_page(db: &str, extra: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_trainwreck"))
+        .env_remove("TRAINWRECK_DB")
+        .args(["history", "report", "--db", db])
+        .args(extra)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// `history report --html`: every stacked segment of the per-day chart is a count
+/// of the report's data, the top fingerprints are listed and drawn, the heat map outlines
+/// exactly the planted bad host and the bad GPU in each of its eight hosts, the suspects are
+/// named with their test, and the latest runs are listed; Chinese labels with `--lang zh`;
+/// `--redact=hosts` leaves no host name on the page.
+#[test]
+fn fleet_page_draws_days_top_fingerprints_and_the_heat_map_with_its_suspects() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = fleet_history(tmp.path());
+    let data: serde_json::Value =
+        serde_json::from_str(&fleet_page(&db, &["--format", "json"])).unwrap();
+    let page = fleet_page(&db, &["--html"]);
+    assert_eq!(page, fleet_page(&db, &["--format", "html"]));
+    let doc = parse(&page);
+    assert_self_contained(&page, &doc);
+    // Each drawn segment is one (day, category) count of the data.
+    let per_day = by_id(&doc, "per-day").expect("the per-day chart");
+    let segments: Vec<String> = per_day
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("day"))
+        .map(text_of)
+        .collect();
+    assert!(!segments.is_empty());
+    let mut drawn = 0;
+    for seg in &segments {
+        let (day, rest) = seg.split_once(' ').unwrap();
+        let (cat, n) = rest.rsplit_once(": ").unwrap();
+        let d = data["days"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["day"] == day)
+            .unwrap_or_else(|| panic!("{day} is a day of the data"));
+        assert_eq!(d["failures"][cat].as_u64(), n.parse().ok(), "{seg}");
+        drawn += n.parse::<u64>().unwrap();
+    }
+    let first_drawn = segments.iter().map(|s| &s[..10]).min().unwrap();
+    let in_window: u64 = data["days"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["day"].as_str().unwrap() >= first_drawn)
+        .flat_map(|d| d["failures"].as_object().unwrap().values())
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert_eq!(drawn, in_window);
+    let top = by_id(&doc, "top").unwrap();
+    assert_eq!(
+        top.descendants()
+            .filter(|n| n.attribute("class") == Some("fingerprint"))
+            .count(),
+        data["top"].as_array().unwrap().len()
+    );
+    for t in data["top"].as_array().unwrap() {
+        assert!(text_of(top).contains(t["fingerprint"].as_str().unwrap()));
+    }
+    let heat = by_id(&doc, "heat-map").unwrap();
+    let suspects: Vec<String> = heat
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("cell suspect"))
+        .map(text_of)
+        .collect();
+    assert_eq!(suspects.len(), 1 + 8, "{suspects:#?}");
+    assert_eq!(
+        suspects.iter().filter(|s| s.starts_with("lemon:")).count(),
+        1
+    );
+    assert_eq!(
+        suspects.iter().filter(|s| s.contains("· GPU-bad:")).count(),
+        8
+    );
+    assert!(suspects.iter().all(|s| s.contains("suspect")));
+    let named: Vec<String> = by_id(&doc, "suspects")
+        .unwrap()
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("suspect"))
+        .map(text_of)
+        .collect();
+    assert_eq!(named.len(), 2, "{named:?}");
+    assert!(named[0].starts_with("lemon: ") && named[1].starts_with("GPU-bad: "));
+    assert_eq!(
+        by_id(&doc, "recent")
+            .unwrap()
+            .descendants()
+            .filter(|n| n.attribute("class") == Some("run"))
+            .count(),
+        50
+    );
+    let zh = fleet_page(&db, &["--html", "--lang", "zh"]);
+    assert!(zh.contains("每天的失败（按类别）") && zh.contains("可疑对象"));
+    parse(&zh);
+    let red = fleet_page(&db, &["--html", "--redact=hosts"]);
+    parse(&red);
+    assert!(!red.contains("lemon") && !red.contains("node07"));
+}
+
+/// The seed run's page, a wrapped run's page (with memory curves), the corpus's triage page and
+/// the fleet's page in a real browser:
 /// headless Chromium loads each from `file://` and its DOM holds the cause card, the
 /// timeline's lanes and the charts' titles; the console says nothing was refused (the page's
 /// policy forbids every fetch, so a fetch would be refused and logged).
@@ -460,6 +599,22 @@ fn seed_page_renders_in_headless_chromium() {
     assert!(
         dom.contains("/dev/shm used: peak 63.3 MiB of 64 MiB")
             && dom.contains("seconds since the command started"),
+        "{dom}"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_trainwreck"))
+        .args(["triage", "--format", "html"])
+        .arg(fixture("corpus"))
+        .output()
+        .unwrap();
+    let dom = render(String::from_utf8(out.stdout).unwrap());
+    assert!(
+        dom.contains("id=\"by-category\"") && dom.contains("class=\"group\""),
+        "{dom}"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let dom = render(fleet_page(&fleet_history(tmp.path()), &["--html"]));
+    assert!(
+        dom.contains("id=\"heat-map\"") && dom.contains("class=\"cell suspect\""),
         "{dom}"
     );
 }

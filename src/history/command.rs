@@ -7,7 +7,7 @@ use super::{Location, RecordContext, RunRecord, Store, stats::Unit};
 use crate::model::{Note, Seen};
 use crate::redact::Redactor;
 use crate::report::format::{self, Format, View};
-use crate::report::history::{FleetStats, ListEntry};
+use crate::report::history::{FleetReport, FleetStats, ListEntry};
 use crate::report::{Report, Sink};
 use clap::Subcommand;
 
@@ -116,6 +116,26 @@ pub enum HistoryCommand {
         /// Output format.
         #[arg(long, value_parser = format::value_parser(format::Command::History), default_value = "table")]
         format: &'static Format,
+    },
+    /// The fleet over a window: failures per day by category, the top fingerprints over time,
+    /// the host and GPU tests; `--html > fleet.html` draws them on one page with a host × GPU
+    /// heat map and the latest runs.
+    Report {
+        /// A window: `7d`, `12h`, `30m`, or a date `2026-10-01` (default: the whole history).
+        #[arg(long)]
+        since: Option<String>,
+        /// Family-wise false-alarm rate of the host and GPU tests (as `hosts` / `gpus`).
+        #[arg(long, default_value_t = 0.01)]
+        alpha: f64,
+        /// Latest runs listed.
+        #[arg(long, default_value_t = 50)]
+        recent: usize,
+        /// Output format (`html` is the page, `json` its data).
+        #[arg(long, value_parser = format::value_parser(format::Command::HistoryReport), default_value = "table")]
+        format: &'static Format,
+        /// The page: the same as `--format html`.
+        #[arg(long, conflicts_with = "format")]
+        html: bool,
     },
     /// Every run and note as JSON Lines (to a file, or stdout).
     Export {
@@ -284,12 +304,30 @@ fn fleet_redacted(st: &mut FleetStats, red: &mut Redactor) {
     st.suspects = st.suspects.iter().map(|h| host(red, h)).collect();
 }
 
+fn report_redacted(f: &mut FleetReport, red: &mut Redactor) {
+    list_redacted(&mut f.top, red);
+    fleet_redacted(&mut f.hosts, red);
+    fleet_redacted(&mut f.gpus, red);
+    for c in &mut f.cells {
+        c.host = red.host(&c.host);
+    }
+    for r in &mut f.recent {
+        r.host = r.host.as_deref().map(|h| red.host(h));
+        for t in r.job.iter_mut().chain(r.title.iter_mut()) {
+            *t = red.text(t);
+        }
+    }
+}
+
 /// Run one `history` subcommand: its output and where it goes, or the error to print.
 pub fn run(args: HistoryArgs, lang: crate::model::Lang) -> Result<(Sink, String), String> {
+    // A page meant to be shared (`report`'s HTML) has its secrets masked without being asked.
+    let pasted = matches!(&args.command, HistoryCommand::Report { format, html, .. } if *html || format.pasted);
     let mut red = match &args.redact {
         Some(what) => Some(Redactor::new(crate::redact::Options::parse(
             std::slice::from_ref(what),
         )?)),
+        None if pasted => Some(Redactor::new(crate::redact::Options::parse(&[])?)),
         None => None,
     };
     let out = run_view(args, lang, red.as_mut())?;
@@ -340,6 +378,7 @@ fn run_view(
             | HistoryCommand::List { .. }
             | HistoryCommand::Hosts { .. }
             | HistoryCommand::Gpus { .. }
+            | HistoryCommand::Report { .. }
             | HistoryCommand::Export { .. }
     );
     let mut s = if read_only {
@@ -405,18 +444,31 @@ fn run_view(
             }
             view(format, View::List(&l), lang)
         }
-        HistoryCommand::Hosts {
-            since,
-            alpha,
-            format,
-        }
-        | HistoryCommand::Gpus {
-            since,
-            alpha,
-            format,
-        } if !(alpha > 0.0 && alpha < 1.0) => {
-            let _ = (since, format);
+        HistoryCommand::Hosts { alpha, .. }
+        | HistoryCommand::Gpus { alpha, .. }
+        | HistoryCommand::Report { alpha, .. }
+            if !(alpha > 0.0 && alpha < 1.0) =>
+        {
             Err(format!("--alpha {alpha}: must be between 0 and 1"))
+        }
+        HistoryCommand::Report {
+            since,
+            alpha,
+            recent,
+            format,
+            html,
+        } => {
+            let format = if html {
+                format::find(format::Command::HistoryReport, "html").expect("html offers it")
+            } else {
+                format
+            };
+            let since = since_arg(since.as_deref())?;
+            let mut f = s.report(since, alpha, recent).map_err(e)?;
+            if let Some(red) = red.as_deref_mut() {
+                report_redacted(&mut f, red);
+            }
+            view(format, View::FleetReport(&f), lang)
         }
         HistoryCommand::Hosts {
             since,

@@ -1,11 +1,12 @@
 //! The failure history: every recorded diagnosis, "seen before" for a fingerprint, the team's
-//! notes, and per-host / per-GPU failure counts. One `Store` over two back-ends (SQLite by
+//! notes, per-host / per-GPU failure counts, and the fleet's report over a window. One `Store` over two back-ends (SQLite by
 //! default, PostgreSQL for a team) sharing one versioned schema. It takes its values from the
 //! finished `Report` (never re-reads logs) and returns data; `report` renders it. A history
 //! problem is an error value for the caller to print beside the diagnosis, never a panic.
 
 pub mod backend;
 pub mod command;
+pub mod fleet;
 pub mod record;
 pub mod schema;
 pub mod stats;

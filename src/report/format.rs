@@ -5,7 +5,7 @@
 //! printer file and one row here. Renders only: what a view shows and why (the cause, what
 //! ranks lower) is the report's (`Report::top`, `Report::considered_why`), never decided here.
 
-use super::history::{FleetStats, ListEntry};
+use super::history::{FleetReport, FleetStats, ListEntry};
 use super::triage::Triage;
 use super::{Report, Sink, terminal};
 use crate::diff::Diff;
@@ -20,6 +20,8 @@ pub enum Command {
     Triage,
     Diff,
     History,
+    /// `history report`.
+    HistoryReport,
 }
 
 /// What a command hands its printer.
@@ -40,6 +42,8 @@ pub enum View<'a> {
     List(&'a [ListEntry]),
     /// `history hosts | gpus`.
     Fleet(&'a FleetStats),
+    /// `history report`.
+    FleetReport(&'a FleetReport),
 }
 
 impl View<'_> {
@@ -51,6 +55,7 @@ impl View<'_> {
             View::Triage(_) => Command::Triage,
             View::Diff(_) => Command::Diff,
             View::Seen(_) | View::List(_) | View::Fleet(_) => Command::History,
+            View::FleetReport(_) => Command::HistoryReport,
         }
     }
 }
@@ -106,7 +111,7 @@ pub static FORMATS: &[Format] = &[
         name: "table",
         aliases: &["terminal"],
         help: Some("Aligned text for a terminal (`terminal` is accepted too)"),
-        commands: &[Analyze, Facts, Triage, Diff, History],
+        commands: &[Analyze, Facts, Triage, Diff, History, HistoryReport],
         sink: Sink::Terminal,
         pasted: false,
         printer: &terminal::Printer,
@@ -115,7 +120,7 @@ pub static FORMATS: &[Format] = &[
         name: "json",
         aliases: &[],
         help: Some("The data itself (docs/json-schema.md for `analyze`)"),
-        commands: &[Analyze, Facts, Triage, Diff, History],
+        commands: &[Analyze, Facts, Triage, Diff, History, HistoryReport],
         sink: Sink::Json,
         pasted: false,
         printer: &super::json::Printer,
@@ -157,7 +162,7 @@ pub static FORMATS: &[Format] = &[
         help: Some(
             "One self-contained page (inline CSS and SVG, no script; secrets always redacted)",
         ),
-        commands: &[Analyze, Triage],
+        commands: &[Analyze, Triage, HistoryReport],
         sink: Sink::Xml,
         pasted: true,
         printer: &super::html::Printer,
@@ -240,6 +245,7 @@ mod tests {
         let diff = Diff::default();
         let seen = Seen::default();
         let fleet = FleetStats::default();
+        let fleet_report = FleetReport::default();
         let views = [
             View::Run(&report),
             View::Facts {
@@ -251,6 +257,7 @@ mod tests {
             View::Seen(&seen),
             View::List(&[]),
             View::Fleet(&fleet),
+            View::FleetReport(&fleet_report),
         ];
         for f in FORMATS {
             for v in views {

@@ -70,6 +70,68 @@ pub struct FleetStats {
     pub suspects: Vec<String>,
 }
 
+/// `history report`: the fleet over a window, as one page draws it.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct FleetReport {
+    pub since: Option<String>,
+    /// When the report was made (UTC).
+    pub generated: String,
+    /// Runs in the window, and of them the failed ones (every verdict but `no_failure`).
+    pub runs: u64,
+    pub failed: u64,
+    /// Every day with a run, oldest first.
+    pub days: Vec<DayCount>,
+    /// The top fingerprints, as `history list` gives them.
+    pub top: Vec<ListEntry>,
+    /// Each top fingerprint's runs per day (`YYYY-MM-DD` → runs), in `top`'s order.
+    pub top_per_day: Vec<BTreeMap<String, u64>>,
+    /// `history hosts` and `history gpus` over the same window.
+    pub hosts: FleetStats,
+    pub gpus: FleetStats,
+    /// Each GPU in each host it was seen in: the heat map's cells.
+    pub cells: Vec<GpuCell>,
+    /// The latest runs, newest first.
+    pub recent: Vec<RecentRun>,
+}
+
+/// One day of the fleet.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct DayCount {
+    /// `YYYY-MM-DD` (UTC).
+    pub day: String,
+    /// Runs without a failure.
+    pub healthy: u64,
+    /// Failed runs by category (`unknown_failure` for a failure no rule explains).
+    pub failures: BTreeMap<String, u64>,
+}
+
+/// One GPU in one host over the window.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct GpuCell {
+    pub host: String,
+    pub uuid: String,
+    /// Runs it took part in there.
+    pub jobs: u64,
+    /// Its failures of the suspect classes (hardware, unexplained) there.
+    pub suspect_failures: u64,
+}
+
+/// One run in the report's list of the latest.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RecentRun {
+    /// When it failed (or was recorded), UTC.
+    pub at: String,
+    pub job: Option<String>,
+    /// The host it started on, else its first host.
+    pub host: Option<String>,
+    pub verdict: String,
+    pub category: Option<String>,
+    pub title: Option<String>,
+    pub action: String,
+    pub confidence: Option<f64>,
+    pub fingerprint: Option<String>,
+}
+
 /// `2026-10-02T08:00:00Z` → `2026-10-02`.
 fn day(t: &str) -> &str {
     t.get(..10).unwrap_or(t)
@@ -266,7 +328,8 @@ pub fn list(entries: &[ListEntry], tables: Tables, lang: Lang) -> String {
     format!("{}\n", tables.finish(t))
 }
 
-fn p_value(p: f64) -> String {
+/// A p-value as the tables print it.
+pub(crate) fn p_value(p: f64) -> String {
     if p < 1e-300 {
         "<1e-300".to_string()
     } else if p < 0.001 {
@@ -328,5 +391,51 @@ pub fn fleet(s: &FleetStats, tables: Tables, lang: Lang) -> String {
             let _ = writeln!(out, "  {}", tr.fleet_suspect(u, &p_value(u.p_value)));
         }
     }
+    out
+}
+
+/// `history report` in a terminal: the window's totals, the failures per day (the last two
+/// weeks of it), the top fingerprints, then the host and GPU tests as `history hosts | gpus`.
+/// `--html` draws the same data as one page.
+pub fn report(f: &FleetReport, tables: Tables, lang: Lang) -> String {
+    let tr = Tr(lang);
+    let mut out = format!(
+        "{}\n\n",
+        tr.html_fleet_title(f.runs, f.failed, f.since.as_deref())
+    );
+    if f.runs == 0 {
+        return out + tr.history_empty() + "\n";
+    }
+    let [per_day, top, ..] = tr.html_fleet_sections();
+    let mut t = tables.table();
+    t.set_header(tr.fleet_report_days_header().to_vec());
+    const DAYS: usize = 14;
+    for d in f.days.iter().skip(f.days.len().saturating_sub(DAYS)) {
+        let failed: u64 = d.failures.values().sum();
+        let mut most: Vec<(&String, &u64)> = d.failures.iter().collect();
+        most.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        let most: Vec<String> = most
+            .iter()
+            .take(3)
+            .map(|(c, n)| format!("{c} {n}"))
+            .collect();
+        tables.row(
+            &mut t,
+            vec![
+                d.day.clone(),
+                (d.healthy + failed).to_string(),
+                failed.to_string(),
+                most.join(", "),
+            ],
+        );
+    }
+    let _ = writeln!(out, "{per_day}\n{}", tables.finish(t));
+    if f.days.len() > DAYS {
+        let _ = writeln!(out, "{}", tr.fleet_more(f.days.len() - DAYS));
+    }
+    let _ = write!(out, "\n{top}\n{}\n", list(&f.top, tables, lang));
+    out.push_str(&fleet(&f.hosts, tables, lang));
+    out.push('\n');
+    out.push_str(&fleet(&f.gpus, tables, lang));
     out
 }

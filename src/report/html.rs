@@ -22,6 +22,8 @@ use crate::model::Verdict;
 use crate::timeline::{Event, Kind, format_epoch};
 use std::fmt::Write;
 
+mod fleet;
+
 pub struct Printer;
 
 impl super::format::Printer for Printer {
@@ -34,6 +36,7 @@ impl super::format::Printer for Printer {
         match view {
             View::Run(r) => Some(page(r, o.term.lang)),
             View::Triage(t) => Some(triage_page(t, o.term.lang)),
+            View::FleetReport(f) => Some(fleet::page(f, o.term.lang)),
             _ => None,
         }
     }
@@ -94,6 +97,7 @@ svg .m-error{fill:var(--red)}svg .m-signal{fill:var(--amber)}svg .m-watchdog{fil
 ul.legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:1rem;margin:.3rem 0}
 ul.legend li::before{content:'';display:inline-block;width:.7rem;height:.7rem;margin-right:.3rem;border-radius:50%;vertical-align:-1px}
 ul.legend .l-error::before{background:var(--red)}ul.legend .l-signal::before{background:var(--amber)}ul.legend .l-watchdog::before{background:var(--blue)}ul.legend .l-last::before{background:var(--dim)}ul.legend .l-root::before{border:2px solid var(--red)}
+ul.heat-legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.4rem 1rem;margin:.4rem 0}ul.heat-legend svg{display:inline-block;border:none;background:none;vertical-align:-2px;margin-right:.3rem}
 footer{margin-top:2rem;color:var(--dim);font-size:.85rem}
 @media print{body{max-width:none;padding:0;font-size:11pt}.card{break-inside:avoid}svg{break-inside:avoid}th{background:none}}
 ";

@@ -1532,6 +1532,204 @@ impl Tr {
             ),
         }
     }
+    // ----- the fleet's page (`report::html::fleet`) -----
+
+    /// The fleet page's heading: runs, failed runs, the window.
+    pub fn html_fleet_title(self, runs: u64, failed: u64, since: Option<&str>) -> String {
+        match (self.0, since) {
+            (Lang::En, Some(d)) => format!("fleet since {d}: {runs} runs, {failed} failed"),
+            (Lang::En, None) => format!("fleet: {runs} runs, {failed} failed"),
+            (Lang::Zh, Some(d)) => format!("集群（自 {d} 起）：{runs} 次运行，{failed} 次失败"),
+            (Lang::Zh, None) => format!("集群：{runs} 次运行，{failed} 次失败"),
+        }
+    }
+    /// Its sections: failures per day, top fingerprints, the heat map, suspects, latest runs.
+    pub fn html_fleet_sections(self) -> [&'static str; 5] {
+        match self.0 {
+            Lang::En => [
+                "Failures per day by category",
+                "Top fingerprints over time",
+                "Hosts and their GPUs against the fleet",
+                "Suspects",
+                "Latest runs",
+            ],
+            Lang::Zh => [
+                "每天的失败（按类别）",
+                "最常见的指纹随时间的分布",
+                "各主机及其 GPU 与集群整体的对比",
+                "可疑对象",
+                "最近的运行",
+            ],
+        }
+    }
+    /// The per-day chart's axes.
+    pub fn html_fleet_day_axes(self) -> [&'static str; 2] {
+        match self.0 {
+            Lang::En => ["day (UTC)", "failed runs"],
+            Lang::Zh => ["日期（UTC）", "失败的运行数"],
+        }
+    }
+    /// The legend's entry for the categories without a colour of their own.
+    pub fn html_fleet_other(self, n: usize) -> String {
+        match self.0 {
+            Lang::En => format!("{n} other categor{}", if n == 1 { "y" } else { "ies" }),
+            Lang::Zh => format!("其他 {n} 个类别"),
+        }
+    }
+    /// Under the per-day chart when the window has more days than it draws.
+    pub fn html_fleet_days_cut(self, shown: usize, from: &str) -> String {
+        match self.0 {
+            Lang::En => format!(
+                "The last {shown} days are drawn, from {from}; --format json has every day."
+            ),
+            Lang::Zh => {
+                format!("只画出了最近 {shown} 天（自 {from} 起）；--format json 包含每一天。")
+            }
+        }
+    }
+    /// The top fingerprints' table.
+    pub fn html_fleet_top_header(self) -> [&'static str; 8] {
+        match self.0 {
+            Lang::En => [
+                "#",
+                "runs",
+                "fingerprint",
+                "category / title",
+                "hosts",
+                "first seen",
+                "last seen",
+                "note",
+            ],
+            Lang::Zh => [
+                "#",
+                "运行数",
+                "指纹",
+                "类别 / 标题",
+                "主机数",
+                "首次出现",
+                "最近出现",
+                "备注",
+            ],
+        }
+    }
+    /// The heat map's two column headings: the host itself, then its GPUs.
+    pub fn html_fleet_heat_columns(self) -> [&'static str; 2] {
+        match self.0 {
+            Lang::En => ["host", "its GPUs (by UUID)"],
+            Lang::Zh => ["主机", "其 GPU（按 UUID）"],
+        }
+    }
+    /// A heat-map cell's tooltip.
+    pub fn html_fleet_cell(
+        self,
+        what: &str,
+        k: u64,
+        jobs: u64,
+        ratio: f64,
+        p: Option<&str>,
+        suspect: bool,
+    ) -> String {
+        let p = p.map(|p| format!(", p = {p}")).unwrap_or_default();
+        match self.0 {
+            Lang::En => format!(
+                "{what}: {k} hardware/unexplained failure{} in {jobs} run{} ({ratio:.1}× the fleet's rate){p}{}",
+                s(k),
+                s(jobs),
+                if suspect { " — suspect" } else { "" }
+            ),
+            Lang::Zh => format!(
+                "{what}：{jobs} 次运行中有 {k} 次硬件类/未解释的失败（集群失败率的 {ratio:.1} 倍）{p}{}",
+                if suspect { "——可疑" } else { "" }
+            ),
+        }
+    }
+    /// The heat map's legend: the six colours, then the outline of a suspect.
+    pub fn html_fleet_heat_legend(self) -> [&'static str; 7] {
+        match self.0 {
+            Lang::En => [
+                "no hardware/unexplained failure",
+                "under 0.5× the fleet's rate",
+                "0.5–1.5×",
+                "1.5–3×",
+                "3–6×",
+                "6× or more",
+                "suspect (the history's test)",
+            ],
+            Lang::Zh => [
+                "没有硬件类/未解释的失败",
+                "低于集群失败率的 0.5 倍",
+                "0.5–1.5 倍",
+                "1.5–3 倍",
+                "3–6 倍",
+                "6 倍及以上",
+                "可疑（历史记录的检验）",
+            ],
+        }
+    }
+    /// Under the heat map: the fleet's rates (the scale's 1×) and the hosts not drawn.
+    pub fn html_fleet_heat_note(self, host_rate: f64, gpu_rate: f64, more: usize) -> String {
+        let more_en = if more > 0 {
+            format!(" {more} more hosts are not drawn; --format json has all.")
+        } else {
+            String::new()
+        };
+        let more_zh = if more > 0 {
+            format!("另有 {more} 台主机未画出；--format json 包含全部。")
+        } else {
+            String::new()
+        };
+        match self.0 {
+            Lang::En => format!(
+                "Colour: a unit's hardware-class and unexplained failures per run against the fleet's ({host_rate:.4} per run for hosts, {gpu_rate:.4} for GPUs). Rows in the order of the test, most significant first; an outlined cell is a suspect of `history hosts` / `history gpus`.{more_en}"
+            ),
+            Lang::Zh => format!(
+                "颜色：每次运行的硬件类和未解释失败率与集群整体的比值（主机为每次运行 {host_rate:.4}，GPU 为 {gpu_rate:.4}）。各行按检验的显著性排序；加粗边框的格子是 `history hosts` / `history gpus` 判定的可疑对象。{more_zh}"
+            ),
+        }
+    }
+    /// The latest runs' table.
+    pub fn html_fleet_recent_header(self) -> [&'static str; 8] {
+        match self.0 {
+            Lang::En => [
+                "time",
+                "job",
+                "host",
+                "category",
+                "title",
+                "action",
+                "confidence",
+                "fingerprint",
+            ],
+            Lang::Zh => [
+                "时间",
+                "作业",
+                "主机",
+                "类别",
+                "标题",
+                "处理方式",
+                "置信度",
+                "指纹",
+            ],
+        }
+    }
+    /// `history report`'s per-day table in a terminal.
+    pub fn fleet_report_days_header(self) -> [&'static str; 4] {
+        match self.0 {
+            Lang::En => ["day (UTC)", "runs", "failed", "most frequent"],
+            Lang::Zh => ["日期（UTC）", "运行数", "失败数", "最常见"],
+        }
+    }
+    /// The fleet page's footer.
+    pub fn html_fleet_footer(self, generated: &str, alpha: f64) -> String {
+        match self.0 {
+            Lang::En => format!(
+                "Made by trainwreck history report at {generated} (family-wise false-alarm rate {alpha})."
+            ),
+            Lang::Zh => {
+                format!("由 trainwreck history report 生成于 {generated}（族错误率 {alpha}）。")
+            }
+        }
+    }
 }
 
 #[cfg(test)]

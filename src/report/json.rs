@@ -34,6 +34,8 @@ impl super::format::Printer for Printer {
             (View::Seen(s), _) => plain(s),
             (View::List(l), _) => plain(&l),
             (View::Fleet(f), _) => plain(f),
+            (View::FleetReport(f), Some(red)) => redacted(f, red),
+            (View::FleetReport(f), None) => plain(f),
         })
     }
 }

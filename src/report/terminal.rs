@@ -80,6 +80,7 @@ impl super::format::Printer for Printer {
             View::Seen(s) => super::history::show(s, tables, lang),
             View::List(l) => super::history::list(l, tables, lang),
             View::Fleet(f) => super::history::fleet(f, tables, lang),
+            View::FleetReport(f) => super::history::report(f, tables, lang),
         })
     }
 }
