@@ -193,6 +193,7 @@ fn manglings() -> Vec<Mangling> {
 /// of whose fire examples stops firing under that mangling; the test fails when an entry
 /// starts surviving (remove it) or a rule not listed stops surviving.
 const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
+    ("zh-same-line", "TW0203", R_CJK_IN_PROSE), // 1 of 15 examples lost
     ("ranks-interleaved", "TW0103", R_INTERLEAVE), // 1 of 3 examples lost
     ("ranks-interleaved", "TW0105", R_INTERLEAVE), // 1 of 3 examples lost
     ("ranks-interleaved", "TW0106", R_INTERLEAVE), // 3 of 6 examples lost
@@ -213,6 +214,7 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("ranks-interleaved", "TW0702", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW0703", R_INTERLEAVE), // 4 of 6 examples lost
     ("ranks-interleaved", "TW0801", R_INTERLEAVE), // 6 of 7 examples lost
+    ("ranks-interleaved", "TW0901", R_INTERLEAVE), // 1 of 7 examples lost
     ("ranks-interleaved", "TW0902", R_INTERLEAVE), // 2 of 3 examples lost
     ("ranks-interleaved", "TW0903", R_INTERLEAVE), // 1 of 2 examples lost
     ("ranks-interleaved", "TW1002", R_INTERLEAVE), // 4 of 4 examples lost
@@ -242,9 +244,9 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("ranks-interleaved", "TW2501", R_INTERLEAVE), // 9 of 10 examples lost
     ("ranks-interleaved", "TW2502", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW2503", R_INTERLEAVE), // 1 of 9 examples lost
-    ("tmux-pad-80", "TW1202", R_PAD_PIECE),        // 1 of 2 examples lost
-    ("wrap-80", "TW1903", R_WRAP_GLYPHS),          // 1 of 7 examples lost
-    ("wrap-80", "TW2202", R_WRAP_GLYPHS),          // 1 of 6 examples lost
+    ("tmux-pad-80", "TW1202", R_PAD_PIECE),     // 1 of 2 examples lost
+    ("wrap-80", "TW1903", R_WRAP_GLYPHS),       // 1 of 7 examples lost
+    ("wrap-80", "TW2202", R_WRAP_GLYPHS),       // 1 of 6 examples lost
 ];
 
 /// The engine joins a terminal's wrapped rows by their length in bytes (`analyze`'s
@@ -257,6 +259,10 @@ const R_WRAP_GLYPHS: &str = "a wrapped row with multi-byte progress-bar glyphs i
 /// for a match no piece holds alone; a `df` row's first piece already matches, as a mount
 /// path cut short, so the whole row's hit is dropped as a duplicate of a piece's.
 const R_PAD_PIECE: &str = "the row's first piece alone matches (a cut mount path), so the rejoined row's hit is taken for a duplicate";
+
+/// A message in Chinese (the shell's `已杀死` under a Chinese locale) glued to Chinese prose on
+/// both sides: nothing tells the message from the prose, so the anchored line is not peeled out.
+const R_CJK_IN_PROSE: &str = "a Chinese message glued to Chinese prose cannot be told from it, so its anchored form is not found";
 
 /// Every run of characters comes twice, so no literal survives anywhere in the line; the
 /// engine has no de-interleaving of two writers yet (not seen in the real pastes of fixtures/pastes/).

@@ -782,17 +782,24 @@ fn is_frequent(lit: &[u8]) -> bool {
 /// on that one.
 fn is_weak(lit: &[u8]) -> bool {
     trim_to_words(lit).is_none_or(|t| {
-        t.split(|b| !b.is_ascii_alphanumeric())
+        t.split(|b| !word_byte(b))
             .filter(|w| !w.is_empty())
             .all(is_frequent_word)
     })
 }
 
-/// The literal from its first to its last ASCII letter or digit; `None` when it has none.
+/// The literal from its first to its last letter or digit (ASCII, or any non-ASCII byte); `None`
+/// when it has none.
 fn trim_to_words(lit: &[u8]) -> Option<&[u8]> {
-    let s = lit.iter().position(|b| b.is_ascii_alphanumeric())?;
-    let e = lit.iter().rposition(|b| b.is_ascii_alphanumeric())?;
+    let s = lit.iter().position(word_byte)?;
+    let e = lit.iter().rposition(word_byte)?;
     Some(&lit[s..=e])
+}
+
+/// A byte of a word: an ASCII letter or digit, or any byte of a non-ASCII character (letters of
+/// other scripts: `已杀死` is a word, not punctuation).
+fn word_byte(b: &u8) -> bool {
+    b.is_ascii_alphanumeric() || *b >= 0x80
 }
 
 fn is_frequent_word(w: &[u8]) -> bool {

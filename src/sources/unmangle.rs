@@ -72,10 +72,13 @@ fn level_and_place(s: &[u8]) -> &[u8] {
 }
 
 /// Non-ASCII prose (a question in Chinese), markdown backticks and blanks before a message.
+/// A text with nothing ASCII after them is the message itself (a shell's `已杀死` under a
+/// Chinese locale): only its blanks and backticks go.
 fn trim_start_junk(s: &[u8]) -> &[u8] {
     let n = s
         .iter()
         .position(|&b| b.is_ascii() && !matches!(b, b'`' | b' ' | b'\t'))
+        .or_else(|| s.iter().position(|b| !blank(b)))
         .unwrap_or(s.len());
     &s[n..]
 }
@@ -84,8 +87,13 @@ fn trim_end_junk(s: &[u8]) -> &[u8] {
     let n = s
         .iter()
         .rposition(|&b| b.is_ascii() && !matches!(b, b'`' | b' ' | b'\t' | b'\r'))
+        .or_else(|| s.iter().rposition(|b| !blank(b)))
         .map_or(0, |i| i + 1);
     &s[..n]
+}
+
+fn blank(b: &u8) -> bool {
+    matches!(b, b'`' | b' ' | b'\t' | b'\r')
 }
 
 /// The inside of `'…'` / `"…"` when the whole text is one quoted Python string.
@@ -187,6 +195,14 @@ mod tests {
             r("[2026-11-29 18:57:00,219] [INFO] [launch.py:351:main] Killed"),
             vec!["Killed"]
         );
+    }
+
+    #[test]
+    fn a_message_in_another_script_is_kept_when_nothing_else_is_left() {
+        assert_eq!(r("[rank3]: 已杀死"), vec!["已杀死"]);
+        assert_eq!(r("```已杀死```"), vec!["已杀死"]);
+        // Prose around an ASCII message still goes.
+        assert_eq!(r("求助：Killed 怎么办"), vec!["Killed"]);
     }
 
     #[test]
