@@ -28,6 +28,8 @@ pub const LITERALS: &[&str] = &[
     "Aborted",
     "core dumped",
     "Assertion",
+    // The source line Python prints under a frame when it is the assertion that failed.
+    "    assert ",
     "Bus error",
     "Illegal instruction",
     "Floating point exception",

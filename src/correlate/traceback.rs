@@ -89,6 +89,8 @@ struct Frame {
     func: String,
     src_line: u64,
     at: usize,
+    /// The source line Python prints under the frame (`assert args.batch_size % n == 0`).
+    code: Option<String>,
 }
 
 /// One traceback: its frames (outermost first, as printed) and the exception ending it.
@@ -134,6 +136,7 @@ fn tracebacks(a: &Analysis) -> Vec<Traceback> {
                 src_line: c[2].parse().unwrap_or(0),
                 func: c[3].to_string(),
                 at,
+                code: None,
             });
         } else if let Some(c) = SYNTAX_AT.as_ref().and_then(|r| r.captures(t)) {
             frames.push(Frame {
@@ -141,6 +144,7 @@ fn tracebacks(a: &Analysis) -> Vec<Traceback> {
                 src_line: c[2].parse().unwrap_or(0),
                 func: "<module>".to_string(),
                 at,
+                code: None,
             });
         } else if let Some(c) = exc_re.captures(t) {
             let ty = c[1].to_string();
@@ -154,6 +158,12 @@ fn tracebacks(a: &Analysis) -> Vec<Traceback> {
             }
             frames.clear();
             header = false;
+        } else if let Some(f) = frames.last_mut()
+            && f.code.is_none()
+            && a.error_tail[f.at].line + 1 == l.line
+        {
+            // The line right under a frame is its source line.
+            f.code = Some(t.trim().to_string());
         }
     }
     out
@@ -204,6 +214,10 @@ const CHECKPOINT_CODE: &[&str] = &[
     "safetensors",
     "load_sharded_checkpoint",
     "_load_rng_state",
+    // Distributed checkpoints: Megatron-core's and torch.distributed.checkpoint's writers.
+    "dist_checkpointing",
+    "distributed/checkpoint/",
+    "save_state_dict",
 ];
 const LOADING_CODE: &[&str] = &[
     "load_dataset",
@@ -336,6 +350,58 @@ fn read(tb: &Traceback) -> Reading {
             remedy: None,
         };
     }
+    if let Some(check) = config_assertion(tb) {
+        let at = tb.frames.last().map_or_else(String::new, |f| {
+            format!("{}:{} in {}", short(&f.path), f.src_line, f.func)
+        });
+        let (fix, fix_zh) = if let Some((a, b)) = modulo_sides(&check) {
+            (
+                format!(
+                    "Set `{a}` to a multiple of `{b}` (or change `{b}`): the configuration fails the check `{}` ({at}).",
+                    clip(&check)
+                ),
+                format!(
+                    "把 `{a}` 设成 `{b}` 的整数倍（或者改 `{b}`）：配置没通过检查 `{}`（{at}）。",
+                    clip(&check)
+                ),
+            )
+        } else if let Some((small, large)) = order_sides(&check) {
+            (
+                format!(
+                    "Set `{small}` no larger than `{large}` (or raise `{large}`): the configuration fails the check `{}` ({at}).",
+                    clip(&check)
+                ),
+                format!(
+                    "把 `{small}` 设成不大于 `{large}`（或者调大 `{large}`）：配置没通过检查 `{}`（{at}）。",
+                    clip(&check)
+                ),
+            )
+        } else {
+            (
+                format!(
+                    "Make the configuration pass `{}` ({at}): set the values it compares (flags, config keys, the device count) so the check holds.",
+                    clip(&check)
+                ),
+                format!(
+                    "让配置通过 `{}`（{at}）：调整它比较的那些值（命令行参数、配置项、设备数），使检查成立。",
+                    clip(&check)
+                ),
+            )
+        };
+        return Reading {
+            category: Category::ConfigError,
+            why: format!(
+                "a bare assertion over configuration values failed: `{}`",
+                clip(&check)
+            ),
+            why_zh: format!("一个针对配置值的断言失败了：`{}`", clip(&check)),
+            confidence: 0.5,
+            fix,
+            fix_zh,
+            rank: 3,
+            remedy: None,
+        };
+    }
     let cure = remedy(tb);
     // The remedy the exception's words and frames name leads; where it was raised follows.
     let lead = |en: String, zh: String| match &cure {
@@ -443,6 +509,82 @@ fn read(tb: &Traceback) -> Reading {
     }
 }
 
+/// Names that make an assertion a check of the run's configuration rather than of its data or
+/// code: the parsed arguments or config object, and the sizes a launch sets.
+const CONFIG_NAMES: &[&str] = &[
+    "args.",
+    "opt.",
+    "opts.",
+    "cfg.",
+    "config.",
+    "conf.",
+    "hparams",
+    "flags.",
+    "batch_size",
+    "world_size",
+    "num_gpus",
+    "n_gpu",
+    "ngpu",
+    "gpus",
+    "devices",
+    "num_processes",
+    "num_heads",
+    "n_head",
+    "accumulation",
+    "micro_batch",
+    "parallel_size",
+];
+
+/// A bare `AssertionError` (no message) whose innermost source line is an `assert` comparing
+/// configuration values (`assert args.batch_size % len(devices) == 0`): the check, as written.
+fn config_assertion(tb: &Traceback) -> Option<String> {
+    if tb.ty != "AssertionError" || !tb.msg.trim().is_empty() {
+        return None;
+    }
+    let code = tb.frames.last()?.code.as_deref()?;
+    let check = code.strip_prefix("assert ")?.trim();
+    let compares = ["%", "==", "<=", ">=", "<", ">", "!="]
+        .iter()
+        .any(|op| check.contains(op));
+    (compares && CONFIG_NAMES.iter().any(|n| check.contains(n))).then(|| code.to_string())
+}
+
+/// The setting a check names: the last part of a dotted name (`config.data.train_batch_size`
+/// → `train_batch_size`), a call kept whole (`len(devices)`).
+fn setting_name(side: &str) -> String {
+    let side = side.trim().trim_matches(|c| c == '(' || c == ')');
+    if side.contains('(') {
+        return side.to_string();
+    }
+    side.rsplit('.').next().unwrap_or(side).trim().to_string()
+}
+
+/// `assert A % B == 0` → the names of A and B.
+fn modulo_sides(check: &str) -> Option<(String, String)> {
+    let body = check.strip_prefix("assert ")?;
+    let body = body.split(',').next()?;
+    let (a, rest) = body.split_once('%')?;
+    let (b, tail) = rest.split_once("==")?;
+    (tail.trim() == "0").then(|| (setting_name(a), setting_name(b)))
+}
+
+/// `assert A >= B` (or `B <= A`, `A > B`, `B < A`) → (B, A): the one that must not be larger
+/// first.
+fn order_sides(check: &str) -> Option<(String, String)> {
+    let body = check.strip_prefix("assert ")?.split(',').next()?;
+    for (op, small_first) in [(">=", false), ("<=", true), (">", false), ("<", true)] {
+        if let Some((l, r)) = body.split_once(op)
+            && !l.trim().is_empty()
+            && !r.trim().is_empty()
+            && !r.starts_with('=')
+        {
+            let (l, r) = (setting_name(l), setting_name(r));
+            return Some(if small_first { (l, r) } else { (r, l) });
+        }
+    }
+    None
+}
+
 /// The step an exception names by what it says, in both languages: one sentence, written
 /// to lead the fix.
 #[derive(Debug, Clone)]
@@ -455,6 +597,66 @@ struct Remedy {
 /// frame's file belongs to.
 static PACKAGE: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"(?:site|dist)-packages[/\\]([A-Za-z_][\w]*)[/\\]").ok());
+
+/// Who is on which side of a version clash an exception shows.
+enum Skew {
+    /// The library calls its own code written for its older API (a model's remote code).
+    Own,
+    /// Another installed package (named) passes the library what it does not know: the
+    /// library is older than that package expects.
+    From(String),
+    /// The code (yours, or a name imported from the library) and the library disagree.
+    Code,
+    /// A package's newer release removed a module another package still imports.
+    Removed,
+}
+
+/// torch.distributed's refusal of a collective its backend lacks: `ProcessGroup nccldoes not
+/// support _reduce_scatter_base` (older releases print no space after the backend).
+static PG_UNSUPPORTED: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r"ProcessGroup ?([A-Za-z]+?) ?does not support (\w+)").ok());
+
+/// A private submodule that is not there: `No module named 'torch._six'`.
+static PRIVATE_MODULE: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r"No module named '([A-Za-z]\w*)\.((?:\w+\.)*_[A-Za-z]\w*)'").ok());
+
+/// The installed package whose frame called into the innermost package's frames, when it is
+/// another package (not the user's code, not the same package).
+fn caller_package(tb: &Traceback) -> Option<String> {
+    let pkg = |f: &Frame| {
+        PACKAGE
+            .as_ref()?
+            .captures(&f.path)
+            .map(|c| c[1].to_string())
+    };
+    let inner = pkg(tb.frames.last()?)?;
+    let outside = tb
+        .frames
+        .iter()
+        .rev()
+        .find(|f| pkg(f).as_deref() != Some(inner.as_str()))?;
+    pkg(outside).filter(|p| p != &inner && !DISPATCHERS.contains(&p.as_str()))
+}
+
+/// Packages that call the function they are given (a collate function, a module's forward, a
+/// training step, a task) with the caller's arguments, not their own: never the side of a
+/// version clash that passed the argument.
+const DISPATCHERS: &[&str] = &[
+    "torch",
+    "accelerate",
+    "lightning",
+    "pytorch_lightning",
+    "ray",
+    "hydra",
+    "fire",
+    "click",
+    "typer",
+    "multiprocess",
+    "concurrent",
+    "threading",
+    "runpy",
+    "importlib",
+];
 
 /// Messages whose words name their remedy. Each is one failure mode of Python or PyTorch, read
 /// from the message (the kernel of truth is the message's fixed words, never a user's text).
@@ -513,6 +715,21 @@ fn remedy(tb: &Traceback) -> Option<Remedy> {
             ),
             zh: format!(
                 "有标签（{n}）超出了 loss 的类别范围 0..C-1：把标签（或 mask 像素值）重新映射成从 0 开始的类别下标，或者把模型的类别数（`num_labels`/`num_classes`）设成数据集真实的类别数。"
+            ),
+        });
+    }
+    // A process group without a collective a library calls: torch older than the library.
+    if let Some(c) = m(&PG_UNSUPPORTED) {
+        let (backend, op) = (&c[1], &c[2]);
+        let caller = caller_package(tb)
+            .filter(|p| p != "torch")
+            .unwrap_or_else(|| "the library calling it".into());
+        return Some(Remedy {
+            en: format!(
+                "Upgrade torch to a release whose {backend} process group has `{op}` (the one {caller} is written for, from its requirements), or pin {caller} to a release written for this torch: the installed torch is older than {caller} expects."
+            ),
+            zh: format!(
+                "把 torch 升级到 {backend} 进程组支持 `{op}` 的版本（{caller} 的 requirements 里写的那个），或者把 {caller} 固定到适配当前 torch 的版本：安装的 torch 比 {caller} 需要的旧。"
             ),
         });
     }
@@ -639,19 +856,29 @@ fn remedy(tb: &Traceback) -> Option<Remedy> {
     // different releases.
     let api = if let Some(c) = m(&CANNOT_IMPORT) {
         let lib = c[2].split('.').next().unwrap_or(&c[2]).to_string();
-        Some((format!("`{}` from `{}`", &c[1], &c[2]), Some(lib), false))
-    } else if matches!(tb.ty.as_str(), "TypeError")
-        && let Some(c) = m(&UNEXPECTED_KW)
-    {
+        Some((
+            format!("`{}` from `{}`", &c[1], &c[2]),
+            Some(lib),
+            Skew::Code,
+        ))
+    } else if let Some(c) = m(&UNEXPECTED_KW) {
+        // TypeError's own wording, also when a wrapper re-raises it (`RuntimeError: Worker
+        // failure: _write_item() missing 1 required positional argument: …`).
         // The call site inside the library: the library calls code (a model's remote code, a
         // plugin) written for its older API.
-        let caller_in_lib = inner_lib.is_some();
         let what = match (c.get(2), c.get(3)) {
             (Some(k), _) => format!("`{}()` rejects `{}`", &c[1], k.as_str()),
             (_, Some(k)) => format!("`{}()` wants `{}`", &c[1], k.as_str()),
             _ => format!("`{}()` takes other arguments", &c[1]),
         };
-        Some((what, inner_lib.clone(), caller_in_lib))
+        // Who passed the arguments: another installed package calling into the library (its
+        // frames just outside the library's) is newer than the library it calls.
+        let skew = match (&inner_lib, caller_package(tb)) {
+            (Some(_), Some(a)) => Skew::From(a),
+            (Some(_), None) => Skew::Own,
+            (None, _) => Skew::Code,
+        };
+        Some((what, inner_lib.clone(), skew))
     } else if tb.ty == "AttributeError"
         && let Some(c) = m(&NO_ATTR)
         && !matches!(
@@ -664,14 +891,58 @@ fn remedy(tb: &Traceback) -> Option<Remedy> {
             .map(|x| x.as_str().split('.').next().unwrap_or("").to_string())
             .or_else(|| inner_lib.clone());
         let owner = c.get(1).or(c.get(2)).map_or("", |x| x.as_str());
-        Some((format!("`{owner}` has no `{}`", &c[3]), lib, false))
+        Some((format!("`{owner}` has no `{}`", &c[3]), lib, Skew::Code))
+    } else if let Some(c) = m(&PRIVATE_MODULE) {
+        // A package's private module is gone: its newer release dropped what another
+        // package still imports.
+        let (pkg, module) = (&c[1], &c[2]);
+        Some((
+            format!("`{pkg}.{module}` no longer exists"),
+            Some(pkg.to_string()),
+            Skew::Removed,
+        ))
     } else {
         None
     };
-    if let Some((what, lib, lib_newer)) = api {
+    if let Some((what, lib, skew)) = api {
         let lib = lib.filter(|l| !l.is_empty() && l != "builtins");
         let name = lib.clone().unwrap_or_else(|| "the library".into());
-        return Some(if lib_newer {
+        if let Skew::From(caller) = &skew {
+            return Some(Remedy {
+                en: format!(
+                    "{caller} passes {name} an argument this {name} does not know ({what}): the installed {name} is older than {caller} expects — upgrade {name} to the release {caller} supports (its requirements pin, or an extra such as `pip install '{caller}[{name}]'`), or pin {caller} to a release written for this {name}."
+                ),
+                zh: format!(
+                    "{caller} 传给 {name} 的参数是这个 {name} 不认识的（{what}）：安装的 {name} 比 {caller} 需要的旧——把 {name} 升级到 {caller} 支持的版本（它 requirements 里的版本，或者 `pip install '{caller}[{name}]'` 这样的 extra），或者把 {caller} 固定到适配这个 {name} 的版本。"
+                ),
+            });
+        }
+        if let Skew::Removed = skew {
+            // The package whose import failed: the innermost installed package that is not
+            // the one missing the module (nor the import machinery).
+            let importer = tb.frames.iter().rev().find_map(|f| {
+                let p = PACKAGE.as_ref()?.captures(&f.path)?[1].to_string();
+                (p != name && !DISPATCHERS.contains(&p.as_str())).then_some(p)
+            });
+            let who = importer.unwrap_or_else(|| "the package that imports it".into());
+            let (last, last_zh) = if what.starts_with("`torch._six`") {
+                (
+                    " (torch 1.13.1 for torch._six, which torch 2.0 removed)",
+                    "（torch._six 对应 torch 1.13.1，torch 2.0 删掉了它）",
+                )
+            } else {
+                ("", "")
+            };
+            return Some(Remedy {
+                en: format!(
+                    "Upgrade {who} to a release written for this {name}, or pin {name} to the last release that still has it{last}: {what} in this {name}, and {who} still imports it."
+                ),
+                zh: format!(
+                    "把 {who} 升级到适配这个 {name} 的版本，或者把 {name} 固定到还保留它的最后一个版本{last_zh}：这个 {name} 里 {what}，而 {who} 仍在导入它。"
+                ),
+            });
+        }
+        return Some(if let Skew::Own = skew {
             Remedy {
                 en: format!(
                     "{name} calls code written for an older {name} ({what}): pin {name} to the release that code was written for (the previous one, or the project's requirements pin), or update the calling model code to the new API."
@@ -762,10 +1033,12 @@ fn finding(a: &Analysis) -> Option<(Finding, Option<Remedy>)> {
             .any(|d| Some(d.path.as_str()) == path && d.line == l.line)
     };
     let tbs: Vec<Traceback> = tracebacks(a).into_iter().filter(died).collect();
+    // Among equally specific readings, one whose message names its remedy (a chained
+    // exception's cause often does, the wrapper raised from it does not), then the latest.
     let (tb, r) = tbs
         .iter()
         .map(|tb| (tb, read(tb)))
-        .max_by_key(|(tb, r)| (r.rank, tb.at))?;
+        .max_by_key(|(tb, r)| (r.rank, r.remedy.is_some(), tb.at))?;
     let exc = &a.error_tail[tb.at];
     let cure = r.remedy.clone();
     let mut ev = vec![evidence(a, exc, Some((r.why.clone(), r.why_zh.clone())))];

@@ -154,6 +154,12 @@ fn form_list() -> Vec<Form> {
                 r"\[(?:out|err), \d+(?::\d\d)+, \d+(?:\.\d+)?s, ([A-Za-z0-9][\w.-]*)\]\s*",
                 |c, a| a.host = Some(txt(c, 1).to_string()),
             ),
+            // torch_xla's `xla_dist` (after its timestamp): the worker's address and its index,
+            // `10.164.0.21 [3] ` (an IP, or a host name with a digit, as for pdsh).
+            f(
+                r"((?:\d{1,3}\.){3}\d{1,3}|[a-z][\w-]*\d[\w.-]*) \[\d+\] ",
+                |c, a| a.host = Some(txt(c, 1).to_string()),
+            ),
             // pdsh: `worker02: ` / `10.0.0.6: ` (host names with a digit, to avoid `Error: `)
             f(
                 r"((?:[a-z][\w-]*\d[\w-]*)|(?:\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})): ",
@@ -339,6 +345,18 @@ mod tests {
         assert_eq!(p("3: boom").0.rank, Some(3));
         assert_eq!(p("worker02: boom").0.host.as_deref(), Some("worker02"));
         assert_eq!(p("Error: boom").0.host, None);
+    }
+
+    #[test]
+    fn xla_dist_worker_address_and_index() {
+        let (a, rest) = p("2020-10-21 19:14:59 10.164.0.21 [3] Exception in device=TPU:26: x");
+        assert_eq!(a.host.as_deref(), Some("10.164.0.21"));
+        assert_eq!(a.time.as_deref(), Some("2020-10-21T19:14:59"));
+        assert_eq!(rest, "Exception in device=TPU:26: x");
+        let (a, rest) = p("tpu-vm-7 [0]   File \"train.py\", line 3, in main");
+        assert_eq!(a.host.as_deref(), Some("tpu-vm-7"));
+        assert_eq!(rest, "  File \"train.py\", line 3, in main");
+        assert_eq!(p("Error [3] boom").0.host, None);
     }
 
     #[test]
