@@ -255,3 +255,70 @@ fn an_object_pickle_refuses_on_its_way_to_workers_says_run_in_one_process() {
     ));
     assert!(!s.contains("one process"), "{s}");
 }
+
+/// Another installed package passing an argument the library does not know: the library is
+/// the older side (upgrade it); a DataLoader calling a collate function is never that side.
+#[test]
+fn an_argument_passed_from_another_package_says_upgrade_the_callee() {
+    let (_, s) = first(&tb(
+        &[
+            ("/work/rl/serve.py", 12, "main"),
+            (&format!("{SITE}/rlkit/server.py"), 88, "start"),
+            (&format!("{SITE}/fastgen/entry.py"), 140, "__init__"),
+        ],
+        "TypeError: EngineConfig.__init__() got an unexpected keyword argument 'extension_cls'",
+    ));
+    assert!(s.starts_with("rlkit passes fastgen an argument"), "{s}");
+    assert!(
+        s.contains("upgrade fastgen to the release rlkit supports"),
+        "{s}"
+    );
+    let (_, s) = first(&tb(
+        &[
+            ("/work/sft/train.py", 70, "main"),
+            (
+                &format!("{SITE}/torch/utils/data/_utils/fetch.py"),
+                55,
+                "fetch",
+            ),
+            (&format!("{SITE}/toktools/collate.py"), 31, "__call__"),
+        ],
+        "TypeError: WordTokenizer._pad() got an unexpected keyword argument 'padding_side'",
+    ));
+    assert!(!s.contains("torch passes"), "{s}");
+    assert!(s.contains("pin toktools"), "{s}");
+}
+
+/// A private module a newer release removed: upgrade the package that imports it (named from
+/// its frames), or pin the release that still has it.
+#[test]
+fn a_removed_private_module_names_its_importer() {
+    let (_, s) = first(&tb(
+        &[
+            ("/work/ft/train.py", 3, "<module>"),
+            (&format!("{SITE}/fastzero/runtime/utils.py"), 18, "<module>"),
+        ],
+        "ModuleNotFoundError: No module named 'torch._six'",
+    ));
+    assert!(
+        s.starts_with("Upgrade fastzero to a release written for this torch"),
+        "{s}"
+    );
+    assert!(s.contains("torch 1.13.1"), "{s}");
+}
+
+/// A bare assertion over configuration values is a configuration check: the fix names the
+/// settings it compares.
+#[test]
+fn a_bare_assertion_over_settings_is_a_configuration_check() {
+    let text = "Traceback (most recent call last):\n  File \"train.py\", line 150, in <module>\n    main(args)\n  File \"train.py\", line 70, in main\n    assert args.global_batch % args.num_gpus == 0\nAssertionError\n";
+    let (f, s) = first(text);
+    assert_eq!(f.category, Category::ConfigError, "{f:?}");
+    assert!(
+        s.starts_with("Set `global_batch` to a multiple of `num_gpus`"),
+        "{s}"
+    );
+    // An assertion over data is not.
+    let text = "Traceback (most recent call last):\n  File \"train.py\", line 70, in main\n    assert x.shape[0] > 0\nAssertionError\n";
+    assert_ne!(first(text).0.category, Category::ConfigError);
+}
