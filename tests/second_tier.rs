@@ -203,3 +203,17 @@ fn the_nccl_net_plugin_info_line_drives_nothing() {
     assert!(!cats.contains(&Category::CudaDriverMismatch), "{cats:?}");
     assert!(!cats.contains(&Category::ConfigError), "{cats:?}");
 }
+
+/// Ray's list of what may kill a worker (SIGKILL by the OOM killer, SIGSEGV) is the same for
+/// every death: its words are no candidate, though the run still failed.
+#[test]
+fn a_frameworks_list_of_possible_causes_is_no_candidate() {
+    let text = "(pid=2211) step 0 - generating\n(raylet) A worker died or was killed while executing a task by an unexpected system error. Worker exit type: SYSTEM_ERROR Worker exit detail: Worker unexpectedly exits with a connection error code 2. End of file. There are some potential root causes. (1) The process is killed by SIGKILL by OOM killer due to high memory usage. (2) ray stop --force is called. (3) The worker is crashed unexpectedly due to SIGSEGV or other unexpected errors.\n";
+    let r = diagnose_text(text);
+    assert_ne!(r.verdict, Verdict::NoFailure, "the worker did die");
+    let got = roots(&r);
+    assert!(
+        !got.contains(&Category::SegfaultNative) && !got.contains(&Category::HostOom),
+        "{got:?}"
+    );
+}

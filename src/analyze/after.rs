@@ -22,6 +22,8 @@ impl Engine<'_> {
         a.hits.retain(|h| {
             self.kb.rules[h.rule].role == Role::Advice || !advice.contains(&(h.input, h.line))
         });
+        a.advice_lines = advice.into_iter().collect();
+        a.advice_lines.sort_unstable();
     }
 }
 

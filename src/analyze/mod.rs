@@ -118,6 +118,9 @@ pub struct Analysis {
     /// The last error-ish lines of each file (bounded, `errtail`), for fingerprinting
     /// failures no rule explains.
     pub error_tail: Vec<crate::errtail::TailLine>,
+    /// Lines that carry framework advice (a rule of role advice matched them), as (input,
+    /// line): they stay error lines (the run did die) but are evidence for nothing.
+    pub advice_lines: Vec<(usize, u64)>,
     /// Per input with one: the last line saying the run ended well (`errtail::CLEAN_END`).
     pub clean_end: Vec<(usize, u64)>,
     /// Per log read to its end: how its output stops (`sources::ending`), its lines numbered.

@@ -104,7 +104,16 @@ pub fn apply(a: &Analysis, findings: &mut Vec<Finding>) {
             None => c.terms.push((id.to_string(), w, i)),
         }
     };
+    // Framework advice (a list of what could have happened) names no cause of its own.
+    let advice: std::collections::HashSet<(&str, u64)> = a
+        .advice_lines
+        .iter()
+        .filter_map(|(i, l)| a.inputs.get(*i).map(|x| (x.path.as_str(), *l)))
+        .collect();
     for (i, l) in lines.iter().enumerate() {
+        if advice.contains(&(l.path.as_str(), l.line)) {
+            continue;
+        }
         // NCCL reports failures as WARN; what follows `NCCL INFO` is information (the
         // optional net plugin it did not find, the transport it fell back to), never a cause.
         let text = l
