@@ -74,16 +74,27 @@ pub fn apply(a: &Analysis, findings: &mut Vec<Finding>) {
     let live = |f: &Finding| f.symptom_of.is_none() && f.confidence >= RULED_OUT_BELOW;
     if findings
         .iter()
-        .any(|f| live(f) && !GENERIC.contains(&f.category))
+        .any(|f| live(f) && !GENERIC.contains(&f.category) && !user_interrupt(f))
     {
         return;
     }
-    let mut lines = super::verdict::death_signs(a);
+    // A Ctrl-C is the user's act, not a cause: when the logs stopped in distributed start-up
+    // before it, that hang is what the user stopped, and it is read as if nothing had said
+    // the run died (the interrupt's own lines say only that it was interrupted).
+    let interrupted = findings.iter().any(|f| live(f) && user_interrupt(f));
+    let mut lines = if interrupted {
+        Vec::new()
+    } else {
+        super::verdict::death_signs(a)
+    };
     // With no line that says the run died, how its logs stop may (`stall`): those lines are
     // read the same way, and the ending itself weighs in where they hold no token.
     let mut stops: Vec<Option<stall::Kind>> = vec![None; lines.len()];
     if lines.is_empty() {
         for s in stall::signs(a) {
+            if interrupted && s.kind != stall::Kind::StalledStarting {
+                continue;
+            }
             lines.push(s.line);
             stops.push(Some(s.kind));
         }
@@ -142,6 +153,9 @@ pub fn apply(a: &Analysis, findings: &mut Vec<Finding>) {
             .then(ca.cmp(cb))
     });
     demote_carriers(findings, &ranked);
+    if interrupted {
+        demote_interrupt(findings, &ranked);
+    }
     for (cat, cand) in ranked.into_iter().take(MAX_CANDIDATES) {
         // A generic finding of the same category already says it (a traceback reading):
         // the tokens add nothing it lacks.
@@ -189,6 +203,32 @@ fn demote_carriers(findings: &mut [Finding], ranked: &[(Category, Candidate)]) {
                 what: format!(
                     "its lines carry a {best_cat} token: the exception is how that failure surfaced"
                 ),
+                weight: below / f.confidence - 1.0,
+            });
+            f.confidence = (below * 100.0).round() / 100.0;
+        }
+    }
+}
+
+/// torchrun's report of a Ctrl-C (`Received SIGINT death signal`, `Signals.SIGINT`, `2`).
+fn user_interrupt(f: &Finding) -> bool {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(r"Received (?:Signals\.)?(?:SIGINT|2) death signal").expect("interrupt")
+    });
+    f.category == Category::PreemptedOrTimeLimit && f.evidence.iter().any(|e| re.is_match(&e.text))
+}
+
+/// The interrupt ranks below the hang the user interrupted, and its score says why.
+fn demote_interrupt(findings: &mut [Finding], ranked: &[(Category, Candidate)]) {
+    let Some((_, best)) = ranked.iter().find(|(c, _)| !GENERIC.contains(c)) else {
+        return;
+    };
+    let below = best.confidence() - 0.01;
+    for f in findings.iter_mut().filter(|f| user_interrupt(f)) {
+        if f.confidence > below && below > 0.0 {
+            f.score.push(Contribution {
+                what: "a Ctrl-C after the logs stopped in distributed start-up: the hang came first, the interrupt only ended it".into(),
                 weight: below / f.confidence - 1.0,
             });
             f.confidence = (below * 100.0).round() / 100.0;

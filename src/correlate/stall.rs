@@ -139,7 +139,13 @@ pub fn signs(a: &Analysis) -> Vec<Sign> {
             continue;
         }
         let Some(last) = &e.last else { continue };
-        let short = e.progress.as_ref().map(|(_, s)| *s);
+        // A bar that finished says its phase ended, the run only when nothing came after it
+        // (a dataset's preprocessing bar at 100 %, then the hang).
+        let short = e
+            .progress
+            .as_ref()
+            .filter(|(p, s)| *s || p.back == last.back)
+            .map(|(_, s)| *s);
         let kind = match (e.stop, short) {
             // A finished bar, or counters at their totals: the run reached its end.
             (_, Some(false)) => None,

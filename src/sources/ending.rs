@@ -96,6 +96,18 @@ fn shows_run(cmd: &str) -> bool {
         .find(|w| !w.contains('='))
         .unwrap_or("");
     let name = first.rsplit('/').next().unwrap_or(first);
+    // A viewer of the machine's own files (`cat /proc/cmdline`, `grep … /etc/hosts`) shows the
+    // machine, not the run's log.
+    const VIEWERS: [&str; 6] = ["cat", "tail", "less", "more", "head", "grep"];
+    if VIEWERS.contains(&name)
+        && cmd.split_whitespace().any(|w| {
+            ["/proc/", "/sys/", "/etc/"]
+                .iter()
+                .any(|p| w.starts_with(p))
+        })
+    {
+        return false;
+    }
     first.starts_with("./")
         || name.starts_with("python")
         || [
@@ -131,7 +143,13 @@ fn shows_run(cmd: &str) -> bool {
 }
 
 fn interrupt(t: &str) -> bool {
-    t.starts_with("^C") || t == "KeyboardInterrupt" || t.starts_with("KeyboardInterrupt:")
+    t.starts_with("^C")
+        || t == "KeyboardInterrupt"
+        || t.starts_with("KeyboardInterrupt:")
+        // torchrun relaying a Ctrl-C to its workers: part of the interrupt, not the run's output.
+        || (t.contains(" death signal, shutting down workers")
+            && (t.contains("SIGINT") || t.contains("Received 2 death")))
+        || t.ends_with("closing signal SIGINT")
 }
 
 /// The counters of a progress line: `(done, total)` pairs.
@@ -308,6 +326,26 @@ mod tests {
         let e = end_of("step 200/500 loss 1.2\n$ ls log/\nworkerlog.0  workerlog.1\n");
         assert_eq!(e.stop, Stop::Open);
         assert!(e.last.unwrap().text.starts_with("step 200/500"));
+    }
+
+    #[test]
+    fn a_viewer_of_the_machines_files_does_not_show_the_run() {
+        assert!(shows_run("cat train.log"));
+        assert!(!shows_run("cat /proc/cmdline"));
+        assert!(!shows_run("grep -i iommu /etc/default/grub"));
+    }
+
+    #[test]
+    fn torchruns_relay_of_a_ctrl_c_is_part_of_the_interrupt() {
+        let log = [
+            "[rank0]: step 3 loss 2.1",
+            "[rank0]:[W304 17:40:37.1 ProcessGroupNCCL.cpp:4561] using GPU 0 to perform barrier",
+            "^CW0304 18:52:09.410000 8123 api.py:704] Received Signals.SIGINT death signal, shutting down workers",
+            "W0304 18:52:09.411000 8123 api.py:897] Sending process 8124 closing signal SIGINT",
+        ];
+        let e = read(log.iter().rev().copied());
+        assert_eq!(e.stop, Stop::Interrupted);
+        assert!(e.last.unwrap().text.contains("perform barrier"));
     }
 
     #[test]
