@@ -220,6 +220,7 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("ranks-interleaved", "TW1002", R_INTERLEAVE), // 4 of 4 examples lost
     ("ranks-interleaved", "TW1101", R_INTERLEAVE), // 2 of 8 examples lost
     ("ranks-interleaved", "TW1102", R_INTERLEAVE), // 3 of 3 examples lost
+    ("ranks-interleaved", "TW1104", R_INTERLEAVE), // 2 of 3 examples lost
     ("ranks-interleaved", "TW1202", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW1301", R_INTERLEAVE), // 1 of 4 examples lost
     ("ranks-interleaved", "TW1302", R_INTERLEAVE), // 2 of 2 examples lost
