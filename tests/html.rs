@@ -537,7 +537,22 @@ fn fleet_page_draws_days_top_fingerprints_and_the_heat_map_with_its_suspects() {
     );
     let zh = fleet_page(&db, &["--html", "--lang", "zh"]);
     assert!(zh.contains("每天的失败（按类别）") && zh.contains("可疑对象"));
-    parse(&zh);
+    // The latest runs' titles in Chinese, from their stored reports (the corpus's runs).
+    let zh_doc = parse(&zh);
+    let recent_zh = text_of(by_id(&zh_doc, "recent").unwrap());
+    let stored_zh: Vec<String> = data["recent"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["title_zh"].as_str().map(String::from))
+        .collect();
+    assert!(
+        !stored_zh.is_empty(),
+        "the corpus's runs have Chinese titles"
+    );
+    for t in &stored_zh {
+        assert!(recent_zh.contains(t.as_str()), "{t}");
+    }
     let red = fleet_page(&db, &["--html", "--redact=hosts"]);
     parse(&red);
     assert!(!red.contains("lemon") && !red.contains("node07"));

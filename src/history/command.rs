@@ -313,7 +313,12 @@ fn report_redacted(f: &mut FleetReport, red: &mut Redactor) {
     }
     for r in &mut f.recent {
         r.host = r.host.as_deref().map(|h| red.host(h));
-        for t in r.job.iter_mut().chain(r.title.iter_mut()) {
+        for t in r
+            .job
+            .iter_mut()
+            .chain(r.title.iter_mut())
+            .chain(r.title_zh.iter_mut())
+        {
             *t = red.text(t);
         }
     }

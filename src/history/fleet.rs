@@ -104,7 +104,7 @@ impl Store {
         for r in q(
             self,
             "SELECT at, job, verdict, category, title, fingerprint, confidence, origin_host,
-                    hosts, action
+                    hosts, action, report
              FROM runs WHERE at >= $1 ORDER BY at DESC, run_id LIMIT $2",
             &[from.clone(), Value::Int(recent as i64)],
         )? {
@@ -118,6 +118,11 @@ impl Store {
                 verdict: r[2].text().unwrap_or_default(),
                 category: r[3].text(),
                 title: r[4].text(),
+                // The Chinese title is in the stored report's lead finding, where it had one.
+                title_zh: r[10].text().and_then(|j| {
+                    let v: serde_json::Value = serde_json::from_str(&j).ok()?;
+                    Some(v["findings"][0]["title_zh"].as_str()?.to_string())
+                }),
                 fingerprint: r[5].text(),
                 confidence: r[6].real(),
                 host: r[7].text().or_else(|| hosts.into_iter().next()),

@@ -127,6 +127,9 @@ pub struct RecentRun {
     pub verdict: String,
     pub category: Option<String>,
     pub title: Option<String>,
+    /// `title` in Chinese, from the stored report, when its lead finding had one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title_zh: Option<String>,
     pub action: String,
     pub confidence: Option<f64>,
     pub fingerprint: Option<String>,

@@ -510,6 +510,10 @@ fn recent(out: &mut String, f: &FleetReport, tr: Tr) {
     out.push_str("</tr></thead>\n<tbody>\n");
     for r in f.recent.iter().take(MAX_RECENT) {
         let what = r.category.as_deref().unwrap_or(r.verdict.as_str());
+        let title = match tr.0 {
+            Lang::Zh => r.title_zh.as_deref().or(r.title.as_deref()),
+            Lang::En => r.title.as_deref(),
+        };
         let _ = writeln!(
             out,
             "<tr class=\"run\"><td class=\"mono\">{}</td><td>{}</td><td>{}</td><td><code>{}</code></td><td>{}</td><td><code>{}</code></td><td>{}</td><td class=\"mono\">{}</td></tr>",
@@ -517,7 +521,7 @@ fn recent(out: &mut String, f: &FleetReport, tr: Tr) {
             esc(&cut(r.job.as_deref().unwrap_or(""), 80)),
             esc(&cut(r.host.as_deref().unwrap_or(""), 80)),
             esc(what),
-            esc(&cut(r.title.as_deref().unwrap_or(""), 200)),
+            esc(&cut(title.unwrap_or(""), 200)),
             esc(&r.action),
             r.confidence.map(|c| format!("{c:.2}")).unwrap_or_default(),
             esc(r.fingerprint.as_deref().unwrap_or(""))
