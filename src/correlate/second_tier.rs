@@ -210,13 +210,12 @@ fn demote_carriers(findings: &mut [Finding], ranked: &[(Category, Candidate)]) {
     }
 }
 
-/// torchrun's report of a Ctrl-C (`Received SIGINT death signal`, `Signals.SIGINT`, `2`).
+/// A finding of the launcher's Ctrl-C (`sources::ending::torchrun_interrupt`).
 fn user_interrupt(f: &Finding) -> bool {
-    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    let re = RE.get_or_init(|| {
-        regex::Regex::new(r"Received (?:Signals\.)?(?:SIGINT|2) death signal").expect("interrupt")
-    });
-    f.category == Category::PreemptedOrTimeLimit && f.evidence.iter().any(|e| re.is_match(&e.text))
+    f.category == Category::PreemptedOrTimeLimit
+        && f.evidence
+            .iter()
+            .any(|e| crate::sources::ending::torchrun_interrupt(&e.text))
 }
 
 /// The interrupt ranks below the hang the user interrupted, and its score says why.

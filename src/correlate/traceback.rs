@@ -598,6 +598,14 @@ struct Remedy {
 static PACKAGE: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"(?:site|dist)-packages[/\\]([A-Za-z_][\w]*)[/\\]").ok());
 
+/// The installed package a frame's file belongs to (`site-packages/<pkg>/…`).
+fn package_of(f: &Frame) -> Option<String> {
+    PACKAGE
+        .as_ref()?
+        .captures(&f.path)
+        .map(|c| c[1].to_string())
+}
+
 /// Who is on which side of a version clash an exception shows.
 enum Skew {
     /// The library calls its own code written for its older API (a model's remote code).
@@ -623,19 +631,13 @@ static PRIVATE_MODULE: LazyLock<Option<Regex>> =
 /// The installed package whose frame called into the innermost package's frames, when it is
 /// another package (not the user's code, not the same package).
 fn caller_package(tb: &Traceback) -> Option<String> {
-    let pkg = |f: &Frame| {
-        PACKAGE
-            .as_ref()?
-            .captures(&f.path)
-            .map(|c| c[1].to_string())
-    };
-    let inner = pkg(tb.frames.last()?)?;
+    let inner = package_of(tb.frames.last()?)?;
     let outside = tb
         .frames
         .iter()
         .rev()
-        .find(|f| pkg(f).as_deref() != Some(inner.as_str()))?;
-    pkg(outside).filter(|p| p != &inner && !DISPATCHERS.contains(&p.as_str()))
+        .find(|f| package_of(f).as_deref() != Some(inner.as_str()))?;
+    package_of(outside).filter(|p| p != &inner && !DISPATCHERS.contains(&p.as_str()))
 }
 
 /// Packages that call the function they are given (a collate function, a module's forward, a
@@ -686,11 +688,8 @@ static TWO_DEVICES: LazyLock<Option<Regex>> = LazyLock::new(|| {
 /// The package that owns the innermost library frame, and whether the frame that raised (the
 /// call site) is inside it.
 fn library_of(tb: &Traceback) -> Option<String> {
-    let re = PACKAGE.as_ref()?;
     tb.frames.iter().rev().find_map(|f| {
-        re.captures(&f.path)
-            .map(|c| c[1].to_string())
-            .filter(|p| p != "torch" || tb.frames.iter().all(|f| f.path.contains("torch")))
+        package_of(f).filter(|p| p != "torch" || tb.frames.iter().all(|f| f.path.contains("torch")))
     })
 }
 
@@ -700,12 +699,7 @@ fn library_of(tb: &Traceback) -> Option<String> {
 fn remedy(tb: &Traceback) -> Option<Remedy> {
     let msg = tb.msg.as_str();
     let m = |re: &LazyLock<Option<Regex>>| re.as_ref().and_then(|r| r.captures(msg));
-    let inner_lib = tb.frames.last().and_then(|f| {
-        PACKAGE
-            .as_ref()?
-            .captures(&f.path)
-            .map(|c| c[1].to_string())
-    });
+    let inner_lib = tb.frames.last().and_then(package_of);
     // A label outside the loss's class range (cross_entropy / nll_loss).
     if let Some(c) = m(&TARGET_OOB) {
         let n = &c[1];
@@ -721,9 +715,8 @@ fn remedy(tb: &Traceback) -> Option<Remedy> {
     // A process group without a collective a library calls: torch older than the library.
     if let Some(c) = m(&PG_UNSUPPORTED) {
         let (backend, op) = (&c[1], &c[2]);
-        let caller = caller_package(tb)
-            .filter(|p| p != "torch")
-            .unwrap_or_else(|| "the library calling it".into());
+        // (torch is a dispatcher, never the caller named here.)
+        let caller = caller_package(tb).unwrap_or_else(|| "the library calling it".into());
         return Some(Remedy {
             en: format!(
                 "Upgrade torch to a release whose {backend} process group has `{op}` (the one {caller} is written for, from its requirements), or pin {caller} to a release written for this torch: the installed torch is older than {caller} expects."
@@ -921,8 +914,7 @@ fn remedy(tb: &Traceback) -> Option<Remedy> {
             // The package whose import failed: the innermost installed package that is not
             // the one missing the module (nor the import machinery).
             let importer = tb.frames.iter().rev().find_map(|f| {
-                let p = PACKAGE.as_ref()?.captures(&f.path)?[1].to_string();
-                (p != name && !DISPATCHERS.contains(&p.as_str())).then_some(p)
+                package_of(f).filter(|p| p != &name && !DISPATCHERS.contains(&p.as_str()))
             });
             let who = importer.unwrap_or_else(|| "the package that imports it".into());
             let (last, last_zh) = if what.starts_with("`torch._six`") {

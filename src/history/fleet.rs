@@ -13,6 +13,9 @@ use std::collections::BTreeMap;
 /// Fingerprints followed day by day on the page.
 pub const TOP_FINGERPRINTS: usize = 8;
 
+/// Most latest runs read (the page lists 100; JSON gets up to this many).
+pub const MAX_RECENT: usize = 10_000;
+
 const DAY: i64 = 86_400;
 
 /// `2026-10-02` of a day number (days since 1970-01-01).
@@ -106,7 +109,7 @@ impl Store {
             "SELECT at, job, verdict, category, title, fingerprint, confidence, origin_host,
                     hosts, action, report
              FROM runs WHERE at >= $1 ORDER BY at DESC, run_id LIMIT $2",
-            &[from.clone(), Value::Int(recent as i64)],
+            &[from.clone(), Value::Int(recent.min(MAX_RECENT) as i64)],
         )? {
             let hosts: Vec<String> = r[8]
                 .text()

@@ -147,9 +147,17 @@ fn interrupt(t: &str) -> bool {
         || t == "KeyboardInterrupt"
         || t.starts_with("KeyboardInterrupt:")
         // torchrun relaying a Ctrl-C to its workers: part of the interrupt, not the run's output.
-        || (t.contains(" death signal, shutting down workers")
-            && (t.contains("SIGINT") || t.contains("Received 2 death")))
+        || torchrun_interrupt(t)
         || t.ends_with("closing signal SIGINT")
+}
+
+/// torchrun's report that it received a Ctrl-C (`Received Signals.SIGINT death signal,
+/// shutting down workers`; `Received 2 death signal` before torch 2.2).
+pub fn torchrun_interrupt(t: &str) -> bool {
+    t.contains(" death signal, shutting down workers")
+        && (t.contains("Received Signals.SIGINT ")
+            || t.contains("Received SIGINT ")
+            || t.contains("Received 2 death"))
 }
 
 /// The counters of a progress line: `(done, total)` pairs.

@@ -99,6 +99,24 @@ fn shown_days(f: &FleetReport) -> Vec<String> {
         .collect()
 }
 
+/// A section's opening and its heading, labelled for screen readers.
+fn section(out: &mut String, id: &str, heading: &str) {
+    let _ = writeln!(
+        out,
+        "<section id=\"{id}\" aria-labelledby=\"{id}-h\">\n<h2 id=\"{id}-h\">{}</h2>",
+        esc(heading)
+    );
+}
+
+/// An SVG chart's opening, `width` × `height`, with its title.
+fn svg_open(out: &mut String, id: &str, width: f64, height: f64, title: &str) {
+    let _ = writeln!(
+        out,
+        "<svg viewBox=\"0 0 {width} {height}\" width=\"{width}\" height=\"{height}\" role=\"img\" aria-labelledby=\"{id}-title\">\n<title id=\"{id}-title\">{}</title>",
+        esc(title)
+    );
+}
+
 /// The x position of day `i` of `n`, in a plot `w` wide starting at `left`, and a column's width.
 fn column(i: usize, n: usize, left: f64, w: f64) -> (f64, f64) {
     let step = w / n.max(1) as f64;
@@ -107,11 +125,7 @@ fn column(i: usize, n: usize, left: f64, w: f64) -> (f64, f64) {
 
 fn per_day(out: &mut String, f: &FleetReport, days: &[String], tr: Tr) {
     let [heading, ..] = tr.html_fleet_sections();
-    let _ = writeln!(
-        out,
-        "<section id=\"per-day\" aria-labelledby=\"per-day-h\">\n<h2 id=\"per-day-h\">{}</h2>",
-        esc(heading)
-    );
+    section(out, "per-day", heading);
     if days.is_empty() {
         out.push_str("</section>\n");
         return;
@@ -145,11 +159,7 @@ fn per_day(out: &mut String, f: &FleetReport, days: &[String], tr: Tr) {
     let (width, height) = (left + w + legend, top + h + 40.0);
     let base = top + h;
     let [x_label, y_label] = tr.html_fleet_day_axes();
-    let _ = writeln!(
-        out,
-        "<svg viewBox=\"0 0 {width} {height}\" width=\"{width}\" height=\"{height}\" role=\"img\" aria-labelledby=\"per-day-title\">\n<title id=\"per-day-title\">{}</title>",
-        esc(heading)
-    );
+    svg_open(out, "per-day", width, height, heading);
     let _ = writeln!(
         out,
         "<line class=\"axis\" x1=\"{left}\" y1=\"{base}\" x2=\"{}\" y2=\"{base}\"/><line class=\"axis\" x1=\"{left}\" y1=\"{top}\" x2=\"{left}\" y2=\"{base}\"/><text x=\"{}\" y=\"{base}\" text-anchor=\"end\">0</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{max}</text>",
@@ -239,11 +249,7 @@ fn per_day(out: &mut String, f: &FleetReport, days: &[String], tr: Tr) {
 
 fn top(out: &mut String, f: &FleetReport, days: &[String], tr: Tr) {
     let [_, heading, ..] = tr.html_fleet_sections();
-    let _ = writeln!(
-        out,
-        "<section id=\"top\" aria-labelledby=\"top-h\">\n<h2 id=\"top-h\">{}</h2>",
-        esc(heading)
-    );
+    section(out, "top", heading);
     if f.top.is_empty() || days.is_empty() {
         out.push_str("</section>\n");
         return;
@@ -261,11 +267,7 @@ fn top(out: &mut String, f: &FleetReport, days: &[String], tr: Tr) {
     let (left, top, w, row) = (50.0, 8.0, 700.0, 22.0);
     let height = top + row * f.top.len() as f64 + 24.0;
     let width = left + w + 240.0;
-    let _ = writeln!(
-        out,
-        "<svg viewBox=\"0 0 {width} {height}\" width=\"{width}\" height=\"{height}\" role=\"img\" aria-labelledby=\"top-title\">\n<title id=\"top-title\">{}</title>",
-        esc(heading)
-    );
+    svg_open(out, "top", width, height, heading);
     let index: BTreeMap<&str, usize> = days
         .iter()
         .enumerate()
@@ -331,11 +333,7 @@ fn top(out: &mut String, f: &FleetReport, days: &[String], tr: Tr) {
 
 fn heat_map(out: &mut String, f: &FleetReport, tr: Tr) {
     let [_, _, heading, ..] = tr.html_fleet_sections();
-    let _ = writeln!(
-        out,
-        "<section id=\"heat-map\" aria-labelledby=\"heat-map-h\">\n<h2 id=\"heat-map-h\">{}</h2>",
-        esc(heading)
-    );
+    section(out, "heat-map", heading);
     if f.hosts.units.is_empty() {
         out.push_str("</section>\n");
         return;
@@ -359,10 +357,10 @@ fn heat_map(out: &mut String, f: &FleetReport, tr: Tr) {
     let width = left + cell + gap + cell * cols as f64 + 20.0;
     let height = top + cell * hosts.len() as f64 + 10.0;
     let [host_col, gpu_cols] = tr.html_fleet_heat_columns();
+    svg_open(out, "heat", width, height, heading);
     let _ = writeln!(
         out,
-        "<svg viewBox=\"0 0 {width} {height}\" width=\"{width}\" height=\"{height}\" role=\"img\" aria-labelledby=\"heat-title\">\n<title id=\"heat-title\">{}</title>\n<text x=\"{}\" y=\"14\" text-anchor=\"middle\">{}</text><text x=\"{}\" y=\"14\">{}</text>",
-        esc(heading),
+        "<text x=\"{}\" y=\"14\" text-anchor=\"middle\">{}</text><text x=\"{}\" y=\"14\">{}</text>",
         left + cell / 2.0,
         esc(host_col),
         left + cell + gap,
@@ -467,11 +465,7 @@ fn heat_map(out: &mut String, f: &FleetReport, tr: Tr) {
 
 fn suspects(out: &mut String, f: &FleetReport, tr: Tr) {
     let [_, _, _, heading, _] = tr.html_fleet_sections();
-    let _ = writeln!(
-        out,
-        "<section id=\"suspects\" aria-labelledby=\"suspects-h\">\n<h2 id=\"suspects-h\">{}</h2>",
-        esc(heading)
-    );
+    section(out, "suspects", heading);
     for s in [&f.hosts, &f.gpus] {
         let tested = s.units.iter().filter(|u| u.jobs > 0).count();
         let _ = writeln!(
@@ -499,11 +493,8 @@ fn suspects(out: &mut String, f: &FleetReport, tr: Tr) {
 
 fn recent(out: &mut String, f: &FleetReport, tr: Tr) {
     let [_, _, _, _, heading] = tr.html_fleet_sections();
-    let _ = writeln!(
-        out,
-        "<section id=\"recent\" aria-labelledby=\"recent-h\">\n<h2 id=\"recent-h\">{}</h2>\n<table>\n<thead><tr>",
-        esc(heading)
-    );
+    section(out, "recent", heading);
+    out.push_str("<table>\n<thead><tr>");
     for col in tr.html_fleet_recent_header() {
         let _ = write!(out, "<th scope=\"col\">{}</th>", esc(col));
     }
