@@ -313,14 +313,15 @@ fn run_case(engine: &Engine, kb: &KnowledgeBase, r: &Rule, c: &ExampleCase) -> C
         );
     };
     if let Some([lo, hi]) = c.confidence
-        && !(lo..=hi).contains(&f.confidence)
+        && !(lo..=hi).contains(&f.strength)
     {
-        let (conf, score) = (f.confidence, &f.score);
+        // A scenario's band is the rule's own evidence strength, before calibration.
+        let (conf, score) = (f.strength, &f.score);
         return (
             hit,
             Err(text!(
-                "confidence {conf} is outside [{lo}, {hi}] (score: {score:?})",
-                "置信度 {conf} 不在 [{lo}, {hi}] 之内（得分：{score:?}）"
+                "confidence {conf} (evidence strength, before calibration) is outside [{lo}, {hi}] (score: {score:?})",
+                "置信度 {conf}（校准前的证据强度）不在 [{lo}, {hi}] 之内（得分：{score:?}）"
             )),
         );
     }

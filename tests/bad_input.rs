@@ -247,7 +247,7 @@ fn an_unknown_exception_is_read_from_its_traceback() {
     let top = r.top().unwrap();
     assert_eq!(top.rule, "traceback-classified");
     assert_eq!(top.category, Category::PythonException);
-    assert!(top.confidence < 0.5, "weaker than a specific rule");
+    assert!(top.strength < 0.5, "weaker evidence than a specific rule");
     assert!(
         top.evidence[0].text.contains("ShardCorruptError")
             && top.score[0].what.contains("train.py:9 in <module>"),

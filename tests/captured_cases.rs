@@ -18,10 +18,10 @@ fn bare_sigkill_of_a_worker_is_not_a_confirmed_oom() {
     let r = diagnose("25_dataloader_worker_sigkill_external");
     let top = r.findings.first().expect("something is reported");
     assert!(
-        top.confidence < 0.6,
-        "{} at {}",
+        top.strength < 0.6,
+        "{} at strength {}",
         top.category,
-        top.confidence
+        top.strength
     );
     assert!(
         r.findings.iter().any(|f| f.next_time.is_some()),

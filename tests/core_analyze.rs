@@ -101,9 +101,9 @@ fn abort_core_is_named_but_not_overclaimed() {
     let top = r.top().unwrap();
     assert_eq!(top.category, Category::SegfaultNative);
     assert!(
-        top.confidence < 0.6,
-        "an abort alone is a weak story: {}",
-        top.confidence
+        top.strength < 0.6,
+        "an abort alone is weak evidence: {}",
+        top.strength
     );
 }
 

@@ -169,7 +169,7 @@ fn a_warning_followed_by_a_clean_end_is_survived_not_the_cause() {
         survived.findings
     );
     let f = &survived.findings[0];
-    assert!(f.confidence < 0.3 && f.against.iter().any(|a| a.text.contains("ended cleanly")));
+    assert!(f.strength < 0.3 && f.against.iter().any(|a| a.text.contains("ended cleanly")));
 }
 
 /// The top finding's category and its first evidence line number, for the stall cases.

@@ -119,9 +119,11 @@ fn every_view_shows_the_same_order() {
         let why = trainwreck::correlate::why_lower(f, top);
         use trainwreck::correlate::Lower;
         match why {
-            Lower::LessEvidence => assert!(f.confidence < top.confidence),
-            Lower::Tie => assert_eq!(f.confidence, top.confidence),
-            Lower::Weak => assert!(f.confidence < trainwreck::correlate::RULED_OUT_BELOW),
+            Lower::LessEvidence => {
+                assert!(f.strength < top.strength && f.confidence <= top.confidence)
+            }
+            Lower::Tie => assert_eq!(f.strength, top.strength),
+            Lower::Weak => assert!(f.strength < trainwreck::correlate::RULED_OUT_BELOW),
             Lower::Against => assert!(!f.against.is_empty()),
         }
     }
@@ -130,7 +132,7 @@ fn every_view_shows_the_same_order() {
             r.findings
                 .iter()
                 .skip(1)
-                .any(|f| f.confidence < top.confidence && f.against.is_empty())
+                .any(|f| f.strength < top.strength && f.against.is_empty())
         }
     );
 }
@@ -174,7 +176,7 @@ fn a_contradicted_cause_is_not_the_confirmed_case() {
         .iter()
         .filter(|f| f.category == Category::ShmExhausted)
     {
-        assert!(f.confidence < 0.3, "{}: {}", f.rule, f.confidence);
+        assert!(f.strength < 0.3, "{}: {}", f.rule, f.strength);
         assert!(!f.against.is_empty(), "{} says why", f.rule);
     }
     // Every view of the unknown failure still says why shm is out, what else fits and what

@@ -73,7 +73,7 @@ fn unexplained_one_liners_get_candidates_from_their_tokens() {
         assert!(tier.len() <= 3, "{line}: at most three candidates");
         for f in &tier {
             assert!(
-                f.confidence <= trainwreck::tokens::MAX_CONFIDENCE,
+                f.strength <= trainwreck::tokens::MAX_CONFIDENCE,
                 "{line}: low"
             );
             assert!(
@@ -94,7 +94,7 @@ fn unexplained_one_liners_get_candidates_from_their_tokens() {
             let rule_cause = r
                 .findings
                 .iter()
-                .any(|f| f.rule != trainwreck::correlate::second_tier::RULE && f.confidence >= 0.3);
+                .any(|f| f.rule != trainwreck::correlate::second_tier::RULE && f.strength >= 0.3);
             if !rule_cause {
                 assert_eq!(r.verdict, Verdict::UnknownFailure, "{line}");
             }

@@ -105,7 +105,7 @@ fn an_exception_in_user_code_or_in_a_library_says_where() {
         "{:?}",
         user.score
     );
-    assert!(user.confidence < 0.5);
+    assert!(user.strength < 0.5);
     let lib = top_of(&tb(
         &[
             (

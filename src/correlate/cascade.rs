@@ -512,6 +512,7 @@ fn synthetic(x: Synth) -> Finding {
         title,
         title_zh: Some(title_zh),
         confidence: conf,
+        strength: conf,
         symptom_of: None,
         origin: Origin::default(),
         evidence,

@@ -5,6 +5,7 @@
 //! [`Diagnosis`]. Every decision about a run is made here; it returns data and never
 //! formats output (that is `report`).
 
+pub mod calibrate;
 pub mod cascade;
 pub mod fingerprint;
 pub mod outside;
@@ -83,7 +84,13 @@ pub struct Finding {
     /// `title` in Chinese, where one exists (an addition to the contract).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title_zh: Option<String>,
+    /// The chance that `category` is the run's cause, calibrated by [`calibrate::apply`], the
+    /// last step of [`correlate`]. Until then it is the evidence strength every decision reads.
     pub confidence: f64,
+    /// The evidence strength the finding was ranked on (its contributions' sum, after the
+    /// cascade), kept by [`calibrate::apply`]: after it, the ruled-out floor
+    /// [`RULED_OUT_BELOW`] and "why it ranks lower" read this.
+    pub strength: f64,
     pub symptom_of: Option<String>,
     pub origin: Origin,
     pub evidence: Vec<Evidence>,
@@ -308,6 +315,7 @@ pub fn correlate(kb: &KnowledgeBase, a: &Analysis) -> Diagnosis {
     rank(&mut findings);
     let verdict = verdict::verdict(&findings, a);
     let fingerprint = fingerprint::compute(kb, &findings, a, verdict);
+    calibrate::apply(calibrate::shipped(), &mut findings);
     let last_errors = if verdict == Verdict::UnknownFailure {
         verdict::last_errors(a)
     } else {
@@ -553,12 +561,13 @@ pub enum Lower {
 }
 
 /// The reason `f` ranks below `top`, true by construction: read from the same keys as [`rank`].
+/// It reads `strength`, which [`calibrate::apply`] keeps: the value [`rank`] sorted on.
 pub fn why_lower(f: &Finding, top: &Finding) -> Lower {
     if !f.against.is_empty() {
         Lower::Against
-    } else if f.confidence < RULED_OUT_BELOW {
+    } else if f.strength < RULED_OUT_BELOW {
         Lower::Weak
-    } else if f.confidence < top.confidence {
+    } else if f.strength < top.strength {
         Lower::LessEvidence
     } else {
         Lower::Tie
@@ -727,6 +736,7 @@ fn finish(kb: &KnowledgeBase, d: Draft, a: &Analysis) -> Finding {
         title: d.lead.title.clone(),
         title_zh: d.lead.title_zh.clone(),
         confidence: conf,
+        strength: conf,
         symptom_of: None,
         origin,
         evidence,

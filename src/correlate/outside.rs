@@ -117,6 +117,7 @@ pub fn finding(a: &Analysis, findings: &[Finding]) -> Option<Finding> {
             rank.map_or("某个 worker ".to_string(), |r| format!("rank {r} "))
         )),
         confidence: 0.4,
+        strength: 0.4,
         symptom_of: None,
         origin: Origin {
             rank,

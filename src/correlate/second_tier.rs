@@ -314,6 +314,7 @@ fn finding(
         title,
         title_zh: Some(title_zh),
         confidence: conf,
+        strength: conf,
         symptom_of: None,
         origin: Origin {
             rank: evidence[0].rank,

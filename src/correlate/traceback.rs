@@ -1051,6 +1051,7 @@ fn finding(a: &Analysis) -> Option<(Finding, Option<Remedy>)> {
         title: format!("Uncaught {}", r.why),
         title_zh: Some(format!("未捕获的异常：{}", r.why_zh)),
         confidence: r.confidence,
+        strength: r.confidence,
         symptom_of: None,
         origin,
         evidence: ev,

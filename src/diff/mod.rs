@@ -72,7 +72,7 @@ impl Run {
     pub fn top(&self) -> Option<&Finding> {
         self.findings
             .first()
-            .filter(|f| f.symptom_of.is_none() && f.confidence >= RULED_OUT_BELOW)
+            .filter(|f| f.symptom_of.is_none() && f.strength >= RULED_OUT_BELOW)
     }
 }
 
@@ -347,7 +347,7 @@ pub fn compare(good: &Run, bad: &Run) -> Diff {
     let others: Vec<Category> = bad
         .findings
         .iter()
-        .filter(|f| f.confidence >= RULED_OUT_BELOW)
+        .filter(|f| f.strength >= RULED_OUT_BELOW)
         .map(|f| f.category)
         .collect();
     let mut differences = Vec::new();

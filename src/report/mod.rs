@@ -109,7 +109,7 @@ impl Report {
         self.findings.first().filter(|f| {
             self.verdict == Verdict::Diagnosed
                 && f.symptom_of.is_none()
-                && f.confidence >= RULED_OUT_BELOW
+                && f.strength >= RULED_OUT_BELOW
         })
     }
 
@@ -155,7 +155,7 @@ impl Report {
                     // No root cause: an unknown failure's candidates, each for itself.
                     None => match f.against.first() {
                         Some(a) => Lower::Against(a),
-                        None if f.confidence < RULED_OUT_BELOW => Lower::Weak,
+                        None if f.strength < RULED_OUT_BELOW => Lower::Weak,
                         None => Lower::OnlyCandidate,
                     },
                 };
@@ -284,7 +284,7 @@ pub struct Considered<'a> {
 impl Considered<'_> {
     /// Below the floor: ruled out rather than a rival cause.
     pub fn ruled_out(&self) -> bool {
-        self.finding.confidence < RULED_OUT_BELOW
+        self.finding.strength < RULED_OUT_BELOW
     }
 }
 

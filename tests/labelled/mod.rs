@@ -86,3 +86,86 @@ pub fn first_sentence(fix: &str) -> &str {
     }
     fix
 }
+
+/// The calibration's data (`tests/calibration.rs`, `examples/calibrate.rs`): every labelled
+/// case (the seed cases, `corpus/`, `captured/`, `pastes/`, every `real/` batch) that did not
+/// come out `no_failure`, with one point per finding that is not a symptom: its strength, its
+/// place (`calibrate::Place`), and whether it is right. A real thread's right answer counts as right only if
+/// a rule that decided it survives leaving that thread's project out (`real/shaped-by.json`,
+/// as `scripts/score_real.py` scores leave-one-source-out): a fixture's own rule tuning is
+/// not evidence that the rule generalises.
+pub fn calibration_points() -> Vec<(PathBuf, trainwreck::correlate::calibrate::Point)> {
+    use trainwreck::correlate::calibrate::{Place, Point};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let mut dirs: Vec<String> = ["", "corpus", "captured", "pastes"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let mut batches: Vec<String> = std::fs::read_dir(root.join("real"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| format!("real/{}", e.file_name().to_string_lossy()))
+        .collect();
+    batches.sort();
+    dirs.extend(batches);
+    let shaped: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("real/shaped-by.json")).unwrap())
+            .unwrap();
+    let cases = cases(&dirs.iter().map(String::as_str).collect::<Vec<_>>());
+    let label = |c: &Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(c.join("label.json")).unwrap()).unwrap()
+    };
+    // Case ID (`T0107`) → project, for the real threads.
+    let project: std::collections::HashMap<String, String> = cases
+        .iter()
+        .filter(|c| c.starts_with(root.join("real")))
+        .map(|c| {
+            let id = c.file_name().unwrap().to_string_lossy();
+            let id = id.split('_').next().unwrap_or_default().to_string();
+            (
+                id,
+                label(c)["project"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    let kb = trainwreck::rules::KnowledgeBase::load(&[]).unwrap();
+    let engine = trainwreck::analyze::Engine::new(&kb);
+    let mut out = Vec::new();
+    for case in cases {
+        let l = label(&case);
+        let accept = accepted(&l);
+        let r = trainwreck::diagnose_with(&engine, &inputs(&case), 2);
+        if r.verdict == trainwreck::model::Verdict::NoFailure {
+            continue;
+        }
+        let own = l["project"].as_str();
+        let survives = |rule: &str| {
+            let by = strings(&shaped[rule]);
+            own.is_none()
+                || by.is_empty()
+                || by
+                    .iter()
+                    .any(|id| project.get(id).map(String::as_str) != own)
+        };
+        let places = Place::of(&r.findings);
+        for (f, &place) in r.findings.iter().zip(&places) {
+            if f.symptom_of.is_some() {
+                continue;
+            }
+            let right = accept.iter().any(|a| a == f.category.as_str())
+                && std::iter::once(&f.rule)
+                    .chain(&f.merged_rules)
+                    .any(|rule| survives(rule));
+            out.push((
+                case.clone(),
+                Point {
+                    strength: f.strength,
+                    place,
+                    right,
+                },
+            ));
+        }
+    }
+    out
+}
