@@ -3,8 +3,9 @@
 //! HTML, so a strict parser catches an unclosed element or a stray `&` that a browser would
 //! silently repair), under its size budget, fetching nothing, with the cause card, the
 //! timeline's lanes, the facts and the core's frames where the run has them; hostile names and
-//! lines stay text; Chinese labels with `--lang zh`. And the same page in a real browser
-//! (headless Chromium, run by .ci/run).
+//! lines stay text; Chinese labels with `--lang zh`. The same for the triage, fleet and diff
+//! pages (the diff's: every difference of its JSON, both runs' curves, secret settings
+//! masked). And the pages in a real browser (headless Chromium, run by .ci/run).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -558,8 +559,368 @@ fn fleet_page_draws_days_top_fingerprints_and_the_heat_map_with_its_suspects() {
     assert!(!red.contains("lemon") && !red.contains("node07"));
 }
 
-/// The seed run's page, a wrapped run's page (with memory curves), the corpus's triage page and
-/// the fleet's page in a real browser:
+/// `trainwreck diff GOOD BAD --format FORMAT` (with `args` before it), its stdout.
+fn diff_out(args: &[&str], good: &Path, bad: &Path, format: &str) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_trainwreck"))
+        .args(args)
+        .args(["diff", "--format", format])
+        .arg(good)
+        .arg(bad)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("the page is UTF-8")
+}
+
+/// The pairs of real runs the diff tests compare (tests/diff.rs): four that differ in one
+/// setting, and a healthy run against one that was stopped half-way (both log loss and step
+/// time).
+fn diff_pairs() -> Vec<(PathBuf, PathBuf)> {
+    let mut pairs: Vec<(PathBuf, PathBuf)> = ["precision", "batch_size", "shm_size", "workers"]
+        .iter()
+        .map(|p| {
+            (
+                fixture(&format!("pairs/{p}/good")),
+                fixture(&format!("pairs/{p}/bad")),
+            )
+        })
+        .collect();
+    pairs.push((
+        fixture("corpus/11a_healthy_torchrun/run"),
+        fixture("corpus/18a_preempt_sigterm_torchrun/run"),
+    ));
+    pairs
+}
+
+/// The rows of the difference tables, by key.
+fn difference_rows<'a>(
+    doc: &'a roxmltree::Document<'a>,
+) -> std::collections::BTreeMap<String, roxmltree::Node<'a, 'a>> {
+    doc.descendants()
+        .filter(|n| n.attribute("class") == Some("difference"))
+        .map(|n| (n.attribute("data-key").unwrap().to_string(), n))
+        .collect()
+}
+
+/// Each chart of `#curves` (or `#diff-curves`): its title, and the texts of its axis labels.
+fn diff_charts(section: roxmltree::Node<'_, '_>) -> Vec<(String, Vec<String>)> {
+    section
+        .descendants()
+        .filter(|n| n.has_tag_name("svg"))
+        .map(|svg| {
+            let title = svg
+                .children()
+                .find(|n| n.has_tag_name("title"))
+                .map(text_of)
+                .unwrap_or_default();
+            // The chart is labelled by its title, for screen readers.
+            let id = svg.attribute("aria-labelledby").unwrap();
+            assert!(
+                svg.children().any(|n| n.attribute("id") == Some(id)),
+                "{title}"
+            );
+            let labels = svg
+                .descendants()
+                .filter(|n| n.attribute("class") == Some("axis-label"))
+                .map(text_of)
+                .collect();
+            (title, labels)
+        })
+        .collect()
+}
+
+/// `diff --format html` on real pairs: every difference of the JSON is a row (its label, both
+/// values, where each side's value was read), the headline and the bad run's cause are in the
+/// verdict, and the loss (and step time) of both runs are drawn on one chart with its title
+/// and both axes labelled, the step where the runs part marked and a NaN drawn as such.
+#[test]
+fn diff_page_lists_every_difference_and_draws_both_runs() {
+    for (good, bad) in diff_pairs() {
+        let json: serde_json::Value =
+            serde_json::from_str(&diff_out(&[], &good, &bad, "json")).unwrap();
+        let page = diff_out(&[], &good, &bad, "html");
+        let doc = parse(&page);
+        assert_self_contained(&page, &doc);
+        let rows = difference_rows(&doc);
+        let diffs = json["differences"].as_array().unwrap();
+        assert!(!diffs.is_empty(), "{}: the pair differs", bad.display());
+        assert_eq!(rows.len(), diffs.len(), "{}", bad.display());
+        for d in diffs {
+            let key = d["key"].as_str().unwrap();
+            let row = rows
+                .get(key)
+                .unwrap_or_else(|| panic!("{key} is on the page of {}", bad.display()));
+            let th = row.children().find(|n| n.has_tag_name("th")).unwrap();
+            assert_eq!(text_of(th), d["what"].as_str().unwrap(), "{key}");
+            let cells: Vec<String> = row
+                .children()
+                .filter(|n| n.has_tag_name("td"))
+                .map(text_of)
+                .collect();
+            // A text value as read; a number in its unit (`128 GiB`, `0.016 s`).
+            for (side, cell) in [("good", &cells[0]), ("bad", &cells[1])] {
+                match &d[side] {
+                    serde_json::Value::String(v) if d["unit"] == "text" => {
+                        assert_eq!(cell, v, "{key} {side}")
+                    }
+                    _ => assert!(!cell.is_empty(), "{key} {side}"),
+                }
+            }
+            for c in d["evidence"].as_array().unwrap() {
+                let at = format!(
+                    "{} {}:{}",
+                    c["side"].as_str().unwrap(),
+                    c["path"].as_str().unwrap(),
+                    c["line"]
+                );
+                assert!(cells[4].contains(&at), "{key}: {at} in {}", cells[4]);
+            }
+        }
+        let verdict = text_of(by_id(&doc, "verdict").expect("a verdict"));
+        if let Some(h) = json["headline"].as_str() {
+            assert!(verdict.contains(h), "{h}: {verdict}");
+        }
+        if let Some(c) = json["bad"]["top"]["category"].as_str() {
+            assert!(verdict.contains(c), "{c}: {verdict}");
+        }
+        // The changed settings have a table of their own.
+        if diffs.iter().any(|d| d["source"] == "config") {
+            let settings = by_id(&doc, "settings").expect("a settings table");
+            assert!(
+                settings
+                    .descendants()
+                    .any(|n| n.attribute("scope") == Some("col")),
+                "column headers"
+            );
+        }
+    }
+    // The fp16 pair: the culprit first, the loss chart with the good run's curve, the bad
+    // run's NaN at step 1 and the parting there.
+    let (good, bad) = (
+        fixture("pairs/precision/good"),
+        fixture("pairs/precision/bad"),
+    );
+    let page = diff_out(&[], &good, &bad, "html");
+    let doc = parse(&page);
+    let ranked = by_id(&doc, "verdict")
+        .unwrap()
+        .descendants()
+        .find(|n| n.attribute("class") == Some("ranked"))
+        .expect("the differences ranked first");
+    let first = ranked.children().find(|n| n.has_tag_name("li")).unwrap();
+    assert!(
+        text_of(first).starts_with("precision: bf16 → fp16"),
+        "{}",
+        text_of(first)
+    );
+    let curves = by_id(&doc, "curves").expect("the curves");
+    let charts = diff_charts(curves);
+    let titles: Vec<&str> = charts.iter().map(|c| c.0.as_str()).collect();
+    assert!(
+        titles.contains(&"loss by step: good run (12 points) and bad run (1 point)"),
+        "{titles:?}"
+    );
+    assert!(
+        titles.iter().any(|t| t.starts_with("step time by step")),
+        "{titles:?}"
+    );
+    for (title, labels) in &charts {
+        assert_eq!(labels.len(), 2, "{title}: {labels:?}");
+        assert_eq!(labels[0], "step", "{title}");
+    }
+    let loss = curves
+        .descendants()
+        .find(|n| n.attribute("aria-labelledby") == Some("curve-loss-title"))
+        .expect("the loss chart");
+    assert!(
+        loss.descendants()
+            .any(|n| n.attribute("class") == Some("series good")),
+        "the good run's curve"
+    );
+    let nan = loss
+        .descendants()
+        .find(|n| n.attribute("class") == Some("nonfinite bad"))
+        .expect("the bad run's NaN");
+    assert_eq!(text_of(nan), "bad run, step 1: NaN");
+    assert!(text_of(loss).contains("runs part at step 1"));
+    let words = text_of(curves);
+    assert!(
+        words.contains("The runs part at step 1") && words.contains("console.log:3:"),
+        "{words}"
+    );
+    // A healthy run against one stopped half-way: both runs' curves on one chart.
+    let page = diff_out(
+        &[],
+        &fixture("corpus/11a_healthy_torchrun/run"),
+        &fixture("corpus/18a_preempt_sigterm_torchrun/run"),
+        "html",
+    );
+    let doc = parse(&page);
+    let loss = by_id(&doc, "curves")
+        .unwrap()
+        .descendants()
+        .find(|n| n.attribute("aria-labelledby") == Some("curve-loss-title"))
+        .expect("the loss chart");
+    for side in ["series good", "series bad"] {
+        assert!(
+            loss.descendants()
+                .any(|n| n.attribute("class") == Some(side)),
+            "{side}"
+        );
+    }
+}
+
+/// Secret-named settings planted in a copy of a pair (both sides, different values) reach
+/// the diff's JSON in clear, and never the page, `diff --format html` or the run page of
+/// `analyze --baseline`; a value with markup stays text.
+#[test]
+fn diff_page_masks_secret_settings_and_escapes_values() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (good, bad) = (tmp.path().join("good"), tmp.path().join("bad"));
+    copy_dir(&fixture("pairs/batch_size/good"), &good);
+    copy_dir(&fixture("pairs/batch_size/bad"), &bad);
+    const SECRETS: [&str; 6] = [
+        "goodWandbValue7x",
+        "badWandbValue9y",
+        "48151623420",
+        "42230615184",
+        "hf_GoodAbCdEfGhIjKlMnOpQrStUvWx1234",
+        "hf_BadZyXwVuTsRqPoNmLkJiHgFeDc98765",
+    ];
+    for (dir, [wandb, db, hf], run) in [
+        (&good, [SECRETS[0], SECRETS[2], SECRETS[4]], "<b>good</b>"),
+        (
+            &bad,
+            [SECRETS[1], SECRETS[3], SECRETS[5]],
+            "<script>x</script>",
+        ),
+    ] {
+        let cfg = dir.join("train_config.yaml");
+        let mut text = std::fs::read_to_string(&cfg).unwrap();
+        text.push_str(&format!(
+            "wandb_api_key: {wandb}\ndb_password: {db}\nhf_token: {hf}\noptim: \"{run}\"\n"
+        ));
+        std::fs::write(&cfg, text).unwrap();
+    }
+    let json = diff_out(&[], &good, &bad, "json");
+    let d: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let keys: Vec<&str> = d["differences"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["key"].as_str().unwrap())
+        .collect();
+    for k in [
+        "config.wandb_api_key",
+        "config.db_password",
+        "config.hf_token",
+    ] {
+        assert!(keys.contains(&k), "the plant must reach the diff: {keys:?}");
+    }
+    assert!(json.contains(SECRETS[1]), "unredacted JSON has the value");
+    let base = Command::new(env!("CARGO_BIN_EXE_trainwreck"))
+        .args(["analyze", "--format", "html", "--baseline"])
+        .arg(&good)
+        .arg(&bad)
+        .output()
+        .unwrap();
+    let base = String::from_utf8(base.stdout).unwrap();
+    for (page, rows_in) in [
+        (diff_out(&[], &good, &bad, "html"), "settings"),
+        (diff_out(&["--lang", "zh"], &good, &bad, "html"), "settings"),
+        (base, "diff-settings"),
+    ] {
+        let doc = parse(&page);
+        assert_self_contained(&page, &doc);
+        for s in SECRETS {
+            assert!(!page.contains(s), "{s} leaked:\n{page}");
+        }
+        let rows = difference_rows(&doc);
+        for k in [
+            "config.wandb_api_key",
+            "config.db_password",
+            "config.hf_token",
+        ] {
+            let row = text_of(rows[k]);
+            assert!(row.contains("[REDACTED]"), "{k}: {row}");
+        }
+        let settings = text_of(by_id(&doc, rows_in).expect("the settings table"));
+        assert!(settings.contains("<script>x</script>"), "{settings}");
+        assert!(!page.contains("<script>"));
+    }
+}
+
+/// `--lang zh`: the diff page's headings, verdict, table columns and chart labels in Chinese;
+/// values and paths as the runs tell them.
+#[test]
+fn chinese_diff_page_has_chinese_labels() {
+    let page = diff_out(
+        &["--lang", "zh"],
+        &fixture("pairs/precision/good"),
+        &fixture("pairs/precision/bad"),
+        "html",
+    );
+    let doc = parse(&page);
+    assert_eq!(doc.root_element().attribute("lang"), Some("zh-CN"));
+    let verdict = text_of(by_id(&doc, "verdict").unwrap());
+    assert!(
+        verdict.contains("结论") && verdict.contains("最可能的原因：精度"),
+        "{verdict}"
+    );
+    let settings = text_of(by_id(&doc, "settings").unwrap());
+    assert!(
+        settings.contains("变化的配置") && settings.contains("正常运行（之前）"),
+        "{settings}"
+    );
+    let charts = diff_charts(by_id(&doc, "curves").unwrap());
+    assert!(
+        charts
+            .iter()
+            .any(|(t, l)| t.starts_with("损失随步数的变化") && l == &["步数", "损失"]),
+        "{charts:?}"
+    );
+}
+
+/// `analyze BAD --baseline GOOD --format html`: the run's page has the comparison as its
+/// `#diff` section, with every difference of the report's JSON and the curves.
+#[test]
+fn run_page_with_a_baseline_shows_what_changed() {
+    let (good, bad) = (
+        fixture("pairs/precision/good"),
+        fixture("pairs/precision/bad"),
+    );
+    let run = |format: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_trainwreck"))
+            .args(["analyze", "--format", format])
+            .arg(&bad)
+            .arg("--baseline")
+            .arg(&good)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let json: serde_json::Value = serde_json::from_str(&run("json")).unwrap();
+    let page = run("html");
+    let doc = parse(&page);
+    assert_self_contained(&page, &doc);
+    let diff = by_id(&doc, "diff").expect("a diff section");
+    assert!(text_of(diff).contains("What changed since the good run"));
+    let rows = difference_rows(&doc);
+    for d in json["diff"]["differences"].as_array().unwrap() {
+        assert!(rows.contains_key(d["key"].as_str().unwrap()), "{d}");
+    }
+    assert!(by_id(&doc, "diff-verdict").is_some() && by_id(&doc, "diff-curves").is_some());
+    // Without a baseline, no such section.
+    assert!(by_id(&parse(&html(&[], &bad)), "diff").is_none());
+}
+
+/// The seed run's page, a wrapped run's page (with memory curves), the corpus's triage page, a
+/// diff's page and the fleet's page in a real browser:
 /// headless Chromium loads each from `file://` and its DOM holds the cause card, the
 /// timeline's lanes and the charts' titles; the console says nothing was refused (the page's
 /// policy forbids every fetch, so a fetch would be refused and logged).
@@ -626,6 +987,18 @@ fn seed_page_renders_in_headless_chromium() {
     let dom = render(String::from_utf8(out.stdout).unwrap());
     assert!(
         dom.contains("id=\"by-category\"") && dom.contains("class=\"group\""),
+        "{dom}"
+    );
+    let dom = render(diff_out(
+        &[],
+        &fixture("pairs/precision/good"),
+        &fixture("pairs/precision/bad"),
+        "html",
+    ));
+    assert!(
+        dom.contains("id=\"verdict\"")
+            && dom.contains("class=\"difference\"")
+            && dom.contains("loss by step: good run (12 points) and bad run (1 point)"),
         "{dom}"
     );
     let tmp = tempfile::tempdir().unwrap();

@@ -982,7 +982,7 @@ fn every_shape_is_masked_in_every_redacted_format_and_in_the_history() {
 /// `diff` and `analyze --baseline`: a setting whose name names a secret is masked whole
 /// (its value has no token shape: only the key says it is one), and every shape of the
 /// catalogue inside a setting's value is masked by its shape, in every format with
-/// `--redact` and always in Markdown.
+/// `--redact` and always in Markdown and HTML.
 #[test]
 fn diff_masks_secret_named_settings_and_every_shape() {
     let mut rng = Rng::new();
@@ -1063,15 +1063,27 @@ fn diff_masks_secret_named_settings_and_every_shape() {
                     "the unredacted diff does not show the secret-named settings:\n{plain}"
                 );
                 shown_total.fetch_add(listed.len(), std::sync::atomic::Ordering::Relaxed);
-                let views: [Vec<&str>; 4] = [
+                let views: [Vec<&str>; 6] = [
                     vec!["diff", good, bad, "--redact"],
                     vec!["diff", good, bad, "--format", "json", "--redact"],
                     vec!["--lang", "zh", "diff", good, bad, "--format", "markdown"],
                     vec!["analyze", bad, "--baseline", good, "--format", "markdown"],
+                    vec!["diff", good, bad, "--format", "html"],
+                    vec!["analyze", bad, "--baseline", good, "--format", "html"],
                 ];
                 for args in views {
                     let (ok, out, err) = tw_in(d, &args);
                     assert!(ok, "{args:?}: {err}");
+                    // A page's text as a browser reads it: its character references resolved.
+                    let out = if args.contains(&"html") {
+                        out.replace("&lt;", "<")
+                            .replace("&gt;", ">")
+                            .replace("&quot;", "\"")
+                            .replace("&#39;", "'")
+                            .replace("&amp;", "&")
+                    } else {
+                        out
+                    };
                     let l = leaks_in(&out, mine);
                     let hidden: Vec<&usize> = listed
                         .iter()

@@ -321,6 +321,10 @@ pub struct Diff {
     /// Where the bad run's trajectory left the good run's band, when both logged steps.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parting: Option<trajectory::Parting>,
+    /// Both runs' logged losses, grad norms and step times (numbers only), for the HTML
+    /// page's charts; not part of `trainwreck.diff/1`.
+    #[serde(skip)]
+    pub curves: trajectory::Curves,
     /// Inputs either side could not read (each says which side).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
@@ -376,6 +380,7 @@ pub fn compare(good: &Run, bad: &Run) -> Diff {
     differences.sort_by(|a, b| b.relevance.total_cmp(&a.relevance));
     let (headline, headline_zh) = headline(&differences, bad, top).unzip();
     let parting = trajectory::parting(good, bad);
+    let curves = trajectory::curves(good, bad);
     let (mut warnings, mut warnings_zh) = (Vec::new(), Vec::new());
     for (side, side_zh, run) in [("good", "正常运行", good), ("bad", "失败运行", bad)] {
         for w in &run.warnings {
@@ -394,6 +399,7 @@ pub fn compare(good: &Run, bad: &Run) -> Diff {
         headline_zh,
         differences,
         parting,
+        curves,
         warnings,
         warnings_zh,
     }
@@ -481,6 +487,8 @@ impl Diff {
                 each(f, &mut c.path);
             }
         }
+        each(f, &mut self.curves.good_path);
+        each(f, &mut self.curves.bad_path);
         for t in self.warnings.iter_mut().chain(self.warnings_zh.iter_mut()) {
             each(f, t);
         }

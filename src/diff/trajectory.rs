@@ -5,7 +5,8 @@
 //! nearest to `s` (by step), `lo`/`hi` their min and max, `m = max(hi - lo, 10 % of their
 //! median)`; the band is `[lo - m, hi + m]`. A value outside it, or not finite (NaN, inf),
 //! leaves the band. Step time is only held to the top of its band (faster is not a failure).
-//! Data only; `report::diff` renders it.
+//! Also both runs' logged values by metric ([`Curves`]), numbers only, for a chart of the two
+//! on the same axes. Data only; `report::diff` and `report::html::diff` render it.
 
 use super::{Cite, Run, Side, Value};
 use crate::sources::trainlog::StepPoint;
@@ -42,7 +43,8 @@ pub struct Left {
 
 type Metric = (&'static str, fn(&StepPoint) -> Option<f64>, bool);
 
-const METRICS: &[Metric] = &[
+/// The metrics compared, with how each is read from a step and whether only its top counts.
+pub const METRICS: &[Metric] = &[
     ("loss", |p| p.loss, false),
     ("grad_norm", |p| p.grad_norm, false),
     ("step_time", |p| p.step_time, true),
@@ -100,6 +102,54 @@ pub fn parting(good: &Run, bad: &Run) -> Option<Parting> {
         }
     }
     None
+}
+
+/// Both runs' logged values of each metric either logged, by step: numbers only (a line's
+/// text stays in its log, so nothing but a number reaches a chart). Not part of
+/// `trainwreck.diff/1`: the JSON has the parting and the differences, the logs the points.
+#[derive(Debug, Clone, Default)]
+pub struct Curves {
+    /// The log each side's points were read from.
+    pub good_path: String,
+    pub bad_path: String,
+    /// In [`METRICS`] order; only the metrics at least one side logged.
+    pub metrics: Vec<Curve>,
+}
+
+/// One metric of both runs: `(step, value)` in step order; a value may be NaN or infinite.
+#[derive(Debug, Clone, Default)]
+pub struct Curve {
+    /// `loss`, `grad_norm`, `step_time`.
+    pub metric: &'static str,
+    pub good: Vec<(u64, f64)>,
+    pub bad: Vec<(u64, f64)>,
+}
+
+/// The curves of `good` and `bad`, from the steps `parting` compares.
+pub fn curves(good: &Run, bad: &Run) -> Curves {
+    let points = |run: &Run, get: fn(&StepPoint) -> Option<f64>| {
+        let mut v: Vec<(u64, f64)> = run
+            .steps
+            .iter()
+            .filter_map(|p| get(p).map(|x| (p.step, x)))
+            .collect();
+        v.sort_by_key(|(s, _)| *s);
+        v
+    };
+    let metrics = METRICS
+        .iter()
+        .map(|(metric, get, _)| Curve {
+            metric,
+            good: points(good, *get),
+            bad: points(bad, *get),
+        })
+        .filter(|c| !c.good.is_empty() || !c.bad.is_empty())
+        .collect();
+    Curves {
+        good_path: good.steps_path.clone(),
+        bad_path: bad.steps_path.clone(),
+        metrics,
+    }
 }
 
 /// The bad run's lines from the parting step's line on (read again from its log).

@@ -8,7 +8,7 @@ use crate::report::i18n::{Lang, Tr};
 /// How many differences a rendering shows before "… N more" (JSON lists all).
 pub const SHOWN: usize = 25;
 
-fn explains(d: &Difference) -> String {
+pub(super) fn explains(d: &Difference) -> String {
     if d.explains.is_empty() {
         "-".to_string()
     } else {
@@ -20,7 +20,7 @@ fn explains(d: &Difference) -> String {
     }
 }
 
-fn cites(d: &Difference, tr: Tr) -> String {
+pub(super) fn cites(d: &Difference, tr: Tr) -> String {
     d.evidence
         .iter()
         .map(|c| {
@@ -34,7 +34,12 @@ fn cites(d: &Difference, tr: Tr) -> String {
         .join(", ")
 }
 
-fn verdict_line(tr: Tr, side: Side, aligned: bool, s: &crate::diff::RunSummary) -> String {
+pub(super) fn verdict_line(
+    tr: Tr,
+    side: Side,
+    aligned: bool,
+    s: &crate::diff::RunSummary,
+) -> String {
     let about = s.verdict.map(|v| {
         let mut a = v.to_string();
         if let Some(t) = &s.top {
@@ -49,7 +54,7 @@ fn verdict_line(tr: Tr, side: Side, aligned: bool, s: &crate::diff::RunSummary) 
     tr.diff_run_line(side, aligned, &s.paths.join(" "), about)
 }
 
-fn band_text(p: &crate::diff::trajectory::Parting, tr: Tr) -> String {
+pub(super) fn band_text(p: &crate::diff::trajectory::Parting, tr: Tr) -> String {
     p.metrics
         .iter()
         .map(|m| {
@@ -65,7 +70,7 @@ fn band_text(p: &crate::diff::trajectory::Parting, tr: Tr) -> String {
 }
 
 /// A band's bound: short, whatever its size (`-3.880e8`).
-fn compact(n: f64) -> String {
+pub(super) fn compact(n: f64) -> String {
     if n.abs() >= 1e5 {
         format!("{n:.3e}")
     } else {

@@ -162,7 +162,7 @@ pub static FORMATS: &[Format] = &[
         help: Some(
             "One self-contained page (inline CSS and SVG, no script; secrets always redacted)",
         ),
-        commands: &[Analyze, Triage, HistoryReport],
+        commands: &[Analyze, Triage, Diff, HistoryReport],
         sink: Sink::Xml,
         pasted: true,
         printer: &super::html::Printer,

@@ -6,7 +6,8 @@
 //! it, symptoms), what else was considered and what was ruled out with the reasons the report
 //! gives (`Report::considered_why`), a per-rank timeline drawn as SVG lanes, the memory
 //! `trainwreck run` sampled as curves against their limits, the core dump's frames, the facts
-//! with where each was read, and the warnings.
+//! with where each was read, and the warnings; with `--baseline`, what changed since the good
+//! run (`html::diff`, which also draws `diff --format html`'s own page).
 //!
 //! Every text from the report passes [`esc`], the one escaping path: markup characters become
 //! character references and what XML/HTML forbid (controls, noncharacters such as U+FFFE)
@@ -22,6 +23,7 @@ use crate::model::Verdict;
 use crate::timeline::{Event, Kind, format_epoch};
 use std::fmt::Write;
 
+mod diff;
 mod fleet;
 
 pub struct Printer;
@@ -36,6 +38,7 @@ impl super::format::Printer for Printer {
         match view {
             View::Run(r) => Some(page(r, o.term.lang)),
             View::Triage(t) => Some(triage_page(t, o.term.lang)),
+            View::Diff(d) => Some(diff::page(d, o.term.lang)),
             View::FleetReport(f) => Some(fleet::page(f, o.term.lang)),
             _ => None,
         }
@@ -93,9 +96,11 @@ svg{display:block;max-width:100%;height:auto;background:#fff;border:1px solid va
 svg text{font:11px ui-monospace,Menlo,Consolas,monospace;fill:var(--fg)}
 svg .axis{stroke:var(--dim);stroke-width:1}svg .lane{fill:#f3f4f6}svg .lane.origin{fill:#fde8e6}
 svg .series{fill:none;stroke:var(--blue);stroke-width:1.5}svg .limit{stroke:var(--red);stroke-width:1;stroke-dasharray:6 4}svg .end{stroke:var(--dim);stroke-width:1;stroke-dasharray:2 3}
+svg .series.bad{stroke:var(--red);stroke-dasharray:6 3}svg .dot.good{fill:var(--blue)}svg .dot.bad{fill:var(--red)}svg .nonfinite{fill:#fff;stroke:var(--red);stroke-width:2}svg .part{stroke:var(--amber);stroke-width:1.5;stroke-dasharray:4 3}
 svg .m-error{fill:var(--red)}svg .m-signal{fill:var(--amber)}svg .m-watchdog{fill:var(--blue)}svg .m-last{fill:var(--dim)}svg .m-root{fill:none;stroke:var(--red);stroke-width:2}
 ul.legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:1rem;margin:.3rem 0}
 ul.legend li::before{content:'';display:inline-block;width:.7rem;height:.7rem;margin-right:.3rem;border-radius:50%;vertical-align:-1px}
+ul.legend .l-good::before{background:var(--blue)}ul.legend .l-bad::before{background:var(--red)}ul.legend .l-nonfinite::before{background:#fff;border:2px solid var(--red)}
 ul.legend .l-error::before{background:var(--red)}ul.legend .l-signal::before{background:var(--amber)}ul.legend .l-watchdog::before{background:var(--blue)}ul.legend .l-last::before{background:var(--dim)}ul.legend .l-root::before{border:2px solid var(--red)}
 ul.heat-legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.4rem 1rem;margin:.4rem 0}ul.heat-legend svg{display:inline-block;border:none;background:none;vertical-align:-2px;margin-right:.3rem}
 footer{margin-top:2rem;color:var(--dim);font-size:.85rem}
@@ -116,6 +121,24 @@ fn head(out: &mut String, title: &str, lang: Lang) {
         },
         env!("CARGO_PKG_VERSION"),
         esc(&cut(title, 200))
+    );
+}
+
+/// A section's opening and its heading, labelled for screen readers.
+fn section(out: &mut String, id: &str, heading: &str) {
+    let _ = writeln!(
+        out,
+        "<section id=\"{id}\" aria-labelledby=\"{id}-h\">\n<h2 id=\"{id}-h\">{}</h2>",
+        esc(heading)
+    );
+}
+
+/// An SVG chart's opening, `width` × `height`, with its title.
+fn svg_open(out: &mut String, id: &str, width: f64, height: f64, title: &str) {
+    let _ = writeln!(
+        out,
+        "<svg viewBox=\"0 0 {width} {height}\" width=\"{width}\" height=\"{height}\" role=\"img\" aria-labelledby=\"{id}-title\">\n<title id=\"{id}-title\">{}</title>",
+        esc(title)
     );
 }
 
@@ -141,6 +164,9 @@ pub fn page(r: &Report, lang: Lang) -> String {
         .map(|h| super::history::seen_line_in(h, lang))
     {
         let _ = writeln!(out, "<p id=\"history\"><strong>{}</strong></p>", esc(&line));
+    }
+    if let Some(d) = &r.diff {
+        diff::run_section(&mut out, d, tr);
     }
     considered(&mut out, r, tr);
     timeline(&mut out, r, tr);

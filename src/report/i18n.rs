@@ -1730,6 +1730,168 @@ impl Tr {
             }
         }
     }
+    // ----- the diff's page (`report::html::diff`) -----
+
+    /// The diff page's heading: how many differences.
+    pub fn html_diff_heading(self, n: usize) -> String {
+        match self.0 {
+            Lang::En => format!(
+                "What changed between the good run and the bad run: {n} difference{}",
+                s(n as u64)
+            ),
+            Lang::Zh => format!("正常运行与失败运行之间的变化：共 {n} 项差异"),
+        }
+    }
+    /// Its sections: the verdict, settings, versions, environment, the runs' progress, the
+    /// curves of both runs.
+    pub fn html_diff_sections(self) -> [&'static str; 6] {
+        match self.0 {
+            Lang::En => [
+                "Verdict",
+                "Changed settings",
+                "Changed versions",
+                "Changed environment",
+                "How far each run got",
+                "Both runs step by step",
+            ],
+            Lang::Zh => [
+                "结论",
+                "变化的配置",
+                "变化的版本",
+                "变化的环境",
+                "两次运行各自的进度",
+                "两次运行的逐步对比",
+            ],
+        }
+    }
+    /// The verdict's list of the differences ranked first.
+    pub fn html_diff_ranked(self) -> &'static str {
+        match self.0 {
+            Lang::En => "Ranked first (most likely to explain the failure)",
+            Lang::Zh => "排在最前的差异（最可能解释这次失败）",
+        }
+    }
+    /// Between a label and its value in running text (`precision: bf16 → fp16`).
+    pub fn html_diff_colon(self) -> &'static str {
+        match self.0 {
+            Lang::En => ": ",
+            Lang::Zh => "：",
+        }
+    }
+    /// The bad run's top finding: its title in the report's language.
+    pub fn html_diff_top_title(self, t: &crate::diff::TopFinding) -> &str {
+        self.pick(&t.title, t.title_zh.as_ref())
+    }
+    /// A table of differences: the columns.
+    pub fn html_diff_header(self) -> [&'static str; 6] {
+        match self.0 {
+            Lang::En => [
+                "what",
+                "good run (before)",
+                "bad run (after)",
+                "can explain",
+                "relevance",
+                "where",
+            ],
+            Lang::Zh => [
+                "项目",
+                "正常运行（之前）",
+                "失败运行（之后）",
+                "可解释",
+                "相关度",
+                "出处",
+            ],
+        }
+    }
+    /// A metric on a chart: its name (in the title) and its y axis's label.
+    pub fn html_diff_metric(self, metric: &str) -> [&'static str; 2] {
+        match (self.0, metric) {
+            (Lang::En, "loss") => ["loss", "loss"],
+            (Lang::En, "grad_norm") => ["gradient norm", "gradient norm"],
+            (Lang::En, "step_time") => ["step time", "seconds per step"],
+            (Lang::En, _) => ["value", "value"],
+            (Lang::Zh, "loss") => ["损失", "损失"],
+            (Lang::Zh, "grad_norm") => ["梯度范数", "梯度范数"],
+            (Lang::Zh, "step_time") => ["每步耗时", "每步耗时（秒）"],
+            (Lang::Zh, _) => ["数值", "数值"],
+        }
+    }
+    /// A chart's title: the metric by step, both runs and their points.
+    pub fn html_diff_chart_title(self, metric: &str, good: usize, bad: usize) -> String {
+        let [m, _] = self.html_diff_metric(metric);
+        match self.0 {
+            Lang::En => format!(
+                "{m} by step: good run ({good} point{}) and bad run ({bad} point{})",
+                s(good as u64),
+                s(bad as u64)
+            ),
+            Lang::Zh => {
+                format!("{m}随步数的变化：正常运行（{good} 个点）与失败运行（{bad} 个点）")
+            }
+        }
+    }
+    /// A chart's x axis.
+    pub fn html_diff_step_axis(self) -> &'static str {
+        match self.0 {
+            Lang::En => "step",
+            Lang::Zh => "步数",
+        }
+    }
+    /// A chart's legend: the good run, the bad run, a value that is not finite.
+    pub fn html_diff_legend(self) -> [&'static str; 3] {
+        match self.0 {
+            Lang::En => [
+                "good run",
+                "bad run",
+                "not finite (NaN, inf): drawn at the top",
+            ],
+            Lang::Zh => ["正常运行", "失败运行", "非有限值（NaN、inf）：画在顶端"],
+        }
+    }
+    /// The mark where the runs part.
+    pub fn html_diff_part_mark(self, step: u64) -> String {
+        match self.0 {
+            Lang::En => format!("runs part at step {step}"),
+            Lang::Zh => format!("第 {step} 步起偏离"),
+        }
+    }
+    /// Under the charts: where each side's points were read.
+    pub fn html_diff_curves_note(self, good: &str, bad: &str) -> String {
+        let none = |p: &str| {
+            if p.is_empty() {
+                match self.0 {
+                    Lang::En => "no logged steps".to_string(),
+                    Lang::Zh => "没有记录步数".to_string(),
+                }
+            } else {
+                p.to_string()
+            }
+        };
+        match self.0 {
+            Lang::En => format!(
+                "Points read from the good run's {} and the bad run's {}.",
+                none(good),
+                none(bad)
+            ),
+            Lang::Zh => format!(
+                "数据点读自正常运行的 {} 与失败运行的 {}。",
+                none(good),
+                none(bad)
+            ),
+        }
+    }
+    /// The diff page's footer.
+    pub fn html_diff_footer(self, schema: &str, n: usize) -> String {
+        match self.0 {
+            Lang::En => format!(
+                "Made by trainwreck diff ({schema}; --format json lists all {n} difference{}).",
+                s(n as u64)
+            ),
+            Lang::Zh => format!(
+                "由 trainwreck diff 生成（{schema}；--format json 会列出全部 {n} 项差异）。"
+            ),
+        }
+    }
 }
 
 #[cfg(test)]

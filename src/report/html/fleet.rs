@@ -5,7 +5,7 @@
 //! Same rules as the run's page: inline CSS and SVG only, every text through `esc`. Renders
 //! only: the counts and the test are the history's.
 
-use super::{esc, head};
+use super::{esc, head, section, svg_open};
 use crate::report::cut;
 use crate::report::history::{FleetReport, FleetStats, p_value};
 use crate::report::i18n::{Lang, Tr};
@@ -97,24 +97,6 @@ fn shown_days(f: &FleetReport) -> Vec<String> {
             t.get(..10).unwrap_or(&t).to_string()
         })
         .collect()
-}
-
-/// A section's opening and its heading, labelled for screen readers.
-fn section(out: &mut String, id: &str, heading: &str) {
-    let _ = writeln!(
-        out,
-        "<section id=\"{id}\" aria-labelledby=\"{id}-h\">\n<h2 id=\"{id}-h\">{}</h2>",
-        esc(heading)
-    );
-}
-
-/// An SVG chart's opening, `width` × `height`, with its title.
-fn svg_open(out: &mut String, id: &str, width: f64, height: f64, title: &str) {
-    let _ = writeln!(
-        out,
-        "<svg viewBox=\"0 0 {width} {height}\" width=\"{width}\" height=\"{height}\" role=\"img\" aria-labelledby=\"{id}-title\">\n<title id=\"{id}-title\">{}</title>",
-        esc(title)
-    );
 }
 
 /// The x position of day `i` of `n`, in a plot `w` wide starting at `left`, and a column's width.
