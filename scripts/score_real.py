@@ -31,6 +31,7 @@ ap.add_argument("--root", default=os.path.join(os.path.dirname(os.path.abspath(_
 ap.add_argument("--batch", action="append", help="score only these batch folders (default: all)")
 ap.add_argument("--misses", action="store_true", help="print every miss with the top fix")
 ap.add_argument("--marks", action="store_true", help="print every case whose known_miss / fix_known_miss mark disagrees with its result (the ratchet tests/real_threads.rs enforces)")
+ap.add_argument("--reliability", action="store_true", help="print the reliability table of the shown confidences (docs/calibration.md's bands, every cause finding of a case not called no_failure) and the first causes' mean confidence against their accuracy: run it on a new batch before fitting it")
 ap.add_argument("--coverage", action="store_true", help="print Markdown coverage tables (threads per category and per stack over all batches, with the scored batches' results) for docs/coverage.md")
 a = ap.parse_args()
 
@@ -91,6 +92,7 @@ STACKS = [
 ]
 rule_projects = collections.defaultdict(set)  # rule -> projects it decided right
 n = t1 = t3 = fn = fo = loso = errors = 0
+shown = []  # (confidence, right, first cause) for --reliability
 for b, c, cd, lab in case_dirs:
     accept = set(lab.get("accept") or [lab["category"]])
     must = lab.get("fix_must_contain") or []
@@ -114,6 +116,8 @@ for b, c, cd, lab in case_dirs:
     ok1 = got in accept
     ok3 = bool(accept & set(cats[:3]))
     top = roots[0] if roots else {}
+    if rep.get("verdict") not in (None, "no_failure"):
+        shown += [(f["confidence"], f["category"] in accept, i == 0) for i, f in enumerate(roots)]
     fix = top.get("fix", "") if got != "no_failure" else ""
     r = rows[lab["category"]]
     r[0] += 1
@@ -187,6 +191,25 @@ print(
     f"cases {n}, top-1 {t1} ({pc(t1, n)}), top-3 {t3} ({pc(t3, n)}), fix right {fo}/{fn} ({pc(fo, fn)}), "
     f"leave-one-source-out top-1 {loso} ({pc(loso, n)}), errors {errors}"
 )
+if a.reliability and shown:
+    print()
+    print("| band | findings | mean confidence | accuracy | accuracy − confidence |")
+    print("|---|---|---|---|---|")
+    ece = 0.0
+    for i in range(10):
+        lo, hi = i / 10, (i + 1) / 10 if i < 9 else 1.01
+        band = [x for x in shown if lo <= x[0] < hi]
+        if not band:
+            continue
+        conf = sum(x[0] for x in band) / len(band)
+        acc = sum(x[1] for x in band) / len(band)
+        ece += len(band) / len(shown) * abs(conf - acc)
+        print(f"| {lo:.1f}–{min(hi, 1.0):.1f} | {len(band)} | {conf:.3f} | {acc:.3f} | {acc - conf:+.3f} |")
+    firsts = [x for x in shown if x[2]]
+    print(
+        f"\nfindings {len(shown)}, ECE {ece:.3f}; first causes {len(firsts)}, shown at "
+        f"{sum(x[0] for x in firsts) / len(firsts):.3f}, right {sum(x[1] for x in firsts) / len(firsts):.3f}"
+    )
 if a.coverage:
     all_cat = collections.Counter(lab["category"] for lab in labels.values())
     all_stack = collections.Counter(

@@ -131,3 +131,55 @@ fn a_specific_rule_wins_over_the_traceback() {
     assert_eq!(f.category, Category::GpuOom);
     assert_ne!(f.rule, "traceback-classified");
 }
+
+/// A library's own set-up code refusing the configuration (DeepSpeed's `_configure_optimizer`,
+/// a config class's `__post_init__`) is config_error, and the fix names both ways out: the
+/// setting, or the release the configuration was written for. The same code raising a
+/// `TypeError` is an API clash, not a refusal.
+#[test]
+fn a_library_refusing_the_configuration_in_its_set_up_code_is_config() {
+    let refused = top_of(&tb(
+        &[
+            ("/work/ft/train.py", 88, "main"),
+            (
+                &format!("{SITE}/deepspeed/runtime/engine.py"),
+                1204,
+                "_configure_optimizer",
+            ),
+        ],
+        "deepspeed.runtime.zero.utils.ZeRORuntimeException: offload needs the optimizer from the config",
+    ));
+    assert_eq!(refused.category, Category::ConfigError, "{refused:?}");
+    assert!(refused.fix.contains("pin `deepspeed`"), "{}", refused.fix);
+    let post_init = top_of(&tb(
+        &[
+            ("/work/ft/train.py", 12, "<module>"),
+            (
+                &format!("{SITE}/mytrainer/training_args.py"),
+                310,
+                "__post_init__",
+            ),
+        ],
+        "ValueError: eval_steps must be set when evaluation is on",
+    ));
+    assert_eq!(post_init.category, Category::ConfigError, "{post_init:?}");
+    let clash = top_of(&tb(
+        &[
+            ("/work/ft/train.py", 88, "main"),
+            (
+                &format!("{SITE}/deepspeed/runtime/engine.py"),
+                1204,
+                "_configure_optimizer",
+            ),
+        ],
+        "TypeError: __init__() got an unexpected keyword argument 'fused'",
+    ));
+    assert_ne!(clash.category, Category::ConfigError, "{clash:?}");
+    // The user's own `configure()` is not a library's check.
+    let own = top_of(&tb(
+        &[("/work/ft/train.py", 88, "configure_model")],
+        "ValueError: unknown head type 'mlp3'",
+    ));
+    assert_ne!(own.category, Category::ConfigError, "{own:?}");
+    assert!(!own.fix.contains("pin `"), "{}", own.fix);
+}

@@ -350,6 +350,30 @@ fn read(tb: &Traceback) -> Reading {
             remedy: None,
         };
     }
+    if let Some((pkg, at)) = config_rejected(tb) {
+        return Reading {
+            category: Category::ConfigError,
+            why: format!(
+                "{}: `{pkg}` rejected the configuration in its own set-up code ({at})",
+                tb.ty
+            ),
+            why_zh: format!(
+                "{}：`{pkg}` 在它自己的配置检查代码里拒绝了这份配置（{at}）",
+                tb.ty
+            ),
+            confidence: 0.5,
+            fix: format!(
+                "Change the setting the message asks for, or, if this configuration ran with an earlier `{pkg}`, pin `{pkg}` to that release: `{pkg}` rejects the configuration in its set-up code ({at}: {}).",
+                clip(msg)
+            ),
+            fix_zh: format!(
+                "按报错信息修改它要求的设置；如果这份配置在更早的 `{pkg}` 版本上能跑，就把 `{pkg}` 固定到那个版本：`{pkg}` 在配置检查代码里拒绝了这份配置（{at}：{}）。",
+                clip(msg)
+            ),
+            rank: 3,
+            remedy: None,
+        };
+    }
     if let Some(check) = config_assertion(tb) {
         let at = tb.frames.last().map_or_else(String::new, |f| {
             format!("{}:{} in {}", short(&f.path), f.src_line, f.func)
@@ -547,6 +571,44 @@ fn config_assertion(tb: &Traceback) -> Option<String> {
         .iter()
         .any(|op| check.contains(op));
     (compares && CONFIG_NAMES.iter().any(|n| check.contains(n))).then(|| code.to_string())
+}
+
+/// Exceptions that say something other than "this configuration is refused" even when a
+/// library's set-up code raises them: an API or version clash, a missing module, a failure of
+/// the machine.
+const NOT_A_CONFIG_CHECK: &[&str] = &[
+    "TypeError",
+    "AttributeError",
+    "ImportError",
+    "ModuleNotFoundError",
+    "NameError",
+    "RuntimeError",
+    "OSError",
+    "MemoryError",
+    "OutOfMemoryError",
+    "NotImplementedError",
+];
+
+/// A library refusing the configuration: the exception is raised by an installed package's
+/// own set-up code — the last frame is in `site-packages/<pkg>/` and its function is one that
+/// builds or checks a configuration (`_configure_optimizer`, `validate_config`, a config or
+/// arguments class's `__post_init__`). Gives the package and where.
+fn config_rejected(tb: &Traceback) -> Option<(String, String)> {
+    if NOT_A_CONFIG_CHECK.iter().any(|t| tb.ty.ends_with(t)) {
+        return None;
+    }
+    let f = tb.frames.last()?;
+    let pkg = package_of(f)?;
+    let func = f.func.to_ascii_lowercase();
+    let file = short(&f.path).to_ascii_lowercase();
+    let setup = func.contains("config")
+        || (func == "__post_init__" && (file.contains("config") || file.contains("arg")));
+    setup.then(|| {
+        (
+            pkg,
+            format!("{}:{} in {}", short(&f.path), f.src_line, f.func),
+        )
+    })
 }
 
 /// The setting a check names: the last part of a dotted name (`config.data.train_batch_size`
