@@ -1008,6 +1008,21 @@ fn nofile_plan(ctx: &DeriveCtx) -> Option<String> {
 
 fn port_plan(ctx: &DeriveCtx) -> Option<String> {
     let port: u32 = ctx.capture("port")?.parse().ok()?;
+    // A port in Linux's default ephemeral range (`ip_local_port_range`, 32768–60999) was most
+    // likely picked by the program itself, free when probed and bound later: a sibling process
+    // or an outgoing connection took it in between. A "free port" probe is then the cause, not
+    // the cure.
+    if (32768..=60999).contains(&port) {
+        return Some(if ctx.zh() {
+            format!(
+                "给每个进程组（每个任务、每组 actor）固定一个互不相同、在 32768–60999 之外的端口（例如 `--master_port 29500`、29501 …），或者绑定失败时换几个端口重试：{port} 在内核的临时端口范围里，多半是程序先探测到空闲端口、稍后才绑定，这期间被同一节点上的兄弟进程或某个出站连接占走了。"
+            )
+        } else {
+            format!(
+                "Give each process group (each job, each actor group) a fixed, distinct port outside 32768–60999 (`--master_port 29500`, 29501, …), or retry the bind over several ports: {port} is in the kernel's ephemeral range, so it was most likely picked free by a probe and bound later, and a sibling process on the node or an outgoing connection took it in between."
+            )
+        });
+    }
     let pick = r#"--master_port=$(python -c 'import socket; s=socket.socket(); s.bind(("", 0)); print(s.getsockname()[1])')"#;
     Some(if ctx.zh() {
         format!(
@@ -1641,6 +1656,19 @@ mod tests {
             })
             .unwrap()
             .contains(":29533")
+        );
+        // A port the program probed for itself: the probe is the cause, not the cure.
+        let caps = ctx_caps(&[("port", "46811")]);
+        let race = port_plan(&DeriveCtx {
+            facts: &s,
+            captures: &caps,
+            lines: &[],
+            lang: Lang::En,
+        })
+        .unwrap();
+        assert!(
+            race.starts_with("Give each process group") && !race.contains("s.bind"),
+            "{race}"
         );
         let caps = ctx_caps(&[("xid", "79")]);
         let x = xid_explain(&DeriveCtx {
