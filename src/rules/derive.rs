@@ -69,6 +69,12 @@ pub static DERIVED: &[Derived] = &[
         compute: eval_off_plan,
     },
     Derived {
+        name: "derive.firewall_plan",
+        unit: Unit::Text,
+        doc: "only when a host firewall's state (`firewall-cmd --state`: running, `ufw status`: active) is in the same run as a failed socket connect: open the ports between the nodes",
+        compute: firewall_plan,
+    },
+    Derived {
         name: "derive.gpu_oom_foreign",
         unit: Unit::Text,
         doc: "only when PyTorch holds under half the card: how much another process holds",
@@ -1002,6 +1008,26 @@ fn nofile_plan(ctx: &DeriveCtx) -> Option<String> {
     } else {
         format!(
             "The open-files limit was {seen}: raise it to {want} in the shell that starts the job (`ulimit -n {want}`).{hard_note}"
+        )
+    })
+}
+
+/// A socket connect that failed (`peer_addr`, `peer_port`, `sock_err`) on a node whose firewall
+/// is running (`firewall_on`, captured by the confirmation `host-firewall-active`).
+fn firewall_plan(ctx: &DeriveCtx) -> Option<String> {
+    let state = ctx.capture("firewall_on")?;
+    let err = ctx.capture("sock_err")?;
+    let peer = match (ctx.capture("peer_addr"), ctx.capture("peer_port")) {
+        (Some(a), Some(p)) => format!("{a}<{p}>"),
+        _ => "a peer".to_string(),
+    };
+    Some(if ctx.zh() {
+        format!(
+            "打开节点之间的 TCP 端口，或者在任务运行时停掉主机防火墙（这台主机的防火墙状态：`{state}`）：NCCL 的 socket 连接 {peer} 失败（{err}），而 NCCL 监听的端口是运行时才挑的，所以要放行集群节点之间的全部流量（firewalld：`firewall-cmd --permanent --zone=trusted --add-source=<集群网段>`，再 `firewall-cmd --reload`）。"
+        )
+    } else {
+        format!(
+            "Open the TCP ports between the nodes, or stop the host firewall for the job (its state here: `{state}`): NCCL's socket connect to {peer} failed ({err}), and NCCL listens on ports it picks at run time, so allow all traffic between the cluster's nodes (firewalld: `firewall-cmd --permanent --zone=trusted --add-source=<cluster subnet>`, then `firewall-cmd --reload`)."
         )
     })
 }
