@@ -17,8 +17,9 @@ use std::sync::OnceLock;
 /// The table as shipped.
 static TOKENS_TOML: &str = include_str!("../../data/tokens.toml");
 
-/// No category the second tier names is surer than this: a token says what kind of failure a
-/// line is about, never which failure it was (that takes a rule that knows it).
+/// No category the second tier names has more evidence strength than this: a token says what
+/// kind of failure a line is about, never which failure it was (that takes a rule that knows
+/// it). The confidence shown is calibrated from the strength (`correlate::calibrate`).
 pub const MAX_CONFIDENCE: f64 = 0.5;
 
 #[derive(Deserialize)]
