@@ -1,7 +1,9 @@
 //! Redaction for reports meant to be pasted (Markdown always; JSON and others on `--redact`):
 //! secrets (tokens, API keys, passwords, credentials in URLs) are always masked; host names,
 //! IP addresses and user paths on request, each consistently (`host-1` stays `host-1`) so
-//! grouping still works. It rewrites text only and must never change a fingerprint.
+//! grouping still works. It is also the one place that decides which names name a secret
+//! (`is_secret_name`, used by its own key rules and by every reader of settings). It rewrites
+//! text only and must never change a fingerprint.
 
 use regex::Regex;
 use std::collections::BTreeMap;
@@ -40,35 +42,40 @@ impl Options {
     }
 }
 
-/// A word that names a secret wherever it stands in a key (`password`, `hub_token`,
-/// `WANDB_API_KEY`, `aws_secret_access_key`, `sentry_dsn` …).
-const SECRET_WORD: &str = r"(?:password|passwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?|auth[_-]?key|dsn)";
-
-/// Words that name a secret only as a later segment of a key (`NCCL_PASS`, `MYSQL_PWD`,
-/// `AZURE_DEVOPS_PAT`), never alone (`PWD` is the working directory, `pass` a verb).
-const SEGMENT_WORD: &str = r"(?:[A-Za-z0-9]+[_.-])+(?:pass|pwd|pat|creds)";
-
-/// What may follow the secret word inside a key and keep it a secret (`SECRET_KEY`,
-/// `DB_PASSWORD_PROD`, `HF_TOKEN_WRITE`), so `token_count` and `max_tokens` stay counts.
-const QUALIFIER: &str = r"(?:key|prod|production|dev|development|test|staging|stage|write|read|ro|rw|main|primary|secondary|old|new|backup|b64|base64|enc|encoded|value|raw|plain|[0-9]+)";
-
-/// A key naming a secret: an optional prefix, the secret word, then qualifiers.
-fn secret_key() -> String {
-    format!(
-        r"(?:[A-Za-z0-9_.-]*{SECRET_WORD}|{SEGMENT_WORD})(?:[_.-](?:{SECRET_WORD}|{QUALIFIER}))*"
-    )
-}
+/// A key in text, for the rules that mask the value of a secret-named key: any name a
+/// launcher, a shell or a config prints (`HF_TOKEN`, `db.password`, `--hub-token`). Whether it
+/// names a secret is `is_secret_name`'s call, the one definition, never a pattern of its own.
+const KEY: &str = r"(?P<key>[A-Za-z0-9_.-]+)";
 
 /// How a match is rewritten.
 enum Rewrite {
     /// A `$1`-style template: groups keep the key name and mask only the value.
     Template(&'static str),
+    /// A template applied only when the `key` group names a secret (`is_secret_name`) and
+    /// the value (what follows group 1) is not a placeholder (`None`, `true`, empty); for any
+    /// other key the search goes on after it, so `env: HF_TOKEN=…` still finds `HF_TOKEN`.
+    Keyed(&'static str),
     /// Group 1 is kept, group 2 is masked only when it looks random (high entropy, or an
     /// opaque token): for keys that are secret only sometimes (`key`, `auth`, `sig`, `session`).
     IfRandom,
     /// Group 1 is kept, group 2 is masked only when it looks like a password (a digit, mixed
     /// case or a symbol): for prose (`the password is …`) where a plain word is a message.
     IfSecretish,
+    /// Group 1 is kept, group 2 is masked unless it is a path (`pwd=/home/u` is the working
+    /// directory, `Pwd=Tr0ub4dor` a connection string's password).
+    IfNotPath,
+}
+
+impl Rewrite {
+    /// For the value-gated rewrites: whether this value is masked.
+    fn hides(&self, v: &str) -> bool {
+        match self {
+            Rewrite::IfRandom => looks_random(v) || is_opaque_token(v),
+            Rewrite::IfSecretish => looks_secretish(v),
+            Rewrite::IfNotPath => !looks_like_path(v),
+            Rewrite::Template(_) | Rewrite::Keyed(_) => true,
+        }
+    }
 }
 
 /// Prefixes of tokens that are credentials wherever they appear, each with the characters
@@ -137,8 +144,8 @@ const TOKEN_PREFIXES: &[(&str, &str, usize)] = &[
 /// keys in each form a launcher, a shell or a config prints them. Each pattern is written
 /// once, here.
 static SECRETS: LazyLock<Vec<(Regex, Rewrite)>> = LazyLock::new(|| {
-    use Rewrite::{IfRandom, IfSecretish, Template};
-    let k = secret_key();
+    use Rewrite::{IfNotPath, IfRandom, IfSecretish, Keyed, Template};
+    let k = KEY;
     let mut table: Vec<(String, Rewrite)> = vec![
         // A private key block (PEM, OpenSSH, PGP), whole or cut, also with its line breaks
         // written as `\n` (a JSON key file).
@@ -149,13 +156,14 @@ static SECRETS: LazyLock<Vec<(Regex, Rewrite)>> = LazyLock::new(|| {
         ),
         // Credentials inside URLs: scheme://user:pass@host (an empty user, as Redis has, and
         // a password holding `@` included), and a key alone before the host (a Sentry DSN's
-        // `https://<32 hex>@o1.ingest.sentry.io/…`).
+        // `https://<32 hex>@o1.ingest.sentry.io/…`). One slash is a URL too (`https:/u:pw@h`:
+        // a typo, or a path that collapsed `//`, as an archive member's name does).
         (
-            r"([a-zA-Z][a-zA-Z0-9+.-]*://)[^/\s:@'\x22]*:[^/\s'\x22]+@".into(),
+            r"([a-zA-Z][a-zA-Z0-9+.-]*:/{1,3})[^/\s:@'\x22]*:[^/\s'\x22]+@".into(),
             Template("${1}[REDACTED]@"),
         ),
         (
-            r"([a-zA-Z][a-zA-Z0-9+.-]*://)[A-Za-z0-9_-]{16,}@".into(),
+            r"([a-zA-Z][a-zA-Z0-9+.-]*:/{1,3})[A-Za-z0-9_-]{16,}@".into(),
             Template("${1}[REDACTED]@"),
         ),
         // Webhook URLs whose path is the secret (Slack, Discord, Teams, Telegram bots).
@@ -229,45 +237,67 @@ static SECRETS: LazyLock<Vec<(Regex, Rewrite)>> = LazyLock::new(|| {
             r#"(?i)(wandb_api_key['"]?\s*[=:,]?\s*['"]?)[0-9a-f]{40}\b"#.into(),
             Template("${1}[REDACTED]"),
         ),
+        // An ODBC / ADO.NET connection string's password (`Server=db;Uid=sa;Pwd=…;`,
+        // `Password=a b;`): up to the `;` that ends it (a `{…}` value whole), and `pwd=…`
+        // anywhere unless its value is a path (then it is the working directory).
+        (
+            r#"(?i)((?:^|[;\s'"({,])(?:pwd|password)\s*=\s*)(\{[^}\n]*\}|[^;'"\n]+)(;)"#.into(),
+            IfNotPath,
+        ),
+        (
+            r#"(?i)((?:^|[;\s'"({,])pwd\s*=\s*)(\{[^}\n]*\}|[^\s;'"]+)"#.into(),
+            IfNotPath,
+        ),
         // Python-list argv as DeepSpeed's launcher logs it: '--hub_token', 'value'; also with
         // its quotes backslash-escaped, as inside a JSON string (`[\"--hub_token\", \"v\"]`).
         (
             format!(r#"(?i)(\\?['"]--?{k}\\?['"]\s*,\s*\\?['"])[^'"\\\n]+"#),
-            Template("${1}[REDACTED]"),
+            Keyed("${1}[REDACTED]"),
         ),
         // A quoted value after a secret-named flag or key, whole (spaces and all):
         // `--password 'a b'`, `password="a horse b"`, `"api_key": "…"`.
         (
             format!(r#"(?i)((?:^|[^A-Za-z0-9_.-])-{{0,2}}{k}\\?['"]?(?:\s*[=:]\s*|\s+)')[^'\n]+"#),
-            Template("${1}[REDACTED]"),
+            Keyed("${1}[REDACTED]"),
         ),
         (
             format!(r#"(?i)((?:^|[^A-Za-z0-9_.-])-{{0,2}}{k}\\?['"]?(?:\s*[=:]\s*|\s+)\\?")[^"\\\n]+"#),
-            Template("${1}[REDACTED]"),
+            Keyed("${1}[REDACTED]"),
         ),
         // Flags: --hub_token value, --hub_token=value, -password value. After a space the
         // value is never a following flag (`--password --lr`), unless it has a digit or is
         // long (`--password -Xs3cret`); after `=` anything is the value.
         (
             format!(r#"(?i)((?:^|[\s'"(\[,])--?{k}=)[^\s'"\[\]]+"#),
-            Template("${1}[REDACTED]"),
+            Keyed("${1}[REDACTED]"),
         ),
         (
             format!(r#"(?i)((?:^|[\s'"(\[,])--?{k}\s+)(?:[^\s'",;\[\]-]|-[^\s'"\-]*[0-9]|-[^\s'"\-]{{6}})[^\s'",\]]*"#),
-            Template("${1}[REDACTED]"),
+            Keyed("${1}[REDACTED]"),
         ),
         // key=value / key: value where the key names a secret: the value runs to the next
         // space, quote, comma or bracket (a `;` or `&` inside it is part of it).
         (
             format!(r#"(?i)(\b{k}\\?['"]?\s*[=:]\s*)[^\s'"\\,}}\]\[]+"#),
-            Template("${1}[REDACTED]"),
+            Keyed("${1}[REDACTED]"),
         ),
         // A bare snake_case or env-style name and its value: `hub_token X`, `HF_TOKEN X`. Only
         // identifiers with an underscore (so prose like "token count" stays), and only values
         // with a digit (so "api_key is missing" stays).
         (
-            format!(r#"(?i)(\b[A-Za-z0-9]*_(?:[A-Za-z0-9]+_)*{SECRET_WORD}\s+)[A-Za-z0-9+/=_.-]*[0-9][A-Za-z0-9+/=_.-]*"#),
+            r#"(?i)(\b(?P<key>[A-Za-z0-9]*_[A-Za-z0-9_]*)\s+)[A-Za-z0-9+/=_.-]*[0-9][A-Za-z0-9+/=_.-]*"#.into(),
+            Keyed("${1}[REDACTED]"),
+        ),
+        // netrc's multi-line form: a line that is only `password X` (masked whatever X is),
+        // and `password X` anywhere when X looks like one (`password authentication failed`
+        // stays).
+        (
+            r"(?im)^(\s*(?:password|passwd)\s+)(\S+)\s*$".into(),
             Template("${1}[REDACTED]"),
+        ),
+        (
+            r#"(?i)(\b(?:password|passwd|passphrase)\s+)([^\s'"]+)"#.into(),
+            IfSecretish,
         ),
         // Prose: `the password is X`, `token was X` (masked only when X looks like one).
         (
@@ -306,7 +336,7 @@ static SECRETS: LazyLock<Vec<(Regex, Rewrite)>> = LazyLock::new(|| {
 
 /// Number of patterns in the secret table (all must compile; a unit test checks).
 #[cfg(test)]
-const SECRET_PATTERNS: usize = 31;
+const SECRET_PATTERNS: usize = 35;
 
 /// Shannon entropy in bits per character: random tokens are above ~3.5, words and numbers
 /// below it.
@@ -345,6 +375,58 @@ fn looks_secretish(s: &str) -> bool {
                 .any(|b| b.is_ascii_punctuation() && b != b'-' && b != b'_'))
 }
 
+/// A value that says a setting is unset or off (`None`, `true`, `***`), never a secret itself:
+/// `use_auth_token=True` and `hub_token=None` stay as they are.
+fn is_placeholder(v: &str) -> bool {
+    let v = v.trim().trim_matches(['\'', '"']);
+    v.is_empty()
+        || v.starts_with("[REDACTED")
+        || v.bytes().all(|b| b == b'*')
+        || [
+            "true", "false", "none", "null", "nil", "yes", "no", "on", "off", "unset", "disabled",
+            "enabled",
+        ]
+        .iter()
+        .any(|w| v.eq_ignore_ascii_case(w))
+}
+
+/// A file path (`/home/u`, `~/x`, `./x`, `C:\x`, `$HOME`): what `PWD=` holds.
+fn looks_like_path(v: &str) -> bool {
+    let b = v.as_bytes();
+    matches!(b.first(), Some(b'/' | b'~' | b'.' | b'$' | b'\\'))
+        || (b.len() > 2
+            && b[0].is_ascii_alphabetic()
+            && b[1] == b':'
+            && matches!(b[2], b'\\' | b'/'))
+}
+
+/// `Rewrite::Keyed`: each match whose `key` names a secret (`is_secret_name`), with a value
+/// that is not a placeholder, is rewritten by `template`; after any other key the search goes
+/// on from the end of that key, so a secret-named key inside its value is still found.
+fn replace_keyed(re: &Regex, s: &str, template: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let (mut last, mut at) = (0, 0);
+    while at <= s.len() {
+        let Some(c) = re.captures_at(s, at) else {
+            break;
+        };
+        let (Some(m), Some(key)) = (c.get(0), c.name("key")) else {
+            break;
+        };
+        let value = &s[c.get(1).map_or(m.end(), |g| g.end())..m.end()];
+        if is_secret_name(key.as_str()) && !is_placeholder(value) {
+            out.push_str(&s[last..m.start()]);
+            c.expand(template, &mut out);
+            last = m.end();
+            at = m.end().max(key.end());
+        } else {
+            at = key.end();
+        }
+    }
+    out.push_str(&s[last..]);
+    out
+}
+
 static IPV4: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(r"\b(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}\b").ok()
 });
@@ -379,7 +461,16 @@ fn host_worth_masking(h: &str) -> bool {
 static USER_PATH: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"/(home|Users|users|scratch|work)/([A-Za-z0-9._-]+)").ok());
 
-/// Name segments (split on `_`, `-`, `.`) that mark a secret, also as a suffix (`HFTOKEN`).
+// ---- Which names name a secret: the one definition ----
+//
+// A name (an environment variable, a flag, a config or JSON key, a `key=value` in a log line)
+// names a secret when one of its segments (split on `_`, `-`, `.`, case ignored) is a secret
+// word, and no segment after the last such word says the value is only about the secret
+// (`password_min_length`, `auth_type`, `token_count`). `is_secret_name` decides it for every
+// reader: the text redactor's key rules (`Rewrite::Keyed`), settings in `diff`, facts,
+// environment dumps, argv, history URLs. There is no second list.
+
+/// Segments that are a secret word wherever they stand (`REDIS_AUTH`, `HF_TOKEN`, `SECRET_KEY_BASE`).
 const SECRET_SEGMENTS: &[&str] = &[
     "APIKEY",
     "AUTH",
@@ -388,7 +479,7 @@ const SECRET_SEGMENTS: &[&str] = &[
     "CREDENTIALS",
     "DSN",
     "KEY",
-    "PASS",
+    "PASSPHRASE",
     "PASSWD",
     "PASSWORD",
     "PRIVATE",
@@ -397,30 +488,198 @@ const SECRET_SEGMENTS: &[&str] = &[
     "TOKEN",
 ];
 
-/// Segments that mark a secret only after another segment (`MYSQL_PWD`, `AZURE_DEVOPS_PAT`,
-/// `AWS_CREDS`): alone, `PWD` is the working directory.
-const LATER_SEGMENTS: &[&str] = &["PWD", "PAT", "CREDS"];
+/// Segments that are a secret word only after another segment (`NCCL_PASS`, `MYSQL_PWD`,
+/// `AZURE_DEVOPS_PAT`, `AWS_CREDS`): alone, `PWD` is the working directory and `pass` a verb.
+const LATER_SEGMENTS: &[&str] = &["PASS", "PWD", "PAT", "CREDS"];
 
-/// Segments that end like a secret but are not one (`NCCL_IB_PKEY` is an InfiniBand partition).
-const NOT_SECRET: &[&str] = &["PKEY", "MONKEY", "HOTKEY"];
+/// Endings that make one segment a secret word (`HFTOKEN`, `PGPASS`, `DBPASSWORD`, `_authToken`).
+const SECRET_ENDINGS: &[&str] = &["TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "PASS"];
 
-/// Is a variable or flag name one whose whole value is a secret (`HF_TOKEN`, `WANDB_API_KEY`,
-/// `--hub-token`, `SENTRY_DSN`)? `TOKENIZERS_PARALLELISM` is not.
+/// Segments that end like a secret word but are not one (`NCCL_IB_PKEY` is an InfiniBand
+/// partition, `PRNGKey` a JAX random key, a `lowpass` a filter).
+const NOT_SECRET: &[&str] = &[
+    "PKEY",
+    "MONKEY",
+    "HOTKEY",
+    "PRNGKEY",
+    "TURKEY",
+    "DONKEY",
+    "WHISKEY",
+    "BYPASS",
+    "COMPASS",
+    "SURPASS",
+    "TRESPASS",
+    "ENCOMPASS",
+    "OVERPASS",
+    "UNDERPASS",
+    "LOWPASS",
+    "HIGHPASS",
+    "BANDPASS",
+    "ALLPASS",
+    "MULTIPASS",
+];
+
+/// Words that, just before `KEY` or `TOKEN`, make it a data or vocabulary name, not a
+/// credential: a dataset's `text_key`, a table's `sort_key`, a tokenizer's `pad_token`.
+const NOT_SECRET_BEFORE: &[&str] = &[
+    // Data and databases.
+    "SORT",
+    "PRIMARY",
+    "FOREIGN",
+    "PARTITION",
+    "CACHE",
+    "GROUP",
+    "SHARD",
+    "ROUTING",
+    "LOOKUP",
+    "INDEX",
+    "HASH",
+    "DICT",
+    "MAP",
+    "JOIN",
+    "UNIQUE",
+    "COMPOSITE",
+    "SEARCH",
+    "OBJECT",
+    "ROW",
+    "COLUMN",
+    "FIELD",
+    "PUBLIC",
+    "PUB",
+    // Datasets and training loops.
+    "TEXT",
+    "LABEL",
+    "LABELS",
+    "INPUT",
+    "OUTPUT",
+    "TARGET",
+    "IMAGE",
+    "PROMPT",
+    "RESPONSE",
+    "FEATURE",
+    "DATASET",
+    "METRIC",
+    "REWARD",
+    "QUERY",
+    "ANSWER",
+    "CONTEXT",
+    "CHOSEN",
+    "REJECTED",
+    "AUDIO",
+    "VIDEO",
+    "BATCH",
+    "SAMPLE",
+    "RNG",
+    "PRNG",
+    "SEED",
+    "DROPOUT",
+    "LOSS",
+    // A tokenizer's special tokens.
+    "PAD",
+    "EOS",
+    "BOS",
+    "UNK",
+    "SEP",
+    "CLS",
+    "MASK",
+    "SPECIAL",
+    "START",
+    "END",
+    "STOP",
+    "IM",
+    "VISION",
+    "DECODER",
+    "EOT",
+    "EOD",
+    "FIM",
+];
+
+/// Words that, after the last secret word of a name, say its value is about the secret and
+/// not the secret (`password_min_length=8`, `auth_type=none`, `token_count`, `KEY_PATH`,
+/// `SECRET_NAME`): its value is shown. Any other word keeps it a secret (`SECRET_KEY_BASE`,
+/// `SECRET_KEY_SALT`, `JWT_SECRET_KEY_V2`, `DB_PASSWORD_PROD`).
+const ABOUT_THE_SECRET: &[&str] = &[
+    "TYPE",
+    "TYPES",
+    "KIND",
+    "MODE",
+    "METHOD",
+    "METHODS",
+    "SCHEME",
+    "LEN",
+    "LENGTH",
+    "MIN",
+    "MAX",
+    "SIZE",
+    "BITS",
+    "COUNT",
+    "NUM",
+    "LIMIT",
+    "TTL",
+    "EXPIRY",
+    "EXPIRES",
+    "EXPIRATION",
+    "TIMEOUT",
+    "LIFETIME",
+    "INTERVAL",
+    "FILE",
+    "PATH",
+    "DIR",
+    "FILENAME",
+    "NAME",
+    "ID",
+    "URL",
+    "URI",
+    "ENDPOINT",
+    "HOST",
+    "PORT",
+    "HEADER",
+    "PROVIDER",
+    "BACKEND",
+    "ENABLED",
+    "DISABLED",
+    "ENABLE",
+    "DISABLE",
+    "REQUIRED",
+    "POLICY",
+    "FORMAT",
+    "ALGORITHM",
+    "ALG",
+    "VERSION",
+    "PREFIX",
+    "LOCATION",
+    "REGION",
+];
+
+/// Is a variable, flag or key name one whose whole value is a secret (`HF_TOKEN`,
+/// `WANDB_API_KEY`, `--hub-token`, `SENTRY_DSN`, `REDIS_AUTH`, `PGPASS`, `SECRET_KEY_BASE`)?
+/// `TOKENIZERS_PARALLELISM`, `AUTHOR`, `auth_type`, `password_min_length` and `sort_key` are
+/// not. The one definition (see above).
 pub fn is_secret_name(name: &str) -> bool {
     let upper = name.trim_start_matches('-').to_ascii_uppercase();
-    upper
+    let segs: Vec<&str> = upper
         .split(['_', '-', '.'])
         .filter(|s| !s.is_empty())
-        .enumerate()
-        .any(|(i, seg)| {
-            (i > 0 && LATER_SEGMENTS.contains(&seg))
-                || SECRET_SEGMENTS.contains(&seg)
-                || ["TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD"]
+        .collect();
+    let secret_word = |i: usize| {
+        let seg = segs[i];
+        let word = !NOT_SECRET.contains(&seg)
+            && (SECRET_SEGMENTS.contains(&seg)
+                || (i > 0 && LATER_SEGMENTS.contains(&seg))
+                || SECRET_ENDINGS
                     .iter()
-                    .any(|suf| {
-                        seg.ends_with(suf) && seg.len() > suf.len() && !NOT_SECRET.contains(&seg)
-                    })
-        })
+                    .any(|e| seg.len() > e.len() && seg.ends_with(e)));
+        // `KEY` alone is too plain a word (`key=value`): its value is masked only when it
+        // looks random (`Rewrite::IfRandom`, `is_opaque_token`).
+        word && !(seg == "KEY" && segs.len() == 1)
+            && !(matches!(seg, "KEY" | "TOKEN")
+                && i > 0
+                && NOT_SECRET_BEFORE.contains(&segs[i - 1]))
+    };
+    match (0..segs.len()).rev().find(|&i| secret_word(i)) {
+        Some(i) => !segs[i + 1..].iter().any(|s| ABOUT_THE_SECRET.contains(s)),
+        None => false,
+    }
 }
 
 /// A whole token that is opaque enough to be a credential wherever it stands: 32+ hex digits,
@@ -519,17 +778,18 @@ impl Redactor {
             }
             out = match with {
                 Rewrite::Template(t) => re.replace_all(&out, *t).into_owned(),
-                Rewrite::IfRandom | Rewrite::IfSecretish => re
+                Rewrite::Keyed(t) => replace_keyed(re, &out, t),
+                Rewrite::IfRandom | Rewrite::IfSecretish | Rewrite::IfNotPath => re
                     .replace_all(&out, |c: &regex::Captures| {
-                        let v = &c[2];
-                        let hide = match with {
-                            Rewrite::IfRandom => looks_random(v) || is_opaque_token(v),
-                            _ => looks_secretish(v),
-                        };
-                        if hide && !v.starts_with("[REDACTED") {
-                            format!("{}{MASK}", &c[1])
+                        let (all, v) = (&c[0], &c[2]);
+                        if with.hides(v) && !v.starts_with("[REDACTED") {
+                            // What follows the value in the match (a `;`) is kept.
+                            let after = c
+                                .get(2)
+                                .map_or(all.len(), |g| g.end() - c.get(0).map_or(0, |m| m.start()));
+                            format!("{}{MASK}{}", &c[1], &all[after..])
                         } else {
-                            c[0].to_string()
+                            all.to_string()
                         }
                     })
                     .into_owned(),
@@ -791,6 +1051,94 @@ mod tests {
             }
             assert!(out.contains(kept), "{kept:?} lost from {line:?}: {out:?}");
             assert_eq!(r.text(&out), out, "redaction is not idempotent on {out:?}");
+        }
+    }
+
+    /// The shapes audit round 3 saw leak after its fixes (F-6), and their harmless siblings:
+    /// each secret vanishes with its key kept; each harmless line stays as it was.
+    #[test]
+    fn audit_round_3_residue_is_masked_and_its_siblings_stay() {
+        let mut r = Redactor::new(Options::default());
+        for (line, kept) in [
+            ("REDIS_AUTH=Tr0ub4dorPLNT", "REDIS_AUTH="),
+            ("NCCL_AUTH=plainPLNT", "NCCL_AUTH="),
+            ("SECRET_KEY_BASE=plainPLNT", "SECRET_KEY_BASE="),
+            ("SECRET_KEY_SALT=plainPLNT", "SECRET_KEY_SALT="),
+            ("JWT_SECRET_KEY_V2=plainPLNT", "JWT_SECRET_KEY_V2="),
+            ("PGPASS=plainPLNT psql", "PGPASS="),
+            (
+                "Driver={ODBC 18};Server=db;Uid=sa;Pwd=Tr0ubPLNT;Encrypt=yes",
+                "Pwd=",
+            ),
+            ("Server=db;User ID=sa;Password=a horse PLNT;", "Password="),
+            ("Server=db;Uid=sa;pwd=Tr0ubPLNT", "pwd="),
+            ("password plainPLNT", "password "),
+            ("  password Tr0ub4dorPLNT", "password "),
+            ("fetch https:/bob:PLNTpw@minio.internal/b", "https:/"),
+            ("env: HF_TOKEN=PLNTvalue1", "HF_TOKEN="),
+            ("pgpass: PLNTvalue2", "pgpass: "),
+            ("auth: PLNTvalue3", "auth: "),
+        ] {
+            let out = r.text(line);
+            assert!(!out.contains("PLNT"), "leaked from {line:?}: {out:?}");
+            assert!(out.contains(kept), "{kept:?} lost from {line:?}: {out:?}");
+            assert_eq!(r.text(&out), out, "not idempotent on {out:?}");
+        }
+        for line in [
+            "AUTHOR=alice",
+            "auth_type=none",
+            "auth_mode: password",
+            "password_min_length=8",
+            "token_count=4096",
+            "pad_token=<pad> eos_token_id=2",
+            "use_auth_token=True hub_token=None",
+            "text_key=text label_key=labels",
+            "PWD=/home/alice/run pwd=/tmp",
+            "FATAL: password authentication failed for user tw",
+            "bypass=1 lowpass=0.3",
+            "SECRET_NAME=hf-creds KEY_PATH=/etc/ssl/k.pem",
+        ] {
+            assert_eq!(r.text(line), line);
+        }
+    }
+
+    #[test]
+    fn one_definition_of_a_secret_name() {
+        for n in [
+            "HF_TOKEN",
+            "REDIS_AUTH",
+            "NCCL_AUTH",
+            "SECRET_KEY_BASE",
+            "JWT_SECRET_KEY_V2",
+            "PGPASS",
+            "pgpass",
+            "NCCL_PASS",
+            "MYSQL_PWD",
+            "--hub-token",
+            "db.password",
+            "_authToken",
+            "WANDB_API_KEY",
+            "MY_SERVICE_KEY",
+            "DB_PASSWORD_PROD",
+        ] {
+            assert!(is_secret_name(n), "{n}");
+        }
+        for n in [
+            "AUTHOR",
+            "auth_type",
+            "password_min_length",
+            "token_count",
+            "TOKENIZERS_PARALLELISM",
+            "PWD",
+            "NCCL_IB_PKEY",
+            "sort_key",
+            "pad_token",
+            "key",
+            "PASS",
+            "max_tokens",
+            "BYPASS",
+        ] {
+            assert!(!is_secret_name(n), "{n}");
         }
     }
 

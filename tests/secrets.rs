@@ -787,7 +787,64 @@ fn shapes(rng: &mut Rng) -> Vec<Shape> {
     add("opaque-key", format!("{}7", rng.pick(ALNUM, 31)), &|s| {
         format!("MY_SERVICE_KEY={s}")
     });
+    // Audit round 3's residue (F-6): names the key rules missed while `is_secret_name`
+    // knew them, values that are not long-random (so only the name can say it is a secret),
+    // connection strings, netrc's multi-line form and a URL with one slash.
+    let plain = |r: &mut Rng| {
+        format!(
+            "{}{}",
+            r.pick("abcdefghijkmnpqrstuvwxyz", 7),
+            r.next() % 90 + 10
+        )
+    };
+    add("redis-auth", plain(rng), &|s| format!("REDIS_AUTH={s}"));
+    add("nccl-auth", plain(rng), &|s| {
+        format!("export NCCL_AUTH={s}")
+    });
+    add("secret-key-base", plain(rng), &|s| {
+        format!("SECRET_KEY_BASE={s}")
+    });
+    add("secret-key-salt", plain(rng), &|s| {
+        format!("SECRET_KEY_SALT={s}")
+    });
+    add("jwt-secret-key-v2", plain(rng), &|s| {
+        format!("JWT_SECRET_KEY_V2={s}")
+    });
+    add("pgpass-env", plain(rng), &|s| {
+        format!("PGPASS={s} psql -h db")
+    });
+    add("odbc-pwd", pw(rng), &|s| {
+        format!("conn Driver={{ODBC Driver 18}};Server=db;Uid=sa;Pwd={s};Encrypt=yes")
+    });
+    add("odbc-pwd-last", pw(rng), &|s| {
+        format!("conn Server=db;Uid=sa;pwd={s}")
+    });
+    add(
+        "ado-password-spaces",
+        format!("a horse {}", plain(rng)),
+        &|s| format!("Data Source=db;User ID=sa;Password={s};"),
+    );
+    add("netrc-password-line", pw(rng), &|s| format!("password {s}"));
+    add("url-one-slash", pw(rng), &|s| {
+        format!("fetch https:/bob:{s}@minio.internal/b")
+    });
+    add("pgpass-key", plain(rng), &|s| format!("pgpass: {s}"));
     v
+}
+
+/// Lines a secret-named-key rule must leave alone (AUTHOR is no AUTH, a policy number is no
+/// password, a placeholder is no token): each shown whole in every redacted format.
+fn silent_lines(rng: &mut Rng) -> Vec<String> {
+    let tag = rng.pick("abcdefghijkmnpqrstuvwxyz", 6);
+    vec![
+        format!("AUTHOR=quiet{tag}"),
+        format!("auth_type=none quiet{tag}"),
+        format!("password_min_length=8 quiet{tag}"),
+        format!("token_count=4096 quiet{tag}"),
+        format!("use_auth_token=True quiet{tag}"),
+        format!("text_key=text sort_key=name quiet{tag}"),
+        format!("FATAL: password authentication failed for user quiet{tag}"),
+    ]
 }
 
 /// The catalogue is what it says: at least 80 shapes, no family twice, each secret in its line.
@@ -876,8 +933,21 @@ fn shape_runs(root: &Path, shapes: &[Shape]) -> Vec<(String, std::ops::Range<usi
     runs
 }
 
-/// Every shape of the catalogue, in every always-redacted format (Markdown, JUnit, GitHub),
-/// every `--redact` view (table, timeline, JSON, Chinese) and the stored history: shown (its
+/// A report's text as its reader reads it: an HTML page's character references resolved.
+fn as_read(args: &[&str], out: String) -> String {
+    if args.contains(&"html") {
+        out.replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&quot;", "\"")
+            .replace("&#39;", "'")
+            .replace("&amp;", "&")
+    } else {
+        out
+    }
+}
+
+/// Every shape of the catalogue, in every always-redacted format (Markdown, JUnit, GitHub,
+/// HTML), every `--redact` view (table, timeline, JSON, Chinese) and the stored history: shown (its
 /// tag is there) and masked (its value is not). Unredacted JSON and a `--store-raw` history
 /// do show them, so the test can fail.
 #[test]
@@ -888,8 +958,10 @@ fn every_shape_is_masked_in_every_redacted_format_and_in_the_history() {
     let runs = shape_runs(d.path(), &all);
     let db = d.path().join("h.db").display().to_string();
     let raw = d.path().join("raw.db").display().to_string();
-    let views: [(&[&str], bool); 7] = [
+    let views: [(&[&str], bool); 9] = [
         (&["--format", "json", "--redact"], true),
+        (&["--redact"], true),
+        (&["--format", "html"], true),
         (&["--redact", "--timeline"], true),
         (&["--lang", "zh", "--redact"], true),
         (&["--format", "markdown"], true),
@@ -915,6 +987,7 @@ fn every_shape_is_masked_in_every_redacted_format_and_in_the_history() {
                     args.extend_from_slice(extra);
                     let (ok, out, err) = tw_in(d, &args);
                     assert!(ok, "{args:?}: {err}");
+                    let out = as_read(extra, out);
                     let l = shape_leaks(&out, mine);
                     let hidden: Vec<usize> = range
                         .clone()
@@ -979,6 +1052,105 @@ fn every_shape_is_masked_in_every_redacted_format_and_in_the_history() {
     }
 }
 
+/// What must stay: lines whose keys only look like secret names (`AUTHOR`, `auth_type=none`,
+/// `password_min_length=8`, a placeholder, a dataset's `text_key`), shown whole in every
+/// redacted format and in the stored history.
+#[test]
+fn harmless_lines_near_secret_names_stay_visible_in_every_redacted_format() {
+    let lines = silent_lines(&mut Rng::new());
+    let d = tempfile::tempdir().unwrap();
+    let run = d.path().join("run");
+    std::fs::create_dir_all(&run).unwrap();
+    // The first line is the error alone: GitHub's annotation of it carries no line text.
+    let log: String = std::iter::once(&String::new())
+        .chain(lines.iter())
+        .enumerate()
+        .map(|(r, l)| {
+            format!("[rank{r}]: RuntimeError: CUDA error: an illegal memory access was encountered {l}\n")
+        })
+        .collect();
+    std::fs::write(run.join("train.log"), log).unwrap();
+    let run = run.display().to_string();
+    let db = d.path().join("h.db").display().to_string();
+    let mut failed = Vec::new();
+    for extra in [
+        &["--format", "markdown"][..],
+        &["--format", "github"],
+        &["--format", "junit"],
+        &["--format", "html"],
+        &["--format", "json", "--redact"],
+        &["--redact"],
+        &["--record", "--db", &db, "--format", "markdown"],
+    ] {
+        let mut args = vec!["analyze", run.as_str()];
+        args.extend_from_slice(extra);
+        let (ok, out, err) = tw_in(d.path(), &args);
+        assert!(ok, "{args:?}: {err}");
+        let out = as_read(extra, out);
+        for l in &lines {
+            if !out.contains(l.as_str()) {
+                failed.push(format!("{extra:?}: {l:?} not shown whole"));
+            }
+        }
+    }
+    let (ok, export, err) = tw_in(d.path(), &["history", "export", "--db", &db]);
+    assert!(ok, "{err}");
+    for l in &lines {
+        if !export.contains(l.as_str()) {
+            failed.push(format!("history export: {l:?} not stored whole"));
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
+
+/// An archive member's name holding a URL's credentials with one slash (a zip path collapses
+/// `//`): the name is cited in every format, the password in none (the HTML timeline's
+/// tooltips included).
+#[test]
+fn a_member_name_with_one_slash_url_credentials_is_masked_everywhere() {
+    let d = tempfile::tempdir().unwrap();
+    let pw = format!("PLNT{}", Rng::new().pick(ALNUM, 12));
+    let zip_path = d.path().join("artifact.zip");
+    let mut z = zip::ZipWriter::new(std::fs::File::create(&zip_path).unwrap());
+    let opts = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    z.start_file(format!("https:/bob:{pw}@minio.internal/rank0.log"), opts)
+        .unwrap();
+    std::io::Write::write_all(
+        &mut z,
+        b"2024-05-14 09:14:02 step 10\n[rank0]: RuntimeError: CUDA error: an illegal memory access was encountered\n",
+    )
+    .unwrap();
+    z.finish().unwrap();
+    let p = zip_path.display().to_string();
+    let (ok, plain, err) = tw_in(d.path(), &["analyze", &p, "--format", "json"]);
+    assert!(ok, "{err}");
+    assert!(plain.contains(&pw), "the member is not cited:\n{plain}");
+    for extra in [
+        &["--format", "html"][..],
+        &["--format", "markdown"],
+        &["--format", "github"],
+        &["--format", "junit"],
+        &["--format", "json", "--redact"],
+        &["--redact", "--timeline"],
+        &["--redact"],
+    ] {
+        let mut args = vec!["analyze", p.as_str()];
+        args.extend_from_slice(extra);
+        let (ok, out, err) = tw_in(d.path(), &args);
+        assert!(ok, "{args:?}: {err}");
+        let out = as_read(extra, out);
+        assert!(
+            !out.contains(&pw),
+            "{extra:?} leaked the member's password:\n{out}"
+        );
+        assert!(
+            out.contains("minio.internal"),
+            "{extra:?}: the member is not cited:\n{out}"
+        );
+    }
+}
+
 /// `diff` and `analyze --baseline`: a setting whose name names a secret is masked whole
 /// (its value has no token shape: only the key says it is one), and every shape of the
 /// catalogue inside a setting's value is masked by its shape, in every format with
@@ -994,6 +1166,9 @@ fn diff_masks_secret_named_settings_and_every_shape() {
         "hf_token",
         "nccl_pass",
         "secret_key",
+        "pgpass",
+        "redis_auth",
+        "secret_key_base",
     ];
     let mut keyed_values = Vec::new();
     let mut pairs = Vec::new();
