@@ -313,20 +313,127 @@ pub fn url_scheme(s: &str) -> Option<(&str, &str)> {
     .then_some((scheme, rest))
 }
 
-/// The URL without its secrets, for messages: the password of `user:password@` (an empty
-/// user too) and every query parameter that names one (`?password=`, `&sslpassword=`).
+/// The keywords of a libpq connection string (PostgreSQL's "Connection Strings", keyword/value
+/// form): a `--db` that starts with one of them is that, not a file name.
+const CONNINFO_KEYWORDS: &[&str] = &[
+    "host",
+    "hostaddr",
+    "port",
+    "dbname",
+    "user",
+    "password",
+    "passfile",
+    "require_auth",
+    "channel_binding",
+    "connect_timeout",
+    "client_encoding",
+    "options",
+    "application_name",
+    "fallback_application_name",
+    "keepalives",
+    "keepalives_idle",
+    "keepalives_interval",
+    "keepalives_count",
+    "tcp_user_timeout",
+    "replication",
+    "gssencmode",
+    "sslmode",
+    "requiressl",
+    "sslnegotiation",
+    "sslcompression",
+    "sslcert",
+    "sslkey",
+    "sslpassword",
+    "sslcertmode",
+    "sslrootcert",
+    "sslcrl",
+    "sslcrldir",
+    "sslsni",
+    "requirepeer",
+    "ssl_min_protocol_version",
+    "ssl_max_protocol_version",
+    "krbsrvname",
+    "gsslib",
+    "gssdelegation",
+    "service",
+    "target_session_attrs",
+    "load_balance_hosts",
+];
+
+/// Is `s` a libpq keyword/value connection string (`host=db user=tw dbname=h`)? Its first
+/// word is a libpq keyword followed by `=`.
+pub fn is_conninfo(s: &str) -> bool {
+    let t = s.trim_start();
+    let key_len = t
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(t.len());
+    let (key, rest) = t.split_at(key_len);
+    CONNINFO_KEYWORDS.contains(&key) && rest.trim_start().starts_with('=')
+}
+
+/// Why `s`, which is not a URL, is still no file name: it is shaped like a URL with a slash
+/// missing (`postgres:/host/db`, `https:/…`), names a database scheme without `//`
+/// (`postgresql:db`, `sqlite:h.db`), or holds credentials (`user:pw@host`). `None` for a
+/// plain path (`./h.db`, `runs:2024.db`, `C:\h.db`).
+pub fn not_quite_a_url(s: &str) -> Option<String> {
+    let (scheme, rest) = s.split_once(':')?;
+    let mut c = scheme.chars();
+    let schemey = scheme.len() >= 2
+        && c.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && c.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    if !schemey {
+        return None;
+    }
+    let lower = scheme.to_ascii_lowercase();
+    let base = lower.split('+').next().unwrap_or(&lower);
+    let database = [
+        "postgres",
+        "postgresql",
+        "sqlite",
+        "sqlite3",
+        "mysql",
+        "mariadb",
+    ]
+    .contains(&base);
+    if !(database || rest.starts_with('/') || rest.contains('@')) {
+        return None;
+    }
+    let hint = match base {
+        "postgres" | "postgresql" => "a PostgreSQL URL starts postgres://user@host/db".to_string(),
+        "sqlite" | "sqlite3" => "give the file's path, or sqlite:///path".to_string(),
+        _ => "give a SQLite path or postgres://user@host/db".to_string(),
+    };
+    Some(format!(
+        "looks like a URL but is not one ({scheme}: without //): {hint}; no file of that name is made (start a file's path with ./ to mean the file)"
+    ))
+}
+
+/// The URL or connection string without its secrets, for messages: the password of
+/// `user:password@` (an empty user too), every query parameter that names one
+/// (`?password=`, `&sslpassword=`), and in a keyword/value string every secret-named value
+/// (`password=…`, `password='a b'`). Anything else that is not a URL loses what stands
+/// between `user:` and `@`.
 pub fn without_password(url: &str) -> String {
-    let Some((scheme, rest)) = url_scheme(url) else {
-        return url.to_string();
+    if url_scheme(url).is_none() && is_conninfo(url) {
+        return conninfo_without_password(url);
+    }
+    let (mut out, rest, is_url) = match url_scheme(url) {
+        Some((scheme, rest)) => (format!("{scheme}://"), rest, true),
+        None => (String::new(), url, false),
     };
     let (main, query) = match rest.split_once('?') {
         Some((m, q)) => (m, Some(q)),
         None => (rest, None),
     };
-    let mut out = format!("{scheme}://");
     match main.rfind('@') {
         Some(at) => {
-            let cred = &main[..at];
+            // A near-URL's user part starts after its last `/` (`postgres:/tw:pw@h`).
+            let start = match is_url {
+                true => 0,
+                false => main[..at].rfind('/').map_or(0, |i| i + 1),
+            };
+            out.push_str(&main[..start]);
+            let cred = &main[start..at];
             match cred.split_once(':') {
                 Some((user, _)) => out.push_str(&format!("{user}:***")),
                 None => out.push_str(cred),
@@ -349,12 +456,50 @@ pub fn without_password(url: &str) -> String {
     out
 }
 
+/// A keyword/value connection string with every secret-named value (`password`,
+/// `sslpassword`) shown as `***`, quoted values (`'a b'`, with `\'` inside) included.
+fn conninfo_without_password(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    loop {
+        // Up to the next `=`: the key (and the spaces around it) is kept.
+        let Some(eq) = rest.find('=') else {
+            out.push_str(rest);
+            return out;
+        };
+        let key = rest[..eq].split_whitespace().last().unwrap_or("");
+        let secret = crate::redact::is_secret_name(key);
+        out.push_str(&rest[..=eq]);
+        rest = &rest[eq + 1..];
+        let lead = rest.len() - rest.trim_start().len();
+        out.push_str(&rest[..lead]);
+        rest = &rest[lead..];
+        // The value: quoted to its closing quote, else to the next space.
+        let end = if let Some(q) = rest.strip_prefix('\'') {
+            let mut esc = false;
+            q.char_indices()
+                .find(|&(_, c)| {
+                    let close = c == '\'' && !esc;
+                    esc = c == '\\' && !esc;
+                    close
+                })
+                .map_or(rest.len(), |(i, _)| i + 2)
+        } else {
+            rest.find(char::is_whitespace).unwrap_or(rest.len())
+        };
+        out.push_str(if secret { "***" } else { &rest[..end] });
+        rest = &rest[end..];
+    }
+}
+
 impl Postgres {
     pub fn connect(url: &str, timeout_ms: u64) -> Result<Postgres> {
         let what = format!("history database {}", without_password(url));
-        let mut cfg: postgres::Config = url
-            .parse()
-            .map_err(|e| HistoryError(format!("{what}: not a PostgreSQL URL ({e})")))?;
+        let mut cfg: postgres::Config = url.parse().map_err(|e| {
+            HistoryError(format!(
+                "{what}: not a PostgreSQL URL or connection string ({e})"
+            ))
+        })?;
         if cfg.get_connect_timeout().is_none() {
             cfg.connect_timeout(Duration::from_millis(timeout_ms.max(1)));
         }
@@ -496,5 +641,51 @@ mod tests {
             without_password("POSTGRES://tw:p@ss@db/h"),
             "POSTGRES://tw:***@db/h"
         );
+        // Not URLs: a keyword/value connection string, and a URL with a slash missing.
+        assert_eq!(
+            without_password("host=db user=tw password=s3cret dbname=h"),
+            "host=db user=tw password=*** dbname=h"
+        );
+        assert_eq!(
+            without_password(r"host=db password = 'a b\' c' sslpassword=k2 dbname=h"),
+            "host=db password = *** sslpassword=*** dbname=h"
+        );
+        assert_eq!(
+            without_password("postgres:/tw:s3cret@db/h"),
+            "postgres:/tw:***@db/h"
+        );
+        assert_eq!(without_password("tw:s3cret@db"), "tw:***@db");
+        assert_eq!(
+            without_password("postgresql:/db/h?password=s3cret"),
+            "postgresql:/db/h?password=***"
+        );
+    }
+
+    #[test]
+    fn connection_strings_and_near_urls_are_told_from_paths() {
+        assert!(is_conninfo(
+            "host=127.0.0.1 port=5432 user=tw password=x dbname=h"
+        ));
+        assert!(is_conninfo("  dbname = h"));
+        assert!(!is_conninfo("history.db"));
+        assert!(!is_conninfo("hosts=1.db"));
+        for s in [
+            "postgres:/db/h",
+            "postgresql:h",
+            "https:/x",
+            "sqlite:h.db",
+            "tw:pw@db/h",
+        ] {
+            assert!(not_quite_a_url(s).is_some(), "{s}");
+        }
+        for s in [
+            "./postgres:/h",
+            "h.db",
+            "runs:2024.db",
+            r"C:\h.db",
+            "/tmp/x:y.db",
+        ] {
+            assert!(not_quite_a_url(s).is_none(), "{s}");
+        }
     }
 }

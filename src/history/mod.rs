@@ -29,19 +29,31 @@ pub const REPORT_RUNS: usize = 10;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Location {
     Sqlite(PathBuf),
-    /// A PostgreSQL URL, its scheme in lower case.
+    /// A PostgreSQL URL (its scheme in lower case), or a libpq keyword/value connection
+    /// string (`host=db user=tw password=… dbname=h`), which the driver parses alike.
     Postgres(String),
-    /// A URL of a scheme the history cannot use (`mysql://`, `postgresql+psycopg2://`): an
-    /// error when opened, never a file named after it. `shown` has no password.
+    /// What the history cannot use: a URL of another scheme (`mysql://`,
+    /// `postgresql+psycopg2://`), or a string shaped like a URL that is not one
+    /// (`postgres:/db`, `postgresql:db`). An error when opened, never a file named after it.
+    /// `shown` has no password; `why` says what to give instead.
     Unusable {
         shown: String,
-        scheme: String,
+        why: String,
     },
 }
 
 impl Location {
     pub fn parse(s: &str) -> Location {
         let Some((scheme, _)) = backend::url_scheme(s) else {
+            if backend::is_conninfo(s) {
+                return Location::Postgres(s.trim().to_string());
+            }
+            if let Some(why) = backend::not_quite_a_url(s) {
+                return Location::Unusable {
+                    shown: backend::without_password(s),
+                    why,
+                };
+            }
             return Location::Sqlite(PathBuf::from(s));
         };
         let lower = scheme.to_ascii_lowercase();
@@ -53,7 +65,9 @@ impl Location {
             "sqlite" | "sqlite3" => Location::Sqlite(PathBuf::from(&s[scheme.len() + 3..])),
             _ => Location::Unusable {
                 shown: backend::without_password(s),
-                scheme: scheme.to_string(),
+                why: format!(
+                    "{scheme}:// is not a history database (give a SQLite path or postgres://user@host/db)"
+                ),
             },
         }
     }
@@ -157,10 +171,8 @@ impl Store {
         let db: Box<dyn Backend + Send> = match loc {
             Location::Sqlite(p) => Box::new(Sqlite::open(p, ms)?),
             Location::Postgres(u) => Box::new(Postgres::connect(u, ms)?),
-            Location::Unusable { shown, scheme } => {
-                return Err(HistoryError(format!(
-                    "history database {shown}: {scheme}:// is not a history database (give a SQLite path or postgres://user@host/db)"
-                )));
+            Location::Unusable { shown, why } => {
+                return Err(HistoryError(format!("history database {shown}: {why}")));
             }
         };
         Ok(Store {
