@@ -34,6 +34,11 @@ pub const GZIP_RATIO_AFTER: u64 = 64 << 20;
 /// is held in memory to reach its member list at its end; one bigger than this is refused.
 pub const ZIP_SPOOL_BYTES: u64 = 256 << 20;
 
+/// Members read from the archives of one input, the archives inside it included: each member
+/// read costs its own record, so a zip of 300k tiny members would cost hundreds of MB. Past
+/// this the rest are counted, not read, and the warning says how many.
+pub const ARCHIVE_MEMBERS: usize = 50_000;
+
 /// How deep archives inside archives are opened: a `.tar.gz` inside a `.zip` is read; an
 /// archive inside that one is named in a warning, not read.
 pub const ARCHIVE_NESTING: usize = 1;

@@ -814,3 +814,60 @@ fn the_total_decompression_cap_counts_one_analysis_not_the_process() {
     assert_eq!(fresh.decompressed.load(Ordering::Relaxed), whole);
     assert_eq!(v["findings"][0]["category"], "shm_exhausted");
 }
+
+/// Audit round 3, F-15: a zip of more members than `limits::ARCHIVE_MEMBERS` (50,000 per
+/// input, an archive inside it included) reads that many and says how many it did not read;
+/// the members of a tar inside it count against the same cap. The failure in the first
+/// member is still diagnosed.
+#[test]
+fn members_past_the_member_cap_are_counted_and_said_not_read() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("many.zip");
+    let mut z = zip::ZipWriter::new(std::fs::File::create(&p).unwrap());
+    let stored =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    z.start_file("logs/a-train.log", stored).unwrap();
+    z.write_all(b"[rank0]: RuntimeError: CUDA error: an illegal memory access was encountered\n")
+        .unwrap();
+    let inner: Vec<(String, Vec<u8>)> = (0..10)
+        .map(|i| (format!("r{i}.log"), b"step 1\n".to_vec()))
+        .collect();
+    z.start_file("logs/b-inner.tar", stored).unwrap();
+    z.write_all(&tar_bytes(&inner, "")).unwrap();
+    // 1 + 1 + 10 read so far; 49,988 more reach the cap; 6 are past it.
+    for i in 0..49_994 {
+        z.start_file(format!("logs/m{i:05}.log"), stored).unwrap();
+        z.write_all(b"ok\n").unwrap();
+    }
+    z.finish().unwrap();
+    let t = std::time::Instant::now();
+    let v = json(p.to_str().unwrap());
+    let took = t.elapsed();
+    assert_eq!(
+        v["findings"][0]["category"], "cuda_illegal_access",
+        "{}",
+        v["findings"]
+    );
+    let warnings = v["warnings"].to_string();
+    assert!(
+        warnings.contains("zip archive: 6 members were not read, past the cap of 50000 members per input (limits::ARCHIVE_MEMBERS")
+            && warnings.contains("49990 of this archive's members were read"),
+        "{warnings}"
+    );
+    // The tar's members were all read: no cap warning of its own.
+    assert!(!warnings.contains("tar archive:"), "{warnings}");
+    let inputs = v["inputs"].as_array().unwrap();
+    assert!(
+        inputs.iter().any(|i| i["path"]
+            .as_str()
+            .is_some_and(|p| p.ends_with("b-inner.tar!/r9.log"))),
+        "the nested tar's last member is not read"
+    );
+    assert!(
+        !inputs.iter().any(|i| i["path"]
+            .as_str()
+            .is_some_and(|p| p.ends_with("m49993.log"))),
+        "a member past the cap was read"
+    );
+    assert!(took.as_secs() < 20, "took {took:?}");
+}

@@ -231,6 +231,64 @@ impl<R: Read> Read for Measured<R> {
     }
 }
 
+thread_local! {
+    /// Members the input being read may still hand out (`limits::ARCHIVE_MEMBERS`), shared by
+    /// the archives nested in it; `None` outside an archive walk. One input is read on one
+    /// thread, start to end, so the count (and which members are read) never depends on
+    /// other threads.
+    static MEMBERS_LEFT: Cell<Option<usize>> = const { Cell::new(None) };
+}
+
+/// The member budget of one walk: the input's (an outer walk starts it, a nested one shares
+/// it). `take` says whether one more member may be read.
+struct Budget {
+    owner: bool,
+}
+
+impl Budget {
+    fn enter() -> Budget {
+        let owner = MEMBERS_LEFT.with(|m| match m.get() {
+            Some(_) => false,
+            None => {
+                m.set(Some(crate::limits::ARCHIVE_MEMBERS));
+                true
+            }
+        });
+        Budget { owner }
+    }
+
+    fn take(&self) -> bool {
+        MEMBERS_LEFT.with(|m| match m.get() {
+            Some(0) => false,
+            Some(n) => {
+                m.set(Some(n - 1));
+                true
+            }
+            None => true,
+        })
+    }
+}
+
+impl Drop for Budget {
+    fn drop(&mut self) {
+        if self.owner {
+            MEMBERS_LEFT.with(|m| m.set(None));
+        }
+    }
+}
+
+/// The note for members not read past the member cap: how many, and which cap.
+fn over_member_cap(format: &str, read: usize, skipped: usize) -> Note {
+    let cap = crate::limits::ARCHIVE_MEMBERS;
+    (
+        None,
+        text!(
+            "{format} archive: {skipped} members were not read, past the cap of {cap} members per input (limits::ARCHIVE_MEMBERS, nested archives included); {read} of this archive's members were read",
+            "{format} 归档：有 {skipped} 个成员未读取，超过了每个输入 {cap} 个成员的上限（limits::ARCHIVE_MEMBERS，含嵌套归档）；本归档读取了 {read} 个成员"
+        ),
+    )
+}
+
 /// The warning for an archive that stops being readable: where (after which member), why,
 /// and that what came before it was analysed.
 fn cut_short(format: &str, last: Option<&str>, e: &dyn std::fmt::Display) -> Text {
@@ -283,6 +341,8 @@ pub fn tar_members(
             return notes;
         }
     };
+    let budget = Budget::enter();
+    let (mut read, mut skipped) = (0usize, 0usize);
     let mut last: Option<String> = None;
     for entry in entries {
         let mut entry = match entry {
@@ -322,6 +382,12 @@ pub fn tar_members(
             ));
             continue;
         }
+        // Past the member cap the rest are counted (their headers walked), not read.
+        if skipped > 0 || !budget.take() {
+            skipped += 1;
+            continue;
+        }
+        read += 1;
         let size = entry.size();
         let got = Rc::new(Cell::new(0));
         let measured = Measured {
@@ -349,6 +415,9 @@ pub fn tar_members(
             break;
         }
     }
+    if skipped > 0 {
+        notes.push(over_member_cap("tar", read, skipped));
+    }
     notes
 }
 
@@ -362,6 +431,7 @@ pub fn zip_members(
     each: &mut dyn FnMut(Member<'_>),
 ) -> Vec<Note> {
     let mut notes = Vec::new();
+    let budget = Budget::enter();
     let held = r.held();
     let to = Rc::new(std::cell::RefCell::new(std::sync::Arc::default()));
     let counted = ReadCount {
@@ -380,7 +450,7 @@ pub fn zip_members(
             ));
             if r.seek(io::SeekFrom::Start(0)).is_ok() {
                 let mut r = io::BufReader::new(&mut r);
-                zip_stream_members(&mut r, held, total, each, &mut notes);
+                zip_stream_members(&mut r, held, total, &budget, each, &mut notes);
             }
             return notes;
         }
@@ -397,7 +467,18 @@ pub fn zip_members(
         ));
         return notes;
     }
+    let is_dir = |z: &zip::ZipArchive<_>, i| {
+        z.name_for_index(i)
+            .is_some_and(|n| n.is_ok_and(|n| n.ends_with('/')))
+    };
     for i in 0..z.len() {
+        // Past the member cap the rest are counted from the member list, not read.
+        if !is_dir(&z, i) && !budget.take() {
+            let read = (0..i).filter(|&k| !is_dir(&z, k)).count();
+            let skipped = (i..z.len()).filter(|&k| !is_dir(&z, k)).count();
+            notes.push(over_member_cap("zip", read, skipped));
+            break;
+        }
         let name = z
             .name_for_index(i)
             .and_then(|n| n.ok().map(|n| clean(&n)))
@@ -426,13 +507,29 @@ fn zip_stream_members(
     r: &mut impl Read,
     held: u64,
     total: &Inflated,
+    budget: &Budget,
     each: &mut dyn FnMut(Member<'_>),
     notes: &mut Vec<Note>,
 ) {
     let mut last: Option<String> = None;
+    let mut read = 0;
     loop {
         match zip::read::read_zipfile_from_stream(r) {
+            // Past the member cap: the rest are not walked (each would have to be inflated
+            // to find the next header), so their count is not known.
+            Ok(Some(_)) if !budget.take() => {
+                let cap = crate::limits::ARCHIVE_MEMBERS;
+                notes.push((
+                    None,
+                    text!(
+                        "zip archive: the members after the {read} read here were not read, past the cap of {cap} members per input (limits::ARCHIVE_MEMBERS, nested archives included)",
+                        "zip 归档：在这里读取的 {read} 个成员之后的成员未读取，超过了每个输入 {cap} 个成员的上限（limits::ARCHIVE_MEMBERS，含嵌套归档）"
+                    ),
+                ));
+                break;
+            }
             Ok(Some(file)) => {
+                read += 1;
                 last = file.name().ok().map(|n| clean(&n));
                 if !zip_one(file, None, held, total, each, notes) {
                     break;
