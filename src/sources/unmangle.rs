@@ -20,9 +20,17 @@ pub fn readings(line: &[u8], out: &mut Vec<Vec<u8>>) {
         rest = &rest[i + 1..];
         push(out, rest);
     }
-    let bare = bare(rest);
+    let start = bare_start(rest);
+    let bare = trim_end_junk(start);
     if bare.len() != rest.len() {
         push(out, bare);
+    }
+    // A message in another script glued to the end of an ASCII line (the zh_CN shell's
+    // `已杀死` after a progress bar) is not prose when only backticks follow it: the same
+    // line with only its backticks and blanks off the end.
+    let ticks = trim_end_blanks(start);
+    if start[ticks.len()..].contains(&b'`') && ticks.len() != bare.len() {
+        push(out, ticks);
     }
     if let Some(inner) = repr_body(bare) {
         for l in unescape(inner).split(|&b| b == b'\n') {
@@ -39,10 +47,10 @@ fn push(out: &mut Vec<Vec<u8>>, v: &[u8]) {
     }
 }
 
-/// The message itself: prose in another script, backticks, bullets and launcher prefixes
-/// peeled off its start (in any order, as often as they come), and prose, backticks and
-/// spaces off its end.
-fn bare(mut s: &[u8]) -> &[u8] {
+/// The message's start: prose in another script, backticks, bullets and launcher prefixes
+/// peeled off (in any order, as often as they come). `trim_end_junk` then takes prose,
+/// backticks and spaces off its end.
+fn bare_start(mut s: &[u8]) -> &[u8] {
     loop {
         let before = s.len();
         s = trim_start_junk(s);
@@ -54,7 +62,7 @@ fn bare(mut s: &[u8]) -> &[u8] {
             break;
         }
     }
-    trim_end_junk(s)
+    s
 }
 
 /// A logger's level and source place after its timestamp (DeepSpeed's
@@ -89,6 +97,11 @@ fn trim_end_junk(s: &[u8]) -> &[u8] {
         .rposition(|&b| b.is_ascii() && !matches!(b, b'`' | b' ' | b'\t' | b'\r'))
         .or_else(|| s.iter().rposition(|b| !blank(b)))
         .map_or(0, |i| i + 1);
+    &s[..n]
+}
+
+fn trim_end_blanks(s: &[u8]) -> &[u8] {
+    let n = s.iter().rposition(|b| !blank(b)).map_or(0, |i| i + 1);
     &s[..n]
 }
 
@@ -201,6 +214,10 @@ mod tests {
     fn a_message_in_another_script_is_kept_when_nothing_else_is_left() {
         assert_eq!(r("[rank3]: 已杀死"), vec!["已杀死"]);
         assert_eq!(r("```已杀死```"), vec!["已杀死"]);
+        assert_eq!(
+            r("```ETA:  2386s已杀死```"),
+            vec!["ETA:  2386s", "ETA:  2386s已杀死"]
+        );
         // Prose around an ASCII message still goes.
         assert_eq!(r("求助：Killed 怎么办"), vec!["Killed"]);
     }
