@@ -603,7 +603,7 @@ fn difference_rows<'a>(
 ) -> std::collections::BTreeMap<String, roxmltree::Node<'a, 'a>> {
     doc.descendants()
         .filter(|n| n.attribute("class") == Some("difference"))
-        .map(|n| (n.attribute("data-key").unwrap().to_string(), n))
+        .map(|n| (n.attribute("data-fact").unwrap().to_string(), n))
         .collect()
 }
 

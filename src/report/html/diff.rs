@@ -216,7 +216,7 @@ fn table(out: &mut String, rows: &[&Difference], id: &str, heading: &str, tr: Tr
             .collect();
         let _ = writeln!(
             out,
-            "<tr class=\"difference\" data-key=\"{}\"><th scope=\"row\">{}</th><td class=\"mono before\">{}</td><td class=\"mono after\">{}</td><td><code>{}</code></td><td>{:.2}</td><td class=\"mono\">{}</td></tr>",
+            "<tr class=\"difference\" data-fact=\"{}\"><th scope=\"row\">{}</th><td class=\"mono before\">{}</td><td class=\"mono after\">{}</td><td><code>{}</code></td><td>{:.2}</td><td class=\"mono\">{}</td></tr>",
             esc(&x.key),
             esc(tr.diff_what(x)),
             esc(&cut(&tr.diff_value(x, Side::Good), 300)),
