@@ -257,3 +257,159 @@ fn an_unknown_exception_is_read_from_its_traceback() {
     assert!(top.fix.contains("train.py:9"), "{}", top.fix);
     assert!(r.fingerprint.is_some());
 }
+
+/// A log with `n` holes of `hole` NUL bytes, each after `text` bytes of step lines and right
+/// before an error's text (no line end between them, as a crash leaves it), and where each
+/// hole starts.
+fn holed_log(n: usize, hole: usize, text: usize) -> (Vec<u8>, Vec<usize>) {
+    let mut b = Vec::new();
+    let mut at = Vec::new();
+    for k in 0..n {
+        let mut i = 0;
+        while b.len() < (k + 1) * text + k * hole {
+            b.extend_from_slice(format!("[rank0] step {k}.{i} loss 1.0\n").as_bytes());
+            i += 1;
+        }
+        at.push(b.len());
+        b.extend(std::iter::repeat_n(0u8, hole));
+    }
+    b.extend_from_slice(BUS.as_bytes());
+    b.extend_from_slice(b"[rank0] exiting\n");
+    (b, at)
+}
+
+/// Audit round 3, F-23: a hole of NULs (a sparse file's, a crash's, ≥ 1 MiB) in the middle of
+/// a log, the error right after it: skipped as a hole, said where and how big, and the error
+/// diagnosed (it was `no_failure` with a long-line warning). The same whole, split into
+/// ranges, gzip-compressed and as a zip member.
+#[test]
+fn a_hole_in_the_middle_of_a_log_is_skipped_and_the_text_after_it_read() {
+    let d = tempfile::tempdir().unwrap();
+    let (log, at) = holed_log(1, (1 << 20) + 4096, 256 << 10);
+    let plain = d.path().join("train.log");
+    std::fs::write(&plain, &log).unwrap();
+    let gz = d.path().join("gz/train.log.gz");
+    std::fs::create_dir_all(gz.parent().unwrap()).unwrap();
+    let mut e = flate2::write::GzEncoder::new(
+        std::fs::File::create(&gz).unwrap(),
+        flate2::Compression::fast(),
+    );
+    e.write_all(&log).unwrap();
+    e.finish().unwrap();
+    let zip_path = d.path().join("run.zip");
+    let mut z = zip::ZipWriter::new(std::fs::File::create(&zip_path).unwrap());
+    z.start_file(
+        "logs/train.log",
+        zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Deflated),
+    )
+    .unwrap();
+    z.write_all(&log).unwrap();
+    z.finish().unwrap();
+    let said = format!(
+        "a hole of {} NUL bytes at byte {} was skipped",
+        (1 << 20) + 4096,
+        at[0]
+    );
+    let kb = KnowledgeBase::load(&[]).unwrap();
+    let mut engine = trainwreck::analyze::Engine::new(&kb);
+    for p in [&plain, &gz, &zip_path] {
+        let paths = vec![p.display().to_string()];
+        let r = trainwreck::diagnose_with(&engine, &paths, 1);
+        assert_eq!(r.verdict, Verdict::Diagnosed, "{p:?}: {:?}", r.warnings);
+        assert_eq!(r.top().unwrap().category, Category::ShmExhausted, "{p:?}");
+        assert!(
+            r.warnings.iter().any(|w| w.message.contains(&said)),
+            "{p:?}: {:?}",
+            r.warnings
+        );
+        assert!(
+            !r.warnings.iter().any(|w| w.message.contains("bytes long")),
+            "{p:?}: a hole read as a long line: {:?}",
+            r.warnings
+        );
+    }
+    // Split into ranges (edges inside the hole and around it): the whole read's report.
+    let paths = vec![plain.display().to_string()];
+    let whole = trainwreck::diagnose_with(&engine, &paths, 1).to_json();
+    for split in [100_000, 300_000, 700_000] {
+        engine.split_bytes = Some(split);
+        for threads in [1, 3] {
+            let got = trainwreck::diagnose_with(&engine, &paths, threads).to_json();
+            assert_eq!(got, whole, "ranges of {split} bytes on {threads} threads");
+        }
+    }
+}
+
+/// Many holes: one warning for the input, the first few by place, all counted; the text
+/// between them and after the last read.
+#[test]
+fn many_holes_are_one_warning_and_every_text_between_them_is_read() {
+    let d = tempfile::tempdir().unwrap();
+    let (log, at) = holed_log(5, 70_000, 20_000);
+    let p = d.path().join("train.log");
+    std::fs::write(&p, &log).unwrap();
+    let r = diagnose(&[p.display().to_string()]);
+    assert_eq!(r.verdict, Verdict::Diagnosed, "{:?}", r.warnings);
+    let w: Vec<&str> = r
+        .warnings
+        .iter()
+        .map(|w| w.message.as_str())
+        .filter(|m| m.contains("NUL"))
+        .collect();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0].starts_with("5 holes of NUL bytes (350000 bytes in all) were skipped")
+            && w[0].contains(&format!("70000 at byte {}", at[0]))
+            && w[0].contains("and 2 more"),
+        "{w:?}"
+    );
+}
+
+/// A zip whose end record claims 0 entries (its central directory lists nothing), though its
+/// members are there: read from their local headers, said, and diagnosed (it was "archive
+/// holds no files" and `no_failure`).
+#[test]
+fn a_zip_whose_member_list_claims_no_entries_is_read_from_its_local_headers() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("artifact.zip");
+    let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let opts = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    z.start_file("logs/prep.log", opts).unwrap();
+    z.write_all(b"[rank0] step 1\n").unwrap();
+    z.start_file("logs/train.log", opts).unwrap();
+    z.write_all(BUS.as_bytes()).unwrap();
+    let mut bytes = z.finish().unwrap().into_inner();
+    let eocd = bytes
+        .windows(4)
+        .rposition(|w| w == b"PK\x05\x06")
+        .expect("an end record");
+    // Entries on this disk, and in all.
+    bytes[eocd + 8..eocd + 12].fill(0);
+    std::fs::write(&p, &bytes).unwrap();
+    let r = diagnose(&[p.display().to_string()]);
+    assert_eq!(r.verdict, Verdict::Diagnosed, "{:?}", r.warnings);
+    assert_eq!(r.top().unwrap().category, Category::ShmExhausted);
+    assert!(
+        warned(
+            &r,
+            "artifact.zip",
+            "lists no files, yet the archive holds members"
+        ),
+        "{:?}",
+        r.warnings
+    );
+    assert!(!warned(&r, "artifact.zip", "archive holds no files"));
+    // A zip that is really empty still says so.
+    let empty = d.path().join("empty.zip");
+    zip::ZipWriter::new(std::fs::File::create(&empty).unwrap())
+        .finish()
+        .unwrap();
+    let r = diagnose(&[empty.display().to_string()]);
+    assert!(
+        warned(&r, "empty.zip", "archive holds no files"),
+        "{:?}",
+        r.warnings
+    );
+}

@@ -150,6 +150,9 @@ impl Analysis {
                 ),
             ));
         }
+        if let Some(w) = r.holes.warning() {
+            self.warnings.push(Warning::new(Some(&r.info.path), w));
+        }
         if let Some(w) = not_utf8_warning(&r.not_utf8, &r.info.path) {
             self.warnings.push(Warning::new(Some(&r.info.path), w));
         }
@@ -465,6 +468,8 @@ struct FileResult {
     /// Lines read (to shift the line numbers of the next range of a split file).
     lines: u64,
     long_lines: Vec<LongLine>,
+    /// Holes of NULs skipped while streaming (`sources::holes::SkipHoles`).
+    holes: sources::holes::Holes,
     not_utf8: NotUtf8,
     hits: Vec<RuleHit>,
     dropped: Vec<(usize, u64)>,

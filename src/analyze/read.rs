@@ -46,6 +46,7 @@ impl Engine<'_> {
                 let part = Part::Range {
                     before,
                     wrap: wrap_here,
+                    at: seg.start,
                 };
                 self.scan_stream(
                     seg, kind, path, None, &mut res, scratch, progress, None, part,

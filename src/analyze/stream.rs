@@ -58,9 +58,14 @@ pub(super) trait Consumer {
 pub(super) enum Part {
     /// The whole input.
     Whole,
-    /// One range of a split file: the complete lines just before it (for `preceded_by`), and
-    /// whether its first chunk is the file's (looked at for wrapped rows).
-    Range { before: Vec<u8>, wrap: bool },
+    /// One range of a split file: the complete lines just before it (for `preceded_by`),
+    /// whether its first chunk is the file's (looked at for wrapped rows), and the file
+    /// offset it starts at (where its holes are said to be).
+    Range {
+        before: Vec<u8>,
+        wrap: bool,
+        at: u64,
+    },
     /// The first chunk of a split file, for its wrapped rows only.
     WrapOnly,
 }
@@ -80,10 +85,10 @@ impl Engine<'_> {
         meter: Option<&ReadMeter>,
         part: Part,
     ) {
-        let (mut before, wrap, ranged, only_wrapped) = match part {
-            Part::Whole => (Vec::new(), true, false, false),
-            Part::Range { before, wrap } => (before, wrap, true, false),
-            Part::WrapOnly => (Vec::new(), true, false, true),
+        let (mut before, wrap, ranged, only_wrapped, at) = match part {
+            Part::Whole => (Vec::new(), true, false, false, 0),
+            Part::Range { before, wrap, at } => (before, wrap, true, false, at),
+            Part::WrapOnly => (Vec::new(), true, false, true, 0),
         };
         // Progress counts the input's bytes as stored (a compressed input's compressed
         // bytes, through `meter`), in the unit of the sizes it is compared with.
@@ -94,7 +99,12 @@ impl Engine<'_> {
         let mut errors = ErrorLines::new(phase != Phase::Before);
         let mut clean = CleanEnds::default();
         let mut fout = FactOut::default();
-        let mut reader = ChunkReader::new(input);
+        // A hole of NULs anywhere (a crash's unwritten pages) is dropped as it streams, so no
+        // line is made of it and the text after it is scanned (`holes::SkipHoles`).
+        let mut reader = ChunkReader::new(sources::holes::SkipHoles::new(input, at));
+        // Bytes taken from the input: those handed out and the holes dropped.
+        let taken =
+            |r: &ChunkReader<sources::holes::SkipHoles<_>>| r.bytes_read + r.get_ref().dropped();
         let mut line_buf = String::new();
         let mut not_utf8 = NotUtf8::default();
         let mut reported = 0u64;
@@ -103,13 +113,13 @@ impl Engine<'_> {
         loop {
             progress
                 .bytes_done
-                .fetch_add(step(reader.bytes_read, reported), Ordering::Relaxed);
-            reported = reader.bytes_read;
+                .fetch_add(step(taken(&reader), reported), Ordering::Relaxed);
+            reported = taken(&reader);
             let (chunk, first) = match reader.next_chunk() {
                 Ok(Some(c)) => c,
                 Ok(None) => break,
                 Err(e) => {
-                    let n = reader.bytes_read;
+                    let n = taken(&reader);
                     res.warnings.push(Warning::new(
                         Some(path),
                         text!(
@@ -203,10 +213,13 @@ impl Engine<'_> {
         }
         progress
             .bytes_done
-            .fetch_add(step(reader.bytes_read, reported), Ordering::Relaxed);
-        res.info.bytes = res.info.bytes.max(reader.bytes_read);
+            .fetch_add(step(taken(&reader), reported), Ordering::Relaxed);
+        res.info.bytes = res.info.bytes.max(taken(&reader));
         res.lines = reader.lines_seen();
         res.long_lines = std::mem::take(&mut reader.long_lines);
+        if !only_wrapped {
+            res.holes = reader.get_ref().holes.clone();
+        }
         res.not_utf8 = not_utf8;
         if let Some(p) = parser.as_mut() {
             p.finish(&mut fout);

@@ -2,8 +2,8 @@
 //! walked member by member and each member handed out as a stream, never extracted to disk.
 //! Recognised by magic, not by name. What the walk could not read (a truncated or damaged
 //! archive, a link, an encrypted member) is said with the member it concerns; the walk goes
-//! on where it can and stops with a sentence saying where it stopped. Reads nothing but the
-//! archive; detecting and analysing a member is the caller's (through `open::open_member`).
+//! on where it can and stops with a sentence saying where it stopped; members past
+//! `limits::ARCHIVE_MEMBERS` are counted, not handed out. Reads nothing but the archive; detecting and analysing a member is the caller's (through `open::open_member`).
 
 use crate::model::{Text, text};
 use crate::sources::open::{GzipCap, Inflated};
@@ -423,7 +423,8 @@ pub fn tar_members(
 
 /// Walk a zip through its central directory, calling `each` with every file in the
 /// directory's order. A zip whose central directory cannot be read (cut short: it is at the
-/// end) is walked from its local headers instead, up to where it stops.
+/// end), or lists nothing while the archive starts with a member, is walked from its local
+/// headers instead, up to where it stops.
 /// Its members' decompression is counted in the analysis's `total`.
 pub fn zip_members(
     mut r: impl ReadSeek,
@@ -455,6 +456,28 @@ pub fn zip_members(
             return notes;
         }
     };
+    // A member list that lists nothing while members lie before it (an end record whose
+    // entry count was zeroed or cut): the members are read from their own headers.
+    if z.is_empty() {
+        drop(z);
+        let mut magic = [0u8; 4];
+        let local = r.seek(io::SeekFrom::Start(0)).is_ok()
+            && r.read_exact(&mut magic).is_ok()
+            && &magic == b"PK\x03\x04"
+            && r.seek(io::SeekFrom::Start(0)).is_ok();
+        if local {
+            notes.push((
+                None,
+                text!(
+                    "zip member list (its central directory, at the end) lists no files, yet the archive holds members: they are read from their own headers",
+                    "zip 末尾的中央目录（成员列表）没有列出任何文件，但归档里有成员：改为按各成员自己的头依次读取"
+                ),
+            ));
+            let mut r = io::BufReader::new(&mut r);
+            zip_stream_members(&mut r, held, total, &budget, each, &mut notes);
+        }
+        return notes;
+    }
     // Entries that share compressed data, or claim more of it than lies before the member
     // list, are how a small zip makes a huge amount of work: such a zip is not read.
     if z.has_overlapping_files().unwrap_or(true) {

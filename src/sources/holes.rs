@@ -1,10 +1,13 @@
 //! Holes in a log: runs of NUL bytes where text should be. `logrotate`'s `copytruncate`
 //! truncates a log that its writer keeps open, so the writer's next line lands at its old
 //! offset and everything before it reads as NULs; a crash leaves blocks of NULs where pages
-//! were never written. Such a head looks binary, yet the text around the hole is the run's
-//! log: it is read with its NUL bytes dropped, and the bytes dropped are said. It must not
-//! make a binary file text: only a head that is text once its NULs are gone, with a line
-//! end in it, is read this way (`open` decides, from the head after the hole).
+//! were never written, anywhere in the file. A head with a hole looks binary, yet the text
+//! around the hole is the run's log: it is read with its NUL bytes dropped, and the bytes
+//! dropped are said. It must not make a binary file text: only a head that is text once its
+//! NULs are gone, with a line end in it, is read this way (`open` decides, from the head after
+//! the hole). Past the head, every text stream goes through `SkipHoles`, which drops each run
+//! of `MIN_HOLE` NULs or more as it streams (no line is made of a hole, so the text after it is
+//! scanned) and keeps where each was and how big, for one warning per input.
 
 use crate::model::{Text, text};
 use std::io::{self, Read};
@@ -72,6 +75,187 @@ fn compact(buf: &mut [u8]) -> usize {
     to
 }
 
+/// The holes `SkipHoles` dropped from one input (its ranges' joined in order): the first
+/// few where they were, and how many and how big in all.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Holes {
+    /// (byte offset in the input, length) of the first `LISTED` holes.
+    pub first: Vec<(u64, u64)>,
+    pub count: u64,
+    pub bytes: u64,
+}
+
+/// Holes named one by one in the warning; the rest are counted.
+const LISTED: usize = 3;
+
+impl Holes {
+    fn add(&mut self, at: u64, len: u64) {
+        if self.first.len() < LISTED {
+            self.first.push((at, len));
+        }
+        self.count += 1;
+        self.bytes += len;
+    }
+
+    /// The holes of the next range of the same file, after these.
+    pub fn append(&mut self, next: Holes) {
+        for (at, len) in next.first {
+            if self.first.len() < LISTED {
+                self.first.push((at, len));
+            }
+        }
+        self.count += next.count;
+        self.bytes += next.bytes;
+    }
+
+    /// The input's warning: where each hole was and how big (`None` for none).
+    pub fn warning(&self) -> Option<Text> {
+        let &(at, len) = self.first.first()?;
+        let (count, bytes) = (self.count, self.bytes);
+        if count == 1 {
+            return Some(text!(
+                "a hole of {len} NUL bytes at byte {at} was skipped (as a crash or logrotate's copytruncate leaves in a log): the text after it was read",
+                "跳过了第 {at} 字节处 {len} 个 NUL 字节的空洞（崩溃或 logrotate 的 copytruncate 会在日志中留下）：其后的文本已读取"
+            ));
+        }
+        let listed: Vec<String> = self
+            .first
+            .iter()
+            .map(|(a, l)| format!("{l} at byte {a}"))
+            .collect();
+        let listed_zh: Vec<String> = self
+            .first
+            .iter()
+            .map(|(a, l)| format!("第 {a} 字节处 {l} 个"))
+            .collect();
+        let more = count - self.first.len() as u64;
+        let (more, more_zh) = match more {
+            0 => (String::new(), String::new()),
+            n => (format!(", and {n} more"), format!("，另有 {n} 处")),
+        };
+        let (listed, listed_zh) = (listed.join(", "), listed_zh.join("，"));
+        Some(text!(
+            "{count} holes of NUL bytes ({bytes} bytes in all) were skipped (as a crash or logrotate's copytruncate leaves in a log): {listed}{more}; the text around them was read",
+            "跳过了 {count} 处 NUL 字节空洞（共 {bytes} 字节，崩溃或 logrotate 的 copytruncate 会在日志中留下）：{listed_zh}{more_zh}；其前后的文本已读取"
+        ))
+    }
+}
+
+/// A text stream with every run of `MIN_HOLE` NULs or more dropped as it streams, each one
+/// kept in `holes` by its offset (`base` plus the bytes read before it) and length; shorter
+/// runs pass through. No whole-file load: a hole is counted, never held.
+pub struct SkipHoles<R> {
+    inner: R,
+    /// The input offset of the next byte read from `inner`.
+    at: u64,
+    /// NULs of a run still open (not yet passed on nor dropped), and where it began.
+    run: u64,
+    run_at: u64,
+    /// Bytes ready to hand out, from `pending[pos..]`, when a read held NULs.
+    pending: Vec<u8>,
+    pos: usize,
+    eof: bool,
+    pub holes: Holes,
+}
+
+impl<R: Read> SkipHoles<R> {
+    pub fn new(inner: R, base: u64) -> Self {
+        SkipHoles {
+            inner,
+            at: base,
+            run: 0,
+            run_at: 0,
+            pending: Vec::new(),
+            pos: 0,
+            eof: false,
+            holes: Holes::default(),
+        }
+    }
+
+    /// NUL bytes dropped so far (read from the input, never handed out).
+    pub fn dropped(&self) -> u64 {
+        self.holes.bytes
+    }
+
+    /// The open run ends: a hole, or NULs to pass on.
+    fn end_run(&mut self) {
+        if self.run >= MIN_HOLE as u64 {
+            self.holes.add(self.run_at, self.run);
+        } else {
+            self.pending
+                .extend(std::iter::repeat_n(0u8, self.run as usize));
+        }
+        self.run = 0;
+    }
+
+    /// Sort `buf` (just read, starting at input offset `self.at`) into `pending`.
+    fn sort(&mut self, buf: &[u8]) {
+        let mut i = 0;
+        while i < buf.len() {
+            if buf[i] == 0 {
+                let n = buf[i..]
+                    .iter()
+                    .position(|&b| b != 0)
+                    .unwrap_or(buf.len() - i);
+                if self.run == 0 {
+                    self.run_at = self.at + i as u64;
+                }
+                self.run += n as u64;
+                i += n;
+            } else {
+                if self.run > 0 {
+                    self.end_run();
+                }
+                let n = memchr::memchr(0, &buf[i..]).unwrap_or(buf.len() - i);
+                self.pending.extend_from_slice(&buf[i..i + n]);
+                i += n;
+            }
+        }
+        self.at += buf.len() as u64;
+    }
+}
+
+impl<R: Read> Read for SkipHoles<R> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        loop {
+            if self.pos < self.pending.len() {
+                let n = out.len().min(self.pending.len() - self.pos);
+                out[..n].copy_from_slice(&self.pending[self.pos..self.pos + n]);
+                self.pos += n;
+                return Ok(n);
+            }
+            self.pending.clear();
+            self.pos = 0;
+            if self.eof || out.is_empty() {
+                return Ok(0);
+            }
+            if self.run == 0 {
+                // The common case, no NUL about: read straight into the caller's buffer.
+                let n = self.inner.read(out)?;
+                if n == 0 {
+                    self.eof = true;
+                    continue;
+                }
+                if memchr::memchr(0, &out[..n]).is_none() {
+                    self.at += n as u64;
+                    return Ok(n);
+                }
+                let got = out[..n].to_vec();
+                self.sort(&got);
+            } else {
+                let mut buf = vec![0u8; out.len().clamp(4096, 64 << 10)];
+                let n = self.inner.read(&mut buf)?;
+                if n == 0 {
+                    self.eof = true;
+                    self.end_run();
+                    continue;
+                }
+                self.sort(&buf[..n]);
+            }
+        }
+    }
+}
+
 /// The warning for `n` NUL bytes dropped from an input read as text (`None` for none).
 pub fn warning(n: u64) -> Option<Text> {
     (n > 0).then(|| {
@@ -109,6 +293,60 @@ mod tests {
         assert_eq!(n.load(Ordering::Relaxed), 105_002);
         assert!(has_hole(&bytes[..8192]));
         assert!(!has_hole(b"a stray \0 NUL\n"));
+    }
+
+    /// Holes anywhere, across reads of every size: dropped whole and said where; runs
+    /// shorter than a hole, and NULs at the very end, are handled alike.
+    #[test]
+    fn holes_are_skipped_as_they_stream_and_said_where() {
+        let mut bytes = b"line 1\nline 2\n".to_vec();
+        let hole1 = bytes.len() as u64;
+        bytes.extend(vec![0u8; 1 << 20]);
+        bytes.extend_from_slice(b"RuntimeError: after\nshort\0\0\0run\n");
+        let hole2 = bytes.len() as u64;
+        bytes.extend(vec![0u8; 100]);
+        bytes.extend_from_slice(b"end\n");
+        let hole3 = bytes.len() as u64;
+        bytes.extend(vec![0u8; 70]);
+        for step in [1, 7, 63, 64, 4096, 1 << 16, 1 << 21] {
+            struct Trickle<'a>(&'a [u8], usize);
+            impl Read for Trickle<'_> {
+                fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                    let n = self.1.min(buf.len()).min(self.0.len());
+                    buf[..n].copy_from_slice(&self.0[..n]);
+                    self.0 = &self.0[n..];
+                    Ok(n)
+                }
+            }
+            let mut s = SkipHoles::new(Trickle(&bytes, step), 1000);
+            let mut out = Vec::new();
+            s.read_to_end(&mut out).unwrap();
+            assert_eq!(
+                out, b"line 1\nline 2\nRuntimeError: after\nshort\0\0\0run\nend\n",
+                "step {step}"
+            );
+            assert_eq!(
+                s.holes.first,
+                vec![
+                    (1000 + hole1, 1 << 20),
+                    (1000 + hole2, 100),
+                    (1000 + hole3, 70)
+                ],
+                "step {step}"
+            );
+            assert_eq!((s.holes.count, s.dropped()), (3, (1 << 20) + 170));
+        }
+        let w = Holes {
+            first: vec![(14, 1 << 20)],
+            count: 1,
+            bytes: 1 << 20,
+        };
+        assert!(
+            w.warning()
+                .unwrap()
+                .en
+                .contains("a hole of 1048576 NUL bytes at byte 14")
+        );
     }
 
     #[test]

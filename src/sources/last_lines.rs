@@ -68,6 +68,10 @@ pub fn read(
     if f.take(TAIL_BYTES).read_to_end(&mut buf).is_err() || detect::is_gzip(&buf) {
         return;
     }
+    // A hole of NULs in the end (the scan skipped it: `holes::SkipHoles`) is no text either.
+    if memchr::memmem::find(&buf, &[0u8; crate::sources::holes::MIN_HOLE]).is_some() {
+        buf.retain(|&b| b != 0);
+    }
     *end = Some(from_tail(&buf, start > 0, display, out));
 }
 

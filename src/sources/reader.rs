@@ -88,6 +88,11 @@ impl<R: Read> ChunkReader<R> {
         Ok(total)
     }
 
+    /// The stream it reads.
+    pub fn get_ref(&self) -> &R {
+        &self.inner
+    }
+
     /// Lines handed out so far (a cut over-long line counts once it ends).
     pub fn lines_seen(&self) -> u64 {
         self.next_lineno - 1
