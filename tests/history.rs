@@ -776,6 +776,15 @@ fn a_database_the_user_cannot_write_can_still_be_looked_at() {
 }
 
 /// Files a command left in `dir` (its working directory), the private data directory aside.
+/// The three commands that open `--db`: recording a run, listing, migrating.
+fn db_commands<'a>(run_dir: &'a Path, db: &'a str) -> [Vec<&'a str>; 3] {
+    [
+        vec!["analyze", run_dir.to_str().unwrap(), "--record", "--db", db],
+        vec!["history", "list", "--db", db],
+        vec!["history", "migrate", "--db", db],
+    ]
+}
+
 fn left_in(dir: &Path) -> Vec<std::ffi::OsString> {
     std::fs::read_dir(dir)
         .unwrap()
@@ -800,17 +809,7 @@ fn a_near_url_db_is_refused_never_a_file_and_never_prints_its_password() {
         "https:/tw:PLNThttpsPw@db.example/f9",
         "tw:PLNTbarePw@127.0.0.1/f9",
     ] {
-        for args in [
-            vec![
-                "analyze",
-                run_dir.to_str().unwrap(),
-                "--record",
-                "--db",
-                url,
-            ],
-            vec!["history", "list", "--db", url],
-            vec!["history", "migrate", "--db", url],
-        ] {
+        for args in db_commands(run_dir, url) {
             let mut c = tw(&db);
             c.current_dir(db.dir.path()).args(&args);
             let o = run(c);
@@ -857,17 +856,7 @@ fn a_libpq_connection_string_is_postgres_and_its_password_is_masked() {
         format!("host=127.0.0.1 port={port} user=tw password=PLNTkvPw dbname=f9"),
         format!("host=127.0.0.1 port={port} user=tw password='PLNT quoted Pw' dbname=f9"),
     ] {
-        for args in [
-            vec![
-                "analyze",
-                run_dir.to_str().unwrap(),
-                "--record",
-                "--db",
-                &conn,
-            ],
-            vec!["history", "list", "--db", &conn],
-            vec!["history", "migrate", "--db", &conn],
-        ] {
+        for args in db_commands(run_dir, &conn) {
             let mut c = tw(&db);
             c.current_dir(db.dir.path())
                 .env("TRAINWRECK_DB_TIMEOUT_MS", "2000")

@@ -142,6 +142,16 @@ fn svg_open(out: &mut String, id: &str, width: f64, height: f64, title: &str) {
     );
 }
 
+/// A chart's two axes: the x axis along `base` from `left` over `w`, the y axis from `top`
+/// down to `base`.
+fn axes(out: &mut String, left: f64, top: f64, w: f64, base: f64) {
+    let _ = write!(
+        out,
+        "<line class=\"axis\" x1=\"{left}\" y1=\"{base}\" x2=\"{}\" y2=\"{base}\"/><line class=\"axis\" x1=\"{left}\" y1=\"{top}\" x2=\"{left}\" y2=\"{base}\"/>",
+        left + w
+    );
+}
+
 /// The whole page of a run.
 pub fn page(r: &Report, lang: Lang) -> String {
     let tr = Tr(lang);
@@ -786,17 +796,11 @@ fn line_chart(
     let [x_label, y_label] = tr.html_memory_axes();
     let [limit_label, end_label] = tr.html_memory_marks();
     let (width, height) = (left + w + 20.0, top + h + 44.0);
-    let _ = writeln!(
-        out,
-        "<figure>\n<svg viewBox=\"0 0 {width} {height}\" width=\"{width}\" height=\"{height}\" role=\"img\" aria-labelledby=\"{id}-title\">\n<title id=\"{id}-title\">{}</title>",
-        esc(&title)
-    );
+    out.push_str("<figure>\n");
+    svg_open(out, id, width, height, &title);
     let base = top + h;
-    let _ = writeln!(
-        out,
-        "<line class=\"axis\" x1=\"{left}\" y1=\"{base}\" x2=\"{}\" y2=\"{base}\"/><line class=\"axis\" x1=\"{left}\" y1=\"{top}\" x2=\"{left}\" y2=\"{base}\"/>",
-        left + w
-    );
+    axes(out, left, top, w, base);
+    out.push('\n');
     let _ = writeln!(
         out,
         "<text x=\"{}\" y=\"{base}\" text-anchor=\"end\">0</text>",

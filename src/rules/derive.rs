@@ -1670,54 +1670,50 @@ mod tests {
     }
 
     #[test]
-    fn port_and_xid_and_disk_plans() {
+    fn port_and_xid_and_disk_and_firewall_plans() {
         let s = facts(&[]);
-        let caps = ctx_caps(&[("port", "29533")]);
-        assert!(
-            port_plan(&DeriveCtx {
+        let en = |f: fn(&DeriveCtx) -> Option<String>, caps: &[(&str, &str)]| {
+            f(&DeriveCtx {
                 facts: &s,
-                captures: &caps,
+                captures: &ctx_caps(caps),
                 lines: &[],
                 lang: Lang::En,
             })
-            .unwrap()
-            .contains(":29533")
+        };
+        assert!(
+            en(port_plan, &[("port", "29533")])
+                .unwrap()
+                .contains(":29533")
         );
         // A port the program probed for itself: the probe is the cause, not the cure.
-        let caps = ctx_caps(&[("port", "46811")]);
-        let race = port_plan(&DeriveCtx {
-            facts: &s,
-            captures: &caps,
-            lines: &[],
-            lang: Lang::En,
-        })
-        .unwrap();
+        let race = en(port_plan, &[("port", "46811")]).unwrap();
         assert!(
             race.starts_with("Give each process group") && !race.contains("s.bind"),
             "{race}"
         );
-        let caps = ctx_caps(&[("xid", "79")]);
-        let x = xid_explain(&DeriveCtx {
-            facts: &s,
-            captures: &caps,
-            lines: &[],
-            lang: Lang::En,
-        })
-        .unwrap();
+        let x = en(xid_explain, &[("xid", "79")]).unwrap();
         assert!(
             x.contains("fallen off the bus") && x.contains("hardware"),
             "{x}"
         );
-        let caps = ctx_caps(&[("mount", "/ckpt")]);
         assert!(
-            disk_full_plan(&DeriveCtx {
-                facts: &s,
-                captures: &caps,
-                lines: &[],
-                lang: Lang::En,
-            })
-            .unwrap()
-            .contains("/ckpt")
+            en(disk_full_plan, &[("mount", "/ckpt")])
+                .unwrap()
+                .contains("/ckpt")
+        );
+        // A firewall's state alone, or a socket error alone, is no plan.
+        let sock = [
+            ("sock_err", "Connection refused"),
+            ("peer_addr", "10.2.0.5"),
+            ("peer_port", "40211"),
+        ];
+        assert_eq!(en(firewall_plan, &sock), None);
+        assert_eq!(en(firewall_plan, &[("firewall_on", "running")]), None);
+        let both = [sock.as_slice(), &[("firewall_on", "running")]].concat();
+        let plan = en(firewall_plan, &both).unwrap();
+        assert!(
+            plan.starts_with("Open the TCP ports") && plan.contains("10.2.0.5<40211>"),
+            "{plan}"
         );
     }
 

@@ -8,7 +8,7 @@
 //! the comparison's values were masked by their key before any format renders them). Renders
 //! only: what differs, how relevant it is and where the runs part were decided by `diff`.
 
-use super::{esc, head, location, section, svg_open};
+use super::{axes, esc, head, location, section, svg_open};
 use crate::diff::trajectory::Curve;
 use crate::diff::{Diff, Difference, Side};
 use crate::model::Verdict;
@@ -326,11 +326,8 @@ fn chart(out: &mut String, id: &str, c: &Curve, part: Option<u64>, tr: Tr) {
     let [l_good, l_bad, l_nonfinite] = tr.html_diff_legend();
     out.push_str("<figure>\n");
     svg_open(out, id, width, height, &title);
-    let _ = writeln!(
-        out,
-        "<line class=\"axis\" x1=\"{left}\" y1=\"{base}\" x2=\"{}\" y2=\"{base}\"/><line class=\"axis\" x1=\"{left}\" y1=\"{top}\" x2=\"{left}\" y2=\"{base}\"/>",
-        left + w
-    );
+    axes(out, left, top, w, base);
+    out.push('\n');
     for v in [lo, (lo + hi) / 2.0, hi] {
         let _ = writeln!(
             out,

@@ -5,7 +5,7 @@
 //! Same rules as the run's page: inline CSS and SVG only, every text through `esc`. Renders
 //! only: the counts and the test are the history's.
 
-use super::{esc, head, section, svg_open};
+use super::{axes, esc, head, section, svg_open};
 use crate::report::cut;
 use crate::report::history::{FleetReport, FleetStats, p_value};
 use crate::report::i18n::{Lang, Tr};
@@ -142,10 +142,10 @@ fn per_day(out: &mut String, f: &FleetReport, days: &[String], tr: Tr) {
     let base = top + h;
     let [x_label, y_label] = tr.html_fleet_day_axes();
     svg_open(out, "per-day", width, height, heading);
+    axes(out, left, top, w, base);
     let _ = writeln!(
         out,
-        "<line class=\"axis\" x1=\"{left}\" y1=\"{base}\" x2=\"{}\" y2=\"{base}\"/><line class=\"axis\" x1=\"{left}\" y1=\"{top}\" x2=\"{left}\" y2=\"{base}\"/><text x=\"{}\" y=\"{base}\" text-anchor=\"end\">0</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{max}</text>",
-        left + w,
+        "<text x=\"{}\" y=\"{base}\" text-anchor=\"end\">0</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{max}</text>",
         left - 4.0,
         left - 4.0,
         top + 4.0
