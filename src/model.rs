@@ -428,6 +428,18 @@ pub struct Attribution {
     pub time: Option<String>,
 }
 
+impl Attribution {
+    /// Takes from `other` each part this one lacks (rank, local rank, host, pid, time): what a
+    /// weaker line adds to what a stronger one already said, never overriding it.
+    pub fn fill_from(&mut self, other: Attribution) {
+        self.rank = self.rank.or(other.rank);
+        self.local_rank = self.local_rank.or(other.local_rank);
+        self.host = self.host.take().or(other.host);
+        self.pid = self.pid.or(other.pid);
+        self.time = self.time.take().or(other.time);
+    }
+}
+
 /// A closed vocabulary: an enum whose every value has one fixed spelling, used in rule files,
 /// in the JSON report and for people. `ALL`, `as_str`, `parse`, `Display`, `Serialize` and
 /// `Deserialize` come from the one table, so a spelling is written once. Values are ordered as their

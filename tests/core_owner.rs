@@ -64,10 +64,14 @@ fn the_real_torch_worker_core_is_the_worker_its_parent_reported_dead() {
     let o = owner(&r);
     let log = std::fs::read_to_string(fx.join("stderr.log")).expect("log");
     assert_eq!(o.role, "dataloader-worker");
-    assert_eq!(o.pid, Some(542), "the pid both the core and the log name");
+    assert_eq!(
+        o.who.pid,
+        Some(542),
+        "the pid both the core and the log name"
+    );
     assert_eq!(o.exit.as_deref(), Some("Segmentation fault"));
     // The parent printed no rank: none is made up.
-    assert_eq!((o.rank, o.local_rank), (None, None));
+    assert_eq!((o.who.rank, o.who.local_rank), (None, None));
     let ev = &o.evidence[0];
     assert_eq!(
         (ev.path.as_str(), ev.line, ev.says),
@@ -127,8 +131,11 @@ fn torchruns_failure_table_ties_a_real_core_to_its_rank_and_host() {
     let r = diagnose_dir(&d);
     let o = owner(&r);
     assert_eq!(o.role, "rank");
-    assert_eq!((o.pid, o.rank, o.local_rank), (Some(pid), Some(1), Some(1)));
-    assert_eq!(o.host.as_deref(), Some("node7"));
+    assert_eq!(
+        (o.who.pid, o.who.rank, o.who.local_rank),
+        (Some(pid), Some(1), Some(1))
+    );
+    assert_eq!(o.who.host.as_deref(), Some("node7"));
     assert_eq!(o.evidence[0].says, "launcher-exit");
     assert_eq!(o.evidence[0].path, "console.log");
     // Every line naming the pid is cited; rank 0's (another pid) is not.
@@ -165,7 +172,10 @@ fn a_ranks_nccl_prefix_names_the_pid_of_a_real_core() {
     }
     let r = diagnose_dir(&d);
     let o = owner(&r);
-    assert_eq!((o.role, o.pid, o.rank), ("rank", Some(pid), Some(1)));
+    assert_eq!(
+        (o.role, o.who.pid, o.who.rank),
+        ("rank", Some(pid), Some(1))
+    );
     assert_eq!(o.evidence[0].says, "rank-pid");
     assert_eq!(
         (o.evidence[0].path.as_str(), o.evidence[0].line),
@@ -180,7 +190,10 @@ fn a_real_core_beside_one_ranks_log_is_that_ranks_and_beside_two_is_nobodys() {
     std::fs::write(d.join("rank3/train.log"), "step 1 loss 2.5\n").expect("log");
     let r = diagnose_dir(&d);
     let o = owner(&r);
-    assert_eq!((o.role, o.pid, o.rank), ("rank", Some(pid), Some(3)));
+    assert_eq!(
+        (o.role, o.who.pid, o.who.rank),
+        ("rank", Some(pid), Some(3))
+    );
     assert_eq!(o.evidence[0].says, "beside-log");
 
     let d = core_helpers::scratch("owner-beside-two");
@@ -192,7 +205,7 @@ fn a_real_core_beside_one_ranks_log_is_that_ranks_and_beside_two_is_nobodys() {
     assert_eq!(r.cores[0].summary.owner, None, "two ranks' logs: no guess");
     std::fs::remove_file(d.join("rank4.log")).expect("rm");
     let r = diagnose_dir(&d);
-    assert_eq!(owner(&r).rank, Some(3));
+    assert_eq!(owner(&r).who.rank, Some(3));
 }
 
 /// `coredumpctl info` as systemd prints it (src/coredump/coredumpctl.c), one entry per core.
@@ -292,7 +305,13 @@ fn the_real_torchrun_rank_core_with_cuda_loaded_is_the_rank_torchrun_reported() 
     let r = diagnose_dir(&d);
     let o = owner(&r);
     assert_eq!(
-        (o.role, o.pid, o.rank, o.local_rank, o.host.as_deref()),
+        (
+            o.role,
+            o.who.pid,
+            o.who.rank,
+            o.who.local_rank,
+            o.who.host.as_deref()
+        ),
         ("rank", Some(537), Some(0), Some(0), Some("localhost"))
     );
     assert_eq!(o.exit.as_deref(), Some("exitcode -11"));

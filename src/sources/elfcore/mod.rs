@@ -369,14 +369,103 @@ fn hex(v: u64) -> String {
     format!("{v:#x}")
 }
 
+/// Reads a core in its phases: the ELF header, the program headers, the notes, the memory
+/// the rest needs (one ascending pass), the summary (signal, fault, process), every thread's
+/// stack (the crashing one first), the Python stacks, and the modules the frames used.
 fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAnalysis {
     let mut a = CoreAnalysis::default();
-    let w = &mut a.warnings;
+    let Some((head, arch)) = elf_head(src, &mut a.warnings) else {
+        return a;
+    };
+    a.summary.arch = Some(arch.name());
+    let Some(Segments { loads, notes }) = segments(src, &head, &mut a.warnings) else {
+        return a;
+    };
+    let nt = read_notes(src, &notes, arch, &mut a.warnings);
+
+    let signo = nt
+        .siginfo
+        .as_ref()
+        .map(|s| s.signo)
+        .or_else(|| nt.threads.iter().find_map(|t| t.cursig.filter(|&c| c > 0)));
+    let crash_ix = nt
+        .threads
+        .iter()
+        .position(|t| signo.is_some() && t.cursig == signo)
+        .unwrap_or(0);
+    let mut files: Vec<FileMapping> = nt.files.clone().unwrap_or_default();
+    files.sort_by_key(|f| f.start);
+    let mut modules = modules_of(&files);
+    let mut mem = Memory {
+        loads,
+        src,
+        cache: Vec::new(),
+    };
+    let windows = prefetch(&mut mem, &nt, crash_ix, &mut modules, opts, &mut a.warnings);
+    summarize(&mut a.summary, &nt, signo, crash_ix, &files, &mut mem);
+
+    if nt.threads.get(crash_ix).is_some_and(|t| t.sp.is_some())
+        && windows.get(crash_ix).is_none_or(Option::is_none)
+    {
+        a.warnings.push(text!(
+            "the crashing thread's stack memory is not in the core: frames from registers only",
+            "崩溃线程的栈内存不在 core 中：只能根据寄存器给出栈帧"
+        ));
+    }
+    let mut images: BTreeMap<String, Option<ElfImage>> = BTreeMap::new();
+    let mut lines: BTreeMap<String, Option<(dwarf::Lines, Option<String>)>> = BTreeMap::new();
+    let walk = Walk {
+        arch,
+        files: &files,
+        modules: &modules,
+        windows: &windows,
+        opts,
+        use_fs,
+        vdso: aux(&nt, 33),
+    };
+    let used = walk.stacks(&nt, crash_ix, &mut mem, &mut images, &mut lines, &mut a);
+    if use_fs && opts.symbolize {
+        let threads: Vec<python::CoreThread> = nt
+            .threads
+            .iter()
+            .map(|t| python::CoreThread {
+                tid: t.tid,
+                thread_pointer: t.thread_pointer,
+            })
+            .collect();
+        a.summary.python = python_stacks(
+            &mut mem,
+            &modules,
+            &mut images,
+            opts,
+            &threads,
+            a.summary.crashing_tid,
+            &mut a.warnings,
+        );
+    }
+    module_infos(&mut a, &used, &modules, &images, &lines, opts, use_fs);
+    a.facts = facts_of(&a.summary);
+    a
+}
+
+/// The auxiliary vector's value of `key`.
+fn aux(nt: &Notes, key: u64) -> Option<u64> {
+    nt.auxv
+        .as_deref()
+        .unwrap_or_default()
+        .iter()
+        .find(|(t, _)| *t == key)
+        .map(|(_, v)| *v)
+}
+
+/// The ELF header's first 64 bytes and the core's architecture, or `None` (with the warning
+/// that says why nothing is read) when this is no 64-bit little-endian core.
+fn elf_head(src: &mut dyn CoreBytes, w: &mut Vec<Text>) -> Option<(Vec<u8>, Arch)> {
     let head = match src.read_at(0, 64) {
         Ok(h) => h,
         Err(e) => {
             w.push(e.prefixed("cannot read the ELF header: ", "无法读取 ELF 头："));
-            return a;
+            return None;
         }
     };
     if head.is_empty() {
@@ -384,14 +473,14 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
             "empty file: no core to read",
             "空文件：没有可读取的 core"
         ));
-        return a;
+        return None;
     }
     if !head.starts_with(b"\x7fELF") {
         w.push(text!(
             "not an ELF file: nothing read",
             "不是 ELF 文件：没有读取任何内容"
         ));
-        return a;
+        return None;
     }
     if head.len() < 64 {
         let n = head.len();
@@ -399,7 +488,7 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
             "core cut short in its ELF header ({n} of 64 bytes): nothing read",
             "core 在 ELF 头处被截断（64 字节中只有 {n} 字节）：没有读取任何内容"
         ));
-        return a;
+        return None;
     }
     let (class, data) = (head[4], head[5]);
     if class != 2 || data != 1 {
@@ -413,11 +502,9 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
             "only 64-bit little-endian cores are read (this one is {bits}-bit {end}-endian): nothing read",
             "只读取 64 位小端的 core（这个是 {bits} 位{end_zh}）：没有读取任何内容"
         ));
-        return a;
+        return None;
     }
-    let Some(e_type) = notes::u16_at(&head, 16) else {
-        return a;
-    };
+    let e_type = notes::u16_at(&head, 16)?;
     if e_type != 4 {
         let t = match e_type {
             1 => "ET_REL".to_string(),
@@ -429,22 +516,32 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
             "ELF file of type {t} is not a core dump (ET_CORE = 4): nothing read",
             "类型为 {t} 的 ELF 文件不是 core dump（ET_CORE = 4）：没有读取任何内容"
         ));
-        return a;
+        return None;
     }
     let arch = Arch::from_machine(notes::u16_at(&head, 18).unwrap_or(0));
-    a.summary.arch = Some(arch.name());
     if let Arch::Other(m) = arch {
-        a.warnings.push(text!(
+        w.push(text!(
             "core of an unsupported architecture (ELF machine {m}): registers and stack not read; signal, mappings and process info only",
             "不支持的架构的 core（ELF machine {m}）：未读取寄存器和栈；只有信号、内存映射和进程信息"
         ));
     }
+    Some((head, arch))
+}
 
-    // Program headers. PN_XNUM (0xffff) means the real count is in section header 0.
-    let phoff = notes::u64_at(&head, 32).unwrap_or(0);
-    let shoff = notes::u64_at(&head, 40).unwrap_or(0);
-    let phentsize = notes::u16_at(&head, 54).unwrap_or(0) as usize;
-    let mut phnum = notes::u16_at(&head, 56).unwrap_or(0) as u64;
+/// What the program headers say: the PT_LOAD segments in address order and the PT_NOTE
+/// segments' (offset, size) in file order.
+struct Segments {
+    loads: Vec<Load>,
+    notes: Vec<(u64, u64)>,
+}
+
+/// The program headers read, or `None` when there are none to read.
+fn segments(src: &mut dyn CoreBytes, head: &[u8], w: &mut Vec<Text>) -> Option<Segments> {
+    // PN_XNUM (0xffff) means the real count is in section header 0.
+    let phoff = notes::u64_at(head, 32).unwrap_or(0);
+    let shoff = notes::u64_at(head, 40).unwrap_or(0);
+    let phentsize = notes::u16_at(head, 54).unwrap_or(0) as usize;
+    let mut phnum = notes::u16_at(head, 56).unwrap_or(0) as u64;
     if phnum == 0xffff {
         phnum = src
             .read_at(shoff.saturating_add(44), 4)
@@ -453,24 +550,23 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
             .map_or(0, u64::from);
     }
     if phentsize != 56 || phnum == 0 {
-        a.warnings.push(text!(
+        w.push(text!(
             "core has no usable program headers (count {phnum}, entry size {phentsize}): nothing read",
             "core 中没有可用的程序头（数量 {phnum}，表项大小 {phentsize}）：没有读取任何内容"
         ));
-        return a;
+        return None;
     }
     let phnum = (phnum as usize).min(input::MAX_READ / 56);
     let phbuf = match src.read_at(phoff, phnum * 56) {
         Ok(b) => b,
         Err(e) => {
-            a.warnings
-                .push(e.prefixed("cannot read the program headers: ", "无法读取程序头："));
-            return a;
+            w.push(e.prefixed("cannot read the program headers: ", "无法读取程序头："));
+            return None;
         }
     };
     let got = phbuf.len() / 56;
     if got < phnum {
-        a.warnings.push(text!(
+        w.push(text!(
             "core cut short in its program headers: {got} of {phnum} read",
             "core 在程序头处被截断：{phnum} 个中只读到 {got} 个"
         ));
@@ -501,7 +597,7 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
     if let Some(size) = src.size()
         && size < needed
     {
-        a.warnings.push(text!(
+        w.push(text!(
             "core is truncated: {size} bytes, its segments need {needed} (the dump was cut short, e.g. by RLIMIT_CORE or a full disk); memory past the cut is missing",
             "core 被截断：只有 {size} 字节，而其各段需要 {needed} 字节（转储被中途截断，例如受 RLIMIT_CORE 限制或磁盘已满）；截断处之后的内存缺失"
         ));
@@ -512,78 +608,78 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
         .map(|p| (p.p_offset, p.p_filesz))
         .collect();
     note_segs.sort();
+    Some(Segments {
+        loads,
+        notes: note_segs,
+    })
+}
 
-    // Notes.
+/// Every note segment read into one `Notes`, with a warning for each part a reader needs and
+/// the core lacks.
+fn read_notes(
+    src: &mut dyn CoreBytes,
+    note_segs: &[(u64, u64)],
+    arch: Arch,
+    w: &mut Vec<Text>,
+) -> Notes {
     let mut nt = Notes::default();
     if note_segs.is_empty() {
-        a.warnings.push(text!(
+        w.push(text!(
             "core has no PT_NOTE segment: no signal, threads or mapped files",
             "core 中没有 PT_NOTE 段：没有信号、线程和映射文件信息"
         ));
     }
-    for (off, size) in note_segs {
+    for &(off, size) in note_segs {
         let want = (size as usize).min(input::MAX_READ);
         match src.read_at(off, want) {
             Ok(seg) => {
                 if (seg.len() as u64) < size {
-                    a.warnings.push(text!(
+                    w.push(text!(
                         "core cut short in its notes: {} of {size} bytes at offset {off}",
                         "core 在 note 段处被截断：偏移 {off} 处的 {size} 字节中只读到 {} 字节",
                         seg.len()
                     ));
                 }
-                notes::parse_notes(&seg, arch, &mut nt, &mut a.warnings);
+                notes::parse_notes(&seg, arch, &mut nt, w);
             }
-            Err(e) => a.warnings.push(e.prefixed(
+            Err(e) => w.push(e.prefixed(
                 &format!("cannot read notes at offset {off}: "),
                 &format!("无法读取偏移 {off} 处的 note："),
             )),
         }
     }
     if nt.threads.is_empty() {
-        a.warnings.push(text!(
+        w.push(text!(
             "no NT_PRSTATUS: no threads, registers or stack",
             "没有 NT_PRSTATUS：没有线程、寄存器和栈"
         ));
     }
     if nt.siginfo.is_none() {
-        a.warnings.push(text!(
+        w.push(text!(
             "no NT_SIGINFO: signal taken from NT_PRSTATUS, no si_code or fault address",
             "没有 NT_SIGINFO：信号取自 NT_PRSTATUS，没有 si_code 和出错地址"
         ));
     }
     if nt.files.is_none() {
-        a.warnings.push(text!(
+        w.push(text!(
             "no NT_FILE: mapped files unknown, so no fault mapping, modules or symbols",
             "没有 NT_FILE：不知道映射了哪些文件，因此没有出错所在的映射、模块和符号"
         ));
     }
     if nt.psinfo.is_none() {
-        a.warnings.push(text!(
+        w.push(text!(
             "no NT_PRPSINFO: process name and arguments unknown",
             "没有 NT_PRPSINFO：进程名和参数未知"
         ));
     }
+    nt
+}
 
-    let signo = nt
-        .siginfo
-        .as_ref()
-        .map(|s| s.signo)
-        .or_else(|| nt.threads.iter().find_map(|t| t.cursig.filter(|&c| c > 0)));
-    let crash_ix = nt
-        .threads
-        .iter()
-        .position(|t| signo.is_some() && t.cursig == signo)
-        .unwrap_or(0);
-    let crash: Option<ThreadStatus> = nt.threads.get(crash_ix).cloned();
-    let mut files: Vec<FileMapping> = nt.files.clone().unwrap_or_default();
-    files.sort_by_key(|f| f.start);
-    let auxv = nt.auxv.clone().unwrap_or_default();
-    let aux = |k: u64| auxv.iter().find(|(t, _)| *t == k).map(|(_, v)| *v);
-
-    // Modules: every mapped file, with the load address of its offset-0 mapping.
+/// Modules: every mapped file (sorted by start), with the load address of its offset-0
+/// mapping.
+fn modules_of(files: &[FileMapping]) -> Vec<Module> {
     let mut by_path: BTreeMap<&str, Module> = BTreeMap::new();
-    for f in &files {
+    for f in files {
         let m = by_path.entry(&f.path).or_insert_with(|| Module {
             path: f.path.clone(),
             base: f.start.saturating_sub(f.offset),
@@ -595,17 +691,21 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
         }
         m.maps.push(f.clone());
     }
-    let mut modules: Vec<Module> = by_path.into_values().collect();
+    by_path.into_values().collect()
+}
 
-    let mut mem = Memory {
-        loads,
-        src,
-        cache: Vec::new(),
-    };
+/// One ascending pass over the memory the rest needs: each thread's stack window, AT_EXECFN,
+/// and the first page of each executable module (its ELF header and build-id, which it sets).
+/// Returns the stack windows, by thread.
+fn prefetch(
+    mem: &mut Memory,
+    nt: &Notes,
+    crash_ix: usize,
+    modules: &mut [Module],
+    opts: &CoreOptions,
+    w: &mut Vec<Text>,
+) -> Vec<Option<Window>> {
     let is_exec = |mem: &Memory, addr: u64| mem.load_at(addr).is_some_and(|l| l.exec);
-
-    // One ascending pass over the memory the rest needs: the stack window, AT_EXECFN, and
-    // the first page of each executable module (its ELF header and build-id).
     let mut want: Vec<(u64, usize)> = Vec::new();
     // Stack windows: the crashing thread's `stack_bytes` above sp, a quarter of that for the
     // others (their frames are fewer and shallower: blocked in a wait).
@@ -626,16 +726,16 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
         })
         .collect();
     want.extend(windows_wanted.iter().flatten());
-    if let Some(p) = aux(notes::AT_EXECFN) {
+    if let Some(p) = aux(nt, notes::AT_EXECFN) {
         want.push((p, 512));
     }
     let exec_modules: Vec<usize> = (0..modules.len())
-        .filter(|&i| modules[i].maps.iter().any(|m| is_exec(&mem, m.start)))
+        .filter(|&i| modules[i].maps.iter().any(|m| is_exec(mem, m.start)))
         .collect();
     for &i in &exec_modules {
         want.push((modules[i].base, PAGE));
     }
-    mem.prefetch(&want, &mut a.warnings);
+    mem.prefetch(&want, w);
 
     for &i in &exec_modules {
         let base = modules[i].base;
@@ -649,14 +749,33 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
             modules[i].build_id = symbols::build_id_from(&ph, &mut from_page);
         }
     }
+    windows_wanted
+        .iter()
+        .map(|w| {
+            w.and_then(|(base, len)| {
+                mem.read_prefix(base, len)
+                    .map(|bytes| Window { base, bytes })
+            })
+        })
+        .collect()
+}
 
-    // Summary: signal, code, fault.
-    let s = &mut a.summary;
+/// The summary's signal, code, fault address and mapping, and the process (name, arguments,
+/// uid, pid, executable).
+fn summarize(
+    s: &mut CoreSummary,
+    nt: &Notes,
+    signo: Option<i32>,
+    crash_ix: usize,
+    files: &[FileMapping],
+    mem: &mut Memory,
+) {
+    let crash = nt.threads.get(crash_ix);
     s.signo = signo;
     s.signal = signo.map(signals::signal_label);
     s.thread_count = nt.threads.len();
     s.mapped_files = files.len();
-    s.crashing_tid = crash.as_ref().and_then(|t| t.tid);
+    s.crashing_tid = crash.and_then(|t| t.tid);
     if let Some(si) = &nt.siginfo {
         if let Some(code) = si.code {
             match signals::si_code_name(si.signo, code) {
@@ -671,17 +790,16 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
         s.fault_addr = si.addr.map(hex);
     }
     let stack_load = crash
-        .as_ref()
         .and_then(|t| t.sp)
         .and_then(|sp| mem.load_at(sp).map(|l| l.vaddr));
-    let exe_path = aux(notes::AT_ENTRY)
-        .and_then(|e| find_file(&files, e))
+    let exe_path = aux(nt, notes::AT_ENTRY)
+        .and_then(|e| find_file(files, e))
         .map(|f| f.path.clone());
     if let Some(addr) = nt.siginfo.as_ref().and_then(|si| si.addr) {
         let named = name_mapping(
             addr,
-            &files,
-            &mem,
+            files,
+            mem,
             &nt.threads,
             stack_load,
             exe_path.as_deref(),
@@ -693,7 +811,7 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
             None
         };
     }
-    s.execfn = aux(notes::AT_EXECFN)
+    s.execfn = aux(nt, notes::AT_EXECFN)
         .and_then(|p| mem.read_prefix(p, 512))
         .map(|b| {
             let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
@@ -714,98 +832,98 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
             .filter(|p| p.starts_with('/'))
             .map(str::to_string)
     });
+}
 
-    // Stacks: every thread, the crashing one first.
-    let windows: Vec<Option<Window>> = windows_wanted
-        .iter()
-        .map(|w| {
-            w.and_then(|(base, len)| {
-                mem.read_prefix(base, len)
-                    .map(|bytes| Window { base, bytes })
-            })
-        })
-        .collect();
-    if crash.as_ref().is_some_and(|t| t.sp.is_some())
-        && windows.get(crash_ix).is_none_or(Option::is_none)
-    {
-        a.warnings.push(text!(
-            "the crashing thread's stack memory is not in the core: frames from registers only",
-            "崩溃线程的栈内存不在 core 中：只能根据寄存器给出栈帧"
-        ));
-    }
-    let mut images: BTreeMap<String, Option<ElfImage>> = BTreeMap::new();
-    let mut lines: BTreeMap<String, Option<(dwarf::Lines, Option<String>)>> = BTreeMap::new();
-    let exec_loads: Vec<Load> = mem.loads.iter().filter(|l| l.exec).copied().collect();
-    let vdso = aux(33);
-    let mut used: Vec<String> = Vec::new();
-    let mut order: Vec<usize> = (0..nt.threads.len()).collect();
-    if crash_ix < order.len() {
-        order.remove(crash_ix);
-        order.insert(0, crash_ix);
-    }
-    let cache_dirs = dwarf::debuginfod_cache_dirs();
-    for ti in order {
-        let t = &nt.threads[ti];
-        let raw = {
-            let mut p = CoreProcess {
-                arch,
-                mem: &mut mem,
-                window: windows.get(ti).and_then(Option::as_ref),
-                exec_loads: &exec_loads,
-                files: &files,
-                modules: &modules,
-                images: &mut images,
-                opts,
-                use_fs,
-                ctx: gimli::UnwindContext::new(),
-                far_reads: 0,
-            };
-            stack::walk(arch, t, &mut p, opts.max_frames.max(1))
-        };
-        let mut namer = Namer {
-            files: &files,
-            modules: &modules,
-            images: &mut images,
-            lines: &mut lines,
-            opts,
-            use_fs,
-            vdso,
-            cache_dirs: &cache_dirs,
-        };
-        let frames: Vec<StackFrame> = raw
-            .iter()
-            .enumerate()
-            .map(|(index, f)| namer.frame(index, f, &mem, &mut used))
-            .collect();
-        if ti == crash_ix {
-            a.summary.frames = frames;
-        } else {
-            a.summary
-                .other_threads
-                .push(ThreadStack { tid: t.tid, frames });
+/// What every thread's walk shares: the core's layout and the options.
+struct Walk<'a> {
+    arch: Arch,
+    files: &'a [FileMapping],
+    modules: &'a [Module],
+    windows: &'a [Option<Window>],
+    opts: &'a CoreOptions,
+    use_fs: bool,
+    vdso: Option<u64>,
+}
+
+impl Walk<'_> {
+    /// Every thread's stack, unwound and named, the crashing one first (into the summary's
+    /// `frames`, the others into `other_threads`); returns the paths of the modules the
+    /// frames fell in.
+    fn stacks(
+        &self,
+        nt: &Notes,
+        crash_ix: usize,
+        mem: &mut Memory,
+        images: &mut BTreeMap<String, Option<ElfImage>>,
+        lines: &mut BTreeMap<String, Option<(dwarf::Lines, Option<String>)>>,
+        a: &mut CoreAnalysis,
+    ) -> Vec<String> {
+        let exec_loads: Vec<Load> = mem.loads.iter().filter(|l| l.exec).copied().collect();
+        let mut used: Vec<String> = Vec::new();
+        let mut order: Vec<usize> = (0..nt.threads.len()).collect();
+        if crash_ix < order.len() {
+            order.remove(crash_ix);
+            order.insert(0, crash_ix);
         }
+        let cache_dirs = dwarf::debuginfod_cache_dirs();
+        for ti in order {
+            let t = &nt.threads[ti];
+            let raw = {
+                let mut p = CoreProcess {
+                    arch: self.arch,
+                    mem: &mut *mem,
+                    window: self.windows.get(ti).and_then(Option::as_ref),
+                    exec_loads: &exec_loads,
+                    files: self.files,
+                    modules: self.modules,
+                    images: &mut *images,
+                    opts: self.opts,
+                    use_fs: self.use_fs,
+                    ctx: gimli::UnwindContext::new(),
+                    far_reads: 0,
+                };
+                stack::walk(self.arch, t, &mut p, self.opts.max_frames.max(1))
+            };
+            let mut namer = Namer {
+                files: self.files,
+                modules: self.modules,
+                images: &mut *images,
+                lines: &mut *lines,
+                opts: self.opts,
+                use_fs: self.use_fs,
+                vdso: self.vdso,
+                cache_dirs: &cache_dirs,
+            };
+            let frames: Vec<StackFrame> = raw
+                .iter()
+                .enumerate()
+                .map(|(index, f)| namer.frame(index, f, mem, &mut used))
+                .collect();
+            if ti == crash_ix {
+                a.summary.frames = frames;
+            } else {
+                a.summary
+                    .other_threads
+                    .push(ThreadStack { tid: t.tid, frames });
+            }
+        }
+        a.summary.crash_module = a.summary.frames.first().and_then(|f| f.module.clone());
+        used
     }
-    a.summary.crash_module = a.summary.frames.first().and_then(|f| f.module.clone());
-    if use_fs && opts.symbolize {
-        let threads: Vec<python::CoreThread> = nt
-            .threads
-            .iter()
-            .map(|t| python::CoreThread {
-                tid: t.tid,
-                thread_pointer: t.thread_pointer,
-            })
-            .collect();
-        a.summary.python = python_stacks(
-            &mut mem,
-            &modules,
-            &mut images,
-            opts,
-            &threads,
-            a.summary.crashing_tid,
-            &mut a.warnings,
-        );
-    }
-    for p in &used {
+}
+
+/// The modules the frames used, each with how its symbols were found, and a warning naming
+/// those whose copy on this machine is another build.
+fn module_infos(
+    a: &mut CoreAnalysis,
+    used: &[String],
+    modules: &[Module],
+    images: &BTreeMap<String, Option<ElfImage>>,
+    lines: &BTreeMap<String, Option<(dwarf::Lines, Option<String>)>>,
+    opts: &CoreOptions,
+    use_fs: bool,
+) {
+    for p in used {
         let Some(m) = modules.iter().find(|m| &m.path == p) else {
             continue;
         };
@@ -851,9 +969,6 @@ fn analyze(src: &mut dyn CoreBytes, opts: &CoreOptions, use_fs: bool) -> CoreAna
             mismatches.join(", ")
         ));
     }
-
-    a.facts = facts_of(&a.summary);
-    a
 }
 
 /// The process's memory for the Python walk, a page at a time, pages kept (a stream goes back

@@ -19,18 +19,15 @@ use std::path::Path;
 /// The process a core is of, as the run's files say.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CoreOwner {
-    /// The pid the evidence names (one of the core's pids: see `core_pids`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pid: Option<u32>,
     /// `rank` (a training process) or `dataloader-worker` (a DataLoader worker process of
     /// `rank`, the rank whose log reported it, when known).
     pub role: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rank: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub local_rank: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub host: Option<String>,
+    /// Who the process was, as any line of the run attributes it: its rank, local rank and
+    /// host, and the pid the evidence names (one of the core's pids: see `core_pids`). The
+    /// JSON keeps these as the owner's own keys (`cores[].owner.rank`, `.pid`, …); a core's
+    /// owner carries no time.
+    #[serde(flatten)]
+    pub who: Attribution,
     /// What the launcher said about that process's end (`exitcode -11`, `Segmentation fault`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exit: Option<String>,
@@ -221,31 +218,27 @@ pub fn tie(
     };
     let role = *role;
     let mut o = CoreOwner {
-        pid: None,
         role,
-        rank: None,
-        local_rank: None,
-        host: None,
+        who: Attribution::default(),
         exit: None,
         evidence: Vec::new(),
     };
     for (ev, _, who, exit) in found {
         // Weaker evidence that names another rank is left out, not mixed in.
         let differs = |a: Option<u32>, b: Option<u32>| a.is_some() && b.is_some() && a != b;
-        if differs(o.rank, who.rank) || differs(o.local_rank, who.local_rank) {
+        if differs(o.who.rank, who.rank) || differs(o.who.local_rank, who.local_rank) {
             continue;
         }
-        o.pid = o.pid.or(who.pid);
-        o.rank = o.rank.or(who.rank);
-        o.local_rank = o.local_rank.or(who.local_rank);
-        o.host = o.host.or(who.host);
+        o.who.fill_from(who);
         o.exit = o.exit.or(exit);
         if !o.evidence.contains(&ev) {
             o.evidence.push(ev);
         }
     }
-    if o.pid.is_none() {
-        o.pid = pids.first().copied();
+    // The owner is a process, not a moment: a time a line carried stays with that line.
+    o.who.time = None;
+    if o.who.pid.is_none() {
+        o.who.pid = pids.first().copied();
     }
     s.owner = Some(o);
 }
@@ -288,14 +281,18 @@ pub fn coredumpctl_entries(facts: &[Fact], text_inputs: &[&str]) -> Vec<Coredump
 impl CoreOwner {
     /// `rank 1 (local rank 1, host node7) pid 4242`, `DataLoader worker pid 542 of rank 0`.
     pub fn describe(&self) -> String {
-        let pid = self.pid.map(|p| format!(" pid {p}")).unwrap_or_default();
-        let mut rank = match (self.rank, self.local_rank) {
+        let pid = self
+            .who
+            .pid
+            .map(|p| format!(" pid {p}"))
+            .unwrap_or_default();
+        let mut rank = match (self.who.rank, self.who.local_rank) {
             (Some(r), Some(l)) if r != l => format!("rank {r} (local rank {l}"),
             (Some(r), _) => format!("rank {r} ("),
             (None, Some(l)) => format!("local rank {l} ("),
             (None, None) => String::new(),
         };
-        if let Some(h) = &self.host {
+        if let Some(h) = &self.who.host {
             if !rank.ends_with('(') {
                 rank.push_str(", ");
             }
@@ -359,11 +356,14 @@ mod tests {
     #[test]
     fn owners_read_as_people_say_them() {
         let o = |role, rank, local_rank, host: Option<&str>| CoreOwner {
-            pid: Some(4242),
             role,
-            rank,
-            local_rank,
-            host: host.map(str::to_string),
+            who: Attribution {
+                rank,
+                local_rank,
+                host: host.map(str::to_string),
+                pid: Some(4242),
+                time: None,
+            },
             exit: None,
             evidence: Vec::new(),
         };
