@@ -322,3 +322,25 @@ fn a_bare_assertion_over_settings_is_a_configuration_check() {
     let text = "Traceback (most recent call last):\n  File \"train.py\", line 70, in main\n    assert x.shape[0] > 0\nAssertionError\n";
     assert_ne!(first(text).0.category, Category::ConfigError);
 }
+
+/// torch's CPU bound check of an embedding lookup: an id past the table. The step is resizing
+/// the table to the tokenizer (or matching the two), never "fix the code at this line"; the
+/// same words from another exception class are not this check.
+#[test]
+fn an_id_past_the_embedding_table_says_resize_the_embeddings() {
+    let frames = [
+        ("/work/relx/train.py", 88, "train_epoch"),
+        ("/work/relx/model.py", 31, "forward"),
+        (
+            &format!("{SITE}/torch/nn/modules/sparse.py") as &str,
+            163,
+            "forward",
+        ),
+        (&format!("{SITE}/torch/nn/functional.py"), 2264, "embedding"),
+    ];
+    let (f, s) = first(&tb(&frames, "IndexError: index out of range in self"));
+    assert_eq!(f.category, Category::PythonException, "{f:?}");
+    assert!(s.contains("resize_token_embeddings(len(tokenizer))"), "{s}");
+    let (_, other) = first(&tb(&frames, "KeyError: 'index out of range in self'"));
+    assert!(!other.contains("resize_token_embeddings"), "{other}");
+}

@@ -740,6 +740,10 @@ static CANNOT_PICKLE: LazyLock<Option<Regex>> = LazyLock::new(|| {
 });
 static TARGET_OOB: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"Target (-?\d+) is out of bounds").ok());
+/// torch's bound check of an embedding (or `index_select`) lookup on the CPU: an id at or past
+/// the table's size (on a GPU the same lookup is a device-side assert).
+static LOOKUP_OOB: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r"^index out of range in self").ok());
 static BATCH_MISMATCH: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(r"Expected input batch_size \((\d+)\) to match target batch_size \((\d+)\)").ok()
 });
@@ -786,6 +790,14 @@ fn remedy(tb: &Traceback) -> Option<Remedy> {
             zh: format!(
                 "把 torch 升级到 {backend} 进程组支持 `{op}` 的版本（{caller} 的 requirements 里写的那个），或者把 {caller} 固定到适配当前 torch 的版本：安装的 torch 比 {caller} 需要的旧。"
             ),
+        });
+    }
+    // An id past an embedding table: most often tokens added to the tokenizer and not to the
+    // model, else a tokenizer of another model, else positions past the model's length.
+    if tb.ty == "IndexError" && m(&LOOKUP_OOB).is_some() {
+        return Some(Remedy {
+            en: "An id is at or past the size of the embedding table it indexes: if tokens were added to the tokenizer, call `model.resize_token_embeddings(len(tokenizer))` after adding them; otherwise check that the tokenizer is the model's own (`len(tokenizer)` against `config.vocab_size`) and that inputs are cut to `max_position_embeddings`.".into(),
+            zh: "某个 id 等于或超过了它所索引的 embedding 表的大小：如果往 tokenizer 里加过 token，加完之后调用 `model.resize_token_embeddings(len(tokenizer))`；否则检查 tokenizer 是不是这个模型自己的（比较 `len(tokenizer)` 和 `config.vocab_size`），以及输入有没有截断到 `max_position_embeddings` 以内。".into(),
         });
     }
     if let Some(c) = m(&BATCH_MISMATCH) {

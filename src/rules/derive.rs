@@ -1034,6 +1034,17 @@ fn firewall_plan(ctx: &DeriveCtx) -> Option<String> {
 
 fn port_plan(ctx: &DeriveCtx) -> Option<String> {
     let port: u32 = ctx.capture("port")?.parse().ok()?;
+    // The launcher's own knob: accelerate names its flag in its own message and takes no
+    // `--master_port`; every other launcher here (torchrun, DeepSpeed) does.
+    let flag = if ctx.lines.iter().any(|l| {
+        l.contains("main_process_port")
+            || l.contains("accelerate")
+            || l.contains("Tried to launch distributed communication")
+    }) {
+        "--main_process_port"
+    } else {
+        "--master_port"
+    };
     // A port in Linux's default ephemeral range (`ip_local_port_range`, 32768–60999) was most
     // likely picked by the program itself, free when probed and bound later: a sibling process
     // or an outgoing connection took it in between. A "free port" probe is then the cause, not
@@ -1041,15 +1052,30 @@ fn port_plan(ctx: &DeriveCtx) -> Option<String> {
     if (32768..=60999).contains(&port) {
         return Some(if ctx.zh() {
             format!(
-                "给每个进程组（每个任务、每组 actor）固定一个互不相同、在 32768–60999 之外的端口（例如 `--master_port 29500`、29501 …），或者绑定失败时换几个端口重试：{port} 在内核的临时端口范围里，多半是程序先探测到空闲端口、稍后才绑定，这期间被同一节点上的兄弟进程或某个出站连接占走了。"
+                "给每个进程组（每个任务、每组 actor）固定一个互不相同、在 32768–60999 之外的端口（例如 `{flag} 29500`、29501 …），或者绑定失败时换几个端口重试：{port} 在内核的临时端口范围里，多半是程序先探测到空闲端口、稍后才绑定，这期间被同一节点上的兄弟进程或某个出站连接占走了。"
             )
         } else {
             format!(
-                "Give each process group (each job, each actor group) a fixed, distinct port outside 32768–60999 (`--master_port 29500`, 29501, …), or retry the bind over several ports: {port} is in the kernel's ephemeral range, so it was most likely picked free by a probe and bound later, and a sibling process on the node or an outgoing connection took it in between."
+                "Give each process group (each job, each actor group) a fixed, distinct port outside 32768–60999 (`{flag} 29500`, 29501, …), or retry the bind over several ports: {port} is in the kernel's ephemeral range, so it was most likely picked free by a probe and bound later, and a sibling process on the node or an outgoing connection took it in between."
             )
         });
     }
-    let pick = r#"--master_port=$(python -c 'import socket; s=socket.socket(); s.bind(("", 0)); print(s.getsockname()[1])')"#;
+    // accelerate picks the next free port itself when asked for port 0 (one node only).
+    if flag == "--main_process_port" {
+        let next = port.saturating_add(1);
+        return Some(if ctx.zh() {
+            format!(
+                "换一个端口启动：`accelerate launch --main_process_port {next} …`（或者在 accelerate 的配置文件里设 `main_process_port: {next}`；单机时设成 `0` 会自动选下一个空闲端口）：{port} 端口已被另一个进程占用（用 `ss -ltnp 'sport = :{port}'` 可以看到是谁，多半是另一个训练任务）。同一节点上的多个任务必须用不同端口。"
+            )
+        } else {
+            format!(
+                "Start on another port: `accelerate launch --main_process_port {next} …` (or `main_process_port: {next}` in the accelerate config file; `0` picks the next free port on a single node): port {port} is held by another process (`ss -ltnp 'sport = :{port}'` shows which, usually another training job). Jobs sharing a node need distinct ports."
+            )
+        });
+    }
+    let pick = format!(
+        r#"{flag}=$(python -c 'import socket; s=socket.socket(); s.bind(("", 0)); print(s.getsockname()[1])')"#
+    );
     Some(if ctx.zh() {
         format!(
             "本机的 {port} 端口已被占用：用 `ss -ltnp 'sport = :{port}'` 找出占用者（多半是上一次运行残留的 rank，kill 掉即可），或者换一个空闲端口启动：`{pick}`（torchrun/DeepSpeed 用 `--master_port`，accelerate 用 `--main_process_port`）。同一节点上的多个任务必须用不同端口。"
@@ -1700,6 +1726,24 @@ mod tests {
             en(disk_full_plan, &[("mount", "/ckpt")])
                 .unwrap()
                 .contains("/ckpt")
+        );
+        // accelerate's own check: its flag, and the next port, lead; torchrun's lines keep theirs.
+        let accel = port_plan(&DeriveCtx {
+            facts: &s,
+            captures: &ctx_caps(&[("port", "29500")]),
+            lines: &["ConnectionError: Tried to launch distributed communication on port `29500`, but another process is utilizing it."],
+            lang: Lang::En,
+        })
+        .unwrap();
+        assert!(
+            accel
+                .starts_with("Start on another port: `accelerate launch --main_process_port 29501"),
+            "{accel}"
+        );
+        assert!(
+            en(port_plan, &[("port", "29500")])
+                .unwrap()
+                .contains("`--master_port=$(python")
         );
         // A firewall's state alone, or a socket error alone, is no plan.
         let sock = [
