@@ -344,3 +344,59 @@ fn an_id_past_the_embedding_table_says_resize_the_embeddings() {
     let (_, other) = first(&tb(&frames, "KeyError: 'index out of range in self'"));
     assert!(!other.contains("resize_token_embeddings"), "{other}");
 }
+
+/// A library saying where it raises that a feature is not there yet: upgrade that library.
+/// An abstract method the user's subclass did not override says nothing of the sort.
+#[test]
+fn a_library_saying_not_yet_says_upgrade_it_and_an_abstract_method_does_not() {
+    let frames = [
+        ("/work/llm/train.py", 301, "save"),
+        (
+            &format!("{SITE}/torch/distributed/checkpoint/state_dict.py") as &str,
+            540,
+            "_verify_options",
+        ),
+    ];
+    let (f, s) = first(&tb(
+        &frames,
+        "NotImplementedError: 3D sharded state_dict is not supported yet.",
+    ));
+    assert_eq!(f.category, Category::CheckpointError, "{f:?}");
+    assert!(s.starts_with("Upgrade torch to a release"), "{s}");
+    let abstract_frames = [
+        ("/work/llm/model.py", 12, "run"),
+        (
+            &format!("{SITE}/torch/nn/modules/module.py") as &str,
+            394,
+            "_forward_unimplemented",
+        ),
+    ];
+    let (_, s) = first(&tb(
+        &abstract_frames,
+        "NotImplementedError: Module [Head] is missing the required \"forward\" function",
+    ));
+    assert!(!s.contains("Upgrade torch"), "{s}");
+}
+
+/// A checkpoint without the per-rank entry of a rank that loads it was saved by fewer ranks:
+/// resume on the saved data-parallel size, not "check that the file is complete".
+#[test]
+fn a_checkpoint_missing_a_ranks_entry_says_resume_on_the_saved_world_size() {
+    let frames = [
+        ("/work/pt/trainer.py", 88, "resume"),
+        (
+            &format!("{SITE}/torch/distributed/checkpoint/default_planner.py") as &str,
+            430,
+            "create_default_local_load_plan",
+        ),
+    ];
+    let (f, s) = first(&tb(
+        &frames,
+        "RuntimeError: Missing key in checkpoint state_dict: sampler.dp_rank_12.",
+    ));
+    assert_eq!(f.category, Category::CheckpointError, "{f:?}");
+    assert!(
+        s.starts_with("Resume with the same data-parallel size") && s.contains("`sampler` state"),
+        "{s}"
+    );
+}

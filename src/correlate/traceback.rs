@@ -288,6 +288,23 @@ fn read(tb: &Traceback) -> Reading {
     }
     let stream = msg.contains("PytorchStreamReader") || msg.contains("PytorchStreamWriter");
     if let Some(at) = any_frame(tb, CHECKPOINT_CODE).or_else(|| stream.then(|| place.clone())) {
+        // A remedy the message names (a checkpoint saved by fewer ranks) replaces the advice
+        // for a damaged file, which would send the user to a file that is whole.
+        if let Some(cure) = remedy(tb) {
+            return Reading {
+                category: Category::CheckpointError,
+                why: format!(
+                    "{} raised while a checkpoint was loaded or saved ({at})",
+                    tb.ty
+                ),
+                why_zh: format!("{} 在加载或保存 checkpoint 时抛出（{at}）", tb.ty),
+                confidence: 0.5,
+                fix: cure.en.clone(),
+                fix_zh: cure.zh.clone(),
+                rank: 4,
+                remedy: Some(cure),
+            };
+        }
         return Reading {
             category: Category::CheckpointError,
             why: format!(
@@ -744,6 +761,15 @@ static TARGET_OOB: LazyLock<Option<Regex>> =
 /// the table's size (on a GPU the same lookup is a device-side assert).
 static LOOKUP_OOB: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"^index out of range in self").ok());
+/// torch.distributed.checkpoint's load plan finding no per-rank entry for a rank
+/// (`dataloader.dp_rank_8`): the checkpoint was saved by fewer ranks than load it.
+static PER_RANK_KEY: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(r"Missing key in checkpoint state_dict: (\S*?)\b((?:dp_)?rank)_?(\d+)\b").ok()
+});
+/// A library saying a feature is not there *yet*: a later release has it.
+static NOT_YET: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(r"(?i)\bunder development\b|\bnot (?:yet )?(?:supported|implemented) yet\b|\bnot yet (?:supported|implemented|available)\b").ok()
+});
 static BATCH_MISMATCH: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(r"Expected input batch_size \((\d+)\) to match target batch_size \((\d+)\)").ok()
 });
@@ -789,6 +815,42 @@ fn remedy(tb: &Traceback) -> Option<Remedy> {
             ),
             zh: format!(
                 "把 torch 升级到 {backend} 进程组支持 `{op}` 的版本（{caller} 的 requirements 里写的那个），或者把 {caller} 固定到适配当前 torch 的版本：安装的 torch 比 {caller} 需要的旧。"
+            ),
+        });
+    }
+    // Per-rank state the checkpoint lacks: the world size changed since it was saved. Model
+    // and optimizer state reshard; a state kept per rank (a dataloader's position) does not.
+    if let Some(c) = m(&PER_RANK_KEY) {
+        let (owner, kind, n) = (c[1].trim_end_matches('.'), &c[2], &c[3]);
+        let what = if owner.is_empty() {
+            "per-rank state".to_string()
+        } else {
+            format!("`{owner}` state")
+        };
+        return Some(Remedy {
+            en: format!(
+                "Resume with the same data-parallel size the checkpoint was saved with, or leave its {what} out of the load (it is kept per rank and does not reshard; torchtitan: `checkpoint.exclude_from_loading`): the checkpoint has no `{kind}_{n}` entry, so it was saved by fewer ranks than this run has."
+            ),
+            zh: format!(
+                "用保存 checkpoint 时相同的数据并行规模恢复，或者加载时跳过其中的 {what}（它按 rank 保存，不能重新切分；torchtitan 用 `checkpoint.exclude_from_loading`）：checkpoint 里没有 `{kind}_{n}` 这一项，说明保存它的 rank 比这次运行的少。"
+            ),
+        });
+    }
+    // A library that says, where it raises, that the feature is not there yet: the installed
+    // release predates it. (A NotImplementedError of a method the user's subclass was meant
+    // to override says nothing of the sort.)
+    if tb.ty == "NotImplementedError"
+        && m(&NOT_YET).is_some()
+        && let Some(lib) = inner_lib.as_deref()
+    {
+        return Some(Remedy {
+            en: format!(
+                "Upgrade {lib} to a release that implements this, or avoid the combination that reaches it: the installed {lib} says so itself where it raises (`{}`).",
+                clip(msg)
+            ),
+            zh: format!(
+                "把 {lib} 升级到已经实现了这个功能的版本，或者避开走到这里的那种组合：安装的 {lib} 在抛出异常的地方自己就是这么说的（`{}`）。",
+                clip(msg)
             ),
         });
     }

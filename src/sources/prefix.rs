@@ -217,21 +217,24 @@ fn peel_with(line: &str, attribute: bool) -> (Attribution, usize) {
 fn peel_forms(line: &str, attribute: bool, all: &Forms) -> (Attribution, usize) {
     let mut a = Attribution::default();
     let mut pos = 0;
-    // Each form may apply once; forms can come in any order (`[rank0]:[E1129 …]`).
-    let mut used = [false; 32];
+    // Each form may apply once; forms can come in any order (`[rank0]:[E1129 …]`). A form's
+    // prefix repeated verbatim is one prefix: a relay that tags each line with the rank the
+    // program already printed (`[rank15]:[rank15]: Traceback …`) says nothing new.
+    let mut used: [Option<&str>; 32] = [None; 32];
     'outer: loop {
         let rest = &line[pos..];
         let here = all.set.matches(rest.as_bytes());
         for i in here.iter() {
             let form = &all.each[i];
-            if used[i] {
-                continue;
-            }
             let Some(m) = form.re.find(rest.as_bytes()) else {
                 continue;
             };
             // (Every form ends on an ASCII byte; the check keeps a slip from splitting a char.)
             if m.end() == 0 || !rest.is_char_boundary(m.end()) {
+                continue;
+            }
+            let text = rest[..m.end()].trim_end();
+            if used[i].is_some_and(|before| before != text) {
                 continue;
             }
             // The srun form is ambiguous after other prefixes (`exitcode: 1`): only at 0.
@@ -241,7 +244,7 @@ fn peel_forms(line: &str, attribute: bool, all: &Forms) -> (Attribution, usize) 
             if attribute && let Some(c) = form.re.captures(rest.as_bytes()) {
                 (form.apply)(&c, &mut a);
             }
-            used[i] = true;
+            used[i] = Some(text);
             pos += m.end();
             continue 'outer;
         }
@@ -304,6 +307,17 @@ mod tests {
         assert_eq!(a.rank, Some(1));
         assert_eq!(a.time.as_deref(), Some("--11-29T19:00:04.020587"));
         assert_eq!(rest, "Watchdog caught");
+    }
+
+    #[test]
+    fn a_prefix_repeated_verbatim_is_one_prefix_and_a_different_one_stays() {
+        let (a, rest) = p("[rank15]:[rank15]:   File \"/ws/train.py\", line 431, in <module>");
+        assert_eq!(a.rank, Some(15));
+        assert_eq!(rest, "  File \"/ws/train.py\", line 431, in <module>");
+        // Two different ranks on one line are not one prefix: the second is the message's.
+        let (a, rest) = p("[rank1]:[rank2]: loss 0.5");
+        assert_eq!(a.rank, Some(1));
+        assert_eq!(rest, "[rank2]: loss 0.5");
     }
 
     #[test]
