@@ -199,6 +199,7 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("ranks-interleaved", "TW0106", R_INTERLEAVE), // 3 of 6 examples lost
     ("ranks-interleaved", "TW0107", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW0201", R_INTERLEAVE), // 2 of 4 examples lost
+    ("ranks-interleaved", "TW0202", R_INTERLEAVE), // 1 of 8 examples lost
     ("ranks-interleaved", "TW0203", R_INTERLEAVE), // 5 of 9 examples lost
     ("ranks-interleaved", "TW0204", R_INTERLEAVE), // 3 of 6 examples lost
     ("ranks-interleaved", "TW0206", R_INTERLEAVE), // 1 of 3 examples lost
@@ -206,6 +207,7 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("ranks-interleaved", "TW0302", R_INTERLEAVE), // 3 of 3 examples lost
     ("ranks-interleaved", "TW0304", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW0305", R_INTERLEAVE), // 2 of 2 examples lost
+    ("ranks-interleaved", "TW0306", R_INTERLEAVE), // 3 of 3 examples lost
     ("ranks-interleaved", "TW0401", R_INTERLEAVE), // 7 of 9 examples lost
     ("ranks-interleaved", "TW0601", R_INTERLEAVE), // 8 of 14 examples lost
     ("ranks-interleaved", "TW0602", R_INTERLEAVE), // 4 of 4 examples lost
@@ -218,11 +220,14 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("ranks-interleaved", "TW0901", R_INTERLEAVE), // 1 of 7 examples lost
     ("ranks-interleaved", "TW0902", R_INTERLEAVE), // 2 of 3 examples lost
     ("ranks-interleaved", "TW0903", R_INTERLEAVE), // 1 of 2 examples lost
+    ("ranks-interleaved", "TW0905", R_INTERLEAVE), // 1 of 4 examples lost
     ("ranks-interleaved", "TW1002", R_INTERLEAVE), // 4 of 4 examples lost
     ("ranks-interleaved", "TW1101", R_INTERLEAVE), // 2 of 8 examples lost
     ("ranks-interleaved", "TW1102", R_INTERLEAVE), // 3 of 3 examples lost
     ("ranks-interleaved", "TW1104", R_INTERLEAVE), // 2 of 3 examples lost
     ("ranks-interleaved", "TW1202", R_INTERLEAVE), // 2 of 2 examples lost
+    ("ranks-interleaved", "TW1203", R_INTERLEAVE), // 4 of 4 examples lost
+    ("ranks-interleaved", "TW1204", R_INTERLEAVE), // 3 of 3 examples lost
     ("ranks-interleaved", "TW1301", R_INTERLEAVE), // 1 of 4 examples lost
     ("ranks-interleaved", "TW1302", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW1401", R_INTERLEAVE), // 4 of 6 examples lost
@@ -240,6 +245,7 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("ranks-interleaved", "TW2201", R_INTERLEAVE), // 5 of 11 examples lost
     ("ranks-interleaved", "TW2202", R_INTERLEAVE), // 5 of 6 examples lost
     ("ranks-interleaved", "TW2203", R_INTERLEAVE), // 3 of 3 examples lost
+    ("ranks-interleaved", "TW2204", R_INTERLEAVE), // 3 of 3 examples lost
     ("ranks-interleaved", "TW2302", R_INTERLEAVE), // 1 of 5 examples lost
     ("ranks-interleaved", "TW2303", R_INTERLEAVE), // 3 of 3 examples lost
     ("ranks-interleaved", "TW2402", R_INTERLEAVE), // 1 of 6 examples lost

@@ -149,3 +149,31 @@ fn nan_loss_in_a_run_that_exited_zero_is_a_failure() {
     assert_eq!(r.verdict, Verdict::Diagnosed);
     assert_eq!(top_category(&r), "nan_loss");
 }
+
+/// A line a terminal wrapped is read joined; a signature that needs a line before it
+/// (`preceded_by`) looks back from the joined line's first row, over the lines before it, as
+/// for any line. TensorFlow's second refused pool allocation is known only after the first.
+#[test]
+fn a_wrapped_line_looks_back_over_the_lines_before_its_first_row() {
+    // (A terminal 120 columns wide: no line of the paste is longer.)
+    let first = "E0304 cuda_driver.cc:806] failed to allocate 10.34G (11101225472 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY";
+    let second = "2021-03-04 09:12:40.551288: E tensorflow/stream_executor/cuda/cuda_driver.cc:806] failed to allocate 9.30G (9991102924 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory";
+    let wrapped: Vec<String> = second
+        .as_bytes()
+        .chunks(120)
+        .map(|c| String::from_utf8(c.to_vec()).unwrap())
+        .collect();
+    assert!(wrapped.len() > 1 && first.len() < 120);
+    let r = diagnose_text("run.log", &format!("{first}\n{}\n", wrapped.join("\n")));
+    let top = r.top().expect("a finding");
+    assert_eq!(top.rule, "framework-pool-allocation-refused", "{top:?}");
+    // One refusal alone, wrapped or not, is TensorFlow's first try: no such finding.
+    let r = diagnose_text("run.log", &format!("{}\n", wrapped.join("\n")));
+    assert!(
+        r.findings
+            .iter()
+            .all(|f| f.rule != "framework-pool-allocation-refused"),
+        "{:?}",
+        r.findings.iter().map(|f| &f.rule).collect::<Vec<_>>()
+    );
+}

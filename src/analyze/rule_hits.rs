@@ -44,8 +44,10 @@ impl Consumer for RuleHits<'_, '_> {
         }
         // A reading of a flattened line (a repr) may hold its context itself.
         let raw = &chunk[hit.start..hit.end];
+        // Joined rows look back from their first row, in the chunk they were read from.
+        let (back, at) = seen.origin.unwrap_or((chunk, hit.start));
         if let Some((pre, within)) = &sig.preceded_by
-            && !preceded(seen.before, chunk, hit.start, *within, pre)
+            && !preceded(seen.before, back, at, *within, pre)
             && !(line.len() != raw.len() && pre.is_match(raw))
         {
             return;

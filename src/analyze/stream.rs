@@ -31,8 +31,11 @@ pub(super) struct Seen<'a> {
     /// `None` for a line as read; for a rewritten line, where each physical line starts in
     /// `text` (joined rows; empty for an undoubled line).
     pub joint: Option<&'a [usize]>,
-    /// The complete lines just before the chunk, for look-backs (empty for a rewritten line).
+    /// The complete lines just before the chunk, for look-backs (empty for an undoubled line).
     pub before: &'a [u8],
+    /// For joined rows: the chunk they were read from and where the first row starts in it,
+    /// so a look-back sees the lines before the rows, not the joined text alone.
+    pub origin: Option<(&'a [u8], usize)>,
 }
 
 /// What one watcher does with its hits. Adding a watcher is a `Watcher` variant, its patterns
@@ -142,7 +145,11 @@ impl Engine<'_> {
             }
             // One dispatch for the chunk's lines, for its wrapped rows joined and for lines
             // two ranks wrote at once, undoubled (both `joint: Some`, rewritten).
-            let mut dispatch = |text: &[u8], hit: Hit, line: &[u8], joint: Option<&[usize]>| {
+            let mut dispatch = |text: &[u8],
+                                hit: Hit,
+                                line: &[u8],
+                                joint: Option<&[usize]>,
+                                origin: Option<usize>| {
                 let (watcher, local) = self.routes.route(hit.id);
                 let consumer: &mut dyn Consumer = match watcher {
                     Watcher::Rules => &mut rules,
@@ -153,14 +160,20 @@ impl Engine<'_> {
                 if joint.is_some() && !consumer.takes_rewritten() {
                     return;
                 }
-                // The lines before a chunk count for its look-back; not for a rewritten line.
-                let before: &[u8] = if joint.is_none() { &before } else { &[] };
+                // The lines before a chunk count for its look-back, and for joined rows read
+                // from it; not for an undoubled line (it has no place among the rows).
+                let before: &[u8] = if joint.is_none() || origin.is_some() {
+                    &before
+                } else {
+                    &[]
+                };
                 let seen = Seen {
                     hit,
                     text,
                     line,
                     joint,
                     before,
+                    origin: origin.map(|at| (chunk, at)),
                 };
                 consumer.take(local, &seen);
                 if joint.is_none()
@@ -172,14 +185,14 @@ impl Engine<'_> {
             };
             if !only_wrapped {
                 self.scanner.scan_chunk(chunk, first, scratch, |hit, line| {
-                    dispatch(chunk, hit, line, None)
+                    dispatch(chunk, hit, line, None, None)
                 });
             }
             let lines = std::mem::take(&mut *undoubled.borrow_mut());
             for (lineno, text) in lines {
                 self.scanner
                     .scan_chunk(&text, lineno, scratch, |hit, line| {
-                        dispatch(&text, hit, line, Some(&[]))
+                        dispatch(&text, hit, line, Some(&[]), None)
                     });
             }
             // A terminal's copy is a paste, not a multi-GB log: only a file's first chunk
@@ -201,9 +214,10 @@ impl Engine<'_> {
                 }
                 joints.push(joined.len());
                 let (joined, joints) = (&joined[..], &joints[..]);
+                let first_row = pieces.first().map(|&(a, _)| a);
                 self.scanner
                     .scan_chunk(joined, lineno, scratch, |hit, line| {
-                        dispatch(joined, hit, line, Some(joints))
+                        dispatch(joined, hit, line, Some(joints), first_row)
                     });
             }
             if only_wrapped {
