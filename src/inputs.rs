@@ -367,7 +367,11 @@ fn walk_dir(root: &Path, follow_links: bool, out: &mut Vec<Input>, warnings: &mu
             continue;
         }
         let meta = entry.metadata().ok();
-        if followed.borrow().iter().any(|l| entry.path().starts_with(l)) {
+        if followed
+            .borrow()
+            .iter()
+            .any(|l| entry.path().starts_with(l))
+        {
             outside.set(outside.get() + 1);
         }
         out.push(Input::file(

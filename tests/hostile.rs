@@ -1159,7 +1159,12 @@ fn links_followed_out_of_a_run_directory_stop_at_the_cap() {
         .map(|i| i["path"].as_str().unwrap())
         .filter(|p| p.starts_with("usr/"))
         .collect();
-    assert_eq!(through.len(), cap, "{} read through the link", through.len());
+    assert_eq!(
+        through.len(),
+        cap,
+        "{} read through the link",
+        through.len()
+    );
     let w = warnings_of(&v, "usr");
     assert!(
         w.len() == 1 && w[0].contains("limits::LINKED_FILES"),

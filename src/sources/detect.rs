@@ -468,10 +468,10 @@ fn assignments(head: &[u8]) -> bool {
         && lines.all(|l| {
             let name = l.split(|&b| b == b'=').next().unwrap_or_default();
             name.len() < l.len()
-                && name.first().is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
                 && name
-                    .iter()
-                    .all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+                    .first()
+                    .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
+                && name.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
         })
 }
 
