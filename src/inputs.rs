@@ -265,12 +265,43 @@ fn walk_dir(root: &Path, follow_links: bool, out: &mut Vec<Input>, warnings: &mu
     let real_root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
     let skipped: std::cell::RefCell<Vec<Warning>> = Default::default();
     let outside = std::cell::Cell::new(0usize);
+    // The links followed out of the tree (`--follow-links`), as walked paths: what lies under
+    // one is outside, and once `limits::LINKED_FILES` such files were taken the rest under
+    // them is not walked at all.
+    let followed: std::cell::RefCell<Vec<std::path::PathBuf>> = Default::default();
     let walker = walkdir::WalkDir::new(root)
         .follow_links(true)
         .sort_by_file_name()
         .into_iter()
         .filter_entry(|e| {
-            if e.depth() == 0 || !e.path_is_symlink() {
+            if e.depth() == 0 {
+                return true;
+            }
+            let via = followed
+                .borrow()
+                .iter()
+                .find(|l| e.path().starts_with(l))
+                .cloned();
+            if let Some(link) = via {
+                if outside.get() < crate::limits::LINKED_FILES {
+                    return true;
+                }
+                let display = rel(root, &link);
+                let n = crate::limits::LINKED_FILES;
+                let w = Warning::new(
+                    Some(&display),
+                    text!(
+                        "symbolic link outside the directory: followed until {n} files were read through such links (limits::LINKED_FILES); the rest it leads to is not read",
+                        "指向目录之外的符号链接：已跟随，直到通过这类链接读取了 {n} 个文件（limits::LINKED_FILES）；它指向的其余内容未读取"
+                    ),
+                );
+                let mut skipped = skipped.borrow_mut();
+                if !skipped.contains(&w) {
+                    skipped.push(w);
+                }
+                return false;
+            }
+            if !e.path_is_symlink() {
                 return true;
             }
             let target = std::fs::canonicalize(e.path());
@@ -284,6 +315,7 @@ fn walk_dir(root: &Path, follow_links: bool, out: &mut Vec<Input>, warnings: &mu
                 Err(err) => format!("unresolvable ({err})"),
             };
             if follow_links && outside.get() < crate::limits::LINKED_FILES {
+                followed.borrow_mut().push(e.path().to_path_buf());
                 return true;
             }
             let why = if follow_links {
@@ -335,8 +367,10 @@ fn walk_dir(root: &Path, follow_links: bool, out: &mut Vec<Input>, warnings: &mu
             continue;
         }
         let meta = entry.metadata().ok();
-        if follow_links
-            && !std::fs::canonicalize(entry.path()).is_ok_and(|t| t.starts_with(&real_root))
+        if followed
+            .borrow()
+            .iter()
+            .any(|l| entry.path().starts_with(l))
         {
             outside.set(outside.get() + 1);
         }

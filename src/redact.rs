@@ -239,13 +239,15 @@ static SECRETS: LazyLock<Vec<(Regex, Rewrite)>> = LazyLock::new(|| {
         ),
         // An ODBC / ADO.NET connection string's password (`Server=db;Uid=sa;Pwd=…;`,
         // `Password=a b;`): up to the `;` that ends it (a `{…}` value whole), and `pwd=…`
-        // anywhere unless its value is a path (then it is the working directory).
+        // anywhere unless its value is a path (then it is the working directory). The `;`
+        // ends it only before the next `Key=`, a space, a quote or the end: in
+        // `password=A;B` the `;` is part of the value (masked whole by the key rule below).
         (
-            r#"(?i)((?:^|[;\s'"({,])(?:pwd|password)\s*=\s*)(\{[^}\n]*\}|[^;'"\n]+)(;)"#.into(),
+            r#"(?i)((?:^|[;\s'"({,])(?:pwd|password)\s*=\s*)(\{[^}\n]*\}|[^;'"\n]+)(;(?:$|[\s'"),]|[A-Za-z][A-Za-z0-9 _]*=))"#.into(),
             IfNotPath,
         ),
         (
-            r#"(?i)((?:^|[;\s'"({,])pwd\s*=\s*)(\{[^}\n]*\}|[^\s;'"]+)"#.into(),
+            r#"(?i)((?:^|[;\s'"({,])pwd\s*=\s*)(\{[^}\n]*\}|[^\s'"]+)"#.into(),
             IfNotPath,
         ),
         // Python-list argv as DeepSpeed's launcher logs it: '--hub_token', 'value'; also with
@@ -1072,6 +1074,9 @@ mod tests {
             ),
             ("Server=db;User ID=sa;Password=a horse PLNT;", "Password="),
             ("Server=db;Uid=sa;pwd=Tr0ubPLNT", "pwd="),
+            ("password=Tr0ubPLNT;MorePLNT", "password="),
+            ("pwd=Tr0ubPLNT;MorePLNT", "pwd="),
+            ("password=Tr0ubPLNT;Server=db", "Server=db"),
             ("password plainPLNT", "password "),
             ("  password Tr0ub4dorPLNT", "password "),
             ("fetch https:/bob:PLNTpw@minio.internal/b", "https:/"),

@@ -994,6 +994,42 @@ fn a_zip_whose_entries_overlap_or_lie_about_their_size_is_not_read() {
     }
 }
 
+/// A zip read from its local headers (its member list cut off) whose header claims 4 GiB of
+/// compressed data: the ratio cap counts the compressed bytes really read, so the member
+/// stops as a bomb, as its honest twin does, instead of being inflated whole.
+#[test]
+fn a_streamed_zip_member_that_lies_about_its_size_still_stops_as_a_bomb() {
+    use std::io::Write;
+    let d = tempfile::tempdir().unwrap();
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let opts = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    w.start_file("rank0.log", opts).unwrap();
+    let mut line = vec![b' '; 4095];
+    line.push(b'\n');
+    for _ in 0..(96 << 20) / line.len() {
+        w.write_all(&line).unwrap();
+    }
+    let mut z = w.finish().unwrap().into_inner();
+    let eocd = z.windows(4).rposition(|s| s == b"PK\x05\x06").unwrap();
+    let cd_at = u32::from_le_bytes(z[eocd + 16..eocd + 20].try_into().unwrap()) as usize;
+    z.truncate(cd_at);
+    std::fs::write(d.path().join("honest.zip"), &z).unwrap();
+    z[18..22].copy_from_slice(&0xFFFF_FFF0u32.to_le_bytes());
+    std::fs::write(d.path().join("lie.zip"), &z).unwrap();
+    for name in ["honest.zip", "lie.zip"] {
+        let p = d.path().join(name);
+        let v = json_report(&["analyze", p.to_str().unwrap(), "--format", "json"]);
+        let bomb = v["warnings"].as_array().unwrap().iter().any(|w| {
+            w["message"]
+                .as_str()
+                .unwrap()
+                .contains("a decompression bomb")
+        });
+        assert!(bomb, "{name}: {v}");
+    }
+}
+
 /// A tar header block for `name` with GNU sparse type: `real` bytes long, `stored` bytes
 /// stored at offset 0, the rest a hole.
 fn sparse_header(name: &str, real: u64, stored: u64) -> [u8; 512] {
@@ -1094,6 +1130,47 @@ fn links_leaving_a_run_directory_are_named_not_followed() {
     let v = json_report(&["analyze", r, "--format", "json", "--follow-links"]);
     let n = v["inputs"].as_array().unwrap().len();
     assert_eq!(n, 4, "{v}");
+}
+
+/// `--follow-links` follows links out of the tree, but reads at most `limits::LINKED_FILES`
+/// files through them: a link to a big tree (`usr -> /usr`) stops there, said once.
+#[test]
+fn links_followed_out_of_a_run_directory_stop_at_the_cap() {
+    let cap = trainwreck::limits::LINKED_FILES;
+    let d = tempfile::tempdir().unwrap();
+    let run = d.path().join("run");
+    let big = d.path().join("big");
+    std::fs::create_dir_all(&run).unwrap();
+    for sub in 0..3 {
+        let dir = big.join(format!("d{sub}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for i in 0..cap / 2 {
+            std::fs::write(dir.join(format!("f{i:05}.txt")), "step 1\n").unwrap();
+        }
+    }
+    std::fs::write(run.join("train.log"), OOM).unwrap();
+    std::os::unix::fs::symlink(&big, run.join("usr")).unwrap();
+    let r = run.to_str().unwrap();
+    let v = json_report(&["analyze", r, "--format", "json", "--follow-links"]);
+    let through: Vec<&str> = v["inputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["path"].as_str().unwrap())
+        .filter(|p| p.starts_with("usr/"))
+        .collect();
+    assert_eq!(
+        through.len(),
+        cap,
+        "{} read through the link",
+        through.len()
+    );
+    let w = warnings_of(&v, "usr");
+    assert!(
+        w.len() == 1 && w[0].contains("limits::LINKED_FILES"),
+        "{w:?}"
+    );
+    assert_eq!(v["findings"][0]["category"], "gpu_oom");
 }
 
 /// `history import` reads a line at most `limits::IMPORT_LINE_BYTES` long, and a bad line

@@ -61,7 +61,7 @@ pub(super) fn merge_segments(parts: Vec<Option<FileResult>>) -> Option<FileResul
             out.long_lines.push(l);
         }
         out.not_utf8.add(p.not_utf8, offset);
-        out.holes.append(p.holes);
+        out.holes.append(p.holes, offset);
         offset += p.lines;
     }
     out.info.lines = offset;

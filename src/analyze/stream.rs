@@ -109,6 +109,7 @@ impl Engine<'_> {
         let taken =
             |r: &ChunkReader<sources::holes::SkipHoles<_>>| r.bytes_read + r.get_ref().dropped();
         let mut line_buf = String::new();
+        let mut hole_lines: Vec<Option<u64>> = Vec::new();
         let mut not_utf8 = NotUtf8::default();
         let mut reported = 0u64;
         let (mut joined, mut joints): (Vec<u8>, Vec<usize>) = Default::default();
@@ -118,8 +119,8 @@ impl Engine<'_> {
                 .bytes_done
                 .fetch_add(step(taken(&reader), reported), Ordering::Relaxed);
             reported = taken(&reader);
-            let (chunk, first) = match reader.next_chunk() {
-                Ok(Some(c)) => c,
+            let first = match reader.advance() {
+                Ok(Some(first)) => first,
                 Ok(None) => break,
                 Err(e) => {
                     let n = taken(&reader);
@@ -133,6 +134,14 @@ impl Engine<'_> {
                     break;
                 }
             };
+            let (chunk, chunk_at) = reader.last_chunk();
+            // The holes dropped so far that lie in this chunk get their line.
+            let out = &reader.get_ref().holes.out;
+            if let Some(at) = chunk_at
+                && !out.is_empty()
+            {
+                sources::holes::locate(out, &mut hole_lines, chunk, at, first);
+            }
             if !only_wrapped {
                 not_utf8.count(chunk, first);
             }
@@ -233,6 +242,8 @@ impl Engine<'_> {
         res.long_lines = std::mem::take(&mut reader.long_lines);
         if !only_wrapped {
             res.holes = reader.get_ref().holes.clone();
+            hole_lines.resize(res.holes.first.len(), None);
+            res.holes.lines = hole_lines;
         }
         res.not_utf8 = not_utf8;
         if let Some(p) = parser.as_mut() {

@@ -520,7 +520,7 @@ pub fn zip_members(
                 continue;
             }
         };
-        zip_one(file, Some(read), held, total, each, &mut notes);
+        zip_one(file, read, held, total, each, &mut notes);
     }
     notes
 }
@@ -536,8 +536,15 @@ fn zip_stream_members(
 ) {
     let mut last: Option<String> = None;
     let mut read = 0;
+    // Each member's compressed bytes as really read (its local header's sizes may lie): the
+    // ratio cap is computed from them.
+    let to = Rc::new(std::cell::RefCell::new(std::sync::Arc::default()));
+    let mut r = ReadCount {
+        inner: r,
+        to: to.clone(),
+    };
     loop {
-        match zip::read::read_zipfile_from_stream(r) {
+        match zip::read::read_zipfile_from_stream(&mut r) {
             // Past the member cap: the rest are not walked (each would have to be inflated
             // to find the next header), so their count is not known.
             Ok(Some(_)) if !budget.take() => {
@@ -554,7 +561,8 @@ fn zip_stream_members(
             Ok(Some(file)) => {
                 read += 1;
                 last = file.name().ok().map(|n| clean(&n));
-                if !zip_one(file, None, held, total, each, notes) {
+                let compressed = next_member(&to);
+                if !zip_one(file, compressed, held, total, each, notes) {
                     break;
                 }
             }
@@ -570,7 +578,7 @@ fn zip_stream_members(
 /// Hand out one zip member; false when the archive ended inside it.
 fn zip_one<R: Read>(
     mut file: zip::read::ZipFile<'_, R>,
-    read: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    compressed: std::sync::Arc<std::sync::atomic::AtomicU64>,
     held: u64,
     total: &Inflated,
     each: &mut dyn FnMut(Member<'_>),
@@ -594,11 +602,7 @@ fn zip_one<R: Read>(
         return true;
     }
     let size = file.size();
-    // The compressed bytes really read for it (a streamed zip's reader is bounded by the
-    // sizes of its local header, which it cannot check: the total cap still holds there).
-    let compressed = read.unwrap_or_else(|| {
-        std::sync::Arc::new(std::sync::atomic::AtomicU64::new(file.compressed_size()))
-    });
+    // `compressed`: the bytes really read for it from the archive, never a size it claims.
     let got = Rc::new(Cell::new(0));
     let mut err = None;
     {

@@ -441,6 +441,9 @@ fn sniff_agrees(row: &Row, points: usize, head: &[u8]) -> bool {
         SourceKind::TorchLog | SourceKind::NcclLog => true,
         // Notes are notes by name whatever they quote.
         SourceKind::Notes => true,
+        // An environment dump by name may be filtered (`env | grep -E 'SLURM|NCCL' > env.txt`):
+        // without PATH or HOME, its lines being `NAME=value` agrees with the name.
+        SourceKind::EnvDump => points > 0 || head.is_empty() || assignments(head),
         // Structured snapshots: the name is strong evidence, but an empty or foreign file is
         // not that snapshot (a `df.txt` holding an error message is plain text).
         kind => {
@@ -452,9 +455,42 @@ fn sniff_agrees(row: &Row, points: usize, head: &[u8]) -> bool {
     }
 }
 
+/// A head whose first lines (up to five, blank lines aside) are all `NAME=value`, as `env`
+/// prints them.
+fn assignments(head: &[u8]) -> bool {
+    let mut lines = head
+        .split(|&b| b == b'\n')
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+        .filter(|l| !l.is_empty())
+        .take(5)
+        .peekable();
+    lines.peek().is_some()
+        && lines.all(|l| {
+            let name = l.split(|&b| b == b'=').next().unwrap_or_default();
+            name.len() < l.len()
+                && name
+                    .first()
+                    .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
+                && name.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_filtered_env_dump_is_one_by_its_name() {
+        let head = b"SLURM_JOB_ID=778899\nNCCL_DEBUG=INFO\n";
+        assert_eq!(detect("environment.txt", head), SourceKind::EnvDump);
+        assert_eq!(detect("env", head), SourceKind::EnvDump);
+        // The name alone does not make a log an env dump, nor the lines make any file one.
+        assert_eq!(
+            detect("env.txt", b"SLURM_JOB_ID=1\nstep 1 loss 2.0\n"),
+            SourceKind::Text
+        );
+        assert_eq!(detect("out.txt", head), SourceKind::Text);
+    }
 
     #[test]
     fn every_table_regex_compiles() {

@@ -81,6 +81,11 @@ fn compact(buf: &mut [u8]) -> usize {
 pub struct Holes {
     /// (byte offset in the input, length) of the first `LISTED` holes.
     pub first: Vec<(u64, u64)>,
+    /// For each of `first`: the offset in the text handed out (the input's bytes less the
+    /// holes before it), where the reader of lines finds it (`locate`).
+    pub out: Vec<u64>,
+    /// For each of `first`: the line it lies in (1 + the line ends before it), once known.
+    pub lines: Vec<Option<u64>>,
     pub count: u64,
     pub bytes: u64,
 }
@@ -89,44 +94,65 @@ pub struct Holes {
 const LISTED: usize = 3;
 
 impl Holes {
-    fn add(&mut self, at: u64, len: u64) {
+    fn add(&mut self, at: u64, len: u64, out: u64) {
         if self.first.len() < LISTED {
             self.first.push((at, len));
+            self.out.push(out);
+            self.lines.push(None);
         }
         self.count += 1;
         self.bytes += len;
     }
 
-    /// The holes of the next range of the same file, after these.
-    pub fn append(&mut self, next: Holes) {
-        for (at, len) in next.first {
+    /// The holes of the next range of the same file, after these; `lines`: the lines of the
+    /// ranges before it (its line numbers count from its own start).
+    pub fn append(&mut self, next: Holes, lines: u64) {
+        for ((hole, out), line) in next.first.into_iter().zip(next.out).zip(next.lines) {
             if self.first.len() < LISTED {
-                self.first.push((at, len));
+                self.first.push(hole);
+                self.out.push(out);
+                self.lines.push(line.map(|l| l + lines));
             }
         }
         self.count += next.count;
         self.bytes += next.bytes;
     }
 
+    /// Where the `i`th listed hole is: its byte, and its line when known.
+    fn place(&self, i: usize) -> (String, String) {
+        let at = self.first[i].0;
+        match self.lines.get(i).copied().flatten() {
+            Some(l) => (
+                format!("at byte {at} (line {l})"),
+                format!("第 {at} 字节（第 {l} 行）处"),
+            ),
+            None => (format!("at byte {at}"), format!("第 {at} 字节处")),
+        }
+    }
+
     /// The input's warning: where each hole was and how big (`None` for none).
     pub fn warning(&self) -> Option<Text> {
-        let &(at, len) = self.first.first()?;
+        let &(_, len) = self.first.first()?;
         let (count, bytes) = (self.count, self.bytes);
         if count == 1 {
+            let (at, at_zh) = self.place(0);
             return Some(text!(
-                "a hole of {len} NUL bytes at byte {at} was skipped (as a crash or logrotate's copytruncate leaves in a log): the text after it was read",
-                "跳过了第 {at} 字节处 {len} 个 NUL 字节的空洞（崩溃或 logrotate 的 copytruncate 会在日志中留下）：其后的文本已读取"
+                "a hole of {len} NUL bytes {at} was skipped (as a crash or logrotate's copytruncate leaves in a log): the text after it was read",
+                "跳过了{at_zh} {len} 个 NUL 字节的空洞（崩溃或 logrotate 的 copytruncate 会在日志中留下）：其后的文本已读取"
             ));
         }
+        let places: Vec<(String, String)> = (0..self.first.len()).map(|i| self.place(i)).collect();
         let listed: Vec<String> = self
             .first
             .iter()
-            .map(|(a, l)| format!("{l} at byte {a}"))
+            .zip(&places)
+            .map(|((_, l), (at, _))| format!("{l} {at}"))
             .collect();
         let listed_zh: Vec<String> = self
             .first
             .iter()
-            .map(|(a, l)| format!("第 {a} 字节处 {l} 个"))
+            .zip(&places)
+            .map(|((_, l), (_, at))| format!("{at} {l} 个"))
             .collect();
         let more = count - self.first.len() as u64;
         let (more, more_zh) = match more {
@@ -141,6 +167,24 @@ impl Holes {
     }
 }
 
+/// Give the holes that lie in `chunk` their line (`lines`, one for each of `out`, the holes'
+/// offsets in the text handed out): `chunk` is that text from offset `chunk_at` on, its first
+/// line numbered `first`. A hole before it (inside an over-long line the reader skipped) lies
+/// in the line before it.
+pub fn locate(out: &[u64], lines: &mut Vec<Option<u64>>, chunk: &[u8], chunk_at: u64, first: u64) {
+    lines.resize(out.len(), None);
+    let end = chunk_at + chunk.len() as u64;
+    for (out, line) in out.iter().zip(lines.iter_mut()) {
+        if line.is_some() || *out >= end {
+            continue;
+        }
+        *line = Some(match out.checked_sub(chunk_at) {
+            Some(k) => first + memchr::memchr_iter(b'\n', &chunk[..k as usize]).count() as u64,
+            None => first.saturating_sub(1).max(1),
+        });
+    }
+}
+
 /// A text stream with every run of `MIN_HOLE` NULs or more dropped as it streams, each one
 /// kept in `holes` by its offset (`base` plus the bytes read before it) and length; shorter
 /// runs pass through. No whole-file load: a hole is counted, never held.
@@ -148,6 +192,8 @@ pub struct SkipHoles<R> {
     inner: R,
     /// The input offset of the next byte read from `inner`.
     at: u64,
+    /// The input offset it started at.
+    base: u64,
     /// NULs of a run still open (not yet passed on nor dropped), and where it began.
     run: u64,
     run_at: u64,
@@ -163,6 +209,7 @@ impl<R: Read> SkipHoles<R> {
         SkipHoles {
             inner,
             at: base,
+            base,
             run: 0,
             run_at: 0,
             pending: Vec::new(),
@@ -180,7 +227,9 @@ impl<R: Read> SkipHoles<R> {
     /// The open run ends: a hole, or NULs to pass on.
     fn end_run(&mut self) {
         if self.run >= MIN_HOLE as u64 {
-            self.holes.add(self.run_at, self.run);
+            // Bytes handed out before it: what it read before it, less the holes dropped.
+            let out = self.run_at - self.base - self.holes.bytes;
+            self.holes.add(self.run_at, self.run, out);
         } else {
             self.pending
                 .extend(std::iter::repeat_n(0u8, self.run as usize));
@@ -340,6 +389,7 @@ mod tests {
             first: vec![(14, 1 << 20)],
             count: 1,
             bytes: 1 << 20,
+            ..Default::default()
         };
         assert!(
             w.warning()

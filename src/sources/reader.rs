@@ -36,6 +36,9 @@ pub struct ChunkReader<R> {
     tail_out: Vec<u8>,
     pub long_lines: Vec<LongLine>,
     pub bytes_read: u64,
+    /// The chunk handed out last: its range in `buf` (`None`: it was `tail_out`) and the
+    /// offset of its first byte in the stream.
+    last: Option<(usize, usize, u64)>,
 }
 
 impl<R: Read> ChunkReader<R> {
@@ -56,6 +59,7 @@ impl<R: Read> ChunkReader<R> {
             tail_out: Vec::new(),
             long_lines: Vec::new(),
             bytes_read: 0,
+            last: None,
         }
     }
 
@@ -86,6 +90,27 @@ impl<R: Read> ChunkReader<R> {
             }
         }
         Ok(total)
+    }
+
+    /// Remember `buf[s..e]` as the chunk handed out (`end` is where the data read so far ends).
+    fn keep(&mut self, s: usize, e: usize) {
+        let at = self.bytes_read - (self.end - s) as u64;
+        self.last = Some((s, e, at));
+    }
+
+    /// As `next_chunk`, but the chunk stays in the reader (`last_chunk`), so the reader can be
+    /// looked at while the chunk is: the line number of its first line, `None` at the end.
+    pub fn advance(&mut self) -> io::Result<Option<u64>> {
+        Ok(self.next_chunk()?.map(|(_, first)| first))
+    }
+
+    /// The chunk `advance` handed out last, and the stream offset of its first byte (`None`
+    /// for the end of a cut over-long line, which is not where it was in the stream).
+    pub fn last_chunk(&self) -> (&[u8], Option<u64>) {
+        match self.last {
+            Some((s, e, at)) => (&self.buf[s..e], Some(at)),
+            None => (&self.tail_out[..], None),
+        }
     }
 
     /// The stream it reads.
@@ -131,6 +156,7 @@ impl<R: Read> ChunkReader<R> {
                     if nl.is_some() {
                         self.tail_out.push(b'\n');
                     }
+                    self.last = None;
                     return Ok(Some((&self.tail_out[..], lineno)));
                 }
                 self.long_lines.push(skip);
@@ -147,6 +173,7 @@ impl<R: Read> ChunkReader<R> {
                 self.next_lineno += memchr::memchr_iter(b'\n', data).count() as u64 + 1;
                 let (s, e) = (self.start, self.end);
                 self.start = self.end;
+                self.keep(s, e);
                 return Ok(Some((&self.buf[s..e], lineno)));
             }
             if let Some(last_nl) = memchr::memrchr(b'\n', data) {
@@ -155,6 +182,7 @@ impl<R: Read> ChunkReader<R> {
                 let chunk_end = self.start + last_nl + 1;
                 self.next_lineno += memchr::memchr_iter(b'\n', data).count() as u64;
                 self.start = chunk_end;
+                self.keep(chunk_start, chunk_end);
                 return Ok(Some((&self.buf[chunk_start..chunk_end], lineno)));
             }
             if self.eof {
@@ -163,6 +191,7 @@ impl<R: Read> ChunkReader<R> {
                     let (s, e) = (self.start, self.end);
                     self.start = self.end;
                     self.next_lineno += 1;
+                    self.keep(s, e);
                     return Ok(Some((&self.buf[s..e], lineno)));
                 }
                 return Ok(None);
@@ -181,6 +210,7 @@ impl<R: Read> ChunkReader<R> {
                 // The head is returned as its own chunk; the line number advances when the
                 // skip finds the newline.
                 let len = self.buf.len();
+                self.keep(0, len);
                 return Ok(Some((&self.buf[..len], lineno)));
             }
             self.fill()?;
