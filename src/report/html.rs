@@ -103,6 +103,7 @@ svg text{font:11px ui-monospace,Menlo,Consolas,monospace;fill:var(--fg)}
 svg .axis{stroke:var(--dim);stroke-width:1}svg .lane{fill:#f3f4f6}svg .lane.origin{fill:#fde8e6}
 svg .series{fill:none;stroke:var(--blue);stroke-width:1.5}svg .limit{stroke:var(--red);stroke-width:1;stroke-dasharray:6 4}svg .end{stroke:var(--dim);stroke-width:1;stroke-dasharray:2 3}
 svg .series.bad{stroke:var(--red);stroke-dasharray:6 3}svg .dot.good{fill:var(--blue)}svg .dot.bad{fill:var(--red)}svg .nonfinite{fill:#fff;stroke:var(--red);stroke-width:2}svg .part{stroke:var(--amber);stroke-width:1.5;stroke-dasharray:4 3}
+svg .failure{stroke:var(--red);stroke-width:2}svg .point.before{fill:#fff;stroke:var(--blue);stroke-width:2}svg .point.after{fill:var(--blue)}figure.snapshot{display:inline-block;margin:0 1rem .6rem 0}
 svg .m-error{fill:var(--red)}svg .m-signal{fill:var(--amber)}svg .m-watchdog{fill:var(--blue)}svg .m-last{fill:var(--dim)}svg .m-root{fill:none;stroke:var(--red);stroke-width:2}
 ul.legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:1rem;margin:.3rem 0}
 ul.legend li::before{content:'';display:inline-block;width:.7rem;height:.7rem;margin-right:.3rem;border-radius:50%;vertical-align:-1px}
