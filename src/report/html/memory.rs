@@ -17,6 +17,9 @@ use maud::{Markup, html};
 const MAX_SAMPLE_SETS: usize = 4;
 /// Snapshot charts drawn (a machine with many GPUs); the rest are not.
 const MAX_SNAPSHOT_CHARTS: usize = 12;
+/// Points drawn per line: past it each stretch of samples is drawn as its highest (an hour of
+/// polls on eight GPUs stays within the page's size budget, and no peak is lost).
+const MAX_POINTS: usize = 600;
 
 /// One line on a chart of bytes over time: its class (`series`, `series good`, …), its name
 /// (its tooltip), and its samples.
@@ -180,12 +183,12 @@ pub(super) fn bytes_chart(
     // Each line as polylines, one per run of samples without a gap.
     let polylines = |l: &Line<'_>| {
         let mut runs: Vec<Vec<String>> = vec![Vec::new()];
-        for (t, v) in l.t_ms.iter().zip(l.values) {
+        for (t, v) in thinned(l.t_ms, l.values) {
             match v {
                 Some(v) => {
                     runs.last_mut()
                         .expect("never empty")
-                        .push(format!("{},{}", P(x(*t)), P(y(*v))))
+                        .push(format!("{},{}", P(x(t)), P(y(v))))
                 }
                 None if runs.last().is_some_and(|r| !r.is_empty()) => runs.push(Vec::new()),
                 None => {}
@@ -227,6 +230,26 @@ pub(super) fn bytes_chart(
         }
         "\n"
     }
+}
+
+/// At most `MAX_POINTS` of the samples: each stretch of `n` as its highest value at its time
+/// (a stretch with no value is a gap).
+fn thinned(t_ms: &[u64], values: &[Option<u64>]) -> Vec<(u64, Option<u64>)> {
+    let n = t_ms.len().div_ceil(MAX_POINTS).max(1);
+    t_ms.chunks(n)
+        .zip(values.chunks(n))
+        .map(|(ts, vs)| {
+            let best = ts
+                .iter()
+                .zip(vs)
+                .filter_map(|(t, v)| Some((*t, (*v)?)))
+                .max_by_key(|(_, v)| *v);
+            match best {
+                Some((t, v)) => (t, Some(v)),
+                None => (ts[0], None),
+            }
+        })
+        .collect()
 }
 
 /// A memory's value in the snapshot of `phase`: the first fact that gives it (the host's is
@@ -349,5 +372,31 @@ fn snapshot_chart(
             figcaption { (title) } "\n"
         }
         "\n"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A long series is drawn as at most `MAX_POINTS` points, each stretch by its highest
+    /// sample (a one-sample spike survives), a stretch without values as a gap.
+    #[test]
+    fn thinning_keeps_each_stretchs_peak_and_gaps() {
+        let t: Vec<u64> = (0..6000).collect();
+        let mut v: Vec<Option<u64>> = (0..6000).map(|i| Some(i % 7)).collect();
+        v[4321] = Some(1 << 40);
+        for x in &mut v[100..200] {
+            *x = None;
+        }
+        let th = thinned(&t, &v);
+        assert!(th.len() <= MAX_POINTS, "{}", th.len());
+        assert!(th.contains(&(4321, Some(1 << 40))));
+        assert!(th.iter().any(|p| p.1.is_none()), "the gap stays");
+        assert_eq!(
+            thinned(&t[..5], &v[..5]).len(),
+            5,
+            "a short series as it is"
+        );
     }
 }
