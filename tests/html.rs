@@ -811,6 +811,14 @@ fn diff_out(args: &[&str], good: &Path, bad: &Path, format: &str) -> String {
     String::from_utf8(out.stdout).expect("the page is UTF-8")
 }
 
+/// Two `trainwreck run` folders of the same command, both with their memory samples.
+fn wrapped_pair() -> (PathBuf, PathBuf) {
+    (
+        fixture("captured/27_run_shm_sigbus_samples/run"),
+        fixture("captured/27_run_shm_sigbus_samples/run"),
+    )
+}
+
 /// The pairs of real runs the diff tests compare (tests/diff.rs): four that differ in one
 /// setting, and a healthy run against one that was stopped half-way (both log loss and step
 /// time).
@@ -1089,6 +1097,86 @@ fn diff_page_masks_secret_settings_and_escapes_values() {
     }
 }
 
+/// Where both runs sampled their memory, the diff page draws each memory both sampled on one
+/// chart: the good run solid, the bad run dashed, each from its own first sample, the limit
+/// dashed, both peaks in the title; the `--baseline` run page has the same as `#diff-memory`.
+/// A pair without samples has no such section.
+#[test]
+fn diff_page_draws_both_runs_memory_where_both_sampled() {
+    let (good, bad) = wrapped_pair();
+    let page = diff_out(&[], &good, &bad, "html");
+    let doc = parse(&page);
+    assert_self_contained(&page, &doc);
+    let memory = by_id(&doc, "memory").expect("both runs' memory");
+    let charts = memory_charts(memory);
+    let titles: Vec<&str> = charts.iter().map(|c| c.0.as_str()).collect();
+    assert!(
+        titles
+            .iter()
+            .any(|t| t.starts_with("/dev/shm used: peak ") && t.ends_with(" MiB in the bad run")),
+        "{titles:?}"
+    );
+    assert!(
+        titles
+            .iter()
+            .any(|t| t.starts_with("GPU 0 memory used: peak ")),
+        "{titles:?}"
+    );
+    for (title, labels, svg) in &charts {
+        assert_eq!(
+            labels,
+            &["seconds since each run's first sample", "bytes"],
+            "{title}"
+        );
+        for side in ["series good", "series bad"] {
+            assert!(
+                svg.descendants()
+                    .any(|n| n.attribute("class") == Some(side)),
+                "{title}: {side}"
+            );
+        }
+    }
+    let (_, _, shm) = &charts[titles
+        .iter()
+        .position(|t| t.starts_with("/dev/shm"))
+        .unwrap()];
+    assert!(
+        shm.descendants()
+            .any(|n| n.attribute("class") == Some("limit")),
+        "the limit dashed"
+    );
+    assert!(
+        text_of(memory).contains("samples.csv"),
+        "where the samples came from"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_trainwreck"))
+        .args(["analyze", "--format", "html"])
+        .arg(&bad)
+        .arg("--baseline")
+        .arg(&good)
+        .output()
+        .unwrap();
+    let run_page = String::from_utf8(out.stdout).unwrap();
+    let run_doc = parse(&run_page);
+    assert!(by_id(&run_doc, "diff-memory").is_some());
+    assert!(
+        by_id(&run_doc, "memory").is_some(),
+        "the run's own memory too"
+    );
+    let zh = diff_out(&["--lang", "zh"], &good, &bad, "html");
+    assert!(zh.contains("两次运行的内存随时间的变化") && zh.contains("自各自第一个采样起的秒数"));
+    let none = diff_out(
+        &[],
+        &fixture("pairs/precision/good"),
+        &fixture("pairs/precision/bad"),
+        "html",
+    );
+    assert!(
+        by_id(&parse(&none), "memory").is_none(),
+        "no samples, no memory"
+    );
+}
+
 /// `--lang zh`: the diff page's headings, verdict, table columns and chart labels in Chinese;
 /// values and paths as the runs tell them.
 #[test]
@@ -1153,8 +1241,9 @@ fn run_page_with_a_baseline_shows_what_changed() {
     assert!(by_id(&parse(&html(&[], &bad)), "diff").is_none());
 }
 
-/// The seed run's page, a wrapped run's page (with memory curves), the corpus's triage page, a
-/// diff's page and the fleet's page in a real browser:
+/// The seed run's page, a wrapped run's page (with memory curves), a page with snapshots'
+/// memory as points, the corpus's triage page, a diff's page and the fleet's page in a real
+/// browser:
 /// headless Chromium loads each from `file://` and its DOM holds the cause card, the
 /// timeline's lanes and the charts' titles; the console says nothing was refused (the page's
 /// policy forbids every fetch, so a fetch would be refused and logged).
@@ -1211,6 +1300,13 @@ fn seed_page_renders_in_headless_chromium() {
     assert!(
         dom.contains("/dev/shm used: peak 63.3 MiB of 64 MiB")
             && dom.contains("seconds since the command started"),
+        "{dom}"
+    );
+    let dom = render(html(&[], &fixture("corpus/04_nccl_collective_timeout")));
+    assert!(
+        dom.contains("id=\"memory-snapshots\"")
+            && dom.contains("class=\"point after\"")
+            && dom.contains("/dev/shm used: before 0 B, after 56 KiB, of 256 GiB"),
         "{dom}"
     );
     let out = Command::new(env!("CARGO_BIN_EXE_trainwreck"))

@@ -9,6 +9,7 @@
 //! Renders only: what differs, how relevant it is and where the runs part were decided by
 //! `diff`.
 
+use super::memory::{Line, bytes_chart};
 use super::{BR, P, axes, axis_labels, chart, document, location};
 use crate::diff::trajectory::Curve;
 use crate::diff::{Diff, Difference, Side};
@@ -78,6 +79,7 @@ fn parts(d: &Diff, tr: Tr, lv: Level) -> Markup {
             (table(&rows, id, h[group], tr, lv))
         }
         (curves(d, tr, lv))
+        (memory(d, tr, lv))
         @if !d.warnings.is_empty() {
             (open(lv, "warnings", &format!("{} ({})", tr.warnings(), d.warnings.len()), "", html! {
                 ul { "\n" @for l in warnings.take(super::MAX_WARNINGS) { li.mono { (l) } "\n" } }
@@ -239,6 +241,41 @@ fn curves(d: &Diff, tr: Tr, lv: Level) -> Markup {
         }
     };
     open(lv, "curves", tr.html_diff_sections()[5], "", body)
+}
+
+/// Both runs' memory over time, one chart per memory both sampled: the good run solid blue,
+/// the bad run dashed red, each from its own first sample, the limits dashed (one line when
+/// the runs share it).
+fn memory(d: &Diff, tr: Tr, lv: Level) -> Markup {
+    let m = &d.memory;
+    if m.memories.is_empty() {
+        return html! {};
+    }
+    let hb = |v: u64| crate::rules::template::human_bytes(v as f64);
+    let [l_good, l_bad, _] = tr.html_diff_legend();
+    let [limit_word, _] = tr.html_memory_marks();
+    let body = html! {
+        @for (j, c) in m.memories.iter().enumerate() {
+            @let name = tr.html_memory_series(c.what.kind(), c.what.gpu());
+            @let peak = |v: &[Option<u64>]| hb(v.iter().flatten().copied().max().unwrap_or(0));
+            @let title = tr.html_diff_memory_title(&name, &peak(&c.good.1), &peak(&c.bad.1));
+            @let limits: Vec<(String, u64)> = match (c.good_limit, c.bad_limit) {
+                (Some(g), Some(b)) if g == b => vec![(format!("{limit_word} {}", hb(g)), g)],
+                (g, b) => [(Side::Good, g), (Side::Bad, b)]
+                    .into_iter()
+                    .filter_map(|(side, l)| Some((tr.html_diff_memory_limit(side, &hb(l?)), l?)))
+                    .collect(),
+            };
+            @let lines = [
+                Line { class: "series good", name: l_good, t_ms: &c.good.0, values: &c.good.1 },
+                Line { class: "series bad", name: l_bad, t_ms: &c.bad.0, values: &c.bad.1 },
+            ];
+            (bytes_chart(&format!("{}memory-{j}", lv.prefix), &title, tr.html_diff_memory_axis(), &lines, &limits, &[], tr))
+            ul.legend { li.l-good { (l_good) } li.l-bad { (l_bad) } } "\n"
+        }
+        p.note.dim { (tr.html_diff_memory_note(&m.good_path, &m.bad_path)) } "\n"
+    };
+    open(lv, "memory", tr.html_diff_memory(), "", body)
 }
 
 /// At most `MAX_POINTS` of `pts`: every n-th, the last, and every value that is not finite.

@@ -298,7 +298,7 @@ fn snapshot_charts(r: &Report, sampled: &[Memory], tr: Tr) -> Option<Markup> {
             let before = snapshot_value(r, what, Phase::Before);
             let after = snapshot_value(r, what, Phase::After);
             let any = [before, after].iter().flatten().any(|(v, _)| *v > 0);
-            any.then(|| (what, [before, after]))
+            any.then_some((what, [before, after]))
         })
         .take(MAX_SNAPSHOT_CHARTS)
         .enumerate()
