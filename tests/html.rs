@@ -811,7 +811,9 @@ fn diff_out(args: &[&str], good: &Path, bad: &Path, format: &str) -> String {
     String::from_utf8(out.stdout).expect("the page is UTF-8")
 }
 
-/// Two `trainwreck run` folders of the same command, both with their memory samples.
+/// Both sides of a diff whose runs sampled their memory: the fixtures' one `trainwreck run`
+/// folder (captured/27) on both sides, as no good run of its command was captured under the
+/// wrapper; the pairing itself is tested on two different runs in `diff::memory`'s tests.
 fn wrapped_pair() -> (PathBuf, PathBuf) {
     (
         fixture("captured/27_run_shm_sigbus_samples/run"),

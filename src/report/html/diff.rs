@@ -271,7 +271,6 @@ fn memory(d: &Diff, tr: Tr, lv: Level) -> Markup {
                 Line { class: "series bad", name: l_bad, t_ms: &c.bad.0, values: &c.bad.1 },
             ];
             (bytes_chart(&format!("{}memory-{j}", lv.prefix), &title, tr.html_diff_memory_axis(), &lines, &limits, &[], tr))
-            ul.legend { li.l-good { (l_good) } li.l-bad { (l_bad) } } "\n"
         }
         p.note.dim { (tr.html_diff_memory_note(&m.good_path, &m.bad_path)) } "\n"
     };

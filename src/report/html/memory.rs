@@ -226,6 +226,15 @@ pub(super) fn bytes_chart(
         figure {
             "\n"
             (chart(id, width, height, title, body))
+            // Two lines or more: which is which (`series good` → the legend's `l-good`).
+            @if lines.len() > 1 {
+                ul.legend {
+                    @for l in lines {
+                        li class={ "l-" (l.class.rsplit(' ').next().unwrap_or(l.class)) } { (l.name) }
+                    }
+                }
+                "\n"
+            }
             figcaption { (title) } "\n"
         }
         "\n"
