@@ -537,6 +537,22 @@ fn polled_nvidia_smi_is_drawn_against_the_total_with_the_failure_marked() {
         assert_eq!(top, points.last().unwrap().1);
         assert!(top > limit_y, "under the total");
     }
+    // The polled file's facts: one row each, its last reading, of 30.
+    let rows: Vec<String> = by_id(&doc, "facts")
+        .unwrap()
+        .descendants()
+        .filter(|n| n.has_tag_name("tr") && text_of(*n).contains("mem.csv:"))
+        .map(text_of)
+        .collect();
+    assert_eq!(rows.len(), 4, "{rows:#?}");
+    let used0 = rows
+        .iter()
+        .find(|r| r.starts_with("gpu.0.memory_used_bytes"))
+        .unwrap();
+    assert!(
+        used0.contains(&format!("{} (the last of 30 readings", 74500u64 << 20)),
+        "{used0}"
+    );
 }
 
 /// `triage --format html` over the corpus: one row per group with its fingerprint and its

@@ -856,10 +856,29 @@ fn short(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
 
-/// Every fact, its value, where it was read (`file:line`) and the line itself.
+/// Every fact, its value, where it was read (`file:line`) and the line itself. A polled file
+/// (one whose samples `#memory` draws) gives the same facts at every poll: each is one row,
+/// its last reading, with how many there were.
 fn facts(r: &Report, tr: Tr) -> Markup {
     if r.facts.is_empty() {
         return html! {};
+    }
+    let polled: std::collections::BTreeSet<&str> =
+        r.samples.iter().map(|s| s.path.as_str()).collect();
+    let mut rows: Vec<(&crate::model::Fact, usize)> = Vec::new();
+    let mut row_of: std::collections::BTreeMap<(&str, &str), usize> = Default::default();
+    for f in &r.facts {
+        if !polled.contains(f.path.as_str()) {
+            rows.push((f, 1));
+            continue;
+        }
+        match row_of.get(&(f.path.as_str(), f.name.as_str())) {
+            Some(&i) => rows[i] = (f, rows[i].1 + 1),
+            None => {
+                row_of.insert((f.path.as_str(), f.name.as_str()), rows.len());
+                rows.push((f, 1));
+            }
+        }
     }
     let h = tr.html_facts_header();
     section(
@@ -868,10 +887,13 @@ fn facts(r: &Report, tr: Tr) -> Markup {
         html! {
             table {
                 thead { tr { @for col in h { th scope="col" { (col) } } } } "\n"
-                tbody { "\n" @for f in r.facts.iter().take(MAX_FACTS) {
+                tbody { "\n" @for (f, n) in rows.iter().take(MAX_FACTS) {
                     tr {
                         td { code { (f.name) } }
-                        td.mono { (cut(&f.value.to_string(), 200)) }
+                        td.mono {
+                            (cut(&f.value.to_string(), 200))
+                            @if *n > 1 { " " span.dim.readings { (tr.html_fact_readings(*n)) } }
+                        }
                         td.mono { (location(&f.path, f.line)) }
                         td.line.mono.dim { (cut(&f.text, 200)) }
                     }
@@ -879,7 +901,7 @@ fn facts(r: &Report, tr: Tr) -> Markup {
                 } }
             }
             "\n"
-            @if r.facts.len() > MAX_FACTS { p.dim { "+" (r.facts.len() - MAX_FACTS) } "\n" }
+            @if rows.len() > MAX_FACTS { p.dim { "+" (rows.len() - MAX_FACTS) } "\n" }
         },
     )
 }

@@ -1184,6 +1184,14 @@ impl Tr {
         }
     }
 
+    /// Beside a polled file's fact: the reading shown is the last of `n` (all drawn in #memory).
+    pub fn html_fact_readings(self, n: usize) -> String {
+        match self.0 {
+            Lang::En => format!("(the last of {n} readings, drawn under Memory)"),
+            Lang::Zh => format!("（共 {n} 次读数中的最后一次，曲线见“内存随时间的变化”）"),
+        }
+    }
+
     /// The columns of `trainwreck facts PATH`.
     pub fn facts_header(self) -> [&'static str; 3] {
         match self.0 {
