@@ -535,8 +535,9 @@ fn analyze(args: AnalyzeArgs, ui: Ui) -> i32 {
         match baseline_paths(base, h.db.as_deref(), job.as_deref(), ui.lang) {
             Ok(good) => {
                 let good = crate::diff::Run::analyse(&engine, &good, threads(args.threads));
-                let bad =
+                let mut bad =
                     crate::diff::Run::from_parts(&args.paths, &r.facts, r.verdict, &r.findings);
+                bad.samples = r.samples.clone();
                 r.diff = Some(crate::diff::compare(&good, &bad));
             }
             Err(e) => {

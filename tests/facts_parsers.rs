@@ -41,6 +41,7 @@ fn run(rel: &str) -> (SourceKind, FactOut) {
                 zh: w.message_zh,
             })
             .collect(),
+        samples: a.samples.into_iter().next(),
     };
     (a.inputs[0].kind, out)
 }

@@ -305,6 +305,256 @@ fn wrapped_run_page_draws_its_memory_curves_against_their_limits() {
     );
 }
 
+/// The charts of `#memory` (or another section): each one's title (its accessible name),
+/// axis labels, and the svg itself.
+fn memory_charts<'a>(
+    section: roxmltree::Node<'a, 'a>,
+) -> Vec<(String, Vec<String>, roxmltree::Node<'a, 'a>)> {
+    section
+        .descendants()
+        .filter(|n| n.has_tag_name("svg") && n.attribute("role") == Some("img"))
+        .map(|svg| {
+            let id = svg.attribute("aria-labelledby").unwrap();
+            let title = svg
+                .children()
+                .find(|n| n.attribute("id") == Some(id))
+                .map(text_of)
+                .expect("the chart is labelled by its title");
+            let labels = svg
+                .descendants()
+                .filter(|n| n.attribute("class") == Some("axis-label"))
+                .map(text_of)
+                .collect();
+            (title, labels, svg)
+        })
+        .collect()
+}
+
+/// Corpus 04 has no samples, only its snapshots before and after the run: each memory they
+/// give is a chart of two points (no curve) against its limit, each point citing the snapshot
+/// file and line it was read from, with the values the facts give. A wrapped run draws no
+/// snapshot chart for a memory its samples cover.
+#[test]
+fn snapshots_without_samples_are_two_points_against_the_limit() {
+    let run = fixture("corpus/04_nccl_collective_timeout");
+    let page = html(&[], &run);
+    let doc = parse(&page);
+    assert_self_contained(&page, &doc);
+    let memory = by_id(&doc, "memory").expect("a memory section");
+    assert!(by_id(&doc, "memory-snapshots").is_some());
+    let charts = memory_charts(memory);
+    let titles: Vec<&str> = charts.iter().map(|c| c.0.as_str()).collect();
+    assert!(
+        titles.contains(&"/dev/shm used: before 0 B, after 56 KiB, of 256 GiB"),
+        "{titles:?}"
+    );
+    assert!(
+        titles.iter().any(|t| t.starts_with("host memory in use")),
+        "{titles:?}"
+    );
+    // The facts the points were read from, as `facts --format json` gives them.
+    let out = Command::new(env!("CARGO_BIN_EXE_trainwreck"))
+        .args(["facts", "--format", "json"])
+        .arg(&run)
+        .output()
+        .unwrap();
+    let facts: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let value_at = |at: &str| {
+        let (path, line) = at.rsplit_once(':').unwrap();
+        facts["facts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| {
+                f["path"] == path
+                    && f["line"].as_u64() == line.parse().ok()
+                    && f["name"] == "shm.used_bytes"
+            })
+            .and_then(|f| f["value"].as_u64())
+            .unwrap_or_else(|| panic!("a fact at {at}"))
+    };
+    let (_, labels, shm) = &charts[titles
+        .iter()
+        .position(|t| t.starts_with("/dev/shm"))
+        .unwrap()];
+    assert_eq!(labels, &["snapshot", "bytes"]);
+    assert!(
+        !shm.descendants().any(|n| n
+            .attribute("class")
+            .is_some_and(|c| c.starts_with("series"))),
+        "points, not a curve"
+    );
+    assert!(
+        shm.descendants()
+            .any(|n| n.attribute("class") == Some("limit"))
+    );
+    let points: Vec<(String, f64, String)> = shm
+        .descendants()
+        .filter(|n| {
+            n.attribute("class")
+                .is_some_and(|c| c.starts_with("point "))
+        })
+        .map(|n| {
+            (
+                n.attribute("class").unwrap().to_string(),
+                n.attribute("cy").unwrap().parse().unwrap(),
+                text_of(n),
+            )
+        })
+        .collect();
+    assert_eq!(points.len(), 2, "{points:?}");
+    assert_eq!(
+        (points[0].0.as_str(), points[1].0.as_str()),
+        ("point before", "point after")
+    );
+    for (class, _, tip) in &points {
+        let at = tip.rsplit(" · ").next().unwrap();
+        let side = if class.ends_with("before") {
+            "snapshot_before/"
+        } else {
+            "snapshot_after/"
+        };
+        assert!(at.contains(side), "{tip}");
+        let want = match value_at(at) {
+            0 => "0 B".to_string(),
+            v => format!("{} KiB", v / 1024),
+        };
+        assert!(tip.contains(&format!(": {want} · ")), "{tip}");
+    }
+    assert!(
+        points[1].1 <= points[0].1,
+        "more used after: not lower on the chart"
+    );
+    // The wrapped run sampled /dev/shm: no snapshot chart of it, curves instead.
+    let wrapped = html(&[], &fixture("captured/27_run_shm_sigbus_samples/run"));
+    let doc = parse(&wrapped);
+    let titles: Vec<String> = memory_charts(by_id(&doc, "memory").unwrap())
+        .into_iter()
+        .map(|c| c.0)
+        .collect();
+    assert!(
+        !titles
+            .iter()
+            .any(|t| t.starts_with("/dev/shm used: before")),
+        "{titles:?}"
+    );
+    let zh = html(&["--lang", "zh"], &run);
+    let zh_doc = parse(&zh);
+    let words = text_of(by_id(&zh_doc, "memory").unwrap());
+    assert!(
+        words.contains("运行前后（快照）") && words.contains("运行前 0 B"),
+        "{words}"
+    );
+}
+
+/// GPU memory the user's own nvidia-smi polled (`--query-gpu=timestamp,index,memory.used,
+/// memory.total --format=csv -l 1`), in a file whose name is hostile (markup, quotes, a
+/// control character), dropped into the seed run: one curve per GPU against memory.total, on
+/// nvidia-smi's clock, with the failure marked where the logs' time for it falls; the name
+/// stays text.
+#[test]
+fn polled_nvidia_smi_is_drawn_against_the_total_with_the_failure_marked() {
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(&fixture("seed-bus-error"), tmp.path());
+    // Every second from 09:13:40.100 for 30 s (the seed's SIGBUS is at 09:14:02.896), GPU 0
+    // climbing by 2500 MiB a poll, GPU 1 a few milliseconds behind it.
+    let mut csv = String::from("timestamp, index, memory.used [MiB], memory.total [MiB]\n");
+    for i in 0..30u64 {
+        for g in 0..2u64 {
+            csv.push_str(&format!(
+                "2024/05/14 09:{:02}:{:02}.{:03}, {g}, {} MiB, 81559 MiB\n",
+                13 + (40 + i) / 60,
+                (40 + i) % 60,
+                100 + g * 3,
+                2000 + i * 2500 + g * 10
+            ));
+        }
+    }
+    let name = "gpu<script>alert(1)<!--'\"\u{7}mem.csv";
+    std::fs::write(tmp.path().join(name), csv).unwrap();
+    let page = html(&[], tmp.path());
+    let doc = parse(&page);
+    assert_self_contained(&page, &doc);
+    assert!(!page.contains("<script>") && !page.contains('\u{7}'));
+    let memory = by_id(&doc, "memory").expect("a memory section");
+    let note = text_of(memory);
+    assert!(
+        note.contains(
+            "30 samples from gpu<script>alert(1)<!--'\"\u{FFFD}mem.csv (nvidia-smi polled"
+        ),
+        "the name as text: {note}"
+    );
+    let charts = memory_charts(memory);
+    let titles: Vec<&str> = charts.iter().map(|c| c.0.as_str()).collect();
+    // 2000 + 29 × 2500 MiB = 74500 MiB; 81559 MiB = 79.6 GiB.
+    assert_eq!(
+        titles,
+        [
+            "GPU 0 memory used: peak 72.8 GiB of 79.6 GiB",
+            "GPU 1 memory used: peak 72.8 GiB of 79.6 GiB"
+        ]
+    );
+    for (title, labels, svg) in &charts {
+        assert_eq!(
+            labels,
+            &[
+                "seconds since the first sample (2024/05/14 09:13:40.100)",
+                "bytes"
+            ],
+            "{title}"
+        );
+        let limit = svg
+            .descendants()
+            .find(|n| n.attribute("class") == Some("limit"))
+            .expect("the total dashed");
+        assert!(text_of(*svg).contains("limit 79.6 GiB"));
+        // The failure, 22.796 s after the first sample of 29 s, on the x axis of 620 from 80.
+        let failure = svg
+            .descendants()
+            .find(|n| n.attribute("class") == Some("failure"))
+            .expect("the failure marked");
+        let x: f64 = failure.attribute("x1").unwrap().parse().unwrap();
+        let want = 80.0 + 22.796 / 29.0 * 620.0;
+        assert!((x - want).abs() < 0.2, "{x} vs {want}");
+        // The curve climbs to just under the total: its highest point is the last.
+        let points: Vec<(f64, f64)> = svg
+            .descendants()
+            .filter(|n| n.attribute("class") == Some("series"))
+            .flat_map(|n| {
+                n.attribute("points")
+                    .unwrap()
+                    .split(' ')
+                    .map(|p| {
+                        let (x, y) = p.split_once(',').unwrap();
+                        (x.parse::<f64>().unwrap(), y.parse::<f64>().unwrap())
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        assert_eq!(points.len(), 30, "{title}");
+        let limit_y: f64 = limit.attribute("y1").unwrap().parse().unwrap();
+        let top = points.iter().fold(f64::MAX, |a, p| a.min(p.1));
+        assert_eq!(top, points.last().unwrap().1);
+        assert!(top > limit_y, "under the total");
+    }
+    // The polled file's facts: one row each, its last reading, of 30.
+    let rows: Vec<String> = by_id(&doc, "facts")
+        .unwrap()
+        .descendants()
+        .filter(|n| n.has_tag_name("tr") && text_of(*n).contains("mem.csv:"))
+        .map(text_of)
+        .collect();
+    assert_eq!(rows.len(), 4, "{rows:#?}");
+    let used0 = rows
+        .iter()
+        .find(|r| r.starts_with("gpu.0.memory_used_bytes"))
+        .unwrap();
+    assert!(
+        used0.contains(&format!("{} (the last of 30 readings", 74500u64 << 20)),
+        "{used0}"
+    );
+}
+
 /// `triage --format html` over the corpus: one row per group with its fingerprint and its
 /// runs, and bar charts by category and by action class whose bars add up to the runs.
 #[test]
@@ -575,6 +825,16 @@ fn diff_out(args: &[&str], good: &Path, bad: &Path, format: &str) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).expect("the page is UTF-8")
+}
+
+/// Both sides of a diff whose runs sampled their memory: the fixtures' one `trainwreck run`
+/// folder (captured/27) on both sides, as no good run of its command was captured under the
+/// wrapper; the pairing itself is tested on two different runs in `diff::memory`'s tests.
+fn wrapped_pair() -> (PathBuf, PathBuf) {
+    (
+        fixture("captured/27_run_shm_sigbus_samples/run"),
+        fixture("captured/27_run_shm_sigbus_samples/run"),
+    )
 }
 
 /// The pairs of real runs the diff tests compare (tests/diff.rs): four that differ in one
@@ -855,6 +1115,86 @@ fn diff_page_masks_secret_settings_and_escapes_values() {
     }
 }
 
+/// Where both runs sampled their memory, the diff page draws each memory both sampled on one
+/// chart: the good run solid, the bad run dashed, each from its own first sample, the limit
+/// dashed, both peaks in the title; the `--baseline` run page has the same as `#diff-memory`.
+/// A pair without samples has no such section.
+#[test]
+fn diff_page_draws_both_runs_memory_where_both_sampled() {
+    let (good, bad) = wrapped_pair();
+    let page = diff_out(&[], &good, &bad, "html");
+    let doc = parse(&page);
+    assert_self_contained(&page, &doc);
+    let memory = by_id(&doc, "memory").expect("both runs' memory");
+    let charts = memory_charts(memory);
+    let titles: Vec<&str> = charts.iter().map(|c| c.0.as_str()).collect();
+    assert!(
+        titles
+            .iter()
+            .any(|t| t.starts_with("/dev/shm used: peak ") && t.ends_with(" MiB in the bad run")),
+        "{titles:?}"
+    );
+    assert!(
+        titles
+            .iter()
+            .any(|t| t.starts_with("GPU 0 memory used: peak ")),
+        "{titles:?}"
+    );
+    for (title, labels, svg) in &charts {
+        assert_eq!(
+            labels,
+            &["seconds since each run's first sample", "bytes"],
+            "{title}"
+        );
+        for side in ["series good", "series bad"] {
+            assert!(
+                svg.descendants()
+                    .any(|n| n.attribute("class") == Some(side)),
+                "{title}: {side}"
+            );
+        }
+    }
+    let (_, _, shm) = &charts[titles
+        .iter()
+        .position(|t| t.starts_with("/dev/shm"))
+        .unwrap()];
+    assert!(
+        shm.descendants()
+            .any(|n| n.attribute("class") == Some("limit")),
+        "the limit dashed"
+    );
+    assert!(
+        text_of(memory).contains("samples.csv"),
+        "where the samples came from"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_trainwreck"))
+        .args(["analyze", "--format", "html"])
+        .arg(&bad)
+        .arg("--baseline")
+        .arg(&good)
+        .output()
+        .unwrap();
+    let run_page = String::from_utf8(out.stdout).unwrap();
+    let run_doc = parse(&run_page);
+    assert!(by_id(&run_doc, "diff-memory").is_some());
+    assert!(
+        by_id(&run_doc, "memory").is_some(),
+        "the run's own memory too"
+    );
+    let zh = diff_out(&["--lang", "zh"], &good, &bad, "html");
+    assert!(zh.contains("两次运行的内存随时间的变化") && zh.contains("自各自第一个采样起的秒数"));
+    let none = diff_out(
+        &[],
+        &fixture("pairs/precision/good"),
+        &fixture("pairs/precision/bad"),
+        "html",
+    );
+    assert!(
+        by_id(&parse(&none), "memory").is_none(),
+        "no samples, no memory"
+    );
+}
+
 /// `--lang zh`: the diff page's headings, verdict, table columns and chart labels in Chinese;
 /// values and paths as the runs tell them.
 #[test]
@@ -919,8 +1259,9 @@ fn run_page_with_a_baseline_shows_what_changed() {
     assert!(by_id(&parse(&html(&[], &bad)), "diff").is_none());
 }
 
-/// The seed run's page, a wrapped run's page (with memory curves), the corpus's triage page, a
-/// diff's page and the fleet's page in a real browser:
+/// The seed run's page, a wrapped run's page (with memory curves), a page with snapshots'
+/// memory as points, the corpus's triage page, a diff's page and the fleet's page in a real
+/// browser:
 /// headless Chromium loads each from `file://` and its DOM holds the cause card, the
 /// timeline's lanes and the charts' titles; the console says nothing was refused (the page's
 /// policy forbids every fetch, so a fetch would be refused and logged).
@@ -977,6 +1318,13 @@ fn seed_page_renders_in_headless_chromium() {
     assert!(
         dom.contains("/dev/shm used: peak 63.3 MiB of 64 MiB")
             && dom.contains("seconds since the command started"),
+        "{dom}"
+    );
+    let dom = render(html(&[], &fixture("corpus/04_nccl_collective_timeout")));
+    assert!(
+        dom.contains("id=\"memory-snapshots\"")
+            && dom.contains("class=\"point after\"")
+            && dom.contains("/dev/shm used: before 0 B, after 56 KiB, of 256 GiB"),
         "{dom}"
     );
     let out = Command::new(env!("CARGO_BIN_EXE_trainwreck"))

@@ -259,6 +259,10 @@ impl Engine<'_> {
         clean.finish(res, ranged);
         launch.finish(res, ranged);
         res.events = fout.events;
+        if let Some(mut s) = fout.samples {
+            s.path = path.to_string();
+            res.samples = Some(s);
+        }
         for w in fout.warnings {
             res.warnings.push(Warning::new(Some(path), w));
         }

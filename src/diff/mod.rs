@@ -9,6 +9,7 @@
 //! with run ids, dates or hashes) never compared.
 
 pub mod comparers;
+pub mod memory;
 pub mod trajectory;
 
 use crate::analyze::Engine;
@@ -32,6 +33,8 @@ pub struct Run {
     /// The step trajectory of the log that logged the most steps, with its path.
     pub steps: Vec<StepPoint>,
     pub steps_path: String,
+    /// Its memory sampled over time (`trainwreck run`, a polled nvidia-smi), for the page.
+    pub samples: Vec<crate::sources::samples::Samples>,
     pub warnings: Vec<Warning>,
 }
 
@@ -64,6 +67,7 @@ impl Run {
         warnings.append(&mut a.warnings);
         let d = crate::correlate::correlate(engine.kb, &a);
         let mut run = Run::from_parts(paths, a.facts.all(), d.verdict, &d.findings);
+        run.samples = std::mem::take(&mut a.samples);
         run.warnings.splice(0..0, warnings);
         run
     }
@@ -325,6 +329,10 @@ pub struct Diff {
     /// page's charts; not part of `trainwreck.diff/1`.
     #[serde(skip)]
     pub curves: trajectory::Curves,
+    /// Both runs' memory over time where both sampled it, for the HTML page's charts; not
+    /// part of `trainwreck.diff/1`.
+    #[serde(skip)]
+    pub memory: memory::MemoryCurves,
     /// Inputs either side could not read (each says which side).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
@@ -381,6 +389,7 @@ pub fn compare(good: &Run, bad: &Run) -> Diff {
     let (headline, headline_zh) = headline(&differences, bad, top).unzip();
     let parting = trajectory::parting(good, bad);
     let curves = trajectory::curves(good, bad);
+    let memory = memory::curves(good, bad);
     let (mut warnings, mut warnings_zh) = (Vec::new(), Vec::new());
     for (side, side_zh, run) in [("good", "正常运行", good), ("bad", "失败运行", bad)] {
         for w in &run.warnings {
@@ -400,6 +409,7 @@ pub fn compare(good: &Run, bad: &Run) -> Diff {
         differences,
         parting,
         curves,
+        memory,
         warnings,
         warnings_zh,
     }
@@ -489,6 +499,8 @@ impl Diff {
         }
         each(f, &mut self.curves.good_path);
         each(f, &mut self.curves.bad_path);
+        each(f, &mut self.memory.good_path);
+        each(f, &mut self.memory.bad_path);
         for t in self.warnings.iter_mut().chain(self.warnings_zh.iter_mut()) {
             each(f, t);
         }

@@ -1025,6 +1025,124 @@ impl Tr {
             Lang::Zh => ["上限", "结束"],
         }
     }
+    /// The x axis of curves on a sampler's own clock (nvidia-smi polled by the user).
+    pub fn html_memory_wall_axis(self, start: &str) -> String {
+        match self.0 {
+            Lang::En => format!("seconds since the first sample ({start})"),
+            Lang::Zh => format!("自第一个采样（{start}）起的秒数"),
+        }
+    }
+    /// On a sampler's own clock: the last sample's line, and the failure's (the logs' time).
+    pub fn html_memory_wall_marks(self) -> [&'static str; 2] {
+        match self.0 {
+            Lang::En => ["last sample", "failure"],
+            Lang::Zh => ["最后一个采样", "失败时刻"],
+        }
+    }
+    /// Under curves on a sampler's own clock: where they come from, and whether the failure's
+    /// time could be placed on them.
+    pub fn html_memory_wall_note(self, path: &str, n: usize, start: &str, failure: bool) -> String {
+        match (self.0, failure) {
+            (Lang::En, true) => format!(
+                "{n} samples from {path} (nvidia-smi polled, from {start}); the dashed line is the limit, the red line the time the logs give for the failure (both clocks read as printed, without a zone)."
+            ),
+            (Lang::En, false) => format!(
+                "{n} samples from {path} (nvidia-smi polled, from {start}); the dashed line is the limit. The logs give no time for the failure within these samples, so it is not marked."
+            ),
+            (Lang::Zh, true) => format!(
+                "{path} 中的 {n} 个采样（nvidia-smi 轮询，自 {start} 起）；虚线是上限，红线是日志给出的失败时刻（两边的时间都按原样读取，不含时区）。"
+            ),
+            (Lang::Zh, false) => format!(
+                "{path} 中的 {n} 个采样（nvidia-smi 轮询，自 {start} 起）；虚线是上限。日志给出的失败时刻不在这些采样的时间范围内，因此没有标出。"
+            ),
+        }
+    }
+    /// The snapshot charts' heading, where a memory was not sampled over time.
+    pub fn html_memory_snapshots(self) -> &'static str {
+        match self.0 {
+            Lang::En => "Before and after the run (snapshots)",
+            Lang::Zh => "运行前后（快照）",
+        }
+    }
+    /// A snapshot chart's title: the series, its values before and after, its limit.
+    pub fn html_memory_snapshot_title(
+        self,
+        series: &str,
+        before: Option<&str>,
+        after: Option<&str>,
+        limit: Option<&str>,
+    ) -> String {
+        let none = match self.0 {
+            Lang::En => "not read",
+            Lang::Zh => "未读取",
+        };
+        let (b, a) = (before.unwrap_or(none), after.unwrap_or(none));
+        match (self.0, limit) {
+            (Lang::En, Some(l)) => format!("{series}: before {b}, after {a}, of {l}"),
+            (Lang::En, None) => format!("{series}: before {b}, after {a} (no limit recorded)"),
+            (Lang::Zh, Some(l)) => format!("{series}：运行前 {b}，运行后 {a}，上限 {l}"),
+            (Lang::Zh, None) => format!("{series}：运行前 {b}，运行后 {a}（没有记录上限）"),
+        }
+    }
+    /// A snapshot chart's two points on x, and its x axis.
+    pub fn html_memory_snapshot_axis(self) -> [&'static str; 3] {
+        match self.0 {
+            Lang::En => ["before the run", "after the run", "snapshot"],
+            Lang::Zh => ["运行前", "运行后", "快照"],
+        }
+    }
+    /// Under the snapshot charts.
+    pub fn html_memory_snapshot_note(self) -> &'static str {
+        match self.0 {
+            Lang::En => {
+                "Values read from the snapshots taken before and after the run: one point each, nothing sampled between them; the dashed line is the limit. trainwreck run, or nvidia-smi polling, records the curve between."
+            }
+            Lang::Zh => {
+                "数值读自运行前后的快照：各一个点，中间没有采样；虚线是上限。用 trainwreck run 或轮询的 nvidia-smi 可以记录两者之间的曲线。"
+            }
+        }
+    }
+    /// The diff page's memory section: both runs' samples on one chart per memory.
+    pub fn html_diff_memory(self) -> &'static str {
+        match self.0 {
+            Lang::En => "Memory of both runs over time",
+            Lang::Zh => "两次运行的内存随时间的变化",
+        }
+    }
+    /// A diff memory chart's title.
+    pub fn html_diff_memory_title(self, series: &str, good: &str, bad: &str) -> String {
+        match self.0 {
+            Lang::En => format!("{series}: peak {good} in the good run, {bad} in the bad run"),
+            Lang::Zh => format!("{series}：峰值 正常运行 {good}，失败运行 {bad}"),
+        }
+    }
+    /// The diff memory charts' x axis (each run from its own first sample).
+    pub fn html_diff_memory_axis(self) -> &'static str {
+        match self.0 {
+            Lang::En => "seconds since each run's first sample",
+            Lang::Zh => "自各自第一个采样起的秒数",
+        }
+    }
+    /// A limit line's label on the diff's memory charts, when the runs' limits differ.
+    pub fn html_diff_memory_limit(self, side: crate::diff::Side, limit: &str) -> String {
+        match (self.0, side) {
+            (Lang::En, crate::diff::Side::Good) => format!("good run's limit {limit}"),
+            (Lang::En, crate::diff::Side::Bad) => format!("bad run's limit {limit}"),
+            (Lang::Zh, crate::diff::Side::Good) => format!("正常运行的上限 {limit}"),
+            (Lang::Zh, crate::diff::Side::Bad) => format!("失败运行的上限 {limit}"),
+        }
+    }
+    /// Under the diff's memory charts: where each side's samples come from.
+    pub fn html_diff_memory_note(self, good: &str, bad: &str) -> String {
+        match self.0 {
+            Lang::En => format!(
+                "Good run: {good}; bad run: {bad}. Each run from its own first sample; the dashed lines are the limits."
+            ),
+            Lang::Zh => format!(
+                "正常运行：{good}；失败运行：{bad}。两次运行各自从第一个采样算起；虚线是上限。"
+            ),
+        }
+    }
     /// The lane of events that name no rank and no host.
     pub fn html_lane_other(self) -> &'static str {
         match self.0 {
@@ -1063,6 +1181,14 @@ impl Tr {
         match self.0 {
             Lang::En => ["fact", "value", "source", "line"],
             Lang::Zh => ["事实", "值", "出处", "原文"],
+        }
+    }
+
+    /// Beside a polled file's fact: the reading shown is the last of `n` (all drawn in #memory).
+    pub fn html_fact_readings(self, n: usize) -> String {
+        match self.0 {
+            Lang::En => format!("(the last of {n} readings, drawn under Memory)"),
+            Lang::Zh => format!("（共 {n} 次读数中的最后一次，曲线见“内存随时间的变化”）"),
         }
     }
 

@@ -255,6 +255,13 @@ impl Report {
             fact.text = f(None, &fact.text);
             fact.path = f(None, &fact.path);
         }
+        // Numbers but for their file's path (and a polled sampler's first time as printed).
+        for s in &mut self.samples {
+            s.path = f(None, &s.path);
+            if let crate::sources::samples::Clock::Wall { start, .. } = &mut s.clock {
+                *start = f(None, start);
+            }
+        }
     }
 
     /// Hosts named by the findings, sorted (for consistent redaction masks).

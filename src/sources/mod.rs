@@ -111,6 +111,9 @@ pub struct FactOut {
     /// Parts of the file that could not be read (a truncated row, an unknown column):
     /// reported, never guessed.
     pub warnings: Vec<Text>,
+    /// Memory sampled over time in the file (`nvidia-smi` polled with `-l`), for the report's
+    /// curves.
+    pub samples: Option<samples::Samples>,
 }
 
 /// A parser that turns one snapshot's lines into facts. Fed every line of the file in order

@@ -1,8 +1,12 @@
 //! nvidia-smi in its three shapes (default table, `-q`, `--query-*` CSV) → per-GPU facts keyed by
 //! the GPU index, driver versions, processes holding memory, and `ERR!`/device-handle failures.
+//! Polled output (`--query-gpu=timestamp,index,memory.used,… -l N`, or `nvidia-smi -l N`'s tables
+//! each under its date line) is also read as GPU memory over time ([`Polls`] → `FactOut::samples`),
+//! for the report's curves; every poll's facts are kept as before.
 //! Layouts differ between driver versions: cells that cannot be read are warned about, never filled in.
 
-use super::units::size_1024;
+use super::samples::{Clock, Memory, Samples};
+use super::units::{epoch_from_iso, iso_from_ctime, size_1024};
 use super::{Event, EventKind, FactOut, FactParser};
 use crate::fact_names;
 use crate::model::{Fact, FactValue, text};
@@ -93,6 +97,87 @@ fn finish_handle_errors(out: &mut FactOut, h: &(i64, u64, String)) {
     }
 }
 
+/// A poll's time as nvidia-smi prints it in the CSV's `timestamp` column
+/// (`2026/06/03 12:00:01.123`): Unix seconds, read as printed (no zone).
+fn csv_time(v: &str) -> Option<f64> {
+    let (date, time) = v.trim().split_once(' ')?;
+    epoch_from_iso(&format!("{}T{}", date.replace('/', "-"), time.trim()))
+}
+
+/// The date line nvidia-smi prints above each table (`Mon Jun  3 12:00:01 2026`).
+fn table_time(line: &str) -> Option<f64> {
+    iso_from_ctime(line.trim()).and_then(|t| epoch_from_iso(&t))
+}
+
+/// GPU memory used, poll by poll: one row of [`Samples`] per poll, on the polls' own clock.
+/// Two polls at least make a series; one is a snapshot, already its facts.
+#[derive(Default)]
+struct Polls {
+    /// The first poll's time, as printed and read.
+    start: Option<(String, f64)>,
+    /// The open poll: its time (Unix seconds) and the memory used of each GPU in it.
+    current: Option<(f64, Vec<(u32, u64)>)>,
+    samples: Samples,
+}
+
+impl Polls {
+    /// A poll taken at `epoch` (printed as `printed`) begins.
+    fn begin(&mut self, printed: &str, epoch: f64) {
+        self.close();
+        self.start
+            .get_or_insert_with(|| (printed.trim().to_string(), epoch));
+        self.current = Some((epoch, Vec::new()));
+    }
+
+    /// The open poll's time, if one is open.
+    fn open_at(&self) -> Option<f64> {
+        self.current.as_ref().map(|c| c.0)
+    }
+
+    /// Whether the open poll already has GPU `gpu` (its next row is the next poll's).
+    fn has(&self, gpu: u32) -> bool {
+        self.current
+            .as_ref()
+            .is_some_and(|(_, v)| v.iter().any(|(g, _)| *g == gpu))
+    }
+
+    fn used(&mut self, gpu: u32, bytes: u64) {
+        if let Some((_, v)) = &mut self.current {
+            v.retain(|(g, _)| *g != gpu);
+            v.push((gpu, bytes));
+        }
+    }
+
+    fn close(&mut self) {
+        let (Some((epoch, gpus)), Some((_, first))) = (self.current.take(), &self.start) else {
+            return;
+        };
+        if gpus.is_empty() {
+            return;
+        }
+        // Milliseconds since the first poll, never backwards (files joined out of order).
+        let t = ((epoch - first) * 1000.0).round().max(0.0) as u64;
+        let t = t.max(self.samples.t_ms.last().copied().unwrap_or(0));
+        let row: Vec<(String, u64)> = gpus
+            .iter()
+            .map(|(g, b)| (Memory::Gpu(g.to_string()).column(), *b))
+            .collect();
+        self.samples.push(t, &row);
+    }
+
+    fn finish(&mut self, out: &mut FactOut) {
+        self.close();
+        let Some((start, epoch)) = self.start.take() else {
+            return;
+        };
+        if self.samples.t_ms.len() >= 2 {
+            let mut s = std::mem::take(&mut self.samples);
+            s.clock = Clock::Wall { start, epoch };
+            out.samples = Some(s);
+        }
+    }
+}
+
 /// Per-GPU process tallies, emitted once at the end.
 #[derive(Default)]
 struct Procs(BTreeMap<u32, (i64, u64, bool, u64, String)>);
@@ -163,6 +248,7 @@ pub struct TableParser {
     procs: Procs,
     handle_errors: (i64, u64, String),
     saw_table: bool,
+    polls: Polls,
 }
 
 impl TableParser {
@@ -185,7 +271,17 @@ impl FactParser for TableParser {
             return;
         }
         let t = line.trim();
+        if let Some(epoch) = table_time(t) {
+            self.polls.begin(t, epoch);
+            return;
+        }
         if t.contains("NVIDIA-SMI ") && t.contains("Driver Version:") {
+            // Another table (`nvidia-smi -l`): its GPUs and processes are its own.
+            if self.saw_table {
+                self.close_gpu(out);
+                self.procs.finish(out);
+            }
+            self.section = Section::Head;
             self.saw_table = true;
             for (key, name) in [
                 ("Driver Version:", "version.driver"),
@@ -270,6 +366,7 @@ impl FactParser for TableParser {
                         (Some(u), Some(tot)) => {
                             gpu(out, i, "memory_used_bytes", u, lineno, line);
                             gpu(out, i, "memory_total_bytes", tot, lineno, line);
+                            self.polls.used(i, u);
                         }
                         _ => out.warnings.push(text!(
                             "nvidia-smi: line {lineno}: GPU {i} memory `{mem}` unreadable",
@@ -348,6 +445,7 @@ impl FactParser for TableParser {
     fn finish(&mut self, out: &mut FactOut) {
         self.close_gpu(out);
         self.procs.finish(out);
+        self.polls.finish(out);
         finish_handle_errors(out, &self.handle_errors);
         if !self.saw_table
             && self.handle_errors.0 == 0
@@ -593,6 +691,7 @@ enum CsvCol {
     ProcMem,
     Driver,
     Uuid,
+    Timestamp,
     Other,
 }
 
@@ -622,6 +721,7 @@ fn csv_col(name: &str) -> CsvCol {
         "process_name" => ProcName,
         "used_gpu_memory" | "used_memory" => ProcMem,
         "driver_version" => Driver,
+        "timestamp" => Timestamp,
         _ => Other,
     }
 }
@@ -634,7 +734,12 @@ pub struct CsvParser {
     warned_no_header: bool,
     procs: Procs,
     handle_errors: (i64, u64, String),
+    polls: Polls,
 }
+
+/// GPUs of one poll are queried within milliseconds; without an `index` column, a row this
+/// much later than its poll's first is the next poll's.
+const NEXT_POLL_S: f64 = 0.5;
 
 fn is_header(fields: &[&str]) -> bool {
     fields.iter().all(|f| {
@@ -677,6 +782,9 @@ impl FactParser for CsvParser {
                     .collect(),
             );
             return;
+        }
+        if self.cols.is_some() && is_header(&fields) {
+            return; // the header again (a polled file joined from several)
         }
         let Some(cols) = self.cols.clone() else {
             if !self.warned_no_header {
@@ -727,6 +835,27 @@ impl FactParser for CsvParser {
             }
             return;
         }
+        // A polled file (`-l`): each row's timestamp; a row for a GPU the open poll already has,
+        // or (without an index column) one taken well after it, begins the next poll.
+        let at = |c: CsvCol| {
+            cols.iter()
+                .position(|(k, _)| *k == c)
+                .and_then(|p| fields.get(p).copied())
+        };
+        if let Some((printed, epoch)) = at(CsvCol::Timestamp).and_then(|v| Some((v, csv_time(v)?)))
+        {
+            let next = match at(CsvCol::Index).and_then(|s| s.parse::<u32>().ok()) {
+                Some(i) => self.polls.has(i),
+                None => self
+                    .polls
+                    .open_at()
+                    .is_some_and(|t| (epoch - t).abs() >= NEXT_POLL_S),
+            };
+            if next || self.polls.open_at().is_none() {
+                self.polls.begin(printed, epoch);
+                self.row = 0;
+            }
+        }
         // GPU rows: the index column, or else nvidia-smi's own enumeration order, which is index order.
         let idx = match cols.iter().position(|(k, _)| *k == CsvCol::Index) {
             Some(p) => match fields.get(p).and_then(|s| s.parse::<u32>().ok()) {
@@ -773,7 +902,12 @@ impl FactParser for CsvParser {
                         "memory_total_bytes"
                     };
                     match mib(v, unit) {
-                        Some(b) => gpu(out, idx, name, b, lineno, line),
+                        Some(b) => {
+                            if *col == CsvCol::MemUsed {
+                                self.polls.used(idx, b);
+                            }
+                            gpu(out, idx, name, b, lineno, line)
+                        }
                         None => out.warnings.push(text!(
                             "nvidia-smi csv: line {lineno}: `{v}` is not a size",
                             "nvidia-smi csv：第 {lineno} 行：`{v}` 不是有效的容量"
@@ -813,6 +947,7 @@ impl FactParser for CsvParser {
 
     fn finish(&mut self, out: &mut FactOut) {
         self.procs.finish(out);
+        self.polls.finish(out);
         finish_handle_errors(out, &self.handle_errors);
     }
 }
@@ -936,6 +1071,131 @@ Unable to determine the device handle for GPU 0000:08:00.0: Unknown Error
             Some(&FactValue::Text("FB Memory Usage/Used".into()))
         );
         assert!(get(&out, "gpu.0.memory_used_bytes").is_none());
+    }
+
+    /// `--query-gpu=timestamp,index,memory.used,memory.total --format=csv -l 1` on two GPUs:
+    /// one row per poll of each GPU's memory used, on nvidia-smi's own clock (milliseconds since
+    /// its first poll; the GPUs of a poll are a few milliseconds apart), the header printed again
+    /// where two files were joined; every row's facts as before.
+    #[test]
+    fn polled_csv_is_gpu_memory_over_time() {
+        let csv = "timestamp, index, memory.used [MiB], memory.total [MiB]\n\
+                   2026/06/03 12:00:01.120, 0, 1000 MiB, 81559 MiB\n\
+                   2026/06/03 12:00:01.124, 1, 900 MiB, 81559 MiB\n\
+                   2026/06/03 12:00:02.121, 0, 30000 MiB, 81559 MiB\n\
+                   2026/06/03 12:00:02.125, 1, 950 MiB, 81559 MiB\n\
+                   timestamp, index, memory.used [MiB], memory.total [MiB]\n\
+                   2026/06/03 12:00:03.130, 0, 81000 MiB, 81559 MiB\n";
+        let out = parse_text(SourceKind::NvidiaSmiCsv, "gpu_memory.csv", csv);
+        assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+        let s = out.samples.expect("a series");
+        assert_eq!(s.t_ms, vec![0, 1001, 2010]);
+        assert_eq!(
+            s.column("gpu0_used_bytes").unwrap().values,
+            vec![Some(1000 << 20), Some(30000 << 20), Some(81000 << 20)]
+        );
+        assert_eq!(
+            s.column("gpu1_used_bytes").unwrap().values,
+            vec![Some(900 << 20), Some(950 << 20), None]
+        );
+        match &s.clock {
+            crate::sources::samples::Clock::Wall { start, epoch } => {
+                assert_eq!(start, "2026/06/03 12:00:01.120");
+                assert_eq!(
+                    crate::sources::units::iso_from_epoch(*epoch).as_deref(),
+                    Some("2026-06-03T12:00:01.120000")
+                );
+            }
+            c => panic!("{c:?}"),
+        }
+        let used = out
+            .facts
+            .iter()
+            .filter(|f| f.name == "gpu.0.memory_used_bytes")
+            .count();
+        assert_eq!(used, 3, "every poll's facts");
+    }
+
+    /// Without an index column the rows of a poll are its GPUs in order, and a row taken well
+    /// after its poll's first begins the next poll (not GPU 2, 3, …). One poll is a snapshot,
+    /// no series.
+    #[test]
+    fn polled_csv_without_index_starts_a_poll_by_time() {
+        let csv = "timestamp, memory.used [MiB], memory.total [MiB]\n\
+                   2026/06/03 12:00:01.120, 10 MiB, 100 MiB\n\
+                   2026/06/03 12:00:01.121, 20 MiB, 100 MiB\n\
+                   2026/06/03 12:00:02.120, 30 MiB, 100 MiB\n\
+                   2026/06/03 12:00:02.122, 40 MiB, 100 MiB\n";
+        let out = parse_text(SourceKind::NvidiaSmiCsv, "gpu_memory.csv", csv);
+        let s = out.samples.expect("a series");
+        assert_eq!(s.t_ms, vec![0, 1000]);
+        assert_eq!(
+            s.column("gpu1_used_bytes").unwrap().values,
+            vec![Some(20 << 20), Some(40 << 20)]
+        );
+        assert!(!out.facts.iter().any(|f| f.name.starts_with("gpu.2.")));
+        let one = "timestamp, index, memory.used [MiB]\n2026/06/03 12:00:01.120, 0, 10 MiB\n";
+        assert!(
+            parse_text(SourceKind::NvidiaSmiCsv, "q.csv", one)
+                .samples
+                .is_none()
+        );
+    }
+
+    /// `nvidia-smi -l 2`: a table under its date line, again and again. Each table's memory
+    /// row is a poll; its processes are its own (not summed over the tables).
+    #[test]
+    fn repeated_tables_are_gpu_memory_over_time() {
+        let table = |date: &str, used: u64| {
+            format!(
+                "{date}\n\
++-----------------------------------------------------------------------------------------+\n\
+| NVIDIA-SMI 580.95.05              Driver Version: 580.95.05      CUDA Version: 13.0     |\n\
+|-----------------------------------------+------------------------+----------------------+\n\
+| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |\n\
+| Fan  Temp   Perf          Pwr:Usage/Cap |           Memory-Usage | GPU-Util  Compute M. |\n\
+|=========================================+========================+======================|\n\
+|   0  NVIDIA H100 80GB HBM3          On  |   00000000:18:00.0 Off |                    0 |\n\
+| N/A   31C    P0            120W /  700W |   {used}MiB /  81559MiB |     97%      Default |\n\
++-----------------------------------------+------------------------+----------------------+\n\
+\n\
++-----------------------------------------------------------------------------------------+\n\
+| Processes:                                                                              |\n\
+|  GPU   GI   CI              PID   Type   Process name                        GPU Memory |\n\
+|=========================================================================================|\n\
+|    0   N/A  N/A            4242      C   python3                               {used}MiB |\n\
++-----------------------------------------------------------------------------------------+\n"
+            )
+        };
+        let text = table("Wed Jun  3 12:00:01 2026", 2000)
+            + &table("Wed Jun  3 12:00:03 2026", 40000)
+            + &table("Wed Jun  3 12:00:05 2026", 80000);
+        let out = parse_text(SourceKind::NvidiaSmi, "nvidia-smi-loop.txt", &text);
+        assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+        let s = out.samples.expect("a series");
+        assert_eq!(s.t_ms, vec![0, 2000, 4000]);
+        assert_eq!(
+            s.column("gpu0_used_bytes").unwrap().values,
+            vec![Some(2000 << 20), Some(40000 << 20), Some(80000 << 20)]
+        );
+        let procs: Vec<&FactValue> = out
+            .facts
+            .iter()
+            .filter(|f| f.name == "gpu.0.processes")
+            .map(|f| &f.value)
+            .collect();
+        assert_eq!(procs, vec![&FactValue::Int(1); 3], "one process per table");
+        // One table, with or without its date line, is a snapshot.
+        let one = parse_text(
+            SourceKind::NvidiaSmi,
+            "nvidia-smi.txt",
+            &table("Wed Jun  3 12:00:01 2026", 5),
+        );
+        assert!(one.samples.is_none());
+        assert_eq!(
+            get(&one, "gpu.0.memory_used_bytes"),
+            Some(&FactValue::Int(5 << 20))
+        );
     }
 
     /// `N/A`, `[Not Supported]` and `ERR!` are absences or error facts, never stored as values.

@@ -1,7 +1,9 @@
-//! `trainwreck run`'s `samples.csv`: the memory the wrapped run used over time (/dev/shm, the
-//! cgroup, host MemAvailable, each GPU), one bounded document read into columns for the
-//! report's memory curves. It reads the columns the sampler writes and any `gpuN_used_bytes`;
-//! an unknown column is kept under its own name. It never decides anything about the run: the
+//! Memory sampled over time, for the report's memory curves: `trainwreck run`'s `samples.csv`
+//! (/dev/shm, the cgroup, host MemAvailable, each GPU; one bounded document read into columns;
+//! an unknown column is kept under its own name), and the same shape for the GPU memory that
+//! the user's own `nvidia-smi` polling recorded (`sources::nvidia_smi` builds those with
+//! [`Samples::push`]). [`memories`] says which memory each column is and which fact names its
+//! limit, once for every page that draws them. It never decides anything about the run: the
 //! limits the curves are drawn against are facts read elsewhere.
 
 use crate::model::{Text, text};
@@ -20,19 +22,174 @@ pub struct Column {
     pub values: Vec<Option<u64>>,
 }
 
-/// The samples of one run: times in milliseconds since the wrapper started the command.
+/// The samples of one run: times in milliseconds since [`Clock`]'s zero.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Samples {
     /// The file they were read from.
     pub path: String,
+    /// Whose clock `t_ms` is on.
+    pub clock: Clock,
     pub t_ms: Vec<u64>,
     pub columns: Vec<Column>,
+}
+
+/// Where `t_ms` counts from.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Clock {
+    /// `trainwreck run`'s sampler: since the wrapper started the command; the last sample is
+    /// taken when the command ended.
+    #[default]
+    Command,
+    /// A sampler's own wall-clock timestamps (nvidia-smi's `timestamp`, the date line above each
+    /// table): since its first sample, printed as `start` and read as `epoch` (Unix seconds,
+    /// the time as printed with no zone, as the logs' times are read).
+    Wall { start: String, epoch: f64 },
 }
 
 impl Samples {
     pub fn column(&self, name: &str) -> Option<&Column> {
         self.columns.iter().find(|c| c.name == name)
     }
+
+    /// One more row, at `t_ms`, with a value for some columns (by name; a new name is a new
+    /// column, empty in the rows before). Past `MAX_ROWS` rows every other row is dropped as
+    /// [`read`] does.
+    pub fn push(&mut self, t_ms: u64, values: &[(String, u64)]) {
+        let n = self.t_ms.len();
+        self.t_ms.push(t_ms);
+        for c in &mut self.columns {
+            c.values.push(None);
+        }
+        for (name, v) in values {
+            let i = match self.columns.iter().position(|c| c.name == *name) {
+                Some(i) => i,
+                None => {
+                    self.columns.push(Column {
+                        name: name.clone(),
+                        values: vec![None; n + 1],
+                    });
+                    self.columns.len() - 1
+                }
+            };
+            self.columns[i].values[n] = Some(*v);
+        }
+        if self.t_ms.len() > MAX_ROWS {
+            halve(self);
+        }
+    }
+}
+
+/// A memory a samples file can hold.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Memory {
+    /// /dev/shm used, against the mount's size.
+    Shm,
+    /// The cgroup's memory, against its limit.
+    Cgroup,
+    /// Host memory in use (MemTotal − MemAvailable), against MemTotal.
+    Host,
+    /// GPU `n`'s memory used, against its total.
+    Gpu(String),
+}
+
+impl Memory {
+    /// `shm`, `cgroup`, `host`, `gpu`: the word the report's labels are chosen by.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Memory::Shm => "shm",
+            Memory::Cgroup => "cgroup",
+            Memory::Host => "host",
+            Memory::Gpu(_) => "gpu",
+        }
+    }
+
+    /// The GPU's index, for a GPU's memory.
+    pub fn gpu(&self) -> Option<&str> {
+        match self {
+            Memory::Gpu(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// The fact that gives its limit.
+    pub fn limit_fact(&self) -> String {
+        match self {
+            Memory::Shm => "shm.size_bytes".into(),
+            Memory::Cgroup => "cgroup.memory_limit_bytes".into(),
+            Memory::Host => "host.mem_total_bytes".into(),
+            Memory::Gpu(n) => format!("gpu.{n}.memory_total_bytes"),
+        }
+    }
+
+    /// The fact a snapshot gives its value in (the host's is MemTotal − this one).
+    pub fn snapshot_fact(&self) -> String {
+        match self {
+            Memory::Shm => "shm.used_bytes".into(),
+            Memory::Cgroup => "cgroup.memory_current_bytes".into(),
+            Memory::Host => "host.mem_available_bytes".into(),
+            Memory::Gpu(n) => format!("gpu.{n}.memory_used_bytes"),
+        }
+    }
+
+    /// The memory a samples column holds, if it is one.
+    pub fn of_column(name: &str) -> Option<Memory> {
+        match name {
+            "shm_used_bytes" => Some(Memory::Shm),
+            "cgroup_memory_bytes" => Some(Memory::Cgroup),
+            "host_mem_available_bytes" => Some(Memory::Host),
+            _ => name
+                .strip_prefix("gpu")
+                .and_then(|x| x.strip_suffix("_used_bytes"))
+                .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+                .map(|n| Memory::Gpu(n.to_string())),
+        }
+    }
+
+    /// The column a sampler writes this memory's values in.
+    pub fn column(&self) -> String {
+        match self {
+            Memory::Shm => "shm_used_bytes".into(),
+            Memory::Cgroup => "cgroup_memory_bytes".into(),
+            Memory::Host => "host_mem_available_bytes".into(),
+            Memory::Gpu(n) => format!("gpu{n}_used_bytes"),
+        }
+    }
+}
+
+/// One memory of a samples file: its values row by row, and its limit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    pub what: Memory,
+    pub values: Vec<Option<u64>>,
+    pub limit: Option<u64>,
+}
+
+/// The memories `s` holds, in the order of its columns, each with its limit as `fact` gives
+/// it (by [`Memory::limit_fact`]'s name). The host's is memory in use: MemTotal less each
+/// sample's MemAvailable, so only when MemTotal is known.
+pub fn memories(s: &Samples, fact: &dyn Fn(&str) -> Option<u64>) -> Vec<Series> {
+    let mut out = Vec::new();
+    for c in &s.columns {
+        let Some(what) = Memory::of_column(&c.name) else {
+            continue;
+        };
+        let limit = fact(&what.limit_fact());
+        let values = match (&what, limit) {
+            (Memory::Host, Some(total)) => c
+                .values
+                .iter()
+                .map(|v| v.map(|a| total.saturating_sub(a)))
+                .collect(),
+            (Memory::Host, None) => continue,
+            _ => c.values.clone(),
+        };
+        out.push(Series {
+            what,
+            values,
+            limit,
+        });
+    }
+    out
 }
 
 /// Parse a whole `samples.csv`. A malformed row is skipped and counted; a file with no header
@@ -59,6 +216,7 @@ pub fn read(path: &str, data: &[u8]) -> Result<(Samples, usize), Text> {
     }
     let mut s = Samples {
         path: path.to_string(),
+        clock: Clock::Command,
         t_ms: Vec::new(),
         columns: header[1..]
             .iter()
@@ -148,6 +306,68 @@ mod tests {
         assert!(shm.contains(&Some(1 << 30)), "the spike survives");
         let avail = &s.column("host_mem_available_bytes").unwrap().values;
         assert!(avail.contains(&Some(7)), "the low point survives");
+    }
+
+    /// Each column is the memory its name says, against the fact naming its limit; the host's
+    /// is drawn as memory in use, and only when MemTotal is known.
+    #[test]
+    fn memories_name_each_column_and_its_limit() {
+        let csv = "t_ms,shm_used_bytes,cgroup_oom_kill,host_mem_available_bytes,gpu1_used_bytes,gpux_used_bytes\n\
+                   0,10,0,900,5,1\n";
+        let (s, _) = read("samples.csv", csv.as_bytes()).unwrap();
+        let fact = |n: &str| match n {
+            "shm.size_bytes" => Some(64),
+            "host.mem_total_bytes" => Some(1000),
+            _ => None,
+        };
+        let m = memories(&s, &fact);
+        let whats: Vec<&Memory> = m.iter().map(|x| &x.what).collect();
+        assert_eq!(
+            whats,
+            [&Memory::Shm, &Memory::Host, &Memory::Gpu("1".into())]
+        );
+        assert_eq!(
+            (m[0].limit, m[1].limit, m[2].limit),
+            (Some(64), Some(1000), None)
+        );
+        assert_eq!(
+            m[1].values,
+            vec![Some(100)],
+            "in use: MemTotal − MemAvailable"
+        );
+        assert_eq!(m[2].what.limit_fact(), "gpu.1.memory_total_bytes");
+        let no_total = memories(&s, &|_| None);
+        assert!(no_total.iter().all(|x| x.what != Memory::Host));
+    }
+
+    /// Rows pushed one by one: a column first seen late is empty before, one not given in a
+    /// row is empty there, and a long series is halved like a long file.
+    #[test]
+    fn pushed_rows_line_up_by_column() {
+        let mut s = Samples::default();
+        s.push(0, &[("gpu0_used_bytes".into(), 1)]);
+        s.push(1000, &[("gpu1_used_bytes".into(), 7)]);
+        s.push(
+            2000,
+            &[("gpu0_used_bytes".into(), 3), ("gpu1_used_bytes".into(), 8)],
+        );
+        assert_eq!(s.t_ms, vec![0, 1000, 2000]);
+        assert_eq!(
+            s.column("gpu0_used_bytes").unwrap().values,
+            vec![Some(1), None, Some(3)]
+        );
+        assert_eq!(
+            s.column("gpu1_used_bytes").unwrap().values,
+            vec![None, Some(7), Some(8)]
+        );
+        for i in 3..(MAX_ROWS as u64 + 10) {
+            s.push(i * 1000, &[("gpu0_used_bytes".into(), i)]);
+        }
+        assert!(s.t_ms.len() <= MAX_ROWS, "{}", s.t_ms.len());
+        assert_eq!(
+            s.t_ms.len(),
+            s.column("gpu1_used_bytes").unwrap().values.len()
+        );
     }
 
     #[test]

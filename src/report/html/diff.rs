@@ -3,19 +3,21 @@
 //! verdict first (the headline and the differences ranked first, as `diff` ranked them), then
 //! the changed settings, versions and environment, each before → after with where it was read
 //! (`file:line`), and both runs' losses, grad norms and step times drawn on the same axes, with
-//! where they part. Same rules as the other pages: inline CSS and SVG only, every text through
-//! `esc`, and only what the Markdown shows of a difference (its cited lines' texts stay out:
-//! the comparison's values were masked by their key before any format renders them). Renders
-//! only: what differs, how relevant it is and where the runs part were decided by `diff`.
+//! where they part. Same rules as the other pages: maud templates (every text escaped), inline
+//! CSS and SVG only, and only what the Markdown shows of a difference (its cited lines' texts
+//! stay out: the comparison's values were masked by their key before any format renders them).
+//! Renders only: what differs, how relevant it is and where the runs part were decided by
+//! `diff`.
 
-use super::{axes, esc, head, location, section, svg_open};
+use super::memory::{Line, bytes_chart};
+use super::{BR, P, axes, axis_labels, chart, document, location};
 use crate::diff::trajectory::Curve;
 use crate::diff::{Diff, Difference, Side};
 use crate::model::Verdict;
 use crate::report::cut;
 use crate::report::diff::{band_text, compact, explains, verdict_line};
 use crate::report::i18n::{Lang, Tr};
-use std::fmt::Write;
+use maud::{Markup, html};
 
 /// Rows of a table before "… N more"; the JSON lists all.
 const MAX_ROWS: usize = 500;
@@ -27,64 +29,67 @@ const MAX_POINTS: usize = 400;
 /// Where the parts go: their own page (`h2` sections) or a run's page (`h3`, ids prefixed).
 #[derive(Clone, Copy)]
 struct Level {
-    h: &'static str,
+    /// The parts' heading level; theirs are one deeper.
+    h: u8,
     prefix: &'static str,
 }
 
-const PAGE: Level = Level {
-    h: "h2",
-    prefix: "",
-};
+const PAGE: Level = Level { h: 2, prefix: "" };
 const IN_RUN: Level = Level {
-    h: "h3",
+    h: 3,
     prefix: "diff-",
 };
+
+/// A heading of level `level` (2 to 4), with its id when given.
+fn heading(level: u8, id: Option<&str>, text: &str) -> Markup {
+    html! {
+        @match level {
+            2 => h2 id=[id] { (text) },
+            3 => h3 id=[id] { (text) },
+            _ => h4 id=[id] { (text) },
+        }
+        "\n"
+    }
+}
 
 /// The whole page.
 pub fn page(d: &Diff, lang: Lang) -> String {
     let tr = Tr(lang);
-    let mut out = String::with_capacity(32 * 1024);
     let heading = tr.html_diff_heading(d.differences.len());
     let title = match tr.diff_headline(d) {
         Some(h) => format!("trainwreck diff: {h}"),
         None => format!("trainwreck diff: {heading}"),
     };
-    head(&mut out, &title, lang);
-    let _ = writeln!(out, "<header><h1>{}</h1></header>\n<main>", esc(&heading));
-    parts(&mut out, d, tr, PAGE);
-    let _ = writeln!(
-        out,
-        "</main>\n<footer><p>{}</p></footer>\n</body>\n</html>",
-        esc(&tr.html_diff_footer(d.schema, d.differences.len()))
-    );
-    out
+    let footer = tr.html_diff_footer(d.schema, d.differences.len());
+    document(&title, lang, &heading, parts(d, tr, PAGE), Some(&footer))
 }
 
 /// The run page's `#diff` section: what changed since the good run (`--baseline`).
-pub fn run_section(out: &mut String, d: &Diff, tr: Tr) {
-    section(out, "diff", tr.diff_section());
-    parts(out, d, tr, IN_RUN);
-    out.push_str("</section>\n");
+pub fn run_section(d: &Diff, tr: Tr) -> Markup {
+    super::section("diff", tr.diff_section(), parts(d, tr, IN_RUN))
 }
 
-fn parts(out: &mut String, d: &Diff, tr: Tr, lv: Level) {
-    verdict(out, d, tr, lv);
+fn parts(d: &Diff, tr: Tr, lv: Level) -> Markup {
     let h = tr.html_diff_sections();
-    for (group, id) in [
-        (1, "settings"),
-        (2, "versions"),
-        (3, "environment"),
-        (4, "progress"),
-    ] {
-        let rows: Vec<&Difference> = d
-            .differences
-            .iter()
-            .filter(|x| group_of(x.source) == group)
-            .collect();
-        table(out, &rows, id, h[group], tr, lv);
+    let warnings = (0..d.warnings.len()).map(|i| cut(tr.diff_warning(d, i), 600));
+    html! {
+        (verdict(d, tr, lv))
+        @for (group, id) in [(1, "settings"), (2, "versions"), (3, "environment"), (4, "progress")] {
+            @let rows: Vec<&Difference> = d.differences.iter().filter(|x| group_of(x.source) == group).collect();
+            (table(&rows, id, h[group], tr, lv))
+        }
+        (curves(d, tr, lv))
+        (memory(d, tr, lv))
+        @if !d.warnings.is_empty() {
+            (open(lv, "warnings", &format!("{} ({})", tr.warnings(), d.warnings.len()), "", html! {
+                ul { "\n" @for l in warnings.take(super::MAX_WARNINGS) { li.mono { (l) } "\n" } }
+                "\n"
+                @if d.warnings.len() > super::MAX_WARNINGS {
+                    p.dim { (tr.more_warnings(d.warnings.len() - super::MAX_WARNINGS)) } "\n"
+                }
+            }))
+        }
     }
-    curves(out, d, tr, lv);
-    warnings(out, d, tr, lv);
 }
 
 /// Which table a comparer's differences go in: 1 settings (the training configuration and
@@ -99,25 +104,23 @@ fn group_of(source: &str) -> usize {
     }
 }
 
-/// A part's opening: a section with its heading at the level's depth.
-fn open(out: &mut String, lv: Level, id: &str, heading: &str, class: &str) {
+/// A part: a section with its heading at the level's depth.
+fn open(lv: Level, id: &str, heading_text: &str, class: &str, body: Markup) -> Markup {
     let id = format!("{}{id}", lv.prefix);
-    let class = if class.is_empty() {
-        String::new()
-    } else {
-        format!(" class=\"{class}\"")
-    };
-    let _ = writeln!(
-        out,
-        "<section id=\"{id}\"{class} aria-labelledby=\"{id}-h\">\n<{h} id=\"{id}-h\">{}</{h}>",
-        esc(heading),
-        h = lv.h
-    );
+    let class = (!class.is_empty()).then_some(class);
+    html! {
+        section id=(id) class=[class] aria-labelledby={ (id) "-h" } {
+            "\n"
+            (heading(lv.h, Some(&format!("{id}-h")), heading_text))
+            (body)
+        }
+        "\n"
+    }
 }
 
 /// The headline, both runs and what the bad one died of, and the differences ranked first
 /// that can explain a failure.
-fn verdict(out: &mut String, d: &Diff, tr: Tr, lv: Level) {
+fn verdict(d: &Diff, tr: Tr, lv: Level) -> Markup {
     let top = d.bad.top.as_ref();
     let culprit = top.is_some_and(|t| {
         d.differences
@@ -131,149 +134,147 @@ fn verdict(out: &mut String, d: &Diff, tr: Tr, lv: Level) {
     } else {
         "card unknown"
     };
-    open(out, lv, "verdict", tr.html_diff_sections()[0], class);
-    if let Some(h) = tr.diff_headline(d) {
-        let _ = writeln!(out, "<p class=\"headline\"><strong>{}</strong></p>", esc(h));
-    }
-    let _ = writeln!(
-        out,
-        "<ul class=\"runs\">\n<li class=\"mono\">{}</li>\n<li class=\"mono\">{}</li>\n</ul>",
-        esc(&verdict_line(tr, Side::Good, false, &d.good)),
-        esc(&verdict_line(tr, Side::Bad, false, &d.bad))
-    );
-    if let Some(t) = top {
-        let _ = writeln!(
-            out,
-            "<p>{}{}<code>{}</code> — {} <span class=\"dim\">({})</span></p>",
-            esc(tr.cause()),
-            esc(tr.after_label()),
-            esc(t.category.as_str()),
-            esc(tr.html_diff_top_title(t)),
-            esc(&t.rule)
-        );
-    }
-    if d.differences.is_empty() {
-        let _ = writeln!(out, "<p>{}</p>", esc(tr.diff_no_differences()));
-    }
     let ranked: Vec<&Difference> = d
         .differences
         .iter()
         .filter(|x| !x.explains.is_empty())
         .take(RANKED)
         .collect();
-    if !ranked.is_empty() {
-        let md = tr.diff_md_header();
-        let sub = if lv.h == "h2" { "h3" } else { "h4" };
-        let _ = writeln!(
-            out,
-            "<{sub}>{}</{sub}>\n<ol class=\"ranked\">",
-            esc(tr.html_diff_ranked())
-        );
-        for x in ranked {
-            let _ = writeln!(
-                out,
-                "<li><strong>{}</strong>{}<code>{}</code> → <code>{}</code> · {}{}{} · {} {:.2}</li>",
-                esc(tr.diff_what(x)),
-                esc(tr.html_diff_colon()),
-                esc(&cut(&tr.diff_value(x, Side::Good), 200)),
-                esc(&cut(&tr.diff_value(x, Side::Bad), 200)),
-                esc(md[3]),
-                esc(tr.html_diff_colon()),
-                esc(&explains(x)),
-                esc(md[4]),
-                x.relevance
-            );
+    let md = tr.diff_md_header();
+    let colon = tr.html_diff_colon();
+    let body = html! {
+        @if let Some(h) = tr.diff_headline(d) {
+            p.headline { strong { (h) } } "\n"
         }
-        out.push_str("</ol>\n");
-    }
-    out.push_str("</section>\n");
+        ul.runs {
+            "\n" li.mono { (verdict_line(tr, Side::Good, false, &d.good)) }
+            "\n" li.mono { (verdict_line(tr, Side::Bad, false, &d.bad)) }
+            "\n"
+        }
+        "\n"
+        @if let Some(t) = top {
+            p { (tr.cause()) (tr.after_label()) code { (t.category.as_str()) } " — " (tr.html_diff_top_title(t)) " " span.dim { "(" (t.rule) ")" } } "\n"
+        }
+        @if d.differences.is_empty() {
+            p { (tr.diff_no_differences()) } "\n"
+        }
+        @if !ranked.is_empty() {
+            (heading(lv.h + 1, None, tr.html_diff_ranked()))
+            ol.ranked {
+                "\n"
+                @for x in ranked {
+                    li {
+                        strong { (tr.diff_what(x)) } (colon)
+                        code { (cut(&tr.diff_value(x, Side::Good), 200)) } " → " code { (cut(&tr.diff_value(x, Side::Bad), 200)) }
+                        " · " (md[3]) (colon) (explains(x)) " · " (md[4]) " " (format!("{:.2}", x.relevance))
+                    }
+                    "\n"
+                }
+            }
+            "\n"
+        }
+    };
+    open(lv, "verdict", tr.html_diff_sections()[0], class, body)
 }
 
 /// One table of differences, most relevant first: what, before → after, what it can explain,
 /// its relevance, and where each side's value was read.
-fn table(out: &mut String, rows: &[&Difference], id: &str, heading: &str, tr: Tr, lv: Level) {
+fn table(rows: &[&Difference], id: &str, heading_text: &str, tr: Tr, lv: Level) -> Markup {
     if rows.is_empty() {
-        return;
+        return html! {};
     }
-    open(out, lv, id, heading, "");
-    let h = tr.html_diff_header();
-    out.push_str("<table class=\"differences\">\n<thead><tr>");
-    for col in h {
-        let _ = write!(out, "<th scope=\"col\">{}</th>", esc(col));
-    }
-    out.push_str("</tr></thead>\n<tbody>\n");
-    for x in rows.iter().take(MAX_ROWS) {
-        let wher: Vec<String> = x
-            .evidence
-            .iter()
-            .map(|c| {
-                esc(&format!(
-                    "{} {}",
-                    tr.diff_side(c.side),
-                    location(&c.path, c.line)
-                ))
-            })
-            .collect();
-        let _ = writeln!(
-            out,
-            "<tr class=\"difference\" data-fact=\"{}\"><th scope=\"row\">{}</th><td class=\"mono before\">{}</td><td class=\"mono after\">{}</td><td><code>{}</code></td><td>{:.2}</td><td class=\"mono\">{}</td></tr>",
-            esc(&x.key),
-            esc(tr.diff_what(x)),
-            esc(&cut(&tr.diff_value(x, Side::Good), 300)),
-            esc(&cut(&tr.diff_value(x, Side::Bad), 300)),
-            esc(&explains(x)),
-            x.relevance,
-            wher.join("<br/>")
-        );
-    }
-    out.push_str("</tbody>\n</table>\n");
-    if rows.len() > MAX_ROWS {
-        let _ = writeln!(
-            out,
-            "<p class=\"dim\">{}</p>",
-            esc(&tr.diff_more(rows.len() - MAX_ROWS, "--format json"))
-        );
-    }
-    out.push_str("</section>\n");
+    let body = html! {
+        table.differences {
+            thead { tr { @for col in tr.html_diff_header() { th scope="col" { (col) } } } } "\n"
+            tbody {
+                "\n"
+                @for x in rows.iter().take(MAX_ROWS) {
+                    tr.difference data-fact=(x.key) {
+                        th scope="row" { (tr.diff_what(x)) }
+                        td.mono.before { (cut(&tr.diff_value(x, Side::Good), 300)) }
+                        td.mono.after { (cut(&tr.diff_value(x, Side::Bad), 300)) }
+                        td { code { (explains(x)) } }
+                        td { (format!("{:.2}", x.relevance)) }
+                        td.mono {
+                            @for (i, c) in x.evidence.iter().enumerate() {
+                                @if i > 0 { (BR) }
+                                (tr.diff_side(c.side)) " " (location(&c.path, c.line))
+                            }
+                        }
+                    }
+                    "\n"
+                }
+            }
+        }
+        "\n"
+        @if rows.len() > MAX_ROWS {
+            p.dim { (tr.diff_more(rows.len() - MAX_ROWS, "--format json")) } "\n"
+        }
+    };
+    open(lv, id, heading_text, "", body)
 }
 
 /// Both runs' curves, one chart per metric either logged, and where they part with the bad
 /// run's lines there.
-fn curves(out: &mut String, d: &Diff, tr: Tr, lv: Level) {
+fn curves(d: &Diff, tr: Tr, lv: Level) -> Markup {
     let c = &d.curves;
     if c.metrics.is_empty() && d.parting.is_none() {
-        return;
+        return html! {};
     }
-    open(out, lv, "curves", tr.html_diff_sections()[5], "");
     let part = d.parting.as_ref().map(|p| p.step);
-    for curve in &c.metrics {
-        let id = format!("{}curve-{}", lv.prefix, curve.metric);
-        chart(out, &id, curve, part, tr);
-    }
-    if let Some(p) = &d.parting {
-        let _ = writeln!(
-            out,
-            "<p class=\"parting\">{}</p>\n<pre>",
-            esc(&tr.diff_parting(p.step, &band_text(p, tr)))
-        );
-        for e in &p.evidence {
-            let _ = writeln!(
-                out,
-                "{}: {}",
-                esc(&location(&e.path, e.line)),
-                esc(&cut(&e.text, 400))
-            );
+    let body = html! {
+        @for curve in &c.metrics {
+            (metric_chart(&format!("{}curve-{}", lv.prefix, curve.metric), curve, part, tr))
         }
-        out.push_str("</pre>\n");
+        @if let Some(p) = &d.parting {
+            p.parting { (tr.diff_parting(p.step, &band_text(p, tr))) } "\n"
+            pre {
+                "\n"
+                @for e in &p.evidence {
+                    (location(&e.path, e.line)) ": " (cut(&e.text, 400)) "\n"
+                }
+            }
+            "\n"
+        }
+        @if !c.metrics.is_empty() {
+            p.note.dim { (tr.html_diff_curves_note(&c.good_path, &c.bad_path)) } "\n"
+        }
+    };
+    open(lv, "curves", tr.html_diff_sections()[5], "", body)
+}
+
+/// Both runs' memory over time, one chart per memory both sampled: the good run solid blue,
+/// the bad run dashed red, each from its own first sample, the limits dashed (one line when
+/// the runs share it).
+fn memory(d: &Diff, tr: Tr, lv: Level) -> Markup {
+    let m = &d.memory;
+    if m.memories.is_empty() {
+        return html! {};
     }
-    if !c.metrics.is_empty() {
-        let _ = writeln!(
-            out,
-            "<p class=\"note dim\">{}</p>",
-            esc(&tr.html_diff_curves_note(&c.good_path, &c.bad_path))
-        );
-    }
-    out.push_str("</section>\n");
+    let hb = |v: u64| crate::rules::template::human_bytes(v as f64);
+    let [l_good, l_bad, _] = tr.html_diff_legend();
+    let [limit_word, _] = tr.html_memory_marks();
+    let body = html! {
+        @for (j, c) in m.memories.iter().enumerate() {
+            @let name = tr.html_memory_series(c.what.kind(), c.what.gpu());
+            @let peak = |v: &[Option<u64>]| hb(v.iter().flatten().copied().max().unwrap_or(0));
+            @let title = tr.html_diff_memory_title(&name, &peak(&c.good.1), &peak(&c.bad.1));
+            @let limits: Vec<(String, u64)> = match (c.good_limit, c.bad_limit) {
+                (Some(g), Some(b)) if g == b => vec![(format!("{limit_word} {}", hb(g)), g)],
+                (g, b) => [(Side::Good, g), (Side::Bad, b)]
+                    .into_iter()
+                    .filter_map(|(side, l)| Some((tr.html_diff_memory_limit(side, &hb(l?)), l?)))
+                    .collect(),
+            };
+            @let lines = [
+                Line { class: "series good", name: l_good, t_ms: &c.good.0, values: &c.good.1 },
+                Line { class: "series bad", name: l_bad, t_ms: &c.bad.0, values: &c.bad.1 },
+            ];
+            (bytes_chart(&format!("{}memory-{j}", lv.prefix), &title, tr.html_diff_memory_axis(), &lines, &limits, &[], tr))
+        }
+        p.note.dim { (tr.html_diff_memory_note(&m.good_path, &m.bad_path)) } "\n"
+    };
+    open(lv, "memory", tr.html_diff_memory(), "", body)
 }
 
 /// At most `MAX_POINTS` of `pts`: every n-th, the last, and every value that is not finite.
@@ -289,7 +290,7 @@ fn thinned(pts: &[(u64, f64)]) -> Vec<(u64, f64)> {
 /// One metric of both runs on the same axes: step on x, the value on y, the good run solid
 /// blue, the bad run dashed red, a value that is not finite as a ring at the top, the step
 /// where the runs part as a vertical line.
-fn chart(out: &mut String, id: &str, c: &Curve, part: Option<u64>, tr: Tr) {
+fn metric_chart(id: &str, c: &Curve, part: Option<u64>, tr: Tr) -> Markup {
     let (left, top, w, h) = (80.0, 16.0, 640.0, 180.0);
     let (width, height) = (left + w + 20.0, top + h + 44.0);
     let all = || c.good.iter().chain(&c.bad);
@@ -324,41 +325,14 @@ fn chart(out: &mut String, id: &str, c: &Curve, part: Option<u64>, tr: Tr) {
     let title = tr.html_diff_chart_title(c.metric, c.good.len(), c.bad.len());
     let [_, y_label] = tr.html_diff_metric(c.metric);
     let [l_good, l_bad, l_nonfinite] = tr.html_diff_legend();
-    out.push_str("<figure>\n");
-    svg_open(out, id, width, height, &title);
-    axes(out, left, top, w, base);
-    out.push('\n');
-    for v in [lo, (lo + hi) / 2.0, hi] {
-        let _ = writeln!(
-            out,
-            "<text class=\"tick\" x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
-            left - 4.0,
-            y(v) + 4.0,
-            esc(&compact(v))
-        );
-    }
-    for s in [s0, s0 + (s1 - s0) / 2, s1] {
-        let _ = writeln!(
-            out,
-            "<text class=\"tick\" x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{s}</text>",
-            x(s),
-            base + 14.0
-        );
-    }
-    if let Some(p) = part.filter(|p| (s0..=s1).contains(p)) {
-        let px = x(p);
-        let _ = writeln!(
-            out,
-            "<line class=\"part\" x1=\"{px:.1}\" y1=\"{top}\" x2=\"{px:.1}\" y2=\"{base}\"/><text x=\"{:.1}\" y=\"{}\">{}</text>",
-            px + 3.0,
-            base - 6.0,
-            esc(&tr.html_diff_part_mark(p))
-        );
-    }
-    for (side, pts, label) in [("good", &c.good, l_good), ("bad", &c.bad, l_bad)] {
+    let step = tr.html_diff_step_axis();
+    let comma = tr.comma();
+    let sides = [("good", &c.good, l_good), ("bad", &c.bad, l_bad)].map(|(side, pts, label)| {
+        // One polyline per stretch of finite values (a lone point is a dot); the values that
+        // are not finite apart.
         let pts = thinned(pts);
-        // One polyline per stretch of finite values; a lone point is a dot.
         let mut runs: Vec<Vec<(u64, f64)>> = vec![Vec::new()];
+        let mut nonfinite = Vec::new();
         for &(s, v) in &pts {
             if v.is_finite() {
                 runs.last_mut().expect("never empty").push((s, v));
@@ -366,101 +340,59 @@ fn chart(out: &mut String, id: &str, c: &Curve, part: Option<u64>, tr: Tr) {
                 if runs.last().is_some_and(|r| !r.is_empty()) {
                     runs.push(Vec::new());
                 }
-                let _ = writeln!(
-                    out,
-                    "<circle class=\"nonfinite {side}\" cx=\"{:.1}\" cy=\"{}\" r=\"4\"><title>{}</title></circle>",
-                    x(s),
-                    top + 4.0,
-                    esc(&format!(
-                        "{label}{}{} {s}: {v}",
-                        tr.comma(),
-                        tr.html_diff_step_axis()
-                    ))
-                );
+                nonfinite.push((s, v));
             }
         }
-        for r in runs.iter().filter(|r| !r.is_empty()) {
-            let tip = esc(&format!(
-                "{label}{}{} {}–{}",
-                tr.comma(),
-                tr.html_diff_step_axis(),
-                r[0].0,
-                r[r.len() - 1].0
-            ));
-            if let [(s, v)] = r.as_slice() {
-                let _ = writeln!(
-                    out,
-                    "<circle class=\"dot {side}\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\"><title>{}</title></circle>",
-                    x(*s),
-                    y(*v),
-                    esc(&format!(
-                        "{label}{}{} {s}: {}",
-                        tr.comma(),
-                        tr.html_diff_step_axis(),
-                        compact(*v)
-                    ))
-                );
-                continue;
-            }
-            let points: Vec<String> = r
-                .iter()
-                .map(|(s, v)| format!("{:.1},{:.1}", x(*s), y(*v)))
-                .collect();
-            let _ = writeln!(
-                out,
-                "<polyline class=\"series {side}\" points=\"{}\"><title>{tip}</title></polyline>",
-                points.join(" ")
-            );
+        runs.retain(|r| !r.is_empty());
+        (side, label, runs, nonfinite)
+    });
+    let body = html! {
+        (axes(left, top, w, base))
+        @for v in [lo, (lo + hi) / 2.0, hi] {
+            text.tick x=(left - 4.0) y=(P(y(v) + 4.0)) text-anchor="end" { (compact(v)) } "\n"
         }
-    }
-    let _ = writeln!(
-        out,
-        "<text class=\"axis-label\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text><text class=\"axis-label\" x=\"12\" y=\"{:.1}\" text-anchor=\"middle\" transform=\"rotate(-90 12 {:.1})\">{}</text>\n</svg>",
-        left + w / 2.0,
-        base + 34.0,
-        esc(tr.html_diff_step_axis()),
-        top + h / 2.0,
-        top + h / 2.0,
-        esc(y_label)
-    );
+        @for s in [s0, s0 + (s1 - s0) / 2, s1] {
+            text.tick x=(P(x(s))) y=(base + 14.0) text-anchor="middle" { (s) } "\n"
+        }
+        @if let Some(p) = part.filter(|p| (s0..=s1).contains(p)) {
+            line.part x1=(P(x(p))) y1=(top) x2=(P(x(p))) y2=(base) {}
+            text x=(P(x(p) + 3.0)) y=(base - 6.0) { (tr.html_diff_part_mark(p)) } "\n"
+        }
+        @for (side, label, runs, nonfinite) in &sides {
+            @for (s, v) in nonfinite {
+                circle class={ "nonfinite " (side) } cx=(P(x(*s))) cy=(top + 4.0) r="4" {
+                    title { (label) (comma) (step) " " (s) ": " (v) }
+                }
+                "\n"
+            }
+            @for r in runs {
+                @if let [(s, v)] = r.as_slice() {
+                    circle class={ "dot " (side) } cx=(P(x(*s))) cy=(P(y(*v))) r="3" {
+                        title { (label) (comma) (step) " " (s) ": " (compact(*v)) }
+                    }
+                } @else {
+                    @let points: Vec<String> = r.iter().map(|(s, v)| format!("{},{}", P(x(*s)), P(y(*v)))).collect();
+                    polyline class={ "series " (side) } points=(points.join(" ")) {
+                        title { (label) (comma) (step) " " (r[0].0) "–" (r[r.len() - 1].0) }
+                    }
+                }
+                "\n"
+            }
+        }
+        (axis_labels(step, y_label, left, w, base + 34.0, top, h))
+    };
     let nonfinite = all().any(|p| !p.1.is_finite());
-    let _ = write!(
-        out,
-        "<ul class=\"legend\"><li class=\"l-good\">{}</li><li class=\"l-bad\">{}</li>",
-        esc(l_good),
-        esc(l_bad)
-    );
-    if nonfinite {
-        let _ = write!(out, "<li class=\"l-nonfinite\">{}</li>", esc(l_nonfinite));
+    html! {
+        figure {
+            "\n"
+            (chart(id, width, height, &title, body))
+            ul.legend {
+                li.l-good { (l_good) } li.l-bad { (l_bad) }
+                @if nonfinite { li.l-nonfinite { (l_nonfinite) } }
+            }
+            "\n"
+            figcaption { (title) } "\n"
+        }
+        "\n"
     }
-    let _ = writeln!(
-        out,
-        "</ul>\n<figcaption>{}</figcaption>\n</figure>",
-        esc(&title)
-    );
-}
-
-fn warnings(out: &mut String, d: &Diff, tr: Tr, lv: Level) {
-    if d.warnings.is_empty() {
-        return;
-    }
-    let heading = format!("{} ({})", tr.warnings(), d.warnings.len());
-    open(out, lv, "warnings", &heading, "");
-    out.push_str("<ul>\n");
-    for i in 0..d.warnings.len().min(super::MAX_WARNINGS) {
-        let _ = writeln!(
-            out,
-            "<li class=\"mono\">{}</li>",
-            esc(&cut(tr.diff_warning(d, i), 600))
-        );
-    }
-    out.push_str("</ul>\n");
-    if d.warnings.len() > super::MAX_WARNINGS {
-        let _ = writeln!(
-            out,
-            "<p class=\"dim\">{}</p>",
-            esc(&tr.more_warnings(d.warnings.len() - super::MAX_WARNINGS))
-        );
-    }
-    out.push_str("</section>\n");
 }
