@@ -1,0 +1,50 @@
+//! The built-in rule files and token table as the build read them (`build.rs`): each file as
+//! JSON, and the required literals and capture names of every regex in them, linted at build
+//! time by the code that lints at run time (`scan::literals`). Start-up reads these instead of
+//! parsing TOML and ~350 regexes. A lookup that finds nothing (a file or regex the build could
+//! not read, a user's regex) sends the caller down the ordinary path, which reports any fault.
+//! Lookups only: it validates nothing and builds no rule.
+
+use crate::scan::Lit;
+
+mod generated {
+    include!(concat!(env!("OUT_DIR"), "/prepared.rs"));
+}
+
+/// The JSON of built-in rule file `name` (`gpu_oom.toml`).
+pub fn rule_file(name: &str) -> Option<&'static str> {
+    generated::RULE_FILES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, json)| *json)
+}
+
+/// The JSON of `data/tokens.toml`.
+pub fn tokens() -> Option<&'static str> {
+    generated::TOKENS
+}
+
+/// A built-in regex the build parsed: its required literals (`None` when it fails the lint,
+/// which only a context regex may) and its named capture groups.
+pub fn regex(src: &str) -> Option<(Option<Vec<Lit>>, Vec<String>)> {
+    let rows = generated::REGEXES;
+    let i = rows.binary_search_by(|(s, _, _)| (*s).cmp(src)).ok()?;
+    let (_, lits, names) = rows[i];
+    let lits = lits.map(|l| {
+        l.iter()
+            .map(|&(bytes, folded)| Lit {
+                bytes: bytes.to_vec(),
+                folded,
+            })
+            .collect()
+    });
+    Some((lits, names.iter().map(|n| n.to_string()).collect()))
+}
+
+/// Every prepared regex with its row (for tests).
+pub fn regexes() -> impl Iterator<Item = (&'static str, Option<Vec<Lit>>, Vec<String>)> {
+    generated::REGEXES.iter().map(|(s, _, _)| {
+        let (l, n) = regex(s).expect("a row of the table");
+        (*s, l, n)
+    })
+}
