@@ -1202,6 +1202,12 @@ mod loader_tests {
             let row = crate::prepared::regex(t.regex.as_str());
             assert!(matches!(row, Some((Some(_), _))), "token {}", t.id);
         }
+        let mut n = 0;
+        for (lit, window) in crate::prepared::windows() {
+            assert_eq!(window, crate::scan::literals::rare_window(lit));
+            n += 1;
+        }
+        assert!(n > 300, "{n} windows");
     }
 
     #[test]

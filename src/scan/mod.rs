@@ -135,7 +135,9 @@ impl Scanner {
                         lits.push(l.bytes.to_ascii_lowercase());
                         lit_owner.push(ix);
                         windows.push(shiftor::Window {
-                            bytes: rare_window(&l.bytes).to_vec(),
+                            bytes: crate::prepared::window(&l.bytes)
+                                .unwrap_or_else(|| rare_window(&l.bytes))
+                                .to_vec(),
                             folded: l.folded,
                         });
                     }
