@@ -209,7 +209,7 @@ fn prepare(re: &str, rows: &mut BTreeMap<String, String>, windows: &mut BTreeMap
                     w.as_ptr() as usize - l.bytes.as_ptr() as usize,
                 );
             }
-            write!(row, "]), &{names:?}),\n").unwrap();
+            writeln!(row, "]), &{names:?}),").unwrap();
         }
         Err(_) => {
             // Parses (a context regex needs no more) but fails the lint: `LazyRegex::new`

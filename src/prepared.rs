@@ -7,6 +7,7 @@
 
 use crate::scan::Lit;
 
+#[allow(clippy::type_complexity)] // the generated tables' row types, written out
 mod generated {
     include!(concat!(env!("OUT_DIR"), "/prepared.rs"));
 }

@@ -156,8 +156,9 @@ pub fn rare_window(lit: &[u8]) -> &[u8] {
             let f = &frequent_words()[k];
             if lower[at..].starts_with(f) {
                 let end = at + f.len();
-                for s in end.saturating_sub(w)..=at.min(starts - 1) {
-                    holds_word[s] = true;
+                let (first, last) = (end.saturating_sub(w), at.min(starts - 1));
+                if first <= last {
+                    holds_word[first..=last].fill(true);
                 }
             }
         }

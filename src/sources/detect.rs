@@ -334,12 +334,12 @@ fn ascii_set(patterns: &[String]) -> Set {
         .build();
     let hirs: Vec<_> = patterns
         .iter()
-        .map(|p| {
-            ascii
+        .map(|p| match ascii.clone().parse(p) {
+            Ok(hir) => hir,
+            Err(_) => ascii
                 .clone()
-                .parse(p)
-                .or_else(|_| ascii.clone().parse(&format!("(?u:{p})")))
-                .expect("detect table regexes")
+                .parse(&format!("(?u:{p})"))
+                .expect("detect table regexes"),
         })
         .collect();
     // `regex::bytes::RegexSet`'s configuration, less the prefilter.
