@@ -22,6 +22,7 @@ pub mod kbtest;
 pub mod limits;
 pub mod model;
 pub mod notify;
+pub mod prepared;
 pub mod redact;
 pub mod report;
 pub mod rules;

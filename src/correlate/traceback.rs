@@ -105,6 +105,10 @@ struct Traceback {
 
 /// Every traceback of the run's own logs in the error tail, in order.
 fn tracebacks(a: &Analysis) -> Vec<Traceback> {
+    // (An empty tail needs no regex compiled: a clean small log's start-up.)
+    if a.error_tail.is_empty() {
+        return Vec::new();
+    }
     let (Some(exc_re), Some(frame_re)) = (EXCEPTION.as_ref(), FRAME.as_ref()) else {
         return Vec::new();
     };

@@ -407,12 +407,24 @@ fn in_parallel<T: Send>(n: usize, work: impl Fn(usize) -> T + Sync) -> Vec<T> {
     parts.into_iter().map(|(_, t)| t).collect()
 }
 
-/// The embedded rule files, in `BUILTIN`'s order.
+/// The embedded rule files, in `BUILTIN`'s order: each as the build read it (`prepared`: its
+/// TOML as JSON, its regexes linted) when it could, else from its TOML, as a user's file is.
 fn load_builtin(rules: &mut Vec<Rule>, errors: &mut Vec<LoadError>) {
     let parts = in_parallel(BUILTIN.len(), |i| {
         let (name, text) = BUILTIN[i];
         let (mut r, mut e) = (Vec::new(), Vec::new());
-        load_text(&format!("builtin:{name}"), text, &mut r, &mut e);
+        let origin = format!("builtin:{name}");
+        match crate::prepared::rule_file(name).and_then(|j| serde_json::from_str(j).ok()) {
+            // Built-in regexes are not charged to the user rules' budget.
+            Some(file) => compile_file(
+                &origin,
+                file,
+                &mut r,
+                &mut e,
+                &mut Budget::Record(&mut vec![]),
+            ),
+            None => load_text(&origin, text, &mut r, &mut e),
+        }
         (r, e)
     });
     for (mut r, mut e) in parts {
@@ -544,6 +556,17 @@ fn load_text_within(
             return;
         }
     };
+    compile_file(origin, file, rules, errors, budget);
+}
+
+/// Compile a parsed file's rules, collecting every error.
+fn compile_file(
+    origin: &str,
+    file: schema::RuleFile,
+    rules: &mut Vec<Rule>,
+    errors: &mut Vec<LoadError>,
+    budget: &mut Budget,
+) {
     for raw in file.rule {
         match compile(origin, raw, budget) {
             Ok(r) => rules.push(r),
@@ -553,29 +576,33 @@ fn load_text_within(
 }
 
 /// A user regex compiled once at load to its Thompson NFA, under the scanner's size limit (what
-/// the regex crate's `size_limit` bounds), bytes and Unicode classes as the scanner compiles it;
-/// its size is charged to `budget` (under `key`, the load error's key, when recorded). One too
-/// large, alone or with those loaded before it, is a load error rather than a signature that
-/// silently never matches. Only the NFA is built: the full regex waits for its first candidate
-/// line, so start-up does not pay for signatures a run never meets.
-fn charge_user_regex(src: &str, key: &str, budget: &mut Budget) -> Result<(), String> {
+/// the regex crate's `size_limit` bounds), bytes and Unicode classes as the scanner compiles it
+/// (from the parse the lint made, `scan::literals::parse`); its size is charged to `budget`
+/// (under `key`, the load error's key, when recorded). One too large, alone or with those
+/// loaded before it, is a load error rather than a signature that silently never matches. Only
+/// the NFA is built: the full regex waits for its first candidate line, so start-up does not pay
+/// for signatures a run never meets.
+fn charge_user_regex(
+    hir: &regex_syntax::hir::Hir,
+    key: &str,
+    budget: &mut Budget,
+) -> Result<(), String> {
     use regex_automata::nfa::thompson;
     thread_local! {
         // One compiler for every rule: its UTF-8 state cache is large to set up and to drop,
         // and a new one per regex cost more than the compiling itself.
         static NFA: thompson::Compiler = {
             let mut c = thompson::Compiler::new();
-            c.syntax(regex_automata::util::syntax::Config::new().utf8(false))
-                .configure(
-                    thompson::Config::new()
-                        .utf8(false)
-                        .nfa_size_limit(Some(crate::limits::RULE_REGEX_BYTES)),
-                );
+            c.configure(
+                thompson::Config::new()
+                    .utf8(false)
+                    .nfa_size_limit(Some(crate::limits::RULE_REGEX_BYTES)),
+            );
             c
         };
     }
     let used = NFA.with(|c| {
-        c.build(src)
+        c.build_from_hir(hir)
             .map(|nfa| nfa.memory_usage())
             .map_err(|e| match e.size_limit() {
                 Some(n) => format!(
@@ -724,15 +751,19 @@ fn compile(
     let mut sig_failed = false;
     for (i, s) in raw.signature.iter().enumerate() {
         let key = format!("signature[{i}]");
-        // Parse and lint now (syntax, literals); compile on first use.
-        let lazy = crate::scan::LazyRegex::new(&s.regex)
-            .map_err(|e| e.to_string())
-            .and_then(|ok| {
-                if !origin.starts_with("builtin:") {
-                    charge_user_regex(&s.regex, &format!("rule {who} {key}.regex"), budget)?;
-                }
-                Ok(ok)
-            });
+        // Parse and lint now (syntax, literals); compile on first use. A user's regex is
+        // parsed once for both the lint and its compiled size.
+        let lazy = if origin.starts_with("builtin:") {
+            crate::scan::LazyRegex::new(&s.regex).map_err(|e| e.to_string())
+        } else {
+            crate::scan::literals::parse(&s.regex)
+                .and_then(|hir| crate::scan::LazyRegex::from_hir(&s.regex, &hir).map(|r| (r, hir)))
+                .map_err(|e| e.to_string())
+                .and_then(|(ok, hir)| {
+                    charge_user_regex(&hir, &format!("rule {who} {key}.regex"), budget)?;
+                    Ok(ok)
+                })
+        };
         match lazy {
             Ok((re, names)) => {
                 captures.extend(names);
@@ -748,15 +779,17 @@ fn compile(
                 }
                 let preceded_by = match &s.preceded_by {
                     None => None,
-                    Some(p) => match crate::scan::LazyRegex::context(p)
-                        .map_err(|e| e.to_string())
-                        .and_then(|r| {
-                            if !origin.starts_with("builtin:") {
+                    Some(p) => match if origin.starts_with("builtin:") {
+                        crate::scan::LazyRegex::context(p).map_err(|e| e.to_string())
+                    } else {
+                        crate::scan::literals::parse(p)
+                            .map_err(|e| e.to_string())
+                            .and_then(|hir| {
                                 let k = format!("rule {who} {key}.preceded_by");
-                                charge_user_regex(p, &k, budget)?;
-                            }
-                            Ok(r)
-                        }) {
+                                charge_user_regex(&hir, &k, budget)?;
+                                Ok(crate::scan::LazyRegex::context_parsed(p))
+                            })
+                    } {
                         Ok(r) => Some((r, s.within.unwrap_or(3).clamp(1, 50))),
                         Err(e) => {
                             err(&format!("{key}.preceded_by"), e);
@@ -1105,6 +1138,78 @@ mod loader_tests {
         errors
     }
 
+    /// Start-up reads each built-in file as the build read it (JSON, regexes linted at build
+    /// time): that must give exactly the rules its TOML gives, read and linted at run time.
+    #[test]
+    fn built_in_files_as_the_build_read_them_give_the_rules_their_toml_gives() {
+        for (name, text) in BUILTIN {
+            let origin = format!("builtin:{name}");
+            let json = crate::prepared::rule_file(name)
+                .unwrap_or_else(|| panic!("the build did not read rules/{name}"));
+            let file: schema::RuleFile = serde_json::from_str(json).unwrap();
+            let (mut fast, mut fast_errors) = (Vec::new(), Vec::new());
+            compile_file(
+                &origin,
+                file,
+                &mut fast,
+                &mut fast_errors,
+                &mut Budget::Record(&mut vec![]),
+            );
+            let (mut slow, mut slow_errors) = (Vec::new(), Vec::new());
+            load_text(&origin, text, &mut slow, &mut slow_errors);
+            assert_eq!(fast_errors, slow_errors, "{name}");
+            assert_eq!(format!("{fast:?}"), format!("{slow:?}"), "{name}");
+            for (f, s) in fast.iter().zip(&slow) {
+                for (a, b) in f.signatures.iter().zip(&s.signatures) {
+                    assert_eq!(
+                        a.regex.literals(),
+                        b.regex.literals(),
+                        "{name}: {}",
+                        a.source
+                    );
+                }
+            }
+        }
+    }
+
+    /// Every built-in regex was linted by the build (start-up parses none), and the build's
+    /// answer is what the run-time lint says.
+    #[test]
+    fn every_built_in_regex_is_prepared_as_the_run_time_lint_would() {
+        for (src, lits, names) in crate::prepared::regexes() {
+            let hir = crate::scan::literals::parse(src).unwrap();
+            match crate::scan::literals::prepare(&hir) {
+                Ok((l, n)) => assert_eq!((Some(l), n), (lits, names), "{src}"),
+                Err(_) => assert_eq!(lits, None, "{src}"),
+            }
+        }
+        let kb = KnowledgeBase::load(&[]).unwrap();
+        for r in &kb.rules {
+            for s in &r.signatures {
+                let row = crate::prepared::regex(&s.source);
+                assert!(
+                    matches!(row, Some((Some(_), _))),
+                    "{}: {}",
+                    r.name,
+                    s.source
+                );
+                if let Some((p, _)) = &s.preceded_by {
+                    assert!(crate::prepared::regex(p.as_str()).is_some(), "{}", r.name);
+                }
+            }
+        }
+        for t in &crate::tokens::table().tokens {
+            let row = crate::prepared::regex(t.regex.as_str());
+            assert!(matches!(row, Some((Some(_), _))), "token {}", t.id);
+        }
+        let mut n = 0;
+        for (lit, window) in crate::prepared::windows() {
+            assert_eq!(window, crate::scan::literals::rare_window(lit));
+            n += 1;
+        }
+        assert!(n > 300, "{n} windows");
+    }
+
     #[test]
     fn local_rules_have_codes_of_their_own_and_tw_is_reserved() {
         assert!(load_one(&rule("ACME042", r"boom (?P<what>\w+)")).is_empty());
@@ -1139,7 +1244,8 @@ mod loader_tests {
     fn rule_regexes_over_the_total_budget_are_a_load_error_naming_the_file() {
         let re = r"boom (?P<what>\w+) \w{60}";
         let mut left = usize::MAX;
-        charge_user_regex(re, "-", &mut Budget::Left(&mut left)).unwrap();
+        let hir = crate::scan::literals::parse(re).unwrap();
+        charge_user_regex(&hir, "-", &mut Budget::Left(&mut left)).unwrap();
         let each = usize::MAX - left;
         assert!(each < crate::limits::RULE_REGEX_BYTES && each > 0, "{each}");
         let n = crate::limits::RULE_REGEX_TOTAL_BYTES / each + 2;

@@ -9,89 +9,16 @@
 //! `(pattern, line)` hits out.
 
 pub mod ansi;
+pub mod literals;
 pub mod shiftor;
 pub mod watch;
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
+pub use literals::{FREQUENT_WORDS, Lit, MIN_LITERAL, PatternError, pattern_literals};
+use literals::{literal_alternatives, rare_window};
 use regex::bytes::Regex;
-use regex_syntax::hir::{Class, Hir, HirKind};
+use regex_syntax::hir::{Hir, HirKind};
 use std::sync::OnceLock;
-
-/// Literals shorter than this make a poor prefilter: every line would be a candidate.
-pub const MIN_LITERAL: usize = 4;
-
-/// Words so common in training logs that a literal made only of them would let most lines
-/// through the prefilter. Lower-case; compared case-insensitively.
-pub const FREQUENT_WORDS: &[&str] = &[
-    "info",
-    "warn",
-    "warning",
-    "error",
-    "nccl",
-    "loss",
-    "rank",
-    "step",
-    "epoch",
-    "torch",
-    "cuda",
-    "train",
-    "debug",
-    "python",
-    "self",
-    "file",
-    "line",
-    "time",
-    "true",
-    "false",
-    "none",
-    "data",
-    "model",
-    "grad",
-    "with",
-    "from",
-    "the ",
-    " the",
-    "and ",
-    " and",
-    "for ",
-    " for",
-    "node",
-    // Measured on gen_logs.py output (each on more than 1% of lines): a signature whose only
-    // literal is one of these makes every such line a candidate.
-    "iteration",
-    "global",
-    "tokens",
-    "throughput",
-    "samples",
-    "elapsed",
-    "memory",
-    "allreduce",
-    "opcount",
-    "comm",
-    "coll",
-    "count",
-    "datatype",
-    "stream",
-    "batch",
-    "learning",
-    "lr",
-    "eval",
-    "checkpoint",
-    "saving",
-    "deepspeed",
-    "engine",
-    "stage",
-    "worker",
-    "optimizer",
-    "scheduler",
-    "progress",
-    "it/s",
-    "s/it",
-    // On more than 1% of the lines of NCCL-debug and PyTorch warning output.
-    "detected",
-    "net/ib",
-    "processgroupnccl",
-];
 
 /// One pattern to scan for, with an opaque id the caller maps back.
 pub struct PatternSpec<'a> {
@@ -111,40 +38,18 @@ impl<'a> PatternSpec<'a> {
     }
 }
 
-/// Why a pattern cannot be scanned efficiently or at all.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PatternError {
-    Regex(String),
-    NoLiteral,
-    FrequentLiteral(String),
-}
-
-impl std::fmt::Display for PatternError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            PatternError::Regex(e) => write!(f, "invalid regex: {e}"),
-            PatternError::NoLiteral => write!(
-                f,
-                "no required literal of at least {MIN_LITERAL} bytes: every match must contain a \
-                 distinctive fixed word (e.g. `Bus error`), not only classes, `.*` or optional parts"
-            ),
-            PatternError::FrequentLiteral(l) => write!(
-                f,
-                "its only required literal {l:?} is too frequent in training logs to prefilter \
-                 on: include a rarer word"
-            ),
-        }
-    }
-}
-
 /// The compiled scanner. Built once per analysis; shared read-only across threads.
 pub struct Scanner {
     /// Chunk prefilter: finds the lines that may hold a literal (or an ANSI escape, which
     /// could split one).
     prefilter: shiftor::ShiftOr,
     /// Per-line identification over every pattern's literal alternatives, ASCII
-    /// case-insensitive (over-approximates case-sensitive literals; the regex decides).
-    ac: AhoCorasick,
+    /// case-insensitive (over-approximates case-sensitive literals; the regex decides). Built
+    /// on the first candidate line (`literals`): an input with none never pays for it. `None`
+    /// if the automaton cannot be built (never seen: then every pattern is tried).
+    ac: OnceLock<Option<AhoCorasick>>,
+    /// The literals, lower-cased, that `ac` is built from.
+    lits: Vec<Vec<u8>>,
     /// For each AC literal: which pattern it belongs to.
     lit_owner: Vec<usize>,
     sources: Vec<String>,
@@ -230,7 +135,9 @@ impl Scanner {
                         lits.push(l.bytes.to_ascii_lowercase());
                         lit_owner.push(ix);
                         windows.push(shiftor::Window {
-                            bytes: rare_window(&l.bytes).to_vec(),
+                            bytes: crate::prepared::window(&l.bytes)
+                                .unwrap_or_else(|| rare_window(&l.bytes))
+                                .to_vec(),
                             folded: l.folded,
                         });
                     }
@@ -241,18 +148,10 @@ impl Scanner {
         if !errors.is_empty() {
             return Err(errors);
         }
-        // A contiguous NFA: quick to build (start-up), and only candidate lines meet it. The
-        // literals are lower-cased and so is each candidate line before the search: the same
-        // matches as an ASCII-case-insensitive automaton, which took 3.5 times as long to
-        // build (4.8 ms against 1.4 ms for the built-in rules' 714 literals).
-        let ac = AhoCorasickBuilder::new()
-            .kind(Some(AhoCorasickKind::ContiguousNFA))
-            .match_kind(MatchKind::Standard)
-            .build(&lits)
-            .map_err(|e| vec![(usize::MAX, PatternError::Regex(e.to_string()))])?;
         Ok(Scanner {
             prefilter: shiftor::ShiftOr::new(&windows, Some(ESC)),
-            ac,
+            ac: OnceLock::new(),
+            lits,
             lit_owner,
             regexes: sources.iter().map(|_| OnceLock::new()).collect(),
             edge_sensitive: sources
@@ -295,16 +194,28 @@ impl Scanner {
             .as_ref()
     }
 
+    /// The literal automaton, built on first use. A contiguous NFA: quick to build, and only
+    /// candidate lines meet it. The literals are lower-cased and so is each candidate line
+    /// before the search: the same matches as an ASCII-case-insensitive automaton, which took
+    /// 3.5 times as long to build (4.8 ms against 1.4 ms for the built-in rules' 714 literals).
+    fn ac(&self) -> Option<&AhoCorasick> {
+        self.ac
+            .get_or_init(|| {
+                AhoCorasickBuilder::new()
+                    .kind(Some(AhoCorasickKind::ContiguousNFA))
+                    .match_kind(MatchKind::Standard)
+                    .build(&self.lits)
+                    .ok()
+            })
+            .as_ref()
+    }
+
     /// Pattern `ix` without its edges (see `relaxed`); `None` when it cannot be built, and
     /// then every reading is tried.
     fn relaxed(&self, ix: usize) -> Option<&Regex> {
         self.relaxed[ix]
             .get_or_init(|| {
-                let hir = regex_syntax::ParserBuilder::new()
-                    .utf8(false)
-                    .build()
-                    .parse(&self.sources[ix])
-                    .ok()?;
+                let hir = literals::parse(&self.sources[ix]).ok()?;
                 build_regex(&without_edges(&hir).to_string()).ok()
             })
             .as_ref()
@@ -401,8 +312,13 @@ impl Scanner {
         missed.clear();
         lower.clear();
         lower.extend(line.iter().map(u8::to_ascii_lowercase));
-        for m in self.ac.find_overlapping_iter(&lower[..]) {
-            cands.push(self.lit_owner[m.pattern().as_usize()]);
+        match self.ac() {
+            Some(ac) => {
+                for m in ac.find_overlapping_iter(&lower[..]) {
+                    cands.push(self.lit_owner[m.pattern().as_usize()]);
+                }
+            }
+            None => cands.extend(0..self.len()),
         }
         cands.sort_unstable();
         cands.dedup();
@@ -447,67 +363,6 @@ impl Scanner {
         };
         ix.and_then(|ix| self.regex(ix))
     }
-}
-
-/// The `shiftor::WINDOW`-byte piece of a literal least likely to occur in ordinary log
-/// text: no whole frequent word if it can help it; then the window whose rarest trigram is
-/// rarest in healthy training logs (a window occurs at most as often as each of its
-/// trigrams: `'grad_norm': nan` must not watch `ad_norm':`, which every Trainer step line
-/// holds); then, among windows equally rare there, the one with the fewest lower-case
-/// letters, spaces and digits (capitals and punctuation are rarer).
-fn rare_window(lit: &[u8]) -> &[u8] {
-    let w = shiftor::WINDOW;
-    if lit.len() <= w {
-        return lit;
-    }
-    let common = |b: u8| match b {
-        b'a'..=b'z' | b' ' => 3u32,
-        b'0'..=b'9' => 2,
-        _ => 1,
-    };
-    // A window holding a whole frequent word matches wherever that word does: find the
-    // words' occurrences once, then test each window against them.
-    let lower = lit.to_ascii_lowercase();
-    let mut found: Vec<(usize, usize)> = Vec::new();
-    for f in frequent_words() {
-        if f.len() >= MIN_LITERAL && f.len() <= w {
-            found.extend(
-                lower
-                    .windows(f.len())
-                    .enumerate()
-                    .filter(|(_, x)| x[0] == f[0] && x == f)
-                    .map(|(at, _)| (at, at + f.len())),
-            );
-        }
-    }
-    let score = |start: usize| {
-        let win = &lit[start..start + w];
-        let freq = found.iter().any(|&(a, b)| a >= start && b <= start + w);
-        let seen = lower[start..start + w]
-            .windows(3)
-            .map(|t| trigram_frequency(t[0], t[1], t[2]))
-            .min()
-            .unwrap_or(0);
-        let letters: u32 = win.iter().map(|&b| common(b)).sum();
-        (freq, seen, letters)
-    };
-    (0..=lit.len() - w)
-        .min_by_key(|&s| score(s))
-        .map_or(lit, |s| &lit[s..s + w])
-}
-
-/// How often a (lower-case) trigram occurs in healthy training logs: the bit length of its
-/// count in a background text, hashed into 65,536 buckets (0 = never seen). The table is
-/// made by `scripts/window_freq.py`, which says what text it counts.
-fn trigram_frequency(a: u8, b: u8, c: u8) -> u8 {
-    static TABLE: &[u8; 65536] = include_bytes!("trigrams.bin");
-    TABLE[trigram_bucket(a, b, c)]
-}
-
-/// Must equal `bucket` in scripts/window_freq.py.
-fn trigram_bucket(a: u8, b: u8, c: u8) -> usize {
-    ((u32::from(a) << 16 | u32::from(b) << 8 | u32::from(c)).wrapping_mul(0x9E37_79B1) >> 16)
-        as usize
 }
 
 /// Buffers reused across lines (one per scanning thread).
@@ -606,39 +461,42 @@ pub struct LazyRegex {
 
 impl LazyRegex {
     /// Lint `src` (syntax, required literals: load errors) and return it with its named
-    /// capture groups, from one parse; the regex itself is compiled on first use.
+    /// capture groups, from one parse (none for a built-in regex: the build linted it,
+    /// `prepared`); the regex itself is compiled on first use.
     pub fn new(src: &str) -> Result<(LazyRegex, Vec<String>), PatternError> {
-        let hir = regex_syntax::ParserBuilder::new()
-            .utf8(false)
-            .build()
-            .parse(src)
-            .map_err(|e| PatternError::Regex(e.to_string()))?;
-        let literals = lint_literals(&hir)?;
-        let mut names = Vec::new();
-        collect_capture_names(&hir, &mut names);
-        Ok((
-            LazyRegex {
-                src: src.to_string(),
-                cell: OnceLock::new(),
-                literals,
-            },
-            names,
-        ))
+        if let Some((Some(literals), names)) = crate::prepared::regex(src) {
+            return Ok((LazyRegex::linted(src, literals), names));
+        }
+        Self::from_hir(src, &literals::parse(src)?)
+    }
+
+    /// As `new`, from `src` already parsed (`literals::parse`): a user's regex, whose parse
+    /// also measures its compiled size.
+    pub fn from_hir(src: &str, hir: &Hir) -> Result<(LazyRegex, Vec<String>), PatternError> {
+        let (literals, names) = literals::prepare(hir)?;
+        Ok((LazyRegex::linted(src, literals), names))
     }
 
     /// A context regex (a rule's `preceded_by`), which needs no required literal: its syntax
-    /// checked now, the regex compiled on first use.
+    /// checked now (by the build for a built-in one), the regex compiled on first use.
     pub fn context(src: &str) -> Result<LazyRegex, PatternError> {
-        regex_syntax::ParserBuilder::new()
-            .utf8(false)
-            .build()
-            .parse(src)
-            .map_err(|e| PatternError::Regex(e.to_string()))?;
-        Ok(LazyRegex {
+        if crate::prepared::regex(src).is_none() {
+            literals::parse(src)?;
+        }
+        Ok(LazyRegex::linted(src, Vec::new()))
+    }
+
+    /// A context regex whose syntax the caller checked (`literals::parse`).
+    pub fn context_parsed(src: &str) -> LazyRegex {
+        LazyRegex::linted(src, Vec::new())
+    }
+
+    fn linted(src: &str, literals: Vec<Lit>) -> LazyRegex {
+        LazyRegex {
             src: src.to_string(),
             cell: OnceLock::new(),
-            literals: Vec::new(),
-        })
+            literals,
+        }
     }
 
     /// The compiled regex; `None` only if it exceeds the size limit (reported by `rules test`).
@@ -678,24 +536,6 @@ impl std::fmt::Debug for LazyRegex {
     }
 }
 
-fn collect_capture_names(hir: &Hir, out: &mut Vec<String>) {
-    match hir.kind() {
-        HirKind::Capture(c) => {
-            if let Some(n) = &c.name {
-                out.push(n.to_string());
-            }
-            collect_capture_names(&c.sub, out);
-        }
-        HirKind::Repetition(r) => collect_capture_names(&r.sub, out),
-        HirKind::Concat(subs) | HirKind::Alternation(subs) => {
-            for s in subs {
-                collect_capture_names(s, out);
-            }
-        }
-        _ => {}
-    }
-}
-
 fn build_regex(src: &str) -> Result<Regex, regex::Error> {
     regex::bytes::RegexBuilder::new(src)
         .unicode(true)
@@ -722,228 +562,9 @@ fn without_edges(hir: &Hir) -> Hir {
     }
 }
 
-/// A required literal: exact bytes, or (`folded`) lower-case bytes to match ASCII
-/// case-insensitively.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Lit {
-    pub bytes: Vec<u8>,
-    pub folded: bool,
-}
-
-/// The literal alternatives every match of `src` contains, checked by the lint (long
-/// enough, not frequent). Parses only: no regex is compiled.
-pub fn pattern_literals(src: &str) -> Result<Vec<Lit>, PatternError> {
-    let hir = regex_syntax::ParserBuilder::new()
-        .utf8(false)
-        .build()
-        .parse(src)
-        .map_err(|e| PatternError::Regex(e.to_string()))?;
-    lint_literals(&hir)
-}
-
-/// The literal alternatives of `src` without the frequency lint (two bytes at least).
-fn literal_alternatives(src: &str) -> Result<Vec<Lit>, PatternError> {
-    let hir = regex_syntax::ParserBuilder::new()
-        .utf8(false)
-        .build()
-        .parse(src)
-        .map_err(|e| PatternError::Regex(e.to_string()))?;
-    match required_literals(&hir) {
-        Some(alts) if alts.iter().all(|l| l.bytes.len() >= 2) => Ok(alts),
-        _ => Err(PatternError::NoLiteral),
-    }
-}
-
-fn lint_literals(hir: &Hir) -> Result<Vec<Lit>, PatternError> {
-    let alts = required_literals(hir).ok_or(PatternError::NoLiteral)?;
-    if alts.iter().any(|l| l.bytes.len() < MIN_LITERAL) {
-        return Err(PatternError::NoLiteral);
-    }
-    if let Some(bad) = alts.iter().find(|l| is_frequent(&l.bytes)) {
-        return Err(PatternError::FrequentLiteral(
-            String::from_utf8_lossy(&bad.bytes).to_ascii_lowercase(),
-        ));
-    }
-    Ok(alts)
-}
-
-/// A literal that would let most lines of a training log through the prefilter: too short, or
-/// one frequent word. The lint refuses a pattern whose only literal is one.
-fn is_frequent(lit: &[u8]) -> bool {
-    match trim_to_words(lit) {
-        Some(t) => t.len() < MIN_LITERAL || is_frequent_word(t),
-        None => true,
-    }
-}
-
-/// A literal made only of frequent words (`NCCL INFO `: NCCL_DEBUG=INFO puts it on half of
-/// a rank's lines). Allowed as a pattern's only literal (punctuation around it, as in
-/// `'train_loss': `, can make it rare), but a pattern that also holds another literal is keyed
-/// on that one.
-fn is_weak(lit: &[u8]) -> bool {
-    trim_to_words(lit).is_none_or(|t| {
-        t.split(|b| !word_byte(b))
-            .filter(|w| !w.is_empty())
-            .all(is_frequent_word)
-    })
-}
-
-/// The literal from its first to its last letter or digit (ASCII, or any non-ASCII byte); `None`
-/// when it has none.
-fn trim_to_words(lit: &[u8]) -> Option<&[u8]> {
-    let s = lit.iter().position(word_byte)?;
-    let e = lit.iter().rposition(word_byte)?;
-    Some(&lit[s..=e])
-}
-
-/// A byte of a word: an ASCII letter or digit, or any byte of a non-ASCII character (letters of
-/// other scripts: `已杀死` is a word, not punctuation).
-fn word_byte(b: &u8) -> bool {
-    b.is_ascii_alphanumeric() || *b >= 0x80
-}
-
-fn is_frequent_word(w: &[u8]) -> bool {
-    frequent_words().iter().any(|f| f.eq_ignore_ascii_case(w))
-}
-
-/// `FREQUENT_WORDS` trimmed, as bytes (computed once).
-fn frequent_words() -> &'static [Vec<u8>] {
-    static WORDS: OnceLock<Vec<Vec<u8>>> = OnceLock::new();
-    WORDS.get_or_init(|| {
-        FREQUENT_WORDS
-            .iter()
-            .map(|w| w.trim().as_bytes().to_vec())
-            .collect()
-    })
-}
-
-/// A set of literals such that every match of `hir` contains at least one. `None` when no
-/// such set is known. Case-insensitive letters (`[aA]`) fold to one lower-case letter and
-/// mark the literal `folded`; everything else keeps its exact bytes (so the prefilter can
-/// use a case-sensitive SIMD searcher).
-fn required_literals(hir: &Hir) -> Option<Vec<Lit>> {
-    match hir.kind() {
-        HirKind::Literal(l) => Some(vec![Lit {
-            bytes: l.0.to_vec(),
-            folded: false,
-        }]),
-        HirKind::Class(c) => single_char(c).map(|(b, folded)| {
-            vec![Lit {
-                bytes: vec![b],
-                folded,
-            }]
-        }),
-        HirKind::Capture(c) => required_literals(&c.sub),
-        HirKind::Repetition(r) if r.min >= 1 => required_literals(&r.sub),
-        HirKind::Alternation(subs) => {
-            let mut out = Vec::new();
-            for s in subs {
-                out.extend(required_literals(s)?);
-            }
-            Some(out)
-        }
-        HirKind::Concat(subs) => {
-            // Merge runs of adjacent literal pieces into longer literals, then pick the best
-            // candidate: the set whose shortest member is longest (fewest false candidates).
-            let mut best: Option<Vec<Lit>> = None;
-            let mut run = Lit {
-                bytes: Vec::new(),
-                folded: false,
-            };
-            let consider = |set: Vec<Lit>, best: &mut Option<Vec<Lit>>| {
-                // Prefer sets with no frequent member, then sets with no member made only
-                // of frequent words, then the longest shortest member, then fewer members.
-                let score = |s: &Vec<Lit>| {
-                    let min = s.iter().map(|l| l.bytes.len()).min().unwrap_or(0);
-                    let rare = !s.iter().any(|l| is_frequent(&l.bytes));
-                    let strong = !s.iter().any(|l| is_weak(&l.bytes));
-                    (rare, strong, min.min(32), usize::MAX - s.len())
-                };
-                if best.as_ref().is_none_or(|b| score(&set) > score(b)) {
-                    *best = Some(set);
-                }
-            };
-            let flush = |run: &mut Lit, best: &mut Option<Vec<Lit>>| {
-                if !run.bytes.is_empty() {
-                    let mut l = std::mem::replace(
-                        run,
-                        Lit {
-                            bytes: Vec::new(),
-                            folded: false,
-                        },
-                    );
-                    if l.folded {
-                        l.bytes.make_ascii_lowercase();
-                    }
-                    consider(vec![l], best);
-                }
-            };
-            for s in subs {
-                match s.kind() {
-                    HirKind::Literal(l) => run.bytes.extend_from_slice(&l.0),
-                    HirKind::Class(c) if single_char(c).is_some() => {
-                        let (b, folded) = single_char(c).unwrap_or((b'?', false));
-                        run.bytes.push(b);
-                        run.folded |= folded;
-                    }
-                    _ => {
-                        flush(&mut run, &mut best);
-                        if let Some(set) = required_literals(s) {
-                            consider(set, &mut best);
-                        }
-                    }
-                }
-            }
-            flush(&mut run, &mut best);
-            best
-        }
-        _ => None,
-    }
-}
-
-/// A class that is one ASCII byte (`false`) or one ASCII letter in both cases (`true`,
-/// lower-case byte).
-fn single_char(c: &Class) -> Option<(u8, bool)> {
-    let mut bytes: Vec<u8> = Vec::new();
-    match c {
-        Class::Unicode(u) => {
-            for r in u.iter() {
-                let (s, e) = (r.start() as u32, r.end() as u32);
-                if e - s > 1 || e > 0x7f {
-                    // `k` folds to the Kelvin sign and `s` to the long s in Unicode mode:
-                    // accept those extra code points as part of a case pair.
-                    if s == e && (s == 0x212a || s == 0x17f) {
-                        continue;
-                    }
-                    return None;
-                }
-                for x in s..=e {
-                    bytes.push(x as u8);
-                }
-            }
-        }
-        Class::Bytes(b) => {
-            for r in b.iter() {
-                if r.end() - r.start() > 1 {
-                    return None;
-                }
-                for x in r.start()..=r.end() {
-                    bytes.push(x);
-                }
-            }
-        }
-    }
-    bytes.sort_unstable();
-    bytes.dedup();
-    match bytes.as_slice() {
-        [one] => Some((*one, false)),
-        [a, b] if a.eq_ignore_ascii_case(b) => Some((a.to_ascii_lowercase(), true)),
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::literals::{is_weak, trigram_bucket, trigram_frequency};
     use super::*;
 
     fn lits(re: &str) -> Result<Vec<String>, PatternError> {
@@ -1059,6 +680,73 @@ mod tests {
         // Alone, such a literal is allowed: punctuation can make it rare.
         assert!(lits(r"'train_loss': \d").is_ok());
         assert!(is_weak(b"NCCL INFO ") && !is_weak(b"NCCL INFO Bootstrap : no socket"));
+    }
+
+    /// The window picker, as its definition reads: for each start, whether the window holds a
+    /// whole frequent word, its rarest trigram's count, its common bytes; the first least.
+    fn rare_window_by_definition(lit: &[u8]) -> &[u8] {
+        let w = shiftor::WINDOW;
+        if lit.len() <= w {
+            return lit;
+        }
+        let lower = lit.to_ascii_lowercase();
+        let words: Vec<Vec<u8>> = FREQUENT_WORDS
+            .iter()
+            .map(|f| f.trim().as_bytes().to_vec())
+            .filter(|f| f.len() >= MIN_LITERAL && f.len() <= w)
+            .collect();
+        let score = |s: usize| {
+            let win = &lower[s..s + w];
+            let word = words
+                .iter()
+                .any(|f| win.windows(f.len()).any(|x| x == &f[..]));
+            let seen = win
+                .windows(3)
+                .map(|t| trigram_frequency(t[0], t[1], t[2]))
+                .min();
+            let letters: u32 = lit[s..s + w]
+                .iter()
+                .map(|&b| match b {
+                    b'a'..=b'z' | b' ' => 3,
+                    b'0'..=b'9' => 2,
+                    _ => 1,
+                })
+                .sum();
+            (word, seen, letters)
+        };
+        let s = (0..=lit.len() - w).min_by_key(|&s| score(s)).unwrap();
+        &lit[s..s + w]
+    }
+
+    #[test]
+    fn the_window_picker_picks_what_its_definition_says() {
+        let kb = crate::rules::KnowledgeBase::load(&[]).unwrap();
+        let mut lits: Vec<Vec<u8>> = kb
+            .rules
+            .iter()
+            .flat_map(|r| &r.signatures)
+            .flat_map(|s| s.regex.literals())
+            .map(|l| l.bytes.clone())
+            .collect();
+        lits.extend(
+            [
+                &b"unable to open shared memory object"[..],
+                b"'grad_norm': nan",
+                b"the loss is nan at step and the epoch",
+                b"Qadrovex buffer stalled after ",
+                b"NCCL INFO Bootstrap : no socket interface found",
+            ]
+            .map(|l| l.to_vec()),
+        );
+        assert!(lits.len() > 300, "{}", lits.len());
+        for l in &lits {
+            assert_eq!(
+                rare_window(l),
+                rare_window_by_definition(l),
+                "{}",
+                String::from_utf8_lossy(l)
+            );
+        }
     }
 
     #[test]

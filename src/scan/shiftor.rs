@@ -31,8 +31,8 @@ pub struct ShiftOr {
     /// ASCII-lower-cased case-insensitive windows (keys: `window_key`).
     tails: [TailSet; WINDOW + 1],
     folded_tails: [TailSet; WINDOW + 1],
-    /// Per bucket: the window lengths (bit L) in it.
-    bucket_lens: [u16; 8],
+    /// Per set of flagged buckets (bit b = bucket b): the window lengths (bit L) in them.
+    lens_of: Box<[u16; 256]>,
     /// Lines holding this byte are candidates too (bucket 0 flags it).
     marker: Option<u8>,
 }
@@ -75,6 +75,10 @@ impl TailSet {
         self.len += 1;
     }
 
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
     #[inline]
     fn contains(&self, key: u64) -> bool {
         if self.slots.is_empty() {
@@ -95,6 +99,9 @@ impl TailSet {
 /// Up to 8 bytes as a little-endian key.
 #[inline]
 fn tail_key(bytes: &[u8]) -> u64 {
+    if let Ok(b) = <[u8; 8]>::try_from(bytes) {
+        return u64::from_le_bytes(b);
+    }
     let mut k = [0u8; 8];
     k[..bytes.len()].copy_from_slice(bytes);
     u64::from_le_bytes(k)
@@ -226,11 +233,19 @@ impl ShiftOr {
                 }
             }
         }
+        let mut lens_of = Box::new([0u16; 256]);
+        for (mask, lens) in lens_of.iter_mut().enumerate() {
+            for (b, l) in bucket_lens.iter().enumerate() {
+                if mask & (1 << b) != 0 {
+                    *lens |= l;
+                }
+            }
+        }
         ShiftOr {
             reach,
             tails,
             folded_tails,
-            bucket_lens,
+            lens_of,
             marker,
         }
     }
@@ -245,12 +260,7 @@ impl ShiftOr {
         {
             return true;
         }
-        let mut lens = 0u16;
-        for (b, l) in self.bucket_lens.iter().enumerate() {
-            if buckets & (1 << b) != 0 {
-                lens |= l;
-            }
-        }
+        let mut lens = self.lens_of[usize::from(buckets)];
         while lens != 0 {
             let len = lens.trailing_zeros() as usize;
             lens &= lens - 1;
@@ -258,8 +268,10 @@ impl ShiftOr {
                 continue;
             }
             let w = &hay[end + 1 - len..=end];
+            // (The folded key is made only where there are folded windows of this length.)
             if self.tails[len].contains(window_key(w, false))
-                || self.folded_tails[len].contains(window_key(w, true))
+                || (!self.folded_tails[len].is_empty()
+                    && self.folded_tails[len].contains(window_key(w, true)))
             {
                 return true;
             }

@@ -36,6 +36,12 @@ struct Forms {
     set: RegexSet,
 }
 
+/// Compile the forms now (from a spare thread while the rules load), so the first line peeled
+/// does not wait for them.
+pub fn warm_up() {
+    all_forms();
+}
+
 fn all_forms() -> &'static Forms {
     static F: OnceLock<Forms> = OnceLock::new();
     F.get_or_init(|| {

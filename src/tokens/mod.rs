@@ -85,6 +85,12 @@ impl Table {
     /// Parse and validate a table; every fault is named (token id and what is wrong).
     pub fn parse(text: &str) -> Result<Table, Vec<String>> {
         let file: TableFile = toml::from_str(text).map_err(|e| vec![e.to_string()])?;
+        Self::validate(file)
+    }
+
+    /// Validate a table read from its TOML or, for the built-in one, from the JSON the build
+    /// made of it (`prepared::tokens`).
+    fn validate(file: TableFile) -> Result<Table, Vec<String>> {
         let mut errors = Vec::new();
         let mut advice = BTreeMap::new();
         for a in file.advice {
@@ -211,11 +217,17 @@ pub fn pieces(text: &str) -> impl Iterator<Item = &str> {
     )
 }
 
-/// The built-in table (validated by this module's tests; a fault is a build defect).
+/// The built-in table (validated by this module's tests; a fault is a build defect), as the
+/// build read it when it could (`prepared::tokens`), else from its TOML.
 pub fn table() -> &'static Table {
     static T: OnceLock<Table> = OnceLock::new();
     T.get_or_init(|| {
-        Table::parse(TOKENS_TOML).unwrap_or_else(|e| panic!("data/tokens.toml: {}", e.join("; ")))
+        let prepared = crate::prepared::tokens().and_then(|j| serde_json::from_str(j).ok());
+        match prepared {
+            Some(file) => Table::validate(file),
+            None => Table::parse(TOKENS_TOML),
+        }
+        .unwrap_or_else(|e| panic!("data/tokens.toml: {}", e.join("; ")))
     })
 }
 
@@ -224,6 +236,18 @@ mod tests {
     use super::*;
     use crate::analyze::Engine;
     use crate::rules::KnowledgeBase;
+
+    /// Start-up reads the table as the build read it (JSON): the same table as its TOML.
+    #[test]
+    fn the_table_as_the_build_read_it_is_the_table_its_toml_gives() {
+        let json = crate::prepared::tokens().expect("the build read data/tokens.toml");
+        let fast = Table::validate(serde_json::from_str(json).unwrap()).unwrap();
+        let slow = Table::parse(TOKENS_TOML).unwrap();
+        assert_eq!(format!("{fast:?}"), format!("{slow:?}"));
+        for (a, b) in fast.tokens.iter().zip(&slow.tokens) {
+            assert_eq!(a.regex.literals(), b.regex.literals(), "{}", a.id);
+        }
+    }
 
     #[test]
     fn the_built_in_table_is_valid() {
