@@ -588,6 +588,34 @@ fn triage_page_groups_the_corpus_and_charts_it() {
             assert!(text.contains(r.as_str().unwrap()), "{r}: {text}");
         }
     }
+    // Each failed run lists the lines its report cites, under that run, with file:line; a
+    // healthy group cites nothing.
+    let mut cited = 0;
+    for (i, g) in groups.iter().enumerate() {
+        let ev = g["evidence"].as_array().cloned().unwrap_or_default();
+        if g["verdict"] == "no_failure" {
+            assert!(ev.is_empty(), "{g}");
+        }
+        for (j, run) in g["runs"].as_array().unwrap().iter().enumerate() {
+            let li = by_id(&doc, &format!("group-{i}-run-{j}")).expect("a run's item");
+            let text = text_of(li);
+            assert!(text.starts_with(run.as_str().unwrap()), "{text}");
+            let Some(e) = ev.iter().find(|e| e["run"] == *run) else {
+                continue;
+            };
+            let lines = e["lines"].as_array().unwrap();
+            assert!(!lines.is_empty() && lines.len() <= 3, "{e}");
+            for l in lines {
+                let at = match l["line"].as_u64() {
+                    Some(n) => format!("{}:{n}", l["path"].as_str().unwrap()),
+                    None => l["path"].as_str().unwrap().to_string(),
+                };
+                assert!(text.contains(&at), "{at}: {text}");
+                cited += 1;
+            }
+        }
+    }
+    assert!(cited >= groups.len(), "{cited} cited lines");
     let total = json["runs_total"].as_u64().unwrap();
     for id in ["by-category", "by-action"] {
         let chart = by_id(&doc, id).unwrap_or_else(|| panic!("no chart {id}"));

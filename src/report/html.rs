@@ -282,7 +282,27 @@ pub fn triage_page(t: &super::triage::Triage, lang: Lang) -> String {
                         td { details {
                             summary.mono { (g.example) }
                             ul.mono {
-                                @for run in g.runs.iter().take(200) { li { (run) } }
+                                @for (j, run) in g.runs.iter().take(200).enumerate() {
+                                    li id={ "group-" (i) "-run-" (j) } {
+                                        (run)
+                                        @if let Some(ev) = g.evidence.iter().find(|e| &e.run == run) {
+                                            // Each item on its own line: the page-wide
+                                            // redaction reads a value up to white space, and
+                                            // markup glued to a line's last word would look
+                                            // like one random token to it.
+                                            ul.cited {
+                                                "\n"
+                                                @for l in &ev.lines {
+                                                    li {
+                                                        span.dim { (location(&l.path, l.line)) }
+                                                        " " code { (l.text) }
+                                                    }
+                                                    "\n"
+                                                }
+                                            }
+                                        }
+                                    }
+                                }
                                 @if g.runs.len() > 200 { li { "+" (g.runs.len() - 200) } }
                             }
                         } }

@@ -25,6 +25,23 @@ pub struct Recurrence {
     pub runs: usize,
 }
 
+/// A run of a group with the lines its report cites for the group's cause: the top
+/// finding's first evidence lines, each with the file and line it is at.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RunLines {
+    pub run: String,
+    pub lines: Vec<CitedLine>,
+}
+
+/// One cited line: the file (as the run's report names it), its line number, its text.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct CitedLine {
+    pub path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
+    pub text: String,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Group {
     /// `null` for runs with no sign of failure.
@@ -48,7 +65,14 @@ pub struct Group {
     pub recurring: Vec<Recurrence>,
     pub example: String,
     pub runs: Vec<String>,
+    /// Each failed run's cited lines, in the order of `runs` (at most `MAX_CITED` a run);
+    /// absent for runs with no sign of failure.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<RunLines>,
 }
+
+/// At most this many cited lines are kept per run of a triage.
+pub const MAX_CITED: usize = 3;
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Triage {

@@ -5,7 +5,7 @@
 use super::{RunOutcome, SeenFrom};
 use crate::model::Verdict;
 use crate::model::Warning;
-use crate::report::triage::{Group, Recurrence, SCHEMA, Suspect, Triage};
+use crate::report::triage::{Group, Recurrence, RunLines, SCHEMA, Suspect, Triage};
 use std::collections::BTreeMap;
 
 /// Group outcomes by fingerprint; biggest groups first, then by fingerprint for stability.
@@ -58,6 +58,14 @@ pub fn group(outcomes: &[RunOutcome], warnings: Vec<Warning>) -> Triage {
                 recurring,
                 example: lead.path.clone(),
                 runs: runs.iter().map(|r| r.path.clone()).collect(),
+                evidence: runs
+                    .iter()
+                    .filter(|r| !r.cited.is_empty())
+                    .map(|r| RunLines {
+                        run: r.path.clone(),
+                        lines: r.cited.clone(),
+                    })
+                    .collect(),
             }
         })
         .collect();
@@ -134,8 +142,20 @@ mod tests {
             seen: None,
             seen_from: None,
             warnings: 0,
+            cited: vec![crate::report::triage::CitedLine {
+                path: format!("{p}/train.log"),
+                line: Some(7),
+                text: "NVRM: Xid (PCI:0000:3b:00): 79".into(),
+            }],
         };
         let t = group(&[o("a", "n1"), o("b", "n1"), o("c", "n2")], vec![]);
+        // Each run keeps its own cited lines, in the order of the group's runs.
+        let ev = &t.groups[0].evidence;
+        assert_eq!(
+            ev.iter().map(|r| r.run.as_str()).collect::<Vec<_>>(),
+            t.groups[0].runs
+        );
+        assert_eq!(ev[1].lines[0].path, "b/train.log");
         assert_eq!(t.groups.len(), 1);
         assert_eq!(t.groups[0].count, 3);
         assert_eq!(

@@ -9,7 +9,7 @@
 pub mod discover;
 pub mod group;
 
-pub use crate::report::triage::{Group, Recurrence, SCHEMA, Suspect, Triage};
+pub use crate::report::triage::{CitedLine, Group, Recurrence, RunLines, SCHEMA, Suspect, Triage};
 pub use discover::discover;
 pub use group::group;
 
@@ -77,6 +77,9 @@ pub struct RunOutcome {
     pub seen: Option<String>,
     pub seen_from: Option<SeenFrom>,
     pub warnings: usize,
+    /// The top finding's first evidence lines (`report::triage::MAX_CITED`): what a group's
+    /// runs show of their cause without each run's whole report.
+    pub cited: Vec<CitedLine>,
 }
 
 static GPU_RE: LazyLock<Option<Regex>> = LazyLock::new(|| {
@@ -144,6 +147,20 @@ fn outcome(path: &Path, r: &Report) -> RunOutcome {
         seen: seen.map(utc),
         seen_from,
         warnings: r.warnings.len(),
+        cited: lead
+            .filter(|_| r.verdict != Verdict::NoFailure)
+            .map(|f| {
+                f.evidence
+                    .iter()
+                    .take(crate::report::triage::MAX_CITED)
+                    .map(|e| CitedLine {
+                        path: e.path.clone(),
+                        line: e.line,
+                        text: crate::report::cut(&e.text, 300),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
     }
 }
 
