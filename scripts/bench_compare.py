@@ -10,7 +10,8 @@ page cache and is not counted. With --cpus, every command is pinned there with t
 cores of a quiet many-core machine stand in for the 2-core development machine). Prints per
 command the median wall and CPU (user+sys) time and the peak RSS, and per build its ratio to
 rg (median of the per-round ratios, wall and CPU). ripgrep gets the last build's
-`rules patterns` with `\\b` made ASCII, as scripts/bench.sh does. With --rules DIR every build
+`rules patterns` with `\\b` made ASCII, as scripts/bench.sh does; `cat` of every file of the
+target (one process, one thread) is the read limit beside them. With --rules DIR every build
 also loads that local knowledge base (scripts/gen_rules.py makes one) and ripgrep gets its patterns
 too; with --threads N every build runs `--threads N` and ripgrep `-j N`.
 """
@@ -34,6 +35,7 @@ def main():
     pf.write(re.sub(r"\\b", r"(?-u:\\b)", pats)); pf.close()
     cmds = {name: [b, "analyze", target, "--format", "json"] + extra for name, b in builds}
     cmds["rg"] = [rg, "-c", "-f", pf.name, target] + (["-j", threads] if threads else [])
+    cmds["cat"] = ["sh", "-c", 'find "$1" -type f -exec cat {} + >/dev/null', "cat", target]
     wall = {k: [] for k in cmds}; cpu = {k: [] for k in cmds}; rss = {k: [] for k in cmds}
     pin = ["taskset", "-c", cpus] if cpus else []
     for r in range(rounds + 1):
@@ -52,6 +54,8 @@ def main():
         for what, t in (("wall", wall), ("cpu", cpu)):
             q = sorted(a / b for a, b in zip(t[name], t["rg"]))
             print(f"{name}/rg {what}: {statistics.median(q):.3f} (min {q[0]:.3f}, max {q[-1]:.3f})")
+        q = sorted(a / b for a, b in zip(wall[name], wall["cat"]))
+        print(f"{name}/cat wall: {statistics.median(q):.3f} (min {q[0]:.3f}, max {q[-1]:.3f})")
     os.unlink(pf.name)
 
 main()

@@ -64,3 +64,32 @@ s27_run_shm_sigbus_samples() { local d=$1
   snap "$d/snapshot_after"
   shm_restore
 }
+
+# GPU memory climbing a step at a time (every step's logits kept on the card for a metric at
+# the end) until CUDA runs out, with the user's own nvidia-smi polled beside the run into
+# gpu_memory.csv (once a second, as docs/html.md shows) and the wrapper sampling every 200 ms:
+# real curves for the memory charts, and a failure time in the step lines' clock. Needs the
+# release binary in the tree, as s27.
+s28_cuda_oom_logits_leak_polled() { local d=$1
+  snap "$d/snapshot_before"
+  nvidia-smi --query-gpu=timestamp,index,memory.used,memory.total --format=csv -l 1 > "$d/gpu_memory.csv" 2>&1 &
+  local poll=$!
+  sleep 2
+  timeout 240 "$REPO/target/release/trainwreck" run --out "$d/run" --interval 200 --no-record -- \
+    python3 $P/train_gpt.py --n-layer 12 --n-head 12 --n-embd 1536 --seq-len 2048 --batch-size 4 \
+    --grad-accum 8 --steps 1000 --collect-logits --log-time > "$d/trainwreck_run.txt" 2>&1
+  echo "trainwreck run rc=$?"
+  sleep 2; kill $poll 2>/dev/null; wait $poll 2>/dev/null
+  snap "$d/snapshot_after"
+}
+
+# The same program healthy (no logits kept, 30 steps) under `trainwreck run`: the good run to
+# diff s28 against.
+s29_run_healthy_gpt() { local d=$1
+  snap "$d/snapshot_before"
+  timeout 150 "$REPO/target/release/trainwreck" run --out "$d/run" --interval 200 --no-record -- \
+    python3 $P/train_gpt.py --n-layer 12 --n-head 12 --n-embd 1536 --seq-len 2048 --batch-size 4 \
+    --grad-accum 8 --steps 30 --log-time > "$d/trainwreck_run.txt" 2>&1
+  echo "trainwreck run rc=$?"
+  snap "$d/snapshot_after"
+}

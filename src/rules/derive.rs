@@ -1208,6 +1208,18 @@ fn host_oom_loading(ctx: &DeriveCtx) -> Option<String> {
 /// little for NCCL's and cuDNN's own buffers or for a second process on the card.
 fn xla_preallocation(ctx: &DeriveCtx) -> Option<String> {
     ctx.capture("xla_runtime")?;
+    // XLA's own pool refused the allocation (its RESOURCE_EXHAUSTED, in either wording): the
+    // pool's size and fragmentation are the lever before the batch.
+    let own_pool = ctx.lines.iter().any(|l| {
+        l.contains("RESOURCE_EXHAUSTED") || l.contains("Resource exhausted: Out of memory")
+    });
+    if own_pool {
+        return Some(if ctx.zh() {
+            "先调 XLA 的显存池：`XLA_PYTHON_CLIENT_PREALLOCATE=false`（按需分配，也就没有了预占池里的碎片），或者用 `XLA_PYTHON_CLIENT_MEM_FRACTION` 调整它占整卡的比例（默认 .75，JAX 0.4 之前是 .9）；按需分配后峰值仍超过整卡时，再减小每张卡上的 batch：XLA 自己的分配器在它的池子里分不到这块内存。".into()
+        } else {
+            "Tune XLA's memory pool first: `XLA_PYTHON_CLIENT_PREALLOCATE=false` (allocate on demand, which also ends the fragmentation of a preallocated pool) or its share of the card with `XLA_PYTHON_CLIENT_MEM_FRACTION` (.75 by default, .9 before JAX 0.4); if the peak allocated on demand is still above the card, cut the per-device batch: XLA's own allocator could not serve the request from its pool.".into()
+        });
+    }
     Some(if ctx.zh() {
         "不要让 XLA 一启动就预占大部分显存：设置 `XLA_PYTHON_CLIENT_PREALLOCATE=false`（按需分配），或者用 `XLA_PYTHON_CLIENT_MEM_FRACTION=.5` 之类调低预占比例（TensorFlow 用 `tf.config.experimental.set_memory_growth(gpu, True)`）：JAX 启动时会占掉每张卡 75–90% 的显存，NCCL 和 cuDNN 在池子之外分配自己的缓冲区，于是它们分不到，报出的错也不一定提显存。".into()
     } else {
