@@ -50,7 +50,8 @@ fn html(args: &[&str], path: &Path) -> String {
 const BUDGET: usize = 300 * 1024;
 
 /// Nothing in the page makes a browser fetch: no element that loads (script, link, img, …),
-/// no attribute naming a resource, no `url(` or `@import` in the style; under the budget; and
+/// no attribute naming a resource (a link within the page, `href="#…"`, loads nothing and is
+/// allowed), no `url(` or `@import` in the style; under the budget; and
 /// a Content-Security-Policy that forbids every fetch, for the browser to enforce.
 fn assert_self_contained(page: &str, doc: &roxmltree::Document<'_>) {
     const LOADERS: &[&str] = &[
@@ -62,9 +63,11 @@ fn assert_self_contained(page: &str, doc: &roxmltree::Document<'_>) {
         assert!(!LOADERS.contains(&name.as_str()), "the page holds <{name}>");
         for a in n.attributes() {
             let an = a.name().to_ascii_lowercase();
+            let in_page = an == "href" && a.value().starts_with('#');
             assert!(
-                !matches!(an.as_str(), "src" | "href" | "srcset" | "action" | "poster")
-                    && !an.starts_with("on"),
+                in_page && !a.value()[1..].contains(['/', ':', '?'])
+                    || !matches!(an.as_str(), "src" | "href" | "srcset" | "action" | "poster")
+                        && !an.starts_with("on"),
                 "<{name} {an}=…>"
             );
         }
@@ -724,6 +727,103 @@ fn fleet_page(db: &str, extra: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// `history report`: each top fingerprint lists its latest runs with the lines their stored
+/// reports cite, and those lines are the runs' own (found at that line of a corpus file); on the
+/// page every top fingerprint's row and each latest run of a top fingerprint links to its
+/// runs, and every link has its target. A fingerprint whose reports cite nothing (the
+/// synthetic fleet's) says so.
+#[test]
+fn fleet_page_links_each_top_fingerprint_to_its_runs_and_their_cited_lines() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = fleet_history(tmp.path());
+    let json: serde_json::Value =
+        serde_json::from_str(&fleet_page(&db, &["--format", "json"])).unwrap();
+    let top = json["top"].as_array().unwrap();
+    let runs = json["top_runs"].as_array().unwrap();
+    assert_eq!(top.len(), runs.len());
+    // Every line of every corpus file, by the file's path under its run directory.
+    let mut corpus_lines: Vec<(String, usize, String)> = Vec::new();
+    for run in std::fs::read_dir(fixture("corpus")).unwrap().flatten() {
+        if !run.path().is_dir() {
+            continue;
+        }
+        for e in walk(&run.path()) {
+            let Ok(text) = std::fs::read(&e) else {
+                continue;
+            };
+            let rel = e.strip_prefix(run.path()).unwrap().display().to_string();
+            for (i, l) in String::from_utf8_lossy(&text).lines().enumerate() {
+                corpus_lines.push((rel.clone(), i + 1, l.to_string()));
+            }
+        }
+    }
+    let (mut cited, mut bare) = (0, 0);
+    for (t, rs) in top.iter().zip(runs) {
+        let rs = rs.as_array().unwrap();
+        assert!(!rs.is_empty() && rs.len() as u64 <= t["count"].as_u64().unwrap());
+        for r in rs {
+            let lines = r["lines"].as_array().unwrap();
+            if lines.is_empty() {
+                bare += 1;
+            }
+            for l in lines {
+                cited += 1;
+                let (path, n, text) = (
+                    l["path"].as_str().unwrap(),
+                    l["line"].as_u64().unwrap() as usize,
+                    l["text"].as_str().unwrap(),
+                );
+                assert!(
+                    corpus_lines
+                        .iter()
+                        .any(|(p, i, t)| (p == path || p.ends_with(&format!("/{path}")))
+                            && *i == n
+                            && t.contains(text.trim_end_matches('…'))),
+                    "{path}:{n} {text:?} is not a line of the corpus"
+                );
+            }
+        }
+    }
+    assert!(cited >= 3 && bare >= 1, "cited {cited}, bare {bare}");
+
+    let page = fleet_page(&db, &["--html"]);
+    let ids: Vec<&str> = page
+        .split("id=\"fp-")
+        .skip(1)
+        .map(|s| &s[..s.find('"').unwrap()])
+        .collect();
+    assert_eq!(ids.len(), top.len(), "one runs list per top fingerprint");
+    let links: Vec<&str> = page
+        .split("href=\"#fp-")
+        .skip(1)
+        .map(|s| &s[..s.find('"').unwrap()])
+        .collect();
+    assert!(
+        links.len() > top.len(),
+        "rows and latest runs link: {}",
+        links.len()
+    );
+    for l in &links {
+        assert!(ids.contains(l), "link #fp-{l} has no target");
+    }
+    assert!(page.contains("id=\"top-runs\"") && page.contains("its stored report cites no line"));
+    let zh = fleet_page(&db, &["--html", "--lang", "zh"]);
+    assert!(zh.contains("最常见指纹背后的运行"));
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
 /// `history report --html`: every stacked segment of the per-day chart is a count
 /// of the report's data, the top fingerprints are listed and drawn, the heat map outlines
 /// exactly the planted bad host and the bad GPU in each of its eight hosts, the suspects are
@@ -1380,7 +1480,10 @@ fn seed_page_renders_in_headless_chromium() {
     let tmp = tempfile::tempdir().unwrap();
     let dom = render(fleet_page(&fleet_history(tmp.path()), &["--html"]));
     assert!(
-        dom.contains("id=\"heat-map\"") && dom.contains("class=\"cell suspect\""),
+        dom.contains("id=\"heat-map\"")
+            && dom.contains("class=\"cell suspect\"")
+            && dom.contains("id=\"top-runs\"")
+            && dom.contains("class=\"cited\""),
         "{dom}"
     );
 }

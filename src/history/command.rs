@@ -311,6 +311,16 @@ fn report_redacted(f: &mut FleetReport, red: &mut Redactor) {
     for c in &mut f.cells {
         c.host = red.host(&c.host);
     }
+    for r in f.top_runs.iter_mut().flatten() {
+        r.host = r.host.as_deref().map(|h| red.host(h));
+        for t in r.job.iter_mut() {
+            *t = red.text(t);
+        }
+        for l in &mut r.lines {
+            l.path = red.text(&l.path);
+            l.text = red.text(&l.text);
+        }
+    }
     for r in &mut f.recent {
         r.host = r.host.as_deref().map(|h| red.host(h));
         for t in r

@@ -7,11 +7,15 @@ use super::backend::Value;
 use super::stats::{SUSPECT_CLASSES, Unit};
 use super::{Result, Store, utc};
 use crate::model::Verdict;
-use crate::report::history::{DayCount, FleetReport, GpuCell, RecentRun};
+use crate::report::history::{DayCount, FleetReport, FleetRun, GpuCell, RecentRun};
+use crate::report::triage::{CitedLine, MAX_CITED};
 use std::collections::BTreeMap;
 
 /// Fingerprints followed day by day on the page.
 pub const TOP_FINGERPRINTS: usize = 8;
+
+/// Latest runs listed under each top fingerprint, with their cited lines.
+pub const RUNS_PER_FINGERPRINT: usize = 5;
 
 /// Most latest runs read (the page lists 100; JSON gets up to this many).
 pub const MAX_RECENT: usize = 10_000;
@@ -75,6 +79,34 @@ impl Store {
             if let Some(i) = top.iter().position(|t| t.fingerprint == fp) {
                 per_day[i].insert(day_name(day), r[2].int().unwrap_or(0).max(0) as u64);
             }
+        }
+        // Each top fingerprint's latest runs and the lines their reports cite: what the page
+        // links a fingerprint to (the history keeps reports, not pages).
+        let mut top_runs = Vec::with_capacity(top.len());
+        for t in &top {
+            let mut runs = Vec::new();
+            for r in q(
+                self,
+                "SELECT at, job, origin_host, hosts, report FROM runs
+                 WHERE fingerprint = $1 AND at >= $2 ORDER BY at DESC, run_id LIMIT $3",
+                &[
+                    Value::Text(t.fingerprint.clone()),
+                    from.clone(),
+                    Value::Int(RUNS_PER_FINGERPRINT as i64),
+                ],
+            )? {
+                let hosts: Vec<String> = r[3]
+                    .text()
+                    .and_then(|j| serde_json::from_str(&j).ok())
+                    .unwrap_or_default();
+                runs.push(FleetRun {
+                    at: r[0].int().map(utc).unwrap_or_default(),
+                    job: r[1].text(),
+                    host: r[2].text().or_else(|| hosts.into_iter().next()),
+                    lines: r[4].text().map(|j| cited(&j)).unwrap_or_default(),
+                });
+            }
+            top_runs.push(runs);
         }
         let hosts = self.fleet(Unit::Host, since, alpha)?;
         let gpus = self.fleet(Unit::Gpu, since, alpha)?;
@@ -140,12 +172,35 @@ impl Store {
             days: days.into_values().collect(),
             top,
             top_per_day: per_day,
+            top_runs,
             hosts,
             gpus,
             cells: cells.into_values().collect(),
             recent: latest,
         })
     }
+}
+
+/// The lines a stored report cites for its cause: its lead finding's first evidence lines, as
+/// triage keeps them. A report that does not parse, or has no finding, cites nothing.
+fn cited(report: &str) -> Vec<CitedLine> {
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(report) else {
+        return Vec::new();
+    };
+    let Some(evidence) = v["findings"][0]["evidence"].as_array() else {
+        return Vec::new();
+    };
+    evidence
+        .iter()
+        .filter_map(|e| {
+            Some(CitedLine {
+                path: e["path"].as_str()?.to_string(),
+                line: e["line"].as_u64(),
+                text: crate::report::cut(e["text"].as_str()?, 300),
+            })
+        })
+        .take(MAX_CITED)
+        .collect()
 }
 
 #[cfg(test)]

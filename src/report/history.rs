@@ -85,6 +85,9 @@ pub struct FleetReport {
     pub top: Vec<ListEntry>,
     /// Each top fingerprint's runs per day (`YYYY-MM-DD` → runs), in `top`'s order.
     pub top_per_day: Vec<BTreeMap<String, u64>>,
+    /// Each top fingerprint's latest runs with the lines their reports cite, in `top`'s order
+    /// (at most `history::fleet::RUNS_PER_FINGERPRINT` each): what a fingerprint links to.
+    pub top_runs: Vec<Vec<FleetRun>>,
     /// `history hosts` and `history gpus` over the same window.
     pub hosts: FleetStats,
     pub gpus: FleetStats,
@@ -114,6 +117,18 @@ pub struct GpuCell {
     pub jobs: u64,
     /// Its failures of the suspect classes (hardware, unexplained) there.
     pub suspect_failures: u64,
+}
+
+/// A run of a top fingerprint, with the lines its stored report cites for its cause (the
+/// lead finding's first evidence lines, as triage shows them).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct FleetRun {
+    /// When it failed (or was recorded), UTC.
+    pub at: String,
+    pub job: Option<String>,
+    /// The host it started on, else its first host.
+    pub host: Option<String>,
+    pub lines: Vec<crate::report::triage::CitedLine>,
 }
 
 /// One run in the report's list of the latest.

@@ -1688,6 +1688,24 @@ impl Tr {
             ],
         }
     }
+    /// The section of the top fingerprints' runs: its heading, and what a run without cited
+    /// lines says.
+    pub fn html_fleet_top_runs(self) -> (&'static str, &'static str) {
+        match self.0 {
+            Lang::En => (
+                "Runs behind the top fingerprints",
+                "(its stored report cites no line)",
+            ),
+            Lang::Zh => ("最常见指纹背后的运行", "（保存的报告里没有引用的行）"),
+        }
+    }
+    /// How many of a fingerprint's runs are listed.
+    pub fn html_fleet_runs_shown(self, shown: usize, total: u64) -> String {
+        match self.0 {
+            Lang::En => format!("latest {shown} of {total} runs"),
+            Lang::Zh => format!("共 {total} 次运行，列出最近 {shown} 次"),
+        }
+    }
     /// The per-day chart's axes.
     pub fn html_fleet_day_axes(self) -> [&'static str; 2] {
         match self.0 {

@@ -1,11 +1,13 @@
 //! `history report --format html`: the fleet's page, from the history's counts
 //! (`history::Store::report`). Failures per day stacked by category, the top fingerprints day
 //! by day, a host × GPU heat map of each one's rate of hardware-class and unexplained failures
-//! against the fleet's with the suspects of the history's test outlined, and the latest runs.
+//! against the fleet's with the suspects of the history's test outlined, each top fingerprint's
+//! latest runs with the lines their reports cite (its row and the latest runs link there), and
+//! the latest runs.
 //! Same rules as the run's page: maud templates (every text escaped), inline CSS and SVG only.
 //! Renders only: the counts and the test are the history's.
 
-use super::{P, axes, axis_labels, chart, document, section};
+use super::{P, axes, axis_labels, chart, document, location, section};
 use crate::report::cut;
 use crate::report::history::{FleetReport, FleetStats, p_value};
 use crate::report::i18n::{Lang, Tr};
@@ -67,6 +69,7 @@ pub fn page(f: &FleetReport, lang: Lang) -> String {
         }
         (per_day(f, &days, tr))
         (top(f, &days, tr))
+        (top_runs(f, tr))
         (heat_map(f, tr))
         (suspects(f, tr))
         (recent(f, tr))
@@ -263,7 +266,7 @@ fn top(f: &FleetReport, days: &[String], tr: Tr) -> Markup {
                     tr.fingerprint {
                         td { "#" (r + 1) }
                         td { (t.count) }
-                        td.mono { (t.fingerprint) }
+                        td.mono { a href={ "#" (anchor(&t.fingerprint)) } { (t.fingerprint) } }
                         td { code { (t.category.as_deref().unwrap_or("-")) } (super::BR) (cut(title.unwrap_or(""), 200)) }
                         td { (t.hosts.len()) }
                         td.mono { (t.first_seen.as_deref().unwrap_or("")) }
@@ -281,6 +284,68 @@ fn top(f: &FleetReport, days: &[String], tr: Tr) -> Markup {
         heading,
         html! { (chart("top", width, height, heading, body)) (table) },
     )
+}
+
+/// The id of a fingerprint's runs on the page: `fp-` and the fingerprint, anything but
+/// letters and digits made `-` (a fingerprint is `fp1:` and hex digits, but an imported history
+/// may hold any text).
+fn anchor(fp: &str) -> String {
+    let tail: String = fp
+        .chars()
+        .take(80)
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    format!("fp-{tail}")
+}
+
+/// Each top fingerprint's latest runs, each with the lines its report cites for the cause:
+/// where a fingerprint's row and the latest runs link to.
+fn top_runs(f: &FleetReport, tr: Tr) -> Markup {
+    if f.top_runs.iter().all(Vec::is_empty) {
+        return html! {};
+    }
+    let (heading, none) = tr.html_fleet_top_runs();
+    let body = html! {
+        "\n"
+        @for (r, (t, runs)) in f.top.iter().zip(&f.top_runs).enumerate() {
+            div.fingerprint-runs id=(anchor(&t.fingerprint)) {
+                h3 {
+                    "#" (r + 1) " " span.mono { (t.fingerprint) } " — "
+                    code { (t.category.as_deref().unwrap_or("-")) } " · " (tr.html_fleet_runs_shown(runs.len(), t.count))
+                }
+                "\n"
+                ul.runs {
+                    "\n"
+                    @for run in runs {
+                        li {
+                            span.mono { (run.at) } " "
+                            (cut(run.job.as_deref().unwrap_or(""), 80)) " "
+                            span.dim { (cut(run.host.as_deref().unwrap_or(""), 80)) }
+                            // Each item on its own line: the page-wide redaction reads a value
+                            // up to white space (as on the triage page).
+                            @if run.lines.is_empty() {
+                                " " span.dim { (none) }
+                            } @else {
+                                ul.cited {
+                                    "\n"
+                                    @for l in &run.lines {
+                                        li {
+                                            span.dim { (location(&l.path, l.line)) }
+                                            " " code { (l.text) }
+                                        }
+                                        "\n"
+                                    }
+                                }
+                            }
+                        }
+                        "\n"
+                    }
+                }
+            }
+            "\n"
+        }
+    };
+    section("top-runs", heading, body)
 }
 
 /// One cell of the heat map: its colour by `rate` against the fleet's, outlined and marked
@@ -450,7 +515,14 @@ fn recent(f: &FleetReport, tr: Tr) -> Markup {
                         td { (cut(title.unwrap_or(""), 200)) }
                         td { code { (r.action) } }
                         td { (r.confidence.map(|c| format!("{c:.2}")).unwrap_or_default()) }
-                        td.mono { (r.fingerprint.as_deref().unwrap_or("")) }
+                        td.mono {
+                            @match r.fingerprint.as_deref() {
+                                Some(fp) if f.top.iter().any(|t| t.fingerprint == fp) => {
+                                    a href={ "#" (anchor(fp)) } { (fp) }
+                                }
+                                fp => { (fp.unwrap_or("")) }
+                            }
+                        }
                     }
                     "\n"
                 }
