@@ -400,3 +400,38 @@ fn a_checkpoint_missing_a_ranks_entry_says_resume_on_the_saved_world_size() {
         "{s}"
     );
 }
+
+/// A library's own frame calls a method on the framework's core type that the installed
+/// framework lacks: the framework is older than the library, so it is the one to upgrade —
+/// not the library to pin. A user's own frame calling the same method is not this case.
+#[test]
+fn a_library_calling_a_method_the_frameworks_type_lacks_says_upgrade_the_framework() {
+    let (f, s) = first(&tb(
+        &[
+            ("/work/cls/fit.py", 88, "main"),
+            (&format!("{SITE}/lightlib/export.py"), 312, "to_half"),
+        ],
+        "AttributeError: 'Tensor' object has no attribute 'is_inference_safe'",
+    ));
+    assert_eq!(f.category, Category::PythonException, "{f:?}");
+    assert!(
+        s.starts_with("Upgrade torch to a release lightlib supports"),
+        "{s}"
+    );
+    let (_, s) = first(&tb(
+        &[
+            ("/work/cls/fit.py", 88, "main"),
+            (&format!("{SITE}/paddletext/saver.py"), 40, "dtype_of"),
+        ],
+        "AttributeError: 'EagerParamBase' object has no attribute 'is_floating_point'",
+    ));
+    assert!(
+        s.starts_with("Upgrade paddlepaddle to a release paddletext supports"),
+        "{s}"
+    );
+    let (_, s) = first(&tb(
+        &[("/work/cls/fit.py", 88, "main")],
+        "AttributeError: 'Tensor' object has no attribute 'is_inference_safe'",
+    ));
+    assert!(!s.starts_with("Upgrade torch"), "{s}");
+}

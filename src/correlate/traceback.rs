@@ -792,6 +792,24 @@ fn library_of(tb: &Traceback) -> Option<String> {
 /// What the exception's own words and frames say to do, when they say it. Each arm is a
 /// principle (an API the installed library does not have, a label outside the class range,
 /// tensors on two devices, a library's internal assertion), never one case's wording.
+/// The framework that defines a core type named in an AttributeError (`'ParamBase' object has
+/// no attribute …`), as pip names it: the types a library calls methods on, whose methods
+/// arrive with framework releases. `Tensor` and `Parameter` are PaddlePaddle's when the
+/// traceback runs through paddle, else torch's.
+fn framework_of_type(ty: &str, tb: &Traceback) -> Option<&'static str> {
+    let paddle = tb
+        .frames
+        .iter()
+        .any(|f| f.path.contains("/paddle") || f.path.contains("\\paddle"));
+    match ty {
+        "ParamBase" | "EagerParamBase" | "VarBase" => Some("paddlepaddle"),
+        "Tensor" | "Parameter" if paddle => Some("paddlepaddle"),
+        "Tensor" | "Parameter" => Some("torch"),
+        "ndarray" => Some("numpy"),
+        _ => None,
+    }
+}
+
 fn remedy(tb: &Traceback) -> Option<Remedy> {
     let msg = tb.msg.as_str();
     let m = |re: &LazyLock<Option<Regex>>| re.as_ref().and_then(|r| r.captures(msg));
@@ -1012,6 +1030,26 @@ fn remedy(tb: &Traceback) -> Option<Remedy> {
             (None, _) => Skew::Code,
         };
         Some((what, inner_lib.clone(), skew))
+    } else if tb.ty == "AttributeError"
+        && let Some(c) = m(&NO_ATTR)
+        && let Some(ty) = c.get(2)
+        && let Some(lib) = inner_lib.as_deref()
+        && let Some(fw) = framework_of_type(ty.as_str(), tb)
+        && !lib.starts_with(fw)
+        && !fw.starts_with(lib)
+    {
+        // An installed library's own frame calls a method on the framework's core type (a
+        // parameter, a tensor, an array) that this framework does not have: the library was
+        // written for a newer framework, so the framework is what to upgrade.
+        let (ty, attr) = (ty.as_str(), &c[3]);
+        return Some(Remedy {
+            en: format!(
+                "Upgrade {fw} to a release {lib} supports (its requirements give the minimum): {lib}'s own code calls `{attr}` on {fw}'s `{ty}`, which this {fw} does not have yet, so the installed {fw} is older than {lib} expects. Pinning {lib} to a release written for this {fw} also works."
+            ),
+            zh: format!(
+                "把 {fw} 升级到 {lib} 支持的版本（它的 requirements 写了最低版本）：{lib} 自己的代码在 {fw} 的 `{ty}` 上调用 `{attr}`，而这个 {fw} 还没有它，说明安装的 {fw} 比 {lib} 需要的旧。把 {lib} 固定到适配这个 {fw} 的版本也可以。"
+            ),
+        });
     } else if tb.ty == "AttributeError"
         && let Some(c) = m(&NO_ATTR)
         && !matches!(

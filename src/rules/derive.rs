@@ -135,6 +135,24 @@ pub static DERIVED: &[Derived] = &[
         compute: seq_cap_unset,
     },
     Derived {
+        name: "derive.collate_allocation",
+        unit: Unit::Text,
+        doc: "only when a host allocation failed inside the DataLoader's collation (its traceback's frames): the collating function",
+        compute: collate_allocation,
+    },
+    Derived {
+        name: "derive.ifname_exact",
+        unit: Unit::Text,
+        doc: "only when NCCL_SOCKET_IFNAME was set with NCCL's leading '=' (exact match): the interface name without it",
+        compute: ifname_exact,
+    },
+    Derived {
+        name: "derive.same_collective_plan",
+        unit: Unit::Text,
+        doc: "only when two ranks ran the same collective with different sizes: which per-rank tensors differ (DDP's buffer broadcast, or parameters built differently per rank) and what to do",
+        compute: same_collective_plan,
+    },
+    Derived {
         name: "derive.shm_basis",
         unit: Unit::Text,
         doc: "why derive.shm_size_bytes has that value (observed peak, current size, host memory)",
@@ -1012,6 +1030,70 @@ fn nofile_plan(ctx: &DeriveCtx) -> Option<String> {
     })
 }
 
+/// `NCCL_SOCKET_IFNAME` given with NCCL's exact-match prefix (`=ens5`): the name without it.
+/// An NCCL that does not know the prefix looks for an interface literally named `=ens5`, so
+/// none matches although the interface exists.
+fn ifname_exact(ctx: &DeriveCtx) -> Option<String> {
+    let name = ctx.capture("ifname")?.strip_prefix('=')?;
+    let name = name.split(',').next()?.trim();
+    (!name.is_empty() && !name.starts_with(['=', '^'])).then(|| name.to_string())
+}
+
+/// The two tensor sizes of a collective mismatch, as torch's fingerprint check reports them:
+/// each fingerprint's `TensorShape=[…]` (the line's head, which a cited line keeps), else its
+/// summary `Tensor Tensor shapes: 24084544vs 64`.
+fn mismatch_sizes(line: &str) -> Option<(&str, &str)> {
+    let mut shapes = line
+        .split("TensorShape=[")
+        .skip(1)
+        .filter_map(|t| t.split_once(']'));
+    if let (Some((a, _)), Some((b, _))) = (shapes.next(), shapes.next()) {
+        return Some((a.trim(), b.trim()));
+    }
+    let at = line.find("shapes: ")? + "shapes: ".len();
+    let (a, b) = line[at..].split_once("vs")?;
+    fn size(t: &str) -> Option<&str> {
+        let t = t.trim();
+        let end = t
+            .find(|c: char| !(c.is_ascii_digit() || c == ',' || c == ' ' || c == '[' || c == ']'))
+            .unwrap_or(t.len());
+        let t = t[..end].trim();
+        (!t.is_empty()).then_some(t)
+    }
+    Some((size(a)?, size(b)?))
+}
+
+/// Two ranks ran the same collective (`op_a` = `op_b`) with tensors of different sizes: no
+/// rank skipped or reordered a call, so the code path is the same and the data differs. A
+/// BROADCAST is DDP's buffer sync (every forward under `broadcast_buffers=True`) of a buffer
+/// each rank grew on its own; a reduction or gather means the ranks' parameters or their
+/// buckets differ (a model built from rank-dependent data or config).
+fn same_collective_plan(ctx: &DeriveCtx) -> Option<String> {
+    let op = ctx.capture("op_a")?;
+    if ctx.capture("op_b")? != op {
+        return None;
+    }
+    let (a, b) = ctx.lines.iter().find_map(|l| mismatch_sizes(l))?;
+    if a == b {
+        return None;
+    }
+    let broadcast = op.eq_ignore_ascii_case("BROADCAST");
+    Some(match (broadcast, ctx.zh()) {
+        (true, false) => format!(
+            "Take the buffer that differs per rank out of DDP's buffer sync (`DistributedDataParallel(..., broadcast_buffers=False)` when no buffer must match across ranks, or name it in `DistributedDataParallel._set_params_and_buffers_to_ignore_for_model`), keep it as state outside the module, or upgrade the framework that registers it if its release fixes this: both ranks ran {op} at the same point with different sizes ({a} vs {b}), which is DDP broadcasting a registered buffer before a forward, a buffer each rank builds or grows from its own inputs (a position or cache table). The code path is the same on every rank, so no rank-dependent branch is to blame."
+        ),
+        (true, true) => format!(
+            "把各 rank 不一样的那个 buffer 从 DDP 的 buffer 同步里拿掉（不需要各 rank 一致时用 `DistributedDataParallel(..., broadcast_buffers=False)`，或者用 `DistributedDataParallel._set_params_and_buffers_to_ignore_for_model` 点名它），把它改成模块之外的状态，或者在注册它的框架修复了这个问题时升级该框架：两个 rank 在同一位置都调用了 {op}，但大小不同（{a} 对 {b}），这是 DDP 在前向之前广播已注册的 buffer，而这个 buffer 是各 rank 按自己的输入构建或增长的（位置表或缓存表）。各 rank 走的是同一条代码路径，不是依赖 rank 的分支造成的。"
+        ),
+        (false, false) => format!(
+            "Build, resize, freeze and wrap the model identically on every rank before DDP/FSDP (from the same configuration and data): both ranks ran {op} at the same point with different sizes ({a} vs {b}), so the code path is the same and the tensors are not: the ranks built different models or gradient buckets (a layer sized from rank-local data or config, a vocabulary or head resized on one rank, parameters frozen differently). `TORCH_DISTRIBUTED_DEBUG=DETAIL` lists each rank's shapes."
+        ),
+        (false, true) => format!(
+            "在 DDP/FSDP 包装之前，让每个 rank 用相同的配置和数据以相同方式构建、resize、冻结和包装模型：两个 rank 在同一位置都调用了 {op}，但大小不同（{a} 对 {b}），代码路径一样，张量不一样，说明各 rank 构建出的模型或梯度 bucket 不同（按本 rank 的数据或配置决定大小的层、只在一个 rank 上改过大小的词表或输出头、冻结的参数不一样）。`TORCH_DISTRIBUTED_DEBUG=DETAIL` 会列出每个 rank 的形状。"
+        ),
+    })
+}
+
 /// A socket connect that failed (`peer_addr`, `peer_port`, `sock_err`) on a node whose firewall
 /// is running (`firewall_on`, captured by the confirmation `host-firewall-active`).
 fn firewall_plan(ctx: &DeriveCtx) -> Option<String> {
@@ -1184,6 +1266,16 @@ fn eval_off_plan(ctx: &DeriveCtx) -> Option<String> {
         (false, false) => "Turn evaluation on with the same schedule as saving (`eval_strategy` equal to `save_strategy`, e.g. `epoch`, and an eval dataset), or set `load_best_model_at_end=False`: the check found evaluation off (`no`), so there is no best model to reload, and setting the save strategy to match it would stop checkpointing altogether.".into(),
         (false, true) => "按和保存相同的节奏打开评估（`eval_strategy` 与 `save_strategy` 一致，比如 `epoch`，并提供评估数据集），或者设置 `load_best_model_at_end=False`：检查发现评估是关闭的（`no`），没有最优模型可加载；反过来把保存策略改成和它一致，就完全不保存 checkpoint 了。".into(),
     })
+}
+
+/// A host allocation that failed while the DataLoader collated a batch: the innermost frame
+/// outside torch's tensor code is the collating function (`default_collate`, a `collate_fn`),
+/// so the allocation is one batch and the batch size is the lever.
+fn collate_allocation(ctx: &DeriveCtx) -> Option<String> {
+    let frames: Vec<(&str, &str)> = ctx.lines.iter().filter_map(|l| frame_of(l)).collect();
+    let (path, func) = frames.last()?;
+    let collating = func.contains("collate") || path.ends_with("/_utils/collate.py");
+    collating.then(|| func.to_string())
 }
 
 /// A host OOM kill while transformers loaded a model's checkpoint shards (its `Loading checkpoint
