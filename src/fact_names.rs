@@ -46,6 +46,7 @@ pub const GPU_FIELDS: &[&str] = &[
     "ecc_corrected_volatile",
     "ecc_uncorrected_aggregate",
     "ecc_uncorrected_volatile",
+    "memory_climb_from_bytes",
     "memory_peak_bytes",
     "memory_total_bytes",
     "memory_used_bytes",

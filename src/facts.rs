@@ -421,6 +421,12 @@ pub static CATALOG: &[FactSpec] = &[
         "自驱动加载以来未纠正的 ECC 错误数（nvidia-smi）"
     ),
     spec!(
+        "gpu.<index>.memory_climb_from_bytes",
+        Bytes,
+        "GPU <index>'s memory rose through the whole sampled span (trainwreck run's samples or a polled nvidia-smi: each quarter's highest value above the last): its highest in the first quarter",
+        "GPU <index> 的显存在整个采样期间一路上涨（trainwreck run 的采样或轮询的 nvidia-smi：每一段的最高值都高于上一段）：第一段里的最高值"
+    ),
+    spec!(
         "gpu.<index>.memory_peak_bytes",
         Bytes,
         "highest memory used on GPU <index> (nvidia-smi/NVML order) seen while the run was watched",

@@ -64,3 +64,50 @@ fn a_wrapped_run_whose_shm_peak_hit_the_mount_size_is_sized_from_the_host() {
         .expect("peaks.txt read");
     assert_eq!(peak.value.as_i64(), Some(66_342_912));
 }
+
+/// A real training loop that keeps every step's logits on the GPU (on one H200, wrapped by
+/// `trainwreck run`, nvidia-smi polled beside it): GPU memory climbs all run long until CUDA
+/// runs out, so the fix leads with what is kept across steps, citing the samples, not with a
+/// smaller micro-batch. The same OOM line without the samples gets the numbers' plan, and the
+/// same program's healthy run (no logits kept) is no failure.
+#[test]
+fn a_gpu_oom_after_memory_climbed_all_run_says_find_what_is_kept_across_steps() {
+    let r = diagnose("28_cuda_oom_logits_leak_polled");
+    let top = r.top().unwrap();
+    assert_eq!(top.category, Category::GpuOom);
+    assert!(
+        top.fix
+            .starts_with("Find what the training loop keeps from one step to the next"),
+        "{}",
+        top.fix
+    );
+    assert!(!top.fix.contains("micro-batch (or sequence"), "{}", top.fix);
+    assert!(
+        r.facts
+            .iter()
+            .any(|f| f.name == "gpu.0.memory_climb_from_bytes" && f.path == "samples.csv"),
+        "the wrapper's samples show the climb too"
+    );
+
+    let d = tempfile::tempdir().unwrap();
+    let src = format!(
+        "{}/fixtures/captured/28_cuda_oom_logits_leak_polled/run/console.log",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::copy(&src, d.path().join("console.log")).unwrap();
+    let kb = KnowledgeBase::load(&[]).unwrap();
+    let bare = trainwreck::diagnose(&kb, &[d.path().display().to_string()], 1);
+    let top = bare.top().unwrap();
+    assert_eq!(top.category, Category::GpuOom);
+    assert!(top.fix.contains("micro-batch (or sequence"), "{}", top.fix);
+
+    let good = diagnose("29_run_healthy_gpt");
+    assert_eq!(good.verdict, trainwreck::model::Verdict::NoFailure);
+    assert!(
+        !good
+            .facts
+            .iter()
+            .any(|f| f.name.ends_with("memory_climb_from_bytes")),
+        "a run that loads and then trains at a flat level does not climb"
+    );
+}

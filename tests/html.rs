@@ -727,6 +727,32 @@ fn fleet_page(db: &str, extra: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// A real capture (one H200): nvidia-smi polled once a second beside a run wrapped by
+/// `trainwreck run`, both ending in a CUDA OOM after memory climbed all run. The page draws
+/// the polled GPU against its total with the failure placed by the logs' time, and the
+/// wrapper's samples beside it, each saying where its samples came from.
+#[test]
+fn a_real_polled_nvidia_smi_and_the_wrappers_samples_are_both_drawn() {
+    let page = html(&[], &fixture("captured/28_cuda_oom_logits_leak_polled/run"));
+    let memory = &page[page.find("id=\"memory\"").expect("a memory section")..];
+    assert!(
+        memory.contains("GPU 0 memory used: peak 139.7 GiB of 140.4 GiB"),
+        "{memory}"
+    );
+    assert!(
+        memory.contains("samples from gpu_memory.csv (nvidia-smi polled"),
+        "{memory}"
+    );
+    assert!(
+        memory.contains("436 samples from samples.csv (trainwreck run)"),
+        "{memory}"
+    );
+    assert!(
+        memory.contains("class=\"failure\""),
+        "the failure is placed: {memory}"
+    );
+}
+
 /// `history report`: each top fingerprint lists its latest runs with the lines their stored
 /// reports cite, and those lines are the runs' own (found at that line of a corpus file); on the
 /// page every top fingerprint's row and each latest run of a top fingerprint links to its

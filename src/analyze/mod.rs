@@ -186,6 +186,25 @@ impl Analysis {
         if let Some(d) = r.flight {
             self.flight.push((i, d));
         }
+        // A GPU whose sampled memory climbed to the end (what is kept across steps grows):
+        // a fact, cited at the samples' file, for the memory fix to read.
+        if let Some(s) = &r.samples {
+            for c in sources::samples::gpu_climbs(s) {
+                let Ok(gpu) = c.gpu.parse::<u32>() else {
+                    continue;
+                };
+                let mut f = Fact::new(
+                    crate::fact_names::gpu(gpu, "memory_climb_from_bytes"),
+                    c.from,
+                );
+                f.path = s.path.clone();
+                f.text = format!(
+                    "GPU {} memory climbed from {} to {} over the samples",
+                    c.gpu, c.from, c.to
+                );
+                self.facts.push(f);
+            }
+        }
         self.samples.extend(r.samples);
     }
 }

@@ -141,6 +141,12 @@ pub static DERIVED: &[Derived] = &[
         compute: collate_allocation,
     },
     Derived {
+        name: "derive.gpu_memory_climb",
+        unit: Unit::Text,
+        doc: "only for a GPU OOM in a run whose sampled GPU memory climbed through the whole run (a fact of the samples), outside a load: find what is kept across steps",
+        compute: gpu_memory_climb,
+    },
+    Derived {
         name: "derive.ifname_exact",
         unit: Unit::Text,
         doc: "only when NCCL_SOCKET_IFNAME was set with NCCL's leading '=' (exact match): the interface name without it",
@@ -1276,6 +1282,56 @@ fn collate_allocation(ctx: &DeriveCtx) -> Option<String> {
     let (path, func) = frames.last()?;
     let collating = func.contains("collate") || path.ends_with("/_utils/collate.py");
     collating.then(|| func.to_string())
+}
+
+/// A GPU OOM in a run whose sampled GPU memory rose through the whole run (the fact
+/// `gpu.<index>.memory_climb_from_bytes`) and not while a model or checkpoint loaded (its
+/// frames): what the loop keeps from step to step grows until the card is full, so a smaller
+/// batch only moves the failure later.
+fn gpu_memory_climb(ctx: &DeriveCtx) -> Option<String> {
+    let f = ctx.facts.matching("gpu.*.memory_climb_from_bytes").next()?;
+    let gpu = f.name.split('.').nth(1)?;
+    let from = f.value.to_string().parse::<f64>().ok()?;
+    let loading = ctx
+        .lines
+        .iter()
+        .filter_map(|l| frame_of(l))
+        .any(|(_, func)| {
+            matches!(
+                func,
+                "from_pretrained"
+                    | "load_state_dict"
+                    | "load_checkpoint"
+                    | "load"
+                    | "_load_from_state_dict"
+            )
+        });
+    if loading {
+        return None;
+    }
+    let peak = ctx
+        .facts
+        .num(&crate::fact_names::gpu_memory_peak_bytes(gpu.parse().ok()?))
+        .map(super::template::human_bytes);
+    let h = super::template::human_bytes(from);
+    Some(match (peak, ctx.zh()) {
+        (Some(p), false) => format!(
+            "Find what the training loop keeps from one step to the next and stop keeping it on the GPU: GPU {gpu}'s memory climbed steadily through the run, from {h} early on to {p} when it ran out ({}), so a smaller batch only moves the same failure later. The usual culprits are outputs appended to a list each step (a loss, logits or predictions kept without `.detach()`, `.item()` or `.cpu()`: each keeps its tensor, and without detach its graph), metrics accumulated on the GPU, or a cache that grows with the step; `torch.cuda.memory._record_memory_history()` and a snapshot near the end name the allocations that pile up.",
+            f.path
+        ),
+        (None, false) => format!(
+            "Find what the training loop keeps from one step to the next and stop keeping it on the GPU: GPU {gpu}'s memory climbed steadily through the run from {h} early on until it ran out ({}), so a smaller batch only moves the same failure later. The usual culprits are outputs appended to a list each step (a loss, logits or predictions kept without `.detach()`, `.item()` or `.cpu()`: each keeps its tensor, and without detach its graph), metrics accumulated on the GPU, or a cache that grows with the step; `torch.cuda.memory._record_memory_history()` and a snapshot near the end name the allocations that pile up.",
+            f.path
+        ),
+        (Some(p), true) => format!(
+            "找出训练循环从一个 step 留到下一个 step 的东西，别再把它留在 GPU 上：GPU {gpu} 的显存在整个运行中一路上涨，从早期的 {h} 涨到显存耗尽时的 {p}（{}），减小 batch 只会让同样的失败来得晚一些。常见原因是每个 step 往列表里追加输出（没有 `.detach()`、`.item()` 或 `.cpu()` 就保留下来的 loss、logits 或预测：每个都留着自己的张量，不 detach 还留着整张计算图）、在 GPU 上累积的 metric，或者随 step 增长的缓存；用 `torch.cuda.memory._record_memory_history()` 并在接近结束时做一次快照，就能看出是哪些分配在堆积。",
+            f.path
+        ),
+        (None, true) => format!(
+            "找出训练循环从一个 step 留到下一个 step 的东西，别再把它留在 GPU 上：GPU {gpu} 的显存在整个运行中从早期的 {h} 一路上涨直到耗尽（{}），减小 batch 只会让同样的失败来得晚一些。常见原因是每个 step 往列表里追加输出（没有 `.detach()`、`.item()` 或 `.cpu()` 就保留下来的 loss、logits 或预测），在 GPU 上累积的 metric，或者随 step 增长的缓存；用 `torch.cuda.memory._record_memory_history()` 并在接近结束时做一次快照，就能看出是哪些分配在堆积。",
+            f.path
+        ),
+    })
 }
 
 /// A host OOM kill while transformers loaded a model's checkpoint shards (its `Loading checkpoint

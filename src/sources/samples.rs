@@ -3,8 +3,9 @@
 //! an unknown column is kept under its own name), and the same shape for the GPU memory that
 //! the user's own `nvidia-smi` polling recorded (`sources::nvidia_smi` builds those with
 //! [`Samples::push`]). [`memories`] says which memory each column is and which fact names its
-//! limit, once for every page that draws them. It never decides anything about the run: the
-//! limits the curves are drawn against are facts read elsewhere.
+//! limit, once for every page that draws them, and [`gpu_climbs`] which GPU's curve rose through
+//! the whole span (a shape, for a fact). It never decides anything about the run: the limits
+//! the curves are drawn against are facts read elsewhere.
 
 use crate::model::{Text, text};
 
@@ -192,6 +193,63 @@ pub fn memories(s: &Samples, fact: &dyn Fn(&str) -> Option<u64>) -> Vec<Series> 
     out
 }
 
+/// A GPU's memory that rose through the sampled span and never came back down: what is held
+/// across steps grows until the card is full.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Climb {
+    /// The GPU's index, as its column names it.
+    pub gpu: String,
+    /// The highest value of the first quarter of the span, and the highest of all.
+    pub from: u64,
+    pub to: u64,
+}
+
+/// Fewest samples of a GPU for its curve to be judged.
+const CLIMB_MIN_SAMPLES: usize = 20;
+
+/// Each GPU whose memory climbed steadily over the samples' span: the span (from the GPU's
+/// first sample above zero to its last) cut into four quarters of time, each quarter's highest
+/// value above the one before by at least a tenth of the peak, the first at most 60 % of it.
+/// A run that loads, settles and then fails has a flat second half and is not a climb.
+pub fn gpu_climbs(s: &Samples) -> Vec<Climb> {
+    let mut out = Vec::new();
+    for c in &s.columns {
+        let Some(Memory::Gpu(gpu)) = Memory::of_column(&c.name) else {
+            continue;
+        };
+        let pts: Vec<(u64, u64)> = s
+            .t_ms
+            .iter()
+            .zip(&c.values)
+            .filter_map(|(t, v)| v.map(|v| (*t, v)))
+            .skip_while(|(_, v)| *v == 0)
+            .collect();
+        let (Some(first), Some(last)) = (pts.first(), pts.last()) else {
+            continue;
+        };
+        if pts.len() < CLIMB_MIN_SAMPLES || last.0 <= first.0 {
+            continue;
+        }
+        let span = last.0 - first.0;
+        let mut q = [0u64; 4];
+        for (t, v) in &pts {
+            let i = (((t - first.0) * 4) / (span + 1)).min(3) as usize;
+            q[i] = q[i].max(*v);
+        }
+        let peak = q[3].max(q[2]).max(q[1]).max(q[0]);
+        let step = peak / 10;
+        let rising = q.windows(2).all(|w| w[1] >= w[0] + step) && step > 0;
+        if rising && q[0] * 10 <= peak * 6 {
+            out.push(Climb {
+                gpu: gpu.clone(),
+                from: q[0],
+                to: peak,
+            });
+        }
+    }
+    out
+}
+
 /// Parse a whole `samples.csv`. A malformed row is skipped and counted; a file with no header
 /// or no `t_ms` column is an error the caller turns into a warning.
 pub fn read(path: &str, data: &[u8]) -> Result<(Samples, usize), Text> {
@@ -267,6 +325,31 @@ fn halve(s: &mut Samples) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn gpu_curve(values: &[u64]) -> Samples {
+        let mut s = Samples::default();
+        for (i, v) in values.iter().enumerate() {
+            s.push(i as u64 * 1000, &[(Memory::Gpu("0".into()).column(), *v)]);
+        }
+        s
+    }
+
+    #[test]
+    fn a_steady_climb_is_one_and_a_load_then_a_plateau_is_not() {
+        // Idle at the start, then a gigabyte a second until 60 GB.
+        let mut climb = vec![0; 5];
+        climb.extend((1..=60).map(|g| g << 30));
+        let c = gpu_climbs(&gpu_curve(&climb));
+        assert_eq!(c.len(), 1);
+        assert_eq!((c[0].gpu.as_str(), c[0].to), ("0", 60 << 30));
+        assert!(c[0].from <= 16 << 30, "{c:?}");
+        // Loaded in ten seconds, then flat (with noise) for fifty.
+        let mut plateau: Vec<u64> = (1..=10).map(|g| g * (4 << 30)).collect();
+        plateau.extend((0..50).map(|i| (40 << 30) + (i % 3) * (1 << 28)));
+        assert!(gpu_climbs(&gpu_curve(&plateau)).is_empty());
+        // Too few samples to judge.
+        assert!(gpu_climbs(&gpu_curve(&climb[..15])).is_empty());
+    }
 
     #[test]
     fn reads_the_samplers_columns_and_gpus() {
