@@ -753,6 +753,27 @@ fn a_real_polled_nvidia_smi_and_the_wrappers_samples_are_both_drawn() {
     );
 }
 
+/// Real good and bad runs of one program under `trainwreck run` (on one H200: the bad one
+/// keeps every step's logits on the GPU): the diff page's verdict names the GPU memory peak as
+/// the likely culprit, and its memory chart draws both runs' GPU with both peaks.
+#[test]
+fn a_real_good_run_diffed_against_its_leaking_twin_draws_both_gpus() {
+    let page = diff_out(
+        &[],
+        &fixture("captured/29_run_healthy_gpt/run"),
+        &fixture("captured/28_cuda_oom_logits_leak_polled/run"),
+        "html",
+    );
+    assert!(
+        page.contains("Likely culprit: peak GPU memory 139.7 GiB here vs 21.5 GiB in the good run"),
+        "{page}"
+    );
+    assert!(
+        page.contains("GPU 0 memory used: peak 21.5 GiB in the good run, 139.7 GiB in the bad run"),
+        "{page}"
+    );
+}
+
 /// `history report`: each top fingerprint lists its latest runs with the lines their stored
 /// reports cite, and those lines are the runs' own (found at that line of a corpus file); on the
 /// page every top fingerprint's row and each latest run of a top fingerprint links to its
