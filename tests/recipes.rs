@@ -1,9 +1,12 @@
-//! The CI and scheduler recipes run as their systems would run them, on the corpus: the
+//! The recipes run as their systems would run them. CI and schedulers, on the corpus: the
 //! GitHub Action's steps (read from action.yml, with the variables a runner sets), the GitLab
 //! template's script (with GitLab's variables), the Slurm epilog (with a faked Slurm: its
 //! variables and `scontrol`/`sacct` on PATH), and the Kubernetes Job's container scripts;
 //! the Kubernetes objects are checked for the fields their schemas require. Each test checks
 //! the files the recipe writes against what the binary itself says about the same logs.
+//! Contributors' recipes (CONTRIBUTING.md): the files and functions it names exist, a
+//! throwaway rule file given to `--rules` is checked by `rules test` and fires in `analyze`,
+//! and every category, input kind and output format has what its recipe says it needs.
 
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -1179,4 +1182,240 @@ fn kubernetes_training_container_runs_under_trainwreck_and_reports_a_failure() {
     let o = run_container(train, "train-ok", &set, Some(&["sh", "-c", "echo done"]));
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(!reports.path().join("train-ok/report.md").exists());
+}
+
+// ---------------------------------------------------------------- CONTRIBUTING.md recipes
+
+/// Every file CONTRIBUTING.md names exists, and every `Type::function` it names is a function
+/// of the crate. A placeholder (`rules/<category>.toml`) is checked through real instances by
+/// the tests below.
+#[test]
+fn contributing_names_only_files_and_functions_that_exist() {
+    let text = std::fs::read_to_string(root().join("CONTRIBUTING.md")).unwrap();
+    let spans: Vec<&str> = text.split('`').skip(1).step_by(2).collect();
+    let src: String = walkdir::WalkDir::new(root().join("src"))
+        .into_iter()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "rs"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .collect();
+    let (mut files, mut fns) = (0, 0);
+    for span in spans {
+        let word = span.split_whitespace().next().unwrap_or("");
+        let is_path = word.contains('/')
+            && !word.contains(['<', '{', '*', ':'])
+            && word
+                .rsplit_once('.')
+                .is_some_and(|(_, x)| ["rs", "md", "toml", "py", "sh"].contains(&x));
+        if is_path {
+            files += 1;
+            assert!(
+                root().join(word).is_file(),
+                "CONTRIBUTING.md names {word}, which does not exist"
+            );
+        }
+        if let Some((ty, f)) = span.split_once("::")
+            && ty.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && f.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+            && !f.is_empty()
+        {
+            fns += 1;
+            assert!(
+                src.contains(&format!("fn {f}(")),
+                "CONTRIBUTING.md names {span}: no such function"
+            );
+        }
+    }
+    assert!(
+        files >= 15 && fns >= 5,
+        "{files} paths, {fns} functions read"
+    );
+}
+
+/// A rule of one's own as the recipe writes it, in a throwaway file.
+const THROWAWAY_RULE: &str = r#"
+[[rule]]
+code = "RECIPE001"
+name = "recipe-flux-capacitor-overheated"
+category = "other"
+role = "root"
+title = "The flux capacitor overheated"
+
+[rule.doc]
+what = "`flux capacitor <unit> overheated`"
+why = "The capacitor ran past its rated temperature."
+
+[[rule.signature]]
+regex = 'flux capacitor (?P<unit>\w+) overheated'
+weight = 0.9
+
+[[rule.fix]]
+text = "Cool the {unit} unit before the next run."
+
+[rule.examples]
+fire = ["ERROR flux capacitor alpha overheated at step 40"]
+silent = ["INFO flux capacitor alpha nominal"]
+"#;
+
+/// The rule recipe: one file in a directory given to `--rules` is checked by `rules test` and
+/// fires in `analyze`, fix template filled; without `--rules` nothing of it shows.
+#[test]
+fn recipe_add_a_rule_is_one_file_that_rules_test_checks_and_analyze_fires() {
+    let d = tempfile::tempdir().unwrap();
+    let rules = d.path().join("rules");
+    std::fs::create_dir(&rules).unwrap();
+    std::fs::write(rules.join("flux.toml"), THROWAWAY_RULE).unwrap();
+    let dir = rules.to_str().unwrap();
+    let t = direct(&["rules", "test", "--rules", dir]);
+    assert!(t.status.success(), "{}{}", text(&t.stdout), text(&t.stderr));
+
+    let log = d.path().join("train.log");
+    std::fs::write(
+        &log,
+        "step 39 loss 1.2\nERROR flux capacitor beta overheated at step 40\nTraceback (most recent call last):\nRuntimeError: stopped\n",
+    )
+    .unwrap();
+    let log = log.to_str().unwrap();
+    let with = json_of(&direct(&[
+        "analyze", log, "--rules", dir, "--format", "json",
+    ]));
+    let top = &with["findings"][0];
+    assert_eq!(top["rule"], "recipe-flux-capacitor-overheated", "{with:#}");
+    assert_eq!(top["code"], "RECIPE001");
+    assert!(
+        s_json(&top["fix"]).contains("Cool the beta unit"),
+        "{}",
+        top["fix"]
+    );
+    let without = json_of(&direct(&["analyze", log, "--format", "json"]));
+    assert!(
+        !without.to_string().contains("recipe-flux-capacitor"),
+        "{without:#}"
+    );
+
+    // The check is real: an example that does not behave fails `rules test`.
+    let broken = THROWAWAY_RULE.replace("alpha nominal", "alpha overheated");
+    std::fs::write(rules.join("flux.toml"), broken).unwrap();
+    let t = direct(&["rules", "test", "--rules", dir]);
+    assert_eq!(t.status.code(), Some(1), "{}", text(&t.stdout));
+}
+
+fn s_json(v: &Value) -> &str {
+    v.as_str().unwrap_or_else(|| panic!("not a string: {v}"))
+}
+
+/// The category recipe's files, for every category: its rule file named after it on disk and
+/// embedded, at least one live rule of it, an action (docs/categories.md's, `tests/docs.rs`)
+/// and a meaning of its own.
+#[test]
+fn recipe_add_a_category_every_category_has_its_rule_file_rule_and_meaning() {
+    use trainwreck::model::{Category, RuleStatus};
+    let kb = trainwreck::rules::KnowledgeBase::load(&[]).unwrap();
+    let mut meanings = std::collections::BTreeSet::new();
+    for &c in Category::ALL {
+        let file = format!("{c}.toml");
+        assert!(
+            root().join("rules").join(&file).is_file(),
+            "no rules/{file}"
+        );
+        assert!(
+            trainwreck::rules::BUILTIN.iter().any(|(n, _)| *n == file),
+            "rules/{file} is not in BUILTIN"
+        );
+        assert!(
+            kb.rules
+                .iter()
+                .any(|r| r.category == c && r.status != RuleStatus::Retired),
+            "no rule of {c}"
+        );
+        assert!(!c.meaning().is_empty(), "{c} has no meaning");
+        assert!(meanings.insert(c.meaning()), "{c}'s meaning is another's");
+    }
+}
+
+/// The input-kind recipe: every kind has a spelling that reads back, a detection (a row of the
+/// table, or one of the kinds decided by content around it), and a way to be read (its lines
+/// are a log the rules scan, a fact parser, or one of the kinds `sources/open.rs` reads
+/// another way or lists without reading).
+#[test]
+fn recipe_add_an_input_kind_every_kind_has_a_detection_and_a_reader() {
+    use trainwreck::model::SourceKind as K;
+    let table: Vec<K> = trainwreck::sources::detect::table_kinds().collect();
+    // Decided around the table (`detect::detect`): ELF magic, a pickle header, binary bytes,
+    // and plain text when no row agrees.
+    let by_content = [K::ElfCore, K::FlightRecorder, K::Binary, K::Text];
+    // Read without a line parser (`sources/open.rs`): a core, a Flight Recorder dump, the
+    // capture's samples; listed but never evidence: binaries, manifests, our reports, notes.
+    let read_otherwise = [
+        K::ElfCore,
+        K::FlightRecorder,
+        K::CaptureSamples,
+        K::Binary,
+        K::CaptureManifest,
+        K::OwnReport,
+        K::Notes,
+    ];
+    for &k in K::ALL {
+        assert_eq!(
+            K::parse(k.as_str()),
+            Some(k),
+            "{k}: its spelling does not read back"
+        );
+        assert!(
+            table.contains(&k) || by_content.contains(&k),
+            "{k}: no row of detect.rs's table gives it"
+        );
+        let parser = trainwreck::sources::fact_parser(k, "memory.max").is_some();
+        assert!(
+            k.is_log() || parser || read_otherwise.contains(&k),
+            "{k}: neither a log, nor a fact parser, nor read another way"
+        );
+        assert!(
+            !(parser && read_otherwise.contains(&k)),
+            "{k}: a fact parser that is never fed"
+        );
+    }
+    // Each kind has one row at most (a second row would be a second place to keep in step).
+    let mut rows = table.clone();
+    rows.sort_by_key(|k| k.as_str());
+    rows.dedup();
+    assert_eq!(rows.len(), table.len(), "a kind with two rows in the table");
+}
+
+/// The output-format recipe: each row of `FORMATS` has its printer file, is listed by the
+/// `--help` of each command it names, and prints the seed's report when it offers `analyze`.
+#[test]
+fn recipe_add_an_output_format_each_row_has_its_printer_and_prints() {
+    use trainwreck::report::format::{Command as C, FORMATS};
+    let help = |args: &[&str]| text(&direct(args).stdout);
+    let helps = [
+        (C::Analyze, help(&["analyze", "--help"])),
+        (C::Facts, help(&["facts", "--help"])),
+        (C::Triage, help(&["triage", "--help"])),
+        (C::Diff, help(&["diff", "--help"])),
+    ];
+    for f in FORMATS {
+        let file = std::iter::once(f.name)
+            .chain(f.aliases.iter().copied())
+            .map(|n| root().join(format!("src/report/{n}.rs")))
+            .find(|p| p.is_file());
+        assert!(file.is_some(), "{}: no src/report/{}.rs", f.name, f.name);
+        for (c, h) in &helps {
+            assert_eq!(
+                h.contains(&format!("- {}:", f.name)),
+                f.offers(*c),
+                "{}: {c:?}'s --help disagrees with its row",
+                f.name
+            );
+        }
+        if f.offers(C::Analyze) {
+            let o = direct(&["analyze", SEED, "--format", f.name]);
+            assert!(o.status.success(), "{}: {}", f.name, text(&o.stderr));
+            assert!(
+                text(&o.stdout).contains("shm_exhausted"),
+                "{}: the seed's cause is not in its output",
+                f.name
+            );
+        }
+    }
 }

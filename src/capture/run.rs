@@ -187,17 +187,7 @@ pub fn run(opts: RunOptions) -> Result<RunOutcome, RunError> {
         .into_owned();
     check_program(&program)?;
     let dir = opts.out_dir.clone();
-    let out_err = |source| RunError::OutDir {
-        path: dir.clone(),
-        source,
-    };
-    std::fs::create_dir_all(&dir).map_err(out_err)?;
-    let create = |name: &str| File::create(dir.join(name)).map_err(out_err);
-    let (out_log, err_log, console) = (
-        create(layout::STDOUT_LOG)?,
-        create(layout::STDERR_LOG)?,
-        create(layout::CONSOLE_LOG)?,
-    );
+    let logs = open_logs(&dir)?;
 
     let mut m = Manifest::new("run");
     let started_at = utc_now_rfc3339();
@@ -208,16 +198,7 @@ pub fn run(opts: RunOptions) -> Result<RunOutcome, RunError> {
     // Subscribe before the child exists: a signal arriving in between is queued, not fatal.
     let (tx, rx) = mpsc::channel::<Event>();
     let _subscription = if opts.forward_signals {
-        let stx = tx.clone();
-        match signals::subscribe(move |sig| {
-            let _ = stx.send(Event::Signal(sig));
-        }) {
-            Ok(s) => Some(s),
-            Err(e) => {
-                m.note(format!("signals: not forwarded: {e}"));
-                None
-            }
-        }
+        forward_signals(tx.clone(), &mut m)
     } else {
         None
     };
@@ -234,6 +215,145 @@ pub fn run(opts: RunOptions) -> Result<RunOutcome, RunError> {
     }
 
     let tty = ForegroundTty::probe();
+    let mut cmd = command(&opts, tty.is_some());
+    let start = Instant::now();
+    let started_wall = std::time::SystemTime::now();
+    let mut child = cmd.spawn().map_err(|e| spawn_error(&program, e))?;
+    let pgid = child.id() as libc::pid_t;
+    if let Some(t) = &tty {
+        t.give_to(pgid);
+    }
+    let (tee, pumps) = tee_output(&opts, &dir, logs, &mut child);
+    std::thread::spawn(move || {
+        let _ = tx.send(Event::Exited(child.wait()));
+    });
+
+    let mut warnings = Vec::new();
+    let watched = watch(
+        &opts,
+        &dir,
+        &rx,
+        &mut sampler,
+        (start, interval),
+        pgid,
+        &mut warnings,
+    );
+    let duration = start.elapsed();
+    sampler.sample(duration.as_millis() as u64);
+    if let Some(t) = &tty {
+        t.take_back();
+    }
+
+    let termination = match watched.status {
+        Ok(s) => Termination::from_status(s),
+        Err(e) => {
+            m.note(format!("could not wait for the command: {e}"));
+            Termination::Exited(255)
+        }
+    };
+    drain(&pumps, &mut m);
+    for (name, why) in tee.failures() {
+        m.write_errors.push(super::manifest::ManifestNote {
+            what: name.clone(),
+            why: why.clone(),
+        });
+        warnings.push(format!("{name}: {why}"));
+    }
+    if let Some(e) = sampler.finish() {
+        warn_once(&mut warnings, &opts, e);
+    }
+
+    let peaks = sampler.peaks.clone();
+    write_peaks(&dir, &peaks);
+    let exit_text = exit_status_text(
+        &opts.command,
+        &termination,
+        &watched.forwarded,
+        watched.killed_after_grace.then_some(opts.kill_grace),
+        &started_at,
+        duration,
+    );
+    m.put(
+        &dir,
+        layout::EXIT_STATUS_TXT,
+        "trainwreck run",
+        exit_text.as_bytes(),
+    );
+    let dumped = matches!(
+        termination,
+        Termination::Signaled {
+            core_dumped: true,
+            ..
+        }
+    );
+    collect_cores(&dir, started_wall, pgid, dumped, &mut m);
+    if opts.snapshots {
+        let after = SnapshotOptions {
+            versions: false,
+            ..opts.snapshot.clone()
+        };
+        take_snapshot(&dir, layout::SNAPSHOT_AFTER, &after, &mut m);
+    }
+    record_files(&dir, &mut m);
+    let (out_bytes, err_bytes) = tee.bytes();
+    m.note(format!(
+        "interval {} ms, {} samples, process group {pgid}, {out_bytes} bytes on stdout, {err_bytes} on stderr",
+        interval.as_millis(),
+        peaks.samples
+    ));
+    if let Err(e) = m.save(&dir) {
+        warn_once(&mut warnings, &opts, format!("manifest.json: {e}"));
+    }
+
+    let signal = match termination {
+        Termination::Signaled { signal, .. } => Some(signal),
+        Termination::Exited(_) => None,
+    };
+    Ok(RunOutcome {
+        out_dir: dir,
+        exit_status: termination.shell_status(),
+        termination,
+        signal,
+        forwarded: watched.forwarded,
+        killed_after_grace: watched.killed_after_grace,
+        peaks,
+        duration,
+        warnings,
+        manifest: m,
+    })
+}
+
+/// The run directory's three logs (stdout, stderr, both interleaved), created empty.
+fn open_logs(dir: &Path) -> Result<[File; 3], RunError> {
+    let out_err = |source| RunError::OutDir {
+        path: dir.to_path_buf(),
+        source,
+    };
+    std::fs::create_dir_all(dir).map_err(out_err)?;
+    let create = |name: &str| File::create(dir.join(name)).map_err(out_err);
+    Ok([
+        create(layout::STDOUT_LOG)?,
+        create(layout::STDERR_LOG)?,
+        create(layout::CONSOLE_LOG)?,
+    ])
+}
+
+/// Catch SIGINT/SIGTERM/SIGHUP as events of the watch loop; a failure is noted, not fatal.
+fn forward_signals(tx: mpsc::Sender<Event>, m: &mut Manifest) -> Option<signals::Subscription> {
+    match signals::subscribe(move |sig| {
+        let _ = tx.send(Event::Signal(sig));
+    }) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            m.note(format!("signals: not forwarded: {e}"));
+            None
+        }
+    }
+}
+
+/// The command as it is started: output piped to the tee, in a process group of its own, and
+/// given the terminal's foreground when `tty` (so Ctrl-C reaches it as it would unwatched).
+fn command(opts: &RunOptions, tty: bool) -> Command {
     let mut cmd = Command::new(&opts.command[0]);
     cmd.args(&opts.command[1..])
         .stdin(Stdio::inherit())
@@ -243,7 +363,7 @@ pub fn run(opts: RunOptions) -> Result<RunOutcome, RunError> {
     if opts.python_unbuffered && std::env::var_os("PYTHONUNBUFFERED").is_none() {
         cmd.env("PYTHONUNBUFFERED", "1");
     }
-    if tty.is_some() {
+    if tty {
         // SAFETY: only async-signal-safe calls between fork and exec.
         unsafe {
             cmd.pre_exec(|| {
@@ -252,26 +372,34 @@ pub fn run(opts: RunOptions) -> Result<RunOutcome, RunError> {
             });
         }
     }
-    let start = Instant::now();
-    let started_wall = std::time::SystemTime::now();
-    let mut child = cmd.spawn().map_err(|e| match e.kind() {
+    cmd
+}
+
+/// Why the command could not be started, said of the program the user named.
+fn spawn_error(program: &str, e: io::Error) -> RunError {
+    match e.kind() {
         io::ErrorKind::NotFound => RunError::NotFound {
-            program: program.clone(),
+            program: program.to_string(),
         },
         io::ErrorKind::PermissionDenied => RunError::NotExecutable {
-            program: program.clone(),
+            program: program.to_string(),
             why: e.to_string(),
         },
         _ => RunError::Spawn {
-            program: program.clone(),
+            program: program.to_string(),
             source: e,
         },
-    })?;
-    let pgid = child.id() as libc::pid_t;
-    if let Some(t) = &tty {
-        t.give_to(pgid);
     }
+}
 
+/// The tee of the child's output into the logs (and the terminal when echoing), and the
+/// threads that pump each pipe into it.
+fn tee_output(
+    opts: &RunOptions,
+    dir: &Path,
+    [out_log, err_log, console]: [File; 3],
+    child: &mut std::process::Child,
+) -> (Arc<Tee>, Vec<std::thread::JoinHandle<()>>) {
     let (term_out, term_err): (Box<dyn Write + Send>, Box<dyn Write + Send>) = if opts.echo {
         (terminal(1), terminal(2))
     } else {
@@ -295,13 +423,28 @@ pub fn run(opts: RunOptions) -> Result<RunOutcome, RunError> {
         let t = tee.clone();
         pumps.push(std::thread::spawn(move || pump(e, t, Stream::Err)));
     }
-    std::thread::spawn(move || {
-        let _ = tx.send(Event::Exited(child.wait()));
-    });
+    (tee, pumps)
+}
 
-    // The watch loop: sleep until the next sample, a signal, the child's exit or the end of
-    // the SIGTERM grace period, whichever comes first. No polling in between.
-    let mut warnings = Vec::new();
+/// What the watch loop saw: how the command ended, the signals passed on to it, and whether
+/// it had to be killed after the SIGTERM grace period.
+struct Watched {
+    status: io::Result<ExitStatus>,
+    forwarded: Vec<i32>,
+    killed_after_grace: bool,
+}
+
+/// The watch loop: sleep until the next sample, a signal, the child's exit or the end of the
+/// SIGTERM grace period, whichever comes first. No polling in between.
+fn watch(
+    opts: &RunOptions,
+    dir: &Path,
+    rx: &mpsc::Receiver<Event>,
+    sampler: &mut Sampler,
+    (start, interval): (Instant, Duration),
+    pgid: libc::pid_t,
+    warnings: &mut Vec<String>,
+) -> Watched {
     let mut forwarded = Vec::new();
     let mut kill_at: Option<Instant> = None;
     let mut killed_after_grace = false;
@@ -316,11 +459,11 @@ pub fn run(opts: RunOptions) -> Result<RunOutcome, RunError> {
                 next_sample = now + interval;
             }
             if let Some(e) = sampler.take_write_error() {
-                warn_once(&mut warnings, &opts, e);
+                warn_once(warnings, opts, e);
             }
             // peaks.txt is kept current (at most once a second) in case we are killed too.
             if now.duration_since(peaks_written) >= Duration::from_secs(1) && sampler.take_dirty() {
-                write_peaks(&dir, &sampler.peaks);
+                write_peaks(dir, &sampler.peaks);
                 peaks_written = now;
             }
         }
@@ -352,22 +495,16 @@ pub fn run(opts: RunOptions) -> Result<RunOutcome, RunError> {
             }
         }
     };
-    let duration = start.elapsed();
-    sampler.sample(duration.as_millis() as u64);
-    if let Some(t) = &tty {
-        t.take_back();
+    Watched {
+        status,
+        forwarded,
+        killed_after_grace,
     }
+}
 
-    let termination = match status {
-        Ok(s) => Termination::from_status(s),
-        Err(e) => {
-            m.note(format!("could not wait for the command: {e}"));
-            Termination::Exited(255)
-        }
-    };
-
-    // Processes left in the group (a daemonised worker) may still hold the pipes: wait a
-    // little for the rest of the output, then stop waiting rather than hang.
+/// Processes left in the group (a daemonised worker) may still hold the pipes: wait a little
+/// for the rest of the output, then stop waiting rather than hang.
+fn drain(pumps: &[std::thread::JoinHandle<()>], m: &mut Manifest) {
     let drain_until = Instant::now() + Duration::from_secs(2);
     while pumps.iter().any(|p| !p.is_finished()) && Instant::now() < drain_until {
         std::thread::sleep(Duration::from_millis(10));
@@ -375,83 +512,19 @@ pub fn run(opts: RunOptions) -> Result<RunOutcome, RunError> {
     if pumps.iter().any(|p| !p.is_finished()) {
         m.note("output pipes still open after the command exited (processes left in its group); later output is not logged");
     }
-    for (name, why) in tee.failures() {
-        m.write_errors.push(super::manifest::ManifestNote {
-            what: name.clone(),
-            why: why.clone(),
-        });
-        warnings.push(format!("{name}: {why}"));
-    }
-    if let Some(e) = sampler.finish() {
-        warn_once(&mut warnings, &opts, e);
-    }
+}
 
-    let peaks = sampler.peaks.clone();
-    write_peaks(&dir, &peaks);
-    let exit_text = exit_status_text(
-        &opts.command,
-        &termination,
-        &forwarded,
-        killed_after_grace.then_some(opts.kill_grace),
-        &started_at,
-        duration,
-    );
-    m.put(
-        &dir,
-        layout::EXIT_STATUS_TXT,
-        "trainwreck run",
-        exit_text.as_bytes(),
-    );
-    let dumped = matches!(
-        termination,
-        Termination::Signaled {
-            core_dumped: true,
-            ..
-        }
-    );
-    collect_cores(&dir, started_wall, pgid, dumped, &mut m);
-    if opts.snapshots {
-        let after = SnapshotOptions {
-            versions: false,
-            ..opts.snapshot.clone()
-        };
-        take_snapshot(&dir, layout::SNAPSHOT_AFTER, &after, &mut m);
-    }
+/// The manifest's record of the files the run wrote itself.
+fn record_files(dir: &Path, m: &mut Manifest) {
     for name in [layout::STDOUT_LOG, layout::STDERR_LOG, layout::CONSOLE_LOG] {
-        m.record(name, "command output (teed)", &dir);
+        m.record(name, "command output (teed)", dir);
     }
     m.record(
         layout::SAMPLES_CSV,
         "sampled every interval (downsampled when long)",
-        &dir,
+        dir,
     );
-    m.record(layout::PEAKS_TXT, "peaks of the samples", &dir);
-    let (out_bytes, err_bytes) = tee.bytes();
-    m.note(format!(
-        "interval {} ms, {} samples, process group {pgid}, {out_bytes} bytes on stdout, {err_bytes} on stderr",
-        interval.as_millis(),
-        peaks.samples
-    ));
-    if let Err(e) = m.save(&dir) {
-        warn_once(&mut warnings, &opts, format!("manifest.json: {e}"));
-    }
-
-    let signal = match termination {
-        Termination::Signaled { signal, .. } => Some(signal),
-        Termination::Exited(_) => None,
-    };
-    Ok(RunOutcome {
-        out_dir: dir,
-        exit_status: termination.shell_status(),
-        termination,
-        signal,
-        forwarded,
-        killed_after_grace,
-        peaks,
-        duration,
-        warnings,
-        manifest: m,
-    })
+    m.record(layout::PEAKS_TXT, "peaks of the samples", dir);
 }
 
 /// Cores bigger than this are not copied into the run folder (a hard link costs nothing and

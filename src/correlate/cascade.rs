@@ -102,9 +102,42 @@ type OpRanks<'a> = (BTreeSet<u32>, Vec<&'a Event>);
 
 /// Watchdog arithmetic over the timeline (and flight-recorder dumps when present).
 pub fn verdict(tl: &Timeline, flight: &[flight_recorder::FrDump]) -> Verdict {
-    let mut v = Verdict::default();
     let evs = &tl.events;
+    let mut v = Verdict {
+        mismatch: mismatch(evs, flight),
+        ..Verdict::default()
+    };
 
+    // Timeouts: who waited, in which collective, since when.
+    let dogs: Vec<&Event> = evs
+        .iter()
+        .filter(|e| matches!(e.kind, Kind::Launch(What::Watchdog { .. })))
+        .collect();
+    let seq_of = |e: &Event| match &e.kind {
+        Kind::Launch(What::Watchdog { seq, op, .. }) => Some((*seq, op.clone())),
+        _ => None,
+    };
+    v.collective = dogs.iter().filter_map(|e| seq_of(e)).min_by_key(|x| x.0);
+    v.waiters = dogs.iter().filter_map(|e| e.who.rank).collect();
+    let first_dog = dogs
+        .iter()
+        .find(|e| e.t.is_some())
+        .or(dogs.first())
+        .copied();
+
+    let mut culprits = Culprits::default();
+    behind_by_counters(evs, v.collective.as_ref(), &mut culprits);
+    missing_from_flight_recorder(flight, &mut culprits);
+    if let Some(d) = first_dog {
+        quiet_before_watchdog(evs, d, &v.waiters, &mut culprits);
+    }
+    v.culprits = culprits.ranked();
+    v
+}
+
+/// Ranks that ran different collectives at one sequence number: fingerprints first, then
+/// flight-recorder dumps, then watchdog lines that disagree.
+fn mismatch(evs: &[Event], flight: &[flight_recorder::FrDump]) -> Option<Mismatch> {
     // Collective mismatch: fingerprints of one sequence number with different op types.
     let mut fps: BTreeMap<u64, BTreeMap<String, OpRanks>> = BTreeMap::new();
     for e in evs {
@@ -124,76 +157,65 @@ pub fn verdict(tl: &Timeline, flight: &[flight_recorder::FrDump]) -> Verdict {
             e.entry(op.to_uppercase()).or_default().0.insert(*r);
         }
     }
-    // Watchdog lines that disagree: ranks that timed out at one sequence number in different
-    // ops (rank 0 gathering a ZeRO-3 model to save it while the others all-reduce) ran
-    // different collectives there. Only when no fingerprint said so already; only past the
-    // process groups' start-up collectives (each group counts from 1, so groups that hang
-    // together at start meet at small numbers in different ops); within one process group
-    // when the lines name it (`[PG ID n …]`); and only when each rank names one op: a rank in
-    // two groups can time out in two ops whose counters happen to meet.
-    if !fps.values().any(|ops| ops.len() > 1) {
-        let mut at: BTreeMap<(Option<u64>, u64), BTreeMap<String, OpRanks>> = BTreeMap::new();
-        for e in evs {
-            if let (Kind::Launch(What::Watchdog { seq, op, .. }), Some(rank)) =
-                (&e.kind, e.who.rank)
-                && *seq > crate::rules::derive::STARTUP_COLLECTIVES
-            {
-                let key = (pg_id(&e.text), *seq);
-                let slot = at.entry(key).or_default().entry(op.clone()).or_default();
-                slot.0.insert(rank);
-                slot.1.push(e);
+    if !fps.values().any(|ops| ops.len() > 1)
+        && let Some((seq, ops)) = watchdogs_disagree(evs)
+    {
+        fps.insert(seq, ops);
+    }
+    let (seq, ops) = fps.iter().find(|(_, ops)| ops.len() > 1)?;
+    let mut evidence: Vec<Evidence> = Vec::new();
+    for (_, (_, es)) in ops.iter() {
+        for e in es {
+            if evidence.len() < 4 && !evidence.iter().any(|x| x.text == e.text) {
+                evidence.push(ev(e, None));
             }
         }
-        let disjoint = |ops: &BTreeMap<String, OpRanks>| {
-            let all: BTreeSet<u32> = ops.values().flat_map(|(r, _)| r.iter().copied()).collect();
-            all.len() == ops.values().map(|(r, _)| r.len()).sum::<usize>()
-        };
-        if let Some(((_, seq), ops)) = at
-            .into_iter()
-            .find(|(_, ops)| ops.len() > 1 && disjoint(ops))
+    }
+    Some(Mismatch {
+        seq: *seq,
+        ops: ops
+            .iter()
+            .map(|(op, (ranks, _))| (op.clone(), ranks.iter().copied().collect()))
+            .collect(),
+        evidence,
+    })
+}
+
+/// Watchdog lines that disagree: ranks that timed out at one sequence number in different ops
+/// (rank 0 gathering a ZeRO-3 model to save it while the others all-reduce) ran different
+/// collectives there. Only past the process groups' start-up collectives (each group counts
+/// from 1, so groups that hang together at start meet at small numbers in different ops);
+/// within one process group when the lines name it (`[PG ID n …]`); and only when each rank
+/// names one op: a rank in two groups can time out in two ops whose counters happen to meet.
+fn watchdogs_disagree(evs: &[Event]) -> Option<(u64, BTreeMap<String, OpRanks<'_>>)> {
+    let mut at: BTreeMap<(Option<u64>, u64), BTreeMap<String, OpRanks>> = BTreeMap::new();
+    for e in evs {
+        if let (Kind::Launch(What::Watchdog { seq, op, .. }), Some(rank)) = (&e.kind, e.who.rank)
+            && *seq > crate::rules::derive::STARTUP_COLLECTIVES
         {
-            fps.insert(seq, ops);
+            let key = (pg_id(&e.text), *seq);
+            let slot = at.entry(key).or_default().entry(op.clone()).or_default();
+            slot.0.insert(rank);
+            slot.1.push(e);
         }
     }
-    if let Some((seq, ops)) = fps.iter().find(|(_, ops)| ops.len() > 1) {
-        let mut evidence: Vec<Evidence> = Vec::new();
-        for (_, (_, es)) in ops.iter() {
-            for e in es {
-                if evidence.len() < 4 && !evidence.iter().any(|x| x.text == e.text) {
-                    evidence.push(ev(e, None));
-                }
-            }
-        }
-        v.mismatch = Some(Mismatch {
-            seq: *seq,
-            ops: ops
-                .iter()
-                .map(|(op, (ranks, _))| (op.clone(), ranks.iter().copied().collect()))
-                .collect(),
-            evidence,
-        });
-    }
-
-    // Timeouts: who waited, in which collective, since when.
-    let dogs: Vec<&Event> = evs
-        .iter()
-        .filter(|e| matches!(e.kind, Kind::Launch(What::Watchdog { .. })))
-        .collect();
-    let seq_of = |e: &Event| match &e.kind {
-        Kind::Launch(What::Watchdog { seq, op, .. }) => Some((*seq, op.clone())),
-        _ => None,
+    let disjoint = |ops: &BTreeMap<String, OpRanks>| {
+        let all: BTreeSet<u32> = ops.values().flat_map(|(r, _)| r.iter().copied()).collect();
+        all.len() == ops.values().map(|(r, _)| r.len()).sum::<usize>()
     };
-    v.collective = dogs.iter().filter_map(|e| seq_of(e)).min_by_key(|x| x.0);
-    v.waiters = dogs.iter().filter_map(|e| e.who.rank).collect();
-    let first_dog = dogs
-        .iter()
-        .find(|e| e.t.is_some())
-        .or(dogs.first())
-        .copied();
+    at.into_iter()
+        .find(|(_, ops)| ops.len() > 1 && disjoint(ops))
+        .map(|((_, seq), ops)| (seq, ops))
+}
 
-    let mut culprits: BTreeMap<u32, Culprit> = BTreeMap::new();
-    let mut add = |rank: u32, strong: bool, (why, why_zh): (String, String), e: Option<&Event>| {
-        let c = culprits.entry(rank).or_insert_with(|| Culprit {
+/// The ranks suspected so far, each with every reason given for it.
+#[derive(Default)]
+struct Culprits(BTreeMap<u32, Culprit>);
+
+impl Culprits {
+    /// One more reason (in English and Chinese) to suspect `rank`, with the line that shows it.
+    fn add(&mut self, rank: u32, strong: bool, (why, why_zh): (String, String), e: Option<&Event>) {
+        let c = self.0.entry(rank).or_insert_with(|| Culprit {
             rank,
             strong: false,
             why: Vec::new(),
@@ -218,9 +240,23 @@ pub fn verdict(tl: &Timeline, flight: &[flight_recorder::FrDump]) -> Verdict {
         }
         c.why.push(why);
         c.why_zh.push(why_zh);
-    };
+    }
 
-    // Work counters: the latest `last enqueued / completed` line of each rank.
+    /// Strong first, then earliest; when there are strong culprits, the weak ones are dropped.
+    fn ranked(self) -> Vec<Culprit> {
+        let mut all: Vec<Culprit> = self.0.into_values().collect();
+        all.sort_by(|a, b| b.strong.cmp(&a.strong).then(a.time.cmp(&b.time)));
+        if all.iter().any(|c| c.strong) {
+            all.retain(|c| c.strong);
+        }
+        all
+    }
+}
+
+/// Work counters: the latest `last enqueued / completed` line of each rank. With a timeout,
+/// a rank that never enqueued the collective the others waited in; without one, the rank
+/// furthest behind when several ranks report.
+fn behind_by_counters(evs: &[Event], collective: Option<&(u64, String)>, out: &mut Culprits) {
     let mut state: BTreeMap<u32, (i64, i64, &Event)> = BTreeMap::new();
     for e in evs {
         if let (
@@ -234,10 +270,10 @@ pub fn verdict(tl: &Timeline, flight: &[flight_recorder::FrDump]) -> Verdict {
             state.insert(r, (*enqueued, *completed, e));
         }
     }
-    if let Some((seq, op)) = &v.collective {
+    if let Some((seq, op)) = collective {
         for (&r, &(enq, done, e)) in &state {
             if (enq as i128) < *seq as i128 {
-                add(
+                out.add(
                     r,
                     true,
                     (
@@ -259,7 +295,7 @@ pub fn verdict(tl: &Timeline, flight: &[flight_recorder::FrDump]) -> Verdict {
         if min_done < max_done {
             for (&r, &(enq, done, e)) in &state {
                 if done == min_done {
-                    add(
+                    out.add(
                         r,
                         true,
                         (
@@ -276,11 +312,13 @@ pub fn verdict(tl: &Timeline, flight: &[flight_recorder::FrDump]) -> Verdict {
             }
         }
     }
+}
 
-    // Flight recorder: ranks missing from a collective the others started.
+/// Flight recorder: ranks missing from a collective the others started.
+fn missing_from_flight_recorder(flight: &[flight_recorder::FrDump], out: &mut Culprits) {
     for g in flight_recorder::gaps(flight) {
         for r in &g.missing {
-            add(
+            out.add(
                 *r,
                 true,
                 (
@@ -297,57 +335,47 @@ pub fn verdict(tl: &Timeline, flight: &[flight_recorder::FrDump]) -> Verdict {
             );
         }
     }
+}
 
-    // A rank that went quiet before the first watchdog fired, and never timed out itself.
-    if let Some(d) = first_dog
-        && let Some(t0) = d.t
-    {
-        let mut last: BTreeMap<u32, &Event> = BTreeMap::new();
-        for e in evs {
-            if let (Kind::LastLine, Some(r), Some(_)) = (&e.kind, e.who.rank, e.t) {
-                let keep = last.get(&r).is_none_or(|p| p.t < e.t);
-                if keep {
-                    last.insert(r, e);
-                }
+/// A rank that went quiet before the first watchdog fired (`dog`), and never timed out itself.
+fn quiet_before_watchdog(evs: &[Event], dog: &Event, waiters: &BTreeSet<u32>, out: &mut Culprits) {
+    let Some(t0) = dog.t else { return };
+    let mut last: BTreeMap<u32, &Event> = BTreeMap::new();
+    for e in evs {
+        if let (Kind::LastLine, Some(r), Some(_)) = (&e.kind, e.who.rank, e.t) {
+            let keep = last.get(&r).is_none_or(|p| p.t < e.t);
+            if keep {
+                last.insert(r, e);
             }
         }
-        // A rank's last line may be a reaction to the timeout (the dump signal); only lines
-        // that are not NCCL/torch error chatter count as "last sign of work".
-        for (&r, e) in &last {
-            if v.waiters.contains(&r) {
-                continue;
-            }
-            let t = e.t.unwrap_or(t0);
-            if t < t0 {
-                let at = when(e).unwrap_or_default();
-                let dog = d.who.rank.map_or("?".into(), |x| x.to_string());
-                add(
-                    r,
-                    false,
-                    (
-                        format!(
-                            "rank {r}'s log stops at {at} ({:.1} s before rank {dog}'s watchdog fired) and it never timed out itself",
-                            t0 - t,
-                        ),
-                        format!(
-                            "rank {r} 的日志停在 {at}（比 rank {dog} 的 watchdog 触发早 {:.1} 秒），而它自己从没超时",
-                            t0 - t,
-                        ),
+    }
+    // A rank's last line may be a reaction to the timeout (the dump signal); only lines
+    // that are not NCCL/torch error chatter count as "last sign of work".
+    for (&r, e) in &last {
+        if waiters.contains(&r) {
+            continue;
+        }
+        let t = e.t.unwrap_or(t0);
+        if t < t0 {
+            let at = when(e).unwrap_or_default();
+            let who = dog.who.rank.map_or("?".into(), |x| x.to_string());
+            out.add(
+                r,
+                false,
+                (
+                    format!(
+                        "rank {r}'s log stops at {at} ({:.1} s before rank {who}'s watchdog fired) and it never timed out itself",
+                        t0 - t,
                     ),
-                    Some(e),
-                );
-            }
+                    format!(
+                        "rank {r} 的日志停在 {at}（比 rank {who} 的 watchdog 触发早 {:.1} 秒），而它自己从没超时",
+                        t0 - t,
+                    ),
+                ),
+                Some(e),
+            );
         }
     }
-    v.culprits = culprits.into_values().collect();
-    // Strong first, then earliest.
-    v.culprits
-        .sort_by(|a, b| b.strong.cmp(&a.strong).then(a.time.cmp(&b.time)));
-    // When there are strong culprits, the weak ones that are not strong are dropped.
-    if v.culprits.iter().any(|c| c.strong) {
-        v.culprits.retain(|c| c.strong);
-    }
-    v
 }
 
 /// Host and pid of each rank, from any line that says both (NCCL prefixes, launcher blocks).
@@ -539,12 +567,73 @@ pub fn apply(kb: &KnowledgeBase, a: &Analysis, tl: &Timeline, findings: &mut Vec
     let flight: Vec<_> = a.flight.iter().map(|(_, d)| d.clone()).collect();
     let v = verdict(tl, &flight);
     let map = rank_map(tl);
-    let live = |f: &Finding| f.confidence >= RULED_OUT_BELOW && f.role != Role::Advice;
-    // Consequences: a rule may say its finding follows from a cause of another category (a
-    // peer's "remote process exited" after a rank's CUDA OOM; a corrupt checkpoint read after
-    // the disk filled during the save). When such a cause is found too, it is the root and
-    // this finding its symptom, whatever their confidences.
-    let consequences: BTreeSet<String> = findings
+    // The watchdog's own abort follows from the timeout: what pointed at it as a root (the
+    // first ranking, by confidence alone) points at the timeout's root instead.
+    let aborts = watchdog_aborts(a, findings);
+    for f in findings.iter_mut() {
+        if f.symptom_of.as_ref().is_some_and(|r| aborts.contains(r)) {
+            f.symptom_of = None;
+        }
+    }
+    let follows = Follows {
+        consequences: consequences(kb, findings),
+        aborts,
+    };
+
+    let root = if let Some(m) = &v.mismatch {
+        Some(mismatch_root(m, findings))
+    } else if let Some(c) = v.culprits.first() {
+        Some(culprit_root(c, &v, tl, &follows, findings))
+    } else {
+        findings
+            .iter()
+            .position(|f| live(f) && !follows.is_symptom(f))
+            .map(|idx| Root {
+                idx,
+                rank: None,
+                time: None,
+            })
+    };
+    let Some(Root {
+        idx: ri,
+        rank: origin_rank,
+        time: origin_time,
+    }) = root
+    else {
+        // No cause: collateral teardown still is not a cause, and the watchdog's abort is a
+        // symptom of the timeout it reports.
+        if let Some(dog) = findings
+            .iter()
+            .find(|f| f.category == Category::NcclTimeout && f.symptom_of.is_none())
+            .map(|f| f.rule.clone())
+        {
+            for f in findings
+                .iter_mut()
+                .filter(|f| follows.aborts.contains(&f.rule))
+            {
+                f.symptom_of = Some(dog.clone());
+            }
+        }
+        return;
+    };
+    set_origin(a, &v, &map, origin_rank, origin_time, &mut findings[ri]);
+    mark_symptoms(kb, &v, &follows, ri, findings);
+
+    // The order is `rank`'s alone (applied once all findings are made).
+    super::rank(findings);
+}
+
+/// A finding that still counts as a cause: not ruled out, not advice.
+fn live(f: &Finding) -> bool {
+    f.confidence >= RULED_OUT_BELOW && f.role != Role::Advice
+}
+
+/// Consequences: a rule may say its finding follows from a cause of another category (a
+/// peer's "remote process exited" after a rank's CUDA OOM; a corrupt checkpoint read after
+/// the disk filled during the save). When such a cause is found too, it is the root and
+/// this finding its symptom, whatever their confidences. The rules whose finding is one.
+fn consequences(kb: &KnowledgeBase, findings: &[Finding]) -> BTreeSet<String> {
+    findings
         .iter()
         .filter(|f| {
             kb.find(&f.rule).is_some_and(|r| {
@@ -554,261 +643,290 @@ pub fn apply(kb: &KnowledgeBase, a: &Analysis, tl: &Timeline, findings: &mut Vec
             })
         })
         .map(|f| f.rule.clone())
-        .collect();
-    // The watchdog's own abort follows from the timeout: what pointed at it as a root (the
-    // first ranking, by confidence alone) points at the timeout's root instead.
-    let aborts = watchdog_aborts(a, findings);
-    for f in findings.iter_mut() {
-        if f.symptom_of.as_ref().is_some_and(|r| aborts.contains(r)) {
-            f.symptom_of = None;
-        }
-    }
-    let is_symptom = |f: &Finding| {
+        .collect()
+}
+
+/// What makes a finding a symptom rather than a cause, besides its rule's own role.
+struct Follows {
+    /// Rules whose finding is a consequence of another finding's category.
+    consequences: BTreeSet<String>,
+    /// Rules whose finding is the watchdog's own abort.
+    aborts: BTreeSet<String>,
+}
+
+impl Follows {
+    fn is_symptom(&self, f: &Finding) -> bool {
         f.role == Role::Symptom
             || f.category == Category::NcclTimeout
-            || consequences.contains(&f.rule)
-            || aborts.contains(&f.rule)
+            || self.consequences.contains(&f.rule)
+            || self.aborts.contains(&f.rule)
             || (!f.evidence.is_empty() && f.evidence.iter().all(|e| is_teardown(&e.text)))
-    };
+    }
+}
 
-    let mut root_idx: Option<usize> = None;
-    let mut origin_rank: Option<u32> = None;
-    let mut origin_time: Option<String> = None;
+/// The initiating failure: its finding's index, and the rank and time it started at when the
+/// ranks' arithmetic tells them.
+struct Root {
+    idx: usize,
+    rank: Option<u32>,
+    time: Option<String>,
+}
 
-    if let Some(m) = &v.mismatch {
-        let minority = m
-            .ops
-            .iter()
-            .min_by_key(|(_, r)| r.len())
-            .filter(|(_, r)| m.ops.iter().filter(|(_, x)| x.len() == r.len()).count() == 1)
-            .and_then(|(_, r)| (r.len() == 1).then(|| r[0]));
-        let desc = m
-            .ops
-            .iter()
-            .map(|(op, r)| {
-                format!(
-                    "rank{} {} ran {op}",
-                    if r.len() == 1 { "" } else { "s" },
-                    r.iter()
-                        .map(|x| x.to_string())
-                        .collect::<Vec<_>>()
-                        .join(",")
-                )
-            })
-            .collect::<Vec<_>>()
-            .join(", ");
-        let desc_zh = m
-            .ops
-            .iter()
-            .map(|(op, r)| {
-                format!(
-                    "rank {} 执行的是 {op}",
-                    r.iter()
-                        .map(|x| x.to_string())
-                        .collect::<Vec<_>>()
-                        .join(",")
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("，");
-        let f = synthetic(Synth {
-            id: (MISMATCH_RULE, "TW9901", Category::CollectiveMismatch),
-            title: format!(
-                "Ranks ran different collectives at sequence number {}: {desc}",
-                m.seq
-            ),
-            title_zh: format!(
-                "各 rank 在第 {} 号集合通信上执行的操作不一致：{desc_zh}",
-                m.seq
-            ),
-            conf: 0.95,
-            evidence: m.evidence.clone(),
-            fix: if gathers_shards(m) {
-                GATHER_FIX
-            } else {
-                "A collective is called conditionally or in a different order on some ranks (rank-dependent `if` around all_reduce/broadcast, early exit on one rank). Make every rank call the same collectives in the same order; TORCH_DISTRIBUTED_DEBUG=DETAIL names the call sites."
-            },
-            fix_zh: if gathers_shards(m) {
-                GATHER_FIX_ZH
-            } else {
-                "有的 rank 是有条件地或按不同顺序调用集合通信的（all_reduce/broadcast 外面包了依赖 rank 的 `if`，或某个 rank 提前退出）。让所有 rank 按相同顺序调用相同的集合通信；设置 TORCH_DISTRIBUTED_DEBUG=DETAIL 可以看到具体调用位置。"
-            },
-            why: vec![format!(
-                "collective fingerprints differ at sequence number {}: {desc}",
-                m.seq
-            )],
-        });
-        origin_rank = minority;
-        origin_time = m.evidence.first().and_then(|e| e.time.clone());
-        match findings
-            .iter()
-            .position(|f| f.category == Category::CollectiveMismatch && live(f))
-        {
-            Some(i) => {
-                findings[i].title = f.title.clone();
-                findings[i].title_zh = f.title_zh.clone();
-                root_idx = Some(i);
-            }
-            None => {
-                findings.push(f);
-                root_idx = Some(findings.len() - 1);
-            }
+/// Ranks ran different collectives: the mismatch is the root (a rule's finding of the category
+/// when there is one, retitled; else a TW9901 finding), started by the odd rank out if any.
+fn mismatch_root(m: &Mismatch, findings: &mut Vec<Finding>) -> Root {
+    let minority = m
+        .ops
+        .iter()
+        .min_by_key(|(_, r)| r.len())
+        .filter(|(_, r)| m.ops.iter().filter(|(_, x)| x.len() == r.len()).count() == 1)
+        .and_then(|(_, r)| (r.len() == 1).then(|| r[0]));
+    let f = mismatch_finding(m);
+    let idx = match findings
+        .iter()
+        .position(|f| f.category == Category::CollectiveMismatch && live(f))
+    {
+        Some(i) => {
+            findings[i].title = f.title.clone();
+            findings[i].title_zh = f.title_zh.clone();
+            i
         }
-    } else if let Some(c) = v.culprits.first() {
-        // An existing cause seen on the culprit rank stays the root; otherwise a lagging-rank
-        // finding leads and the watchdog lines follow from it.
-        let own = findings.iter().position(|f| {
-            live(f) && !is_symptom(f) && f.evidence.iter().any(|e| e.rank == Some(c.rank))
-        });
-        origin_rank = Some(c.rank);
-        origin_time = c.time.clone();
-        match own {
-            Some(i) => root_idx = Some(i),
-            None => {
-                let (seq, op) = v.collective.clone().unwrap_or((0, "?".into()));
-                let (title, title_zh) = if v.collective.is_some() {
-                    (
-                        format!(
-                            "Rank {} never reached collective #{seq} ({op}); {} waiting rank{} timed out",
-                            c.rank,
-                            v.waiters.len(),
-                            if v.waiters.len() == 1 { "" } else { "s" }
-                        ),
-                        format!(
-                            "rank {} 一直没有走到第 {seq} 号集合通信（{op}），{} 个在等它的 rank 超时了",
-                            c.rank,
-                            v.waiters.len()
-                        ),
-                    )
-                } else {
-                    (
-                        format!("Rank {} lags behind the other ranks' collectives", c.rank),
-                        format!("rank {} 的集合通信进度落后于其他 rank", c.rank),
-                    )
-                };
-                let mut evidence = c.evidence.clone();
-                if let Some(d) = tl
-                    .events
-                    .iter()
-                    .find(|e| matches!(e.kind, Kind::Launch(What::Watchdog { .. })))
-                {
-                    evidence.push(ev(
-                        d,
-                        Some((
-                            "the peers' watchdog fired here".into(),
-                            "其他 rank 的 watchdog 在这里触发".into(),
-                        )),
-                    ));
-                }
-                let conf = if c.strong { 0.9 } else { 0.75 };
-                findings.push(synthetic(Synth {
-                    id: (LAGGING_RULE, "TW9902", Category::NcclTimeout),
-                    title,
-                    title_zh,
-                    conf,
-                    evidence,
-                    fix: "Look at what this rank was doing when its log stopped: rank-0-only work (evaluation, checkpoint upload, logging) longer than the process-group timeout, a hang (deadlock, I/O), or a crash without a message. Run such work on all ranks or follow it with a barrier; raise the timeout only if the long step is legitimate.",
-                    fix_zh: "看看这个 rank 在日志停下时在做什么：只在 rank 0 上做、耗时超过进程组 timeout 的工作（评估、上传 checkpoint、写日志），卡死（死锁、I/O），或者没留下任何信息就崩了。这类工作要么所有 rank 一起做，要么后面跟一个 barrier；只有这一步确实就要那么久时，才去调大 timeout。",
-                    why: c.why.clone(),
-                }));
-                root_idx = Some(findings.len() - 1);
+        None => {
+            findings.push(f);
+            findings.len() - 1
+        }
+    };
+    Root {
+        idx,
+        rank: minority,
+        time: m.evidence.first().and_then(|e| e.time.clone()),
+    }
+}
+
+/// The TW9901 finding that says which ranks ran which collective.
+fn mismatch_finding(m: &Mismatch) -> Finding {
+    let desc = m
+        .ops
+        .iter()
+        .map(|(op, r)| {
+            format!(
+                "rank{} {} ran {op}",
+                if r.len() == 1 { "" } else { "s" },
+                r.iter()
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let desc_zh = m
+        .ops
+        .iter()
+        .map(|(op, r)| {
+            format!(
+                "rank {} 执行的是 {op}",
+                r.iter()
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("，");
+    synthetic(Synth {
+        id: (MISMATCH_RULE, "TW9901", Category::CollectiveMismatch),
+        title: format!(
+            "Ranks ran different collectives at sequence number {}: {desc}",
+            m.seq
+        ),
+        title_zh: format!(
+            "各 rank 在第 {} 号集合通信上执行的操作不一致：{desc_zh}",
+            m.seq
+        ),
+        conf: 0.95,
+        evidence: m.evidence.clone(),
+        fix: if gathers_shards(m) {
+            GATHER_FIX
+        } else {
+            "A collective is called conditionally or in a different order on some ranks (rank-dependent `if` around all_reduce/broadcast, early exit on one rank). Make every rank call the same collectives in the same order; TORCH_DISTRIBUTED_DEBUG=DETAIL names the call sites."
+        },
+        fix_zh: if gathers_shards(m) {
+            GATHER_FIX_ZH
+        } else {
+            "有的 rank 是有条件地或按不同顺序调用集合通信的（all_reduce/broadcast 外面包了依赖 rank 的 `if`，或某个 rank 提前退出）。让所有 rank 按相同顺序调用相同的集合通信；设置 TORCH_DISTRIBUTED_DEBUG=DETAIL 可以看到具体调用位置。"
+        },
+        why: vec![format!(
+            "collective fingerprints differ at sequence number {}: {desc}",
+            m.seq
+        )],
+    })
+}
+
+/// A culprit rank: an existing cause seen on that rank stays the root; otherwise a
+/// lagging-rank finding leads and the watchdog lines follow from it.
+fn culprit_root(
+    c: &Culprit,
+    v: &Verdict,
+    tl: &Timeline,
+    follows: &Follows,
+    findings: &mut Vec<Finding>,
+) -> Root {
+    let own = findings.iter().position(|f| {
+        live(f) && !follows.is_symptom(f) && f.evidence.iter().any(|e| e.rank == Some(c.rank))
+    });
+    let idx = own.unwrap_or_else(|| {
+        findings.push(lagging_finding(c, v, tl));
+        findings.len() - 1
+    });
+    Root {
+        idx,
+        rank: Some(c.rank),
+        time: c.time.clone(),
+    }
+}
+
+/// The TW9902 finding: rank `c` never reached the collective the others waited in, or lags.
+fn lagging_finding(c: &Culprit, v: &Verdict, tl: &Timeline) -> Finding {
+    let (seq, op) = v.collective.clone().unwrap_or((0, "?".into()));
+    let (title, title_zh) = if v.collective.is_some() {
+        (
+            format!(
+                "Rank {} never reached collective #{seq} ({op}); {} waiting rank{} timed out",
+                c.rank,
+                v.waiters.len(),
+                if v.waiters.len() == 1 { "" } else { "s" }
+            ),
+            format!(
+                "rank {} 一直没有走到第 {seq} 号集合通信（{op}），{} 个在等它的 rank 超时了",
+                c.rank,
+                v.waiters.len()
+            ),
+        )
+    } else {
+        (
+            format!("Rank {} lags behind the other ranks' collectives", c.rank),
+            format!("rank {} 的集合通信进度落后于其他 rank", c.rank),
+        )
+    };
+    let mut evidence = c.evidence.clone();
+    if let Some(d) = tl
+        .events
+        .iter()
+        .find(|e| matches!(e.kind, Kind::Launch(What::Watchdog { .. })))
+    {
+        evidence.push(ev(
+            d,
+            Some((
+                "the peers' watchdog fired here".into(),
+                "其他 rank 的 watchdog 在这里触发".into(),
+            )),
+        ));
+    }
+    let conf = if c.strong { 0.9 } else { 0.75 };
+    synthetic(Synth {
+        id: (LAGGING_RULE, "TW9902", Category::NcclTimeout),
+        title,
+        title_zh,
+        conf,
+        evidence,
+        fix: "Look at what this rank was doing when its log stopped: rank-0-only work (evaluation, checkpoint upload, logging) longer than the process-group timeout, a hang (deadlock, I/O), or a crash without a message. Run such work on all ranks or follow it with a barrier; raise the timeout only if the long step is legitimate.",
+        fix_zh: "看看这个 rank 在日志停下时在做什么：只在 rank 0 上做、耗时超过进程组 timeout 的工作（评估、上传 checkpoint、写日志），卡死（死锁、I/O），或者没留下任何信息就崩了。这类工作要么所有 rank 一起做，要么后面跟一个 barrier；只有这一步确实就要那么久时，才去调大 timeout。",
+        why: c.why.clone(),
+    })
+}
+
+/// Origin of the root finding `f`: the culprit when there is one; fill host/pid from what
+/// other lines say.
+fn set_origin(
+    a: &Analysis,
+    v: &Verdict,
+    map: &BTreeMap<u32, (Option<String>, Option<u32>)>,
+    origin_rank: Option<u32>,
+    origin_time: Option<String>,
+    f: &mut Finding,
+) {
+    if v.mismatch.is_some() && origin_rank.is_none() {
+        // A tie (one rank per collective): no single rank started it.
+        f.origin.rank = None;
+        f.origin.pid = None;
+    }
+    if let Some(r) = origin_rank {
+        if f.origin.rank != Some(r) {
+            f.origin = Origin {
+                rank: Some(r),
+                host: None,
+                pid: None,
+                time: origin_time.clone(),
+            };
+        }
+    } else if v.mismatch.is_none()
+        && let Some((r, pid, time)) = killed_first(a, f)
+    {
+        // The kernel's record of whom it killed first outranks the launcher's view of who
+        // failed first (it only saw exits in the order it polled them).
+        f.origin.rank = Some(r);
+        f.origin.pid = Some(pid);
+        f.origin.host = None;
+        if time.is_some() {
+            f.origin.time = time;
+        }
+    } else if f.origin.rank.is_none() && v.mismatch.is_none() {
+        let ranks: BTreeSet<u32> = f.evidence.iter().filter_map(|e| e.rank).collect();
+        if ranks.len() == 1 {
+            f.origin.rank = ranks.into_iter().next();
+        } else if ranks.is_empty() {
+            // The cause's own lines name no rank (a segfault, a kernel OOM kill): the one
+            // rank the launcher saw fail by itself — not by its teardown SIGTERM — is where
+            // it happened.
+            if let Some(r) = lone_failed_rank(a) {
+                // The pid on the cause's line is whoever logged it (often the launcher).
+                f.origin.rank = Some(r);
+                f.origin.pid = None;
             }
         }
     }
-    if root_idx.is_none() {
-        root_idx = findings.iter().position(|f| live(f) && !is_symptom(f));
-    }
-    let Some(ri) = root_idx else {
-        // No cause: collateral teardown still is not a cause, and the watchdog's abort is a
-        // symptom of the timeout it reports.
-        if let Some(dog) = findings
-            .iter()
-            .find(|f| f.category == Category::NcclTimeout && f.symptom_of.is_none())
-            .map(|f| f.rule.clone())
-        {
-            for f in findings.iter_mut().filter(|f| aborts.contains(&f.rule)) {
-                f.symptom_of = Some(dog.clone());
-            }
+    if let Some(r) = f.origin.rank
+        && let Some((h, p)) = map.get(&r)
+    {
+        if f.origin.host.is_none() {
+            f.origin.host = h.clone();
         }
-        return;
-    };
+        if f.origin.pid.is_none() {
+            f.origin.pid = *p;
+        }
+    }
+    if f.origin.host.is_none() {
+        // One host in the whole input: that is where it happened.
+        let hosts: BTreeSet<&String> = map.values().filter_map(|x| x.0.as_ref()).collect();
+        if hosts.len() == 1 {
+            f.origin.host = hosts.into_iter().next().cloned();
+        }
+    }
+    if f.origin.time.is_none() {
+        f.origin.time = origin_time;
+    }
+}
+
+/// Symptoms: timeouts, aborts, teardown — they follow from the root (`findings[ri]`), which
+/// learns the ranks they were seen on.
+fn mark_symptoms(
+    kb: &KnowledgeBase,
+    v: &Verdict,
+    follows: &Follows,
+    ri: usize,
+    findings: &mut [Finding],
+) {
     let root_rule = findings[ri].rule.clone();
     let root_cat = findings[ri].category;
-
-    // Origin: the culprit when there is one; fill host/pid from what other lines say.
-    {
-        let f = &mut findings[ri];
-        if v.mismatch.is_some() && origin_rank.is_none() {
-            // A tie (one rank per collective): no single rank started it.
-            f.origin.rank = None;
-            f.origin.pid = None;
-        }
-        if let Some(r) = origin_rank {
-            if f.origin.rank != Some(r) {
-                f.origin = Origin {
-                    rank: Some(r),
-                    host: None,
-                    pid: None,
-                    time: origin_time.clone(),
-                };
-            }
-        } else if v.mismatch.is_none()
-            && let Some((r, pid, time)) = killed_first(a, f)
-        {
-            // The kernel's record of whom it killed first outranks the launcher's view of who
-            // failed first (it only saw exits in the order it polled them).
-            f.origin.rank = Some(r);
-            f.origin.pid = Some(pid);
-            f.origin.host = None;
-            if time.is_some() {
-                f.origin.time = time;
-            }
-        } else if f.origin.rank.is_none() && v.mismatch.is_none() {
-            let ranks: BTreeSet<u32> = f.evidence.iter().filter_map(|e| e.rank).collect();
-            if ranks.len() == 1 {
-                f.origin.rank = ranks.into_iter().next();
-            } else if ranks.is_empty() {
-                // The cause's own lines name no rank (a segfault, a kernel OOM kill): the one
-                // rank the launcher saw fail by itself — not by its teardown SIGTERM — is where
-                // it happened.
-                if let Some(r) = lone_failed_rank(a) {
-                    // The pid on the cause's line is whoever logged it (often the launcher).
-                    f.origin.rank = Some(r);
-                    f.origin.pid = None;
-                }
-            }
-        }
-        if let Some(r) = f.origin.rank
-            && let Some((h, p)) = map.get(&r)
-        {
-            if f.origin.host.is_none() {
-                f.origin.host = h.clone();
-            }
-            if f.origin.pid.is_none() {
-                f.origin.pid = *p;
-            }
-        }
-        if f.origin.host.is_none() {
-            // One host in the whole input: that is where it happened.
-            let hosts: BTreeSet<&String> = map.values().filter_map(|x| x.0.as_ref()).collect();
-            if hosts.len() == 1 {
-                f.origin.host = hosts.into_iter().next().cloned();
-            }
-        }
-        if f.origin.time.is_none() {
-            f.origin.time = origin_time;
-        }
-    }
-
-    // Symptoms: timeouts, aborts, teardown — they follow from the root.
     let mut affected: BTreeSet<u32> = v.waiters.clone();
     for (i, f) in findings.iter_mut().enumerate() {
         if i == ri || f.symptom_of.is_some() && f.symptom_of.as_deref() != Some(&root_rule) {
             continue;
         }
-        if i != ri && is_symptom(f) {
+        if i != ri && follows.is_symptom(f) {
             let allowed = kb.find(&f.rule).is_none_or(|r| {
-                if consequences.contains(&r.name) {
+                if follows.consequences.contains(&r.name) {
                     r.consequence_of.contains(&root_cat)
                 } else {
                     r.symptom_of.is_empty() || r.symptom_of.contains(&root_cat)
@@ -827,9 +945,6 @@ pub fn apply(kb: &KnowledgeBase, a: &Analysis, tl: &Timeline, findings: &mut Vec
         .into_iter()
         .filter(|r| Some(*r) != origin)
         .collect();
-
-    // The order is `rank`'s alone (applied once all findings are made).
-    super::rank(findings);
 }
 
 /// Every finding's `origin.time` in the contract's form, ISO 8601 with the date, whatever the

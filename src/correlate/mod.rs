@@ -342,145 +342,9 @@ pub fn findings(kb: &KnowledgeBase, a: &Analysis) -> Vec<Finding> {
             continue;
         }
         let hits = by_rule.remove(&ri).unwrap_or_default();
-        let mut terms = Vec::new();
-        let mut fact_evidence = Vec::new();
-        let mut against = Vec::new();
-        let mut triggered = false;
-        // Signatures: each distinct signature counts once, however many lines it matched.
-        let mut seen = std::collections::BTreeSet::new();
-        for h in &hits {
-            if seen.insert(h.signature) {
-                let n = hits.iter().filter(|x| x.signature == h.signature).count();
-                let s = &rule.signatures[h.signature];
-                terms.push((
-                    format!("{}#{}", rule.name, h.signature),
-                    s.weight,
-                    format!(
-                        "{}: `{}` matched {n} line{}",
-                        rule.name,
-                        s.source,
-                        if n == 1 { "" } else { "s" }
-                    ),
-                ));
-            }
-        }
-        let first_caps: Vec<(String, String)> =
-            hits.first().map(|h| h.captures.clone()).unwrap_or_default();
-        let first_line: Vec<&str> = hits.first().map(|h| h.text.as_str()).into_iter().collect();
-        let vars = Vars {
-            facts: &a.facts,
-            captures: &first_caps,
-            lines: &first_line,
-        };
-        for c in &rule.conditions {
-            let ok = holds(c, &a.facts);
-            let Some(f) = ok.first() else { continue };
-            let why = vars
-                .render(&c.why, Lang::En)
-                .unwrap_or_else(|| format!("{} {}", c.fact, f.value));
-            let why_zh = c.why_zh.as_ref().and_then(|t| vars.render(t, Lang::Zh));
-            let key = format!("{}{:?}{:?}", c.fact, c.op, c.value);
-            if c.weight > 0.0 {
-                triggered |= c.trigger;
-                terms.push((key, c.weight, why.clone()));
-                fact_evidence.push(Evidence {
-                    path: f.path.clone(),
-                    line: f.line,
-                    rank: None,
-                    host: None,
-                    time: None,
-                    text: if f.text.is_empty() {
-                        format!("{} = {}", f.name, f.value)
-                    } else {
-                        f.text.clone()
-                    },
-                    why: Some(why),
-                    why_zh,
-                });
-            } else {
-                terms.push((key, c.weight, why.clone()));
-                against.push(Against {
-                    path: f.path.clone(),
-                    line: f.line,
-                    text: if f.text.is_empty() {
-                        format!("{} = {}", f.name, f.value)
-                    } else {
-                        f.text.clone()
-                    },
-                    why,
-                    why_zh,
-                });
-            }
-        }
-        if hits.is_empty() && !triggered {
-            continue;
-        }
-        let dropped = a
-            .dropped_hits
-            .iter()
-            .filter(|(r, _)| *r == ri)
-            .map(|(_, n)| *n)
-            .sum();
-        drafts.push(Draft {
-            lead: rule,
-            rules: vec![rule],
-            hits,
-            terms,
-            fact_evidence,
-            against,
-            dropped,
-        });
+        drafts.extend(draft(ri, rule, hits, a));
     }
-
-    // Causes of one category are one hypothesis: merge their evidence.
-    let mut merged: Vec<Draft> = Vec::new();
-    for d in drafts {
-        let mergeable = d.lead.role != Role::Symptom;
-        let target = merged.iter_mut().find(|m| {
-            mergeable && m.lead.role != Role::Symptom && m.lead.category == d.lead.category
-        });
-        match target {
-            Some(m) => {
-                let lead_weight = |x: &Draft| {
-                    x.terms
-                        .iter()
-                        .filter(|t| t.1 > 0.0)
-                        .map(|t| t.1)
-                        .fold(0.0, f64::max)
-                };
-                // A confirmation never leads a hypothesis that has a cause of its own.
-                let conf = |x: &Draft| x.lead.role == Role::Confirmation;
-                if (conf(m) && !conf(&d))
-                    || (conf(m) == conf(&d) && lead_weight(&d) > lead_weight(m))
-                {
-                    m.lead = d.lead;
-                }
-                m.rules.extend(d.rules);
-                m.hits.extend(d.hits);
-                for t in d.terms {
-                    if !m.terms.iter().any(|x| x.0 == t.0) {
-                        m.terms.push(t);
-                    }
-                }
-                for e in d.fact_evidence {
-                    if !m
-                        .fact_evidence
-                        .iter()
-                        .any(|x| x.text == e.text && x.path == e.path)
-                    {
-                        m.fact_evidence.push(e);
-                    }
-                }
-                for e in d.against {
-                    if !m.against.iter().any(|x| x.why == e.why) {
-                        m.against.push(e);
-                    }
-                }
-                m.dropped += d.dropped;
-            }
-            None => merged.push(d),
-        }
-    }
+    let mut merged = merge_by_category(drafts);
 
     // A confirmation (a ulimit row, a df row, a follow-up Xid) only strengthens a cause of
     // its own category; alone it is not a finding.
@@ -505,6 +369,159 @@ pub fn findings(kb: &KnowledgeBase, a: &Analysis) -> Vec<Finding> {
     }
     rank(&mut findings);
     findings
+}
+
+/// One rule's hypothesis: its signatures' hits and its conditions on the facts, each a term of
+/// the score. None when nothing matched and no trigger condition held.
+fn draft<'a>(ri: usize, rule: &'a Rule, hits: Vec<&'a RuleHit>, a: &Analysis) -> Option<Draft<'a>> {
+    let mut terms = signature_terms(rule, &hits);
+    let mut fact_evidence = Vec::new();
+    let mut against = Vec::new();
+    let mut triggered = false;
+    let first_caps: Vec<(String, String)> =
+        hits.first().map(|h| h.captures.clone()).unwrap_or_default();
+    let first_line: Vec<&str> = hits.first().map(|h| h.text.as_str()).into_iter().collect();
+    let vars = Vars {
+        facts: &a.facts,
+        captures: &first_caps,
+        lines: &first_line,
+    };
+    for c in &rule.conditions {
+        let ok = holds(c, &a.facts);
+        let Some(f) = ok.first() else { continue };
+        let why = vars
+            .render(&c.why, Lang::En)
+            .unwrap_or_else(|| format!("{} {}", c.fact, f.value));
+        let why_zh = c.why_zh.as_ref().and_then(|t| vars.render(t, Lang::Zh));
+        let key = format!("{}{:?}{:?}", c.fact, c.op, c.value);
+        let text = if f.text.is_empty() {
+            format!("{} = {}", f.name, f.value)
+        } else {
+            f.text.clone()
+        };
+        terms.push((key, c.weight, why.clone()));
+        if c.weight > 0.0 {
+            triggered |= c.trigger;
+            fact_evidence.push(Evidence {
+                path: f.path.clone(),
+                line: f.line,
+                rank: None,
+                host: None,
+                time: None,
+                text,
+                why: Some(why),
+                why_zh,
+            });
+        } else {
+            against.push(Against {
+                path: f.path.clone(),
+                line: f.line,
+                text,
+                why,
+                why_zh,
+            });
+        }
+    }
+    if hits.is_empty() && !triggered {
+        return None;
+    }
+    let dropped = a
+        .dropped_hits
+        .iter()
+        .filter(|(r, _)| *r == ri)
+        .map(|(_, n)| *n)
+        .sum();
+    Some(Draft {
+        lead: rule,
+        rules: vec![rule],
+        hits,
+        terms,
+        fact_evidence,
+        against,
+        dropped,
+    })
+}
+
+/// Signatures: each distinct signature counts once, however many lines it matched.
+fn signature_terms(rule: &Rule, hits: &[&RuleHit]) -> Vec<(String, f64, String)> {
+    let mut terms = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for h in hits {
+        if seen.insert(h.signature) {
+            let n = hits.iter().filter(|x| x.signature == h.signature).count();
+            let s = &rule.signatures[h.signature];
+            terms.push((
+                format!("{}#{}", rule.name, h.signature),
+                s.weight,
+                format!(
+                    "{}: `{}` matched {n} line{}",
+                    rule.name,
+                    s.source,
+                    if n == 1 { "" } else { "s" }
+                ),
+            ));
+        }
+    }
+    terms
+}
+
+/// Causes of one category are one hypothesis: merge their evidence.
+fn merge_by_category(drafts: Vec<Draft<'_>>) -> Vec<Draft<'_>> {
+    let mut merged: Vec<Draft> = Vec::new();
+    for d in drafts {
+        let mergeable = d.lead.role != Role::Symptom;
+        let target = merged.iter_mut().find(|m| {
+            mergeable && m.lead.role != Role::Symptom && m.lead.category == d.lead.category
+        });
+        match target {
+            Some(m) => m.absorb(d),
+            None => merged.push(d),
+        }
+    }
+    merged
+}
+
+impl<'a> Draft<'a> {
+    /// Take in another rule's draft of the same category: its rules, hits, and the terms and
+    /// evidence not already here; it leads when its evidence is stronger.
+    fn absorb(&mut self, d: Draft<'a>) {
+        let lead_weight = |x: &Draft| {
+            x.terms
+                .iter()
+                .filter(|t| t.1 > 0.0)
+                .map(|t| t.1)
+                .fold(0.0, f64::max)
+        };
+        // A confirmation never leads a hypothesis that has a cause of its own.
+        let conf = |x: &Draft| x.lead.role == Role::Confirmation;
+        if (conf(self) && !conf(&d))
+            || (conf(self) == conf(&d) && lead_weight(&d) > lead_weight(self))
+        {
+            self.lead = d.lead;
+        }
+        self.rules.extend(d.rules);
+        self.hits.extend(d.hits);
+        for t in d.terms {
+            if !self.terms.iter().any(|x| x.0 == t.0) {
+                self.terms.push(t);
+            }
+        }
+        for e in d.fact_evidence {
+            if !self
+                .fact_evidence
+                .iter()
+                .any(|x| x.text == e.text && x.path == e.path)
+            {
+                self.fact_evidence.push(e);
+            }
+        }
+        for e in d.against {
+            if !self.against.iter().any(|x| x.why == e.why) {
+                self.against.push(e);
+            }
+        }
+        self.dropped += d.dropped;
+    }
 }
 
 /// Categories that say only that something failed, not what kind of failure it was.
@@ -575,69 +592,9 @@ pub fn why_lower(f: &Finding, top: &Finding) -> Lower {
 }
 
 fn finish(kb: &KnowledgeBase, d: Draft, a: &Analysis) -> Finding {
-    // Noisy-OR over supporting terms, then each contradiction scales the result down.
-    let mut p_not = 1.0;
-    for (_, w, _) in d.terms.iter().filter(|t| t.1 > 0.0) {
-        p_not *= 1.0 - w;
-    }
-    let mut conf = 1.0 - p_not;
-    for (_, w, _) in d.terms.iter().filter(|t| t.1 < 0.0) {
-        conf *= 1.0 + w;
-    }
-    let conf = (conf.clamp(0.0, 0.99) * 100.0).round() / 100.0;
-
-    let mut hits = d.hits.clone();
-    // The decisive lines first (the kernel's `Killed process` before the launcher's exit
-    // code), one line of each signature before a second of any, then in file order.
-    let weight = |h: &RuleHit| {
-        kb.rules
-            .get(h.rule)
-            .and_then(|r| r.signatures.get(h.signature))
-            .map_or(0.0, |s| s.weight)
-    };
-    hits.sort_by_key(|h| (h.input, h.line));
-    let mut nth: BTreeMap<(usize, usize), usize> = BTreeMap::new();
-    let mut keyed: Vec<(usize, &RuleHit)> = hits
-        .iter()
-        .map(|h| {
-            let n = nth.entry((h.rule, h.signature)).or_default();
-            *n += 1;
-            (*n, *h)
-        })
-        .collect();
-    keyed.sort_by(|(nx, x), (ny, y)| {
-        nx.cmp(ny)
-            .then(weight(y).total_cmp(&weight(x)))
-            .then((x.input, x.line).cmp(&(y.input, y.line)))
-    });
-    let hits: Vec<&RuleHit> = keyed.into_iter().map(|(_, h)| h).collect();
-    let mut evidence: Vec<Evidence> = Vec::new();
-    for h in &hits {
-        // The same text repeated (thousands of identical assert lines, a kernel line in both
-        // a dmesg file and a dmesg snapshot) is cited once.
-        if evidence.iter().any(|e| e.text == h.text) {
-            continue;
-        }
-        evidence.push(hit_evidence(h, a));
-    }
-    // One line matched by two signatures gives two hits whose excerpts of a long line are
-    // windows around different matches: cite the line once.
-    cite_once(&mut evidence);
-    for fe in d.fact_evidence {
-        // A fact read from a line already cited (a launcher's exit line) adds its reason to
-        // that citation instead of citing the line twice.
-        match evidence
-            .iter_mut()
-            .find(|e| e.path == fe.path && e.line.is_some() && e.line == fe.line)
-        {
-            Some(e) if e.why.is_none() => {
-                e.why = fe.why;
-                e.why_zh = fe.why_zh;
-            }
-            Some(_) => {}
-            None => evidence.push(fe),
-        }
-    }
+    let conf = score(&d.terms);
+    let hits = cited_order(kb, &d.hits);
+    let evidence = cite(&hits, d.fact_evidence, a);
 
     let origin = origin_of(&hits);
     let caps: Vec<(String, String)> = hits
@@ -661,35 +618,7 @@ fn finish(kb: &KnowledgeBase, d: Draft, a: &Analysis) -> Finding {
         lines: &lines,
     };
     let contradicted = !d.against.is_empty();
-    let has_contradicted_variant = d
-        .rules
-        .iter()
-        .flat_map(|r| r.fixes.iter())
-        .any(|f| f.contradicted);
-    // The fix variant is chosen in English; its Chinese twin is rendered from the same
-    // variables (a missing twin leaves the report to fall back to English).
-    let chosen = d
-        .lead
-        .fixes
-        .iter()
-        .chain(d.rules.iter().flat_map(|r| r.fixes.iter()))
-        .filter(|f| f.contradicted == (contradicted && has_contradicted_variant))
-        .find_map(|f| {
-            if f.when.iter().any(|w| vars.lookup(w, Lang::En).is_none()) {
-                return None;
-            }
-            vars.render(&f.text, Lang::En).map(|text| (f, text))
-        });
-    let (fix, fix_zh) = match chosen {
-        Some((f, text)) => (
-            text,
-            f.text_zh.as_ref().and_then(|t| vars.render(t, Lang::Zh)),
-        ),
-        None => (
-            "See `trainwreck rules explain` for this rule.".to_string(),
-            Some("规则说明见 `trainwreck rules explain`。".to_string()),
-        ),
-    };
+    let (fix, fix_zh) = choose_fix(d.lead, &d.rules, &vars, contradicted);
     // A symptom is thin evidence however many lines show it: the cause is elsewhere.
     let (next_time, next_time_zh) = if conf < 0.7 || d.lead.role == Role::Symptom {
         d.rules
@@ -759,6 +688,118 @@ fn finish(kb: &KnowledgeBase, d: Draft, a: &Analysis) -> Finding {
         next_time,
         next_time_zh,
         affected_ranks: Vec::new(),
+    }
+}
+
+/// Noisy-OR over supporting terms, then each contradiction scales the result down; rounded to
+/// hundredths, at most 0.99.
+fn score(terms: &[(String, f64, String)]) -> f64 {
+    let mut p_not = 1.0;
+    for (_, w, _) in terms.iter().filter(|t| t.1 > 0.0) {
+        p_not *= 1.0 - w;
+    }
+    let mut conf = 1.0 - p_not;
+    for (_, w, _) in terms.iter().filter(|t| t.1 < 0.0) {
+        conf *= 1.0 + w;
+    }
+    (conf.clamp(0.0, 0.99) * 100.0).round() / 100.0
+}
+
+/// The decisive lines first (the kernel's `Killed process` before the launcher's exit code),
+/// one line of each signature before a second of any, then in file order.
+fn cited_order<'a>(kb: &KnowledgeBase, hits: &[&'a RuleHit]) -> Vec<&'a RuleHit> {
+    let mut hits = hits.to_vec();
+    let weight = |h: &RuleHit| {
+        kb.rules
+            .get(h.rule)
+            .and_then(|r| r.signatures.get(h.signature))
+            .map_or(0.0, |s| s.weight)
+    };
+    hits.sort_by_key(|h| (h.input, h.line));
+    let mut nth: BTreeMap<(usize, usize), usize> = BTreeMap::new();
+    let mut keyed: Vec<(usize, &RuleHit)> = hits
+        .iter()
+        .map(|h| {
+            let n = nth.entry((h.rule, h.signature)).or_default();
+            *n += 1;
+            (*n, *h)
+        })
+        .collect();
+    keyed.sort_by(|(nx, x), (ny, y)| {
+        nx.cmp(ny)
+            .then(weight(y).total_cmp(&weight(x)))
+            .then((x.input, x.line).cmp(&(y.input, y.line)))
+    });
+    keyed.into_iter().map(|(_, h)| h).collect()
+}
+
+/// The evidence cited: each hit's line once, then the facts' lines (a fact read from a line
+/// already cited adds its reason to that citation).
+fn cite(hits: &[&RuleHit], fact_evidence: Vec<Evidence>, a: &Analysis) -> Vec<Evidence> {
+    let mut evidence: Vec<Evidence> = Vec::new();
+    for h in hits {
+        // The same text repeated (thousands of identical assert lines, a kernel line in both
+        // a dmesg file and a dmesg snapshot) is cited once.
+        if evidence.iter().any(|e| e.text == h.text) {
+            continue;
+        }
+        evidence.push(hit_evidence(h, a));
+    }
+    // One line matched by two signatures gives two hits whose excerpts of a long line are
+    // windows around different matches: cite the line once.
+    cite_once(&mut evidence);
+    for fe in fact_evidence {
+        // A fact read from a line already cited (a launcher's exit line) adds its reason to
+        // that citation instead of citing the line twice.
+        match evidence
+            .iter_mut()
+            .find(|e| e.path == fe.path && e.line.is_some() && e.line == fe.line)
+        {
+            Some(e) if e.why.is_none() => {
+                e.why = fe.why;
+                e.why_zh = fe.why_zh;
+            }
+            Some(_) => {}
+            None => evidence.push(fe),
+        }
+    }
+    evidence
+}
+
+/// The fix: the first variant of the lead's (then the merged rules') whose variables are all
+/// known, of the contradicted kind when there is evidence against and such a variant exists.
+/// The variant is chosen in English; its Chinese twin is rendered from the same variables (a
+/// missing twin leaves the report to fall back to English).
+fn choose_fix(
+    lead: &Rule,
+    rules: &[&Rule],
+    vars: &Vars,
+    contradicted: bool,
+) -> (String, Option<String>) {
+    let has_contradicted_variant = rules
+        .iter()
+        .flat_map(|r| r.fixes.iter())
+        .any(|f| f.contradicted);
+    let chosen = lead
+        .fixes
+        .iter()
+        .chain(rules.iter().flat_map(|r| r.fixes.iter()))
+        .filter(|f| f.contradicted == (contradicted && has_contradicted_variant))
+        .find_map(|f| {
+            if f.when.iter().any(|w| vars.lookup(w, Lang::En).is_none()) {
+                return None;
+            }
+            vars.render(&f.text, Lang::En).map(|text| (f, text))
+        });
+    match chosen {
+        Some((f, text)) => (
+            text,
+            f.text_zh.as_ref().and_then(|t| vars.render(t, Lang::Zh)),
+        ),
+        None => (
+            "See `trainwreck rules explain` for this rule.".to_string(),
+            Some("规则说明见 `trainwreck rules explain`。".to_string()),
+        ),
     }
 }
 

@@ -243,12 +243,25 @@ const LOADING_CODE: &[&str] = &[
 ];
 
 fn read(tb: &Traceback) -> Reading {
-    let msg = tb.msg.as_str();
-    let lower = msg.to_ascii_lowercase();
-    let place = tb.frames.last().map_or_else(
-        || "the cell or script that raised it".to_string(),
-        |f| format!("{}:{} in {}", short(&f.path), f.src_line, f.func),
-    );
+    let x = Raised::new(tb);
+    out_of_space(&x)
+        .or_else(|| checkpoint_failed(&x))
+        .or_else(|| missing_while_loading(&x))
+        .or_else(|| rejected_by_library(&x))
+        .or_else(|| failed_config_check(&x))
+        .unwrap_or_else(|| where_raised(&x))
+}
+
+/// A write that found no space left: shared memory when the message or frames name it, else the
+/// disk.
+fn out_of_space(x: &Raised<'_>) -> Option<Reading> {
+    let Raised {
+        tb,
+        msg,
+        lower,
+        place,
+        ..
+    } = x;
     let enospc = msg.contains("[Errno 28]")
         || lower.contains("no space left on device")
         || msg.contains("ENOSPC")
@@ -266,7 +279,7 @@ fn read(tb: &Traceback) -> Reading {
                 ],
             )
             .is_some();
-        return if shm {
+        return Some(if shm {
             Reading {
                 category: Category::ShmExhausted,
                 why: format!("{}: the write that failed is to shared memory ({place})", tb.ty),
@@ -288,14 +301,20 @@ fn read(tb: &Traceback) -> Reading {
                 rank: 5,
                 remedy: None,
             }
-        };
+        });
     }
+    None
+}
+
+/// An exception raised while a checkpoint was loaded or saved.
+fn checkpoint_failed(x: &Raised<'_>) -> Option<Reading> {
+    let Raised { tb, msg, place, .. } = x;
     let stream = msg.contains("PytorchStreamReader") || msg.contains("PytorchStreamWriter");
     if let Some(at) = any_frame(tb, CHECKPOINT_CODE).or_else(|| stream.then(|| place.clone())) {
         // A remedy the message names (a checkpoint saved by fewer ranks) replaces the advice
         // for a damaged file, which would send the user to a file that is whole.
         if let Some(cure) = remedy(tb) {
-            return Reading {
+            return Some(Reading {
                 category: Category::CheckpointError,
                 why: format!(
                     "{} raised while a checkpoint was loaded or saved ({at})",
@@ -307,9 +326,9 @@ fn read(tb: &Traceback) -> Reading {
                 fix_zh: cure.zh.clone(),
                 rank: 4,
                 remedy: Some(cure),
-            };
+            });
         }
-        return Reading {
+        return Some(Reading {
             category: Category::CheckpointError,
             why: format!(
                 "{} raised while a checkpoint was loaded or saved ({at})",
@@ -329,8 +348,15 @@ fn read(tb: &Traceback) -> Reading {
             ),
             rank: 4,
             remedy: None,
-        };
+        });
     }
+    None
+}
+
+/// Something the configuration names is missing, raised while a dataset, model or config was
+/// loaded.
+fn missing_while_loading(x: &Raised<'_>) -> Option<Reading> {
+    let Raised { tb, msg, lower, .. } = x;
     let missing = matches!(
         tb.ty.as_str(),
         "FileNotFoundError" | "IsADirectoryError" | "NotADirectoryError"
@@ -349,7 +375,7 @@ fn read(tb: &Traceback) -> Reading {
         .iter()
         .any(|w| lower.contains(w));
     if missing && let Some(at) = any_frame(tb, LOADING_CODE) {
-        return Reading {
+        return Some(Reading {
             category: Category::ConfigError,
             why: format!(
                 "{}: something the configuration names is missing, raised while loading ({at})",
@@ -369,10 +395,16 @@ fn read(tb: &Traceback) -> Reading {
             ),
             rank: 3,
             remedy: None,
-        };
+        });
     }
+    None
+}
+
+/// A library rejected the configuration in its own set-up code.
+fn rejected_by_library(x: &Raised<'_>) -> Option<Reading> {
+    let Raised { tb, msg, .. } = x;
     if let Some((pkg, at)) = config_rejected(tb) {
-        return Reading {
+        return Some(Reading {
             category: Category::ConfigError,
             why: format!(
                 "{}: `{pkg}` rejected the configuration in its own set-up code ({at})",
@@ -393,8 +425,14 @@ fn read(tb: &Traceback) -> Reading {
             ),
             rank: 3,
             remedy: None,
-        };
+        });
     }
+    None
+}
+
+/// A bare assertion over configuration values failed.
+fn failed_config_check(x: &Raised<'_>) -> Option<Reading> {
+    let Raised { tb, .. } = x;
     if let Some(check) = config_assertion(tb) {
         let at = tb.frames.last().map_or_else(String::new, |f| {
             format!("{}:{} in {}", short(&f.path), f.src_line, f.func)
@@ -433,7 +471,7 @@ fn read(tb: &Traceback) -> Reading {
                 ),
             )
         };
-        return Reading {
+        return Some(Reading {
             category: Category::ConfigError,
             why: format!(
                 "a bare assertion over configuration values failed: `{}`",
@@ -445,8 +483,15 @@ fn read(tb: &Traceback) -> Reading {
             fix_zh,
             rank: 3,
             remedy: None,
-        };
+        });
     }
+    None
+}
+
+/// No more specific reading: where it was raised — the script, the user's code, or inside a
+/// library — led by the remedy the exception names.
+fn where_raised(x: &Raised<'_>) -> Reading {
+    let Raised { tb, msg, place, .. } = x;
     let cure = remedy(tb);
     // The remedy the exception's words and frames name leads; where it was raised follows.
     let lead = |en: String, zh: String| match &cure {
@@ -789,9 +834,6 @@ fn library_of(tb: &Traceback) -> Option<String> {
     })
 }
 
-/// What the exception's own words and frames say to do, when they say it. Each arm is a
-/// principle (an API the installed library does not have, a label outside the class range,
-/// tensors on two devices, a library's internal assertion), never one case's wording.
 /// The framework that defines a core type named in an AttributeError (`'ParamBase' object has
 /// no attribute …`), as pip names it: the types a library calls methods on, whose methods
 /// arrive with framework releases. `Tensor` and `Parameter` are PaddlePaddle's when the
@@ -810,12 +852,92 @@ fn framework_of_type(ty: &str, tb: &Traceback) -> Option<&'static str> {
     }
 }
 
+/// An exception as its readings and remedies see it: the traceback, its message (also in
+/// lower case), where it was raised, and the installed package of its innermost frame.
+struct Raised<'a> {
+    tb: &'a Traceback,
+    msg: &'a str,
+    lower: String,
+    place: String,
+    inner_lib: Option<String>,
+}
+
+impl<'a> Raised<'a> {
+    fn new(tb: &'a Traceback) -> Self {
+        let msg = tb.msg.as_str();
+        Raised {
+            tb,
+            msg,
+            lower: msg.to_ascii_lowercase(),
+            place: tb.frames.last().map_or_else(
+                || "the cell or script that raised it".to_string(),
+                |f| format!("{}:{} in {}", short(&f.path), f.src_line, f.func),
+            ),
+            inner_lib: tb.frames.last().and_then(package_of),
+        }
+    }
+
+    /// The message's captures by one of the remedies' patterns.
+    fn caps(&self, re: &LazyLock<Option<Regex>>) -> Option<regex::Captures<'a>> {
+        re.as_ref().and_then(|r| r.captures(self.msg))
+    }
+}
+
+/// The remedies in the order they are tried; the first that reads the exception names the step.
+const REMEDIES: &[fn(&Raised<'_>) -> Option<Remedy>] = &[
+    label_outside_classes,
+    collective_missing,
+    per_rank_state_missing,
+    not_implemented_yet,
+    id_past_table,
+    batch_sizes_differ,
+    two_devices,
+    cannot_pickle,
+    no_gradient,
+    internal_assert,
+    unknown_registry_name,
+    generated_syntax_error,
+    framework_older_than_library,
+    api_skew,
+    library_own_code,
+];
+
+/// An installed library's own frame calls a method on the framework's core type (a
+/// parameter, a tensor, an array) that this framework does not have: the library was written
+/// for a newer framework, so the framework is what to upgrade.
+fn framework_older_than_library(r: &Raised<'_>) -> Option<Remedy> {
+    if r.tb.ty != "AttributeError" {
+        return None;
+    }
+    let c = r.caps(&NO_ATTR)?;
+    let ty = c.get(2)?.as_str();
+    let lib = r.inner_lib.as_deref()?;
+    let fw = framework_of_type(ty, r.tb)?;
+    if lib.starts_with(fw) || fw.starts_with(lib) {
+        return None;
+    }
+    let attr = &c[3];
+    Some(Remedy {
+        en: format!(
+            "Upgrade {fw} to a release {lib} supports (its requirements give the minimum): {lib}'s own code calls `{attr}` on {fw}'s `{ty}`, which this {fw} does not have yet, so the installed {fw} is older than {lib} expects. Pinning {lib} to a release written for this {fw} also works."
+        ),
+        zh: format!(
+            "把 {fw} 升级到 {lib} 支持的版本（它的 requirements 写了最低版本）：{lib} 自己的代码在 {fw} 的 `{ty}` 上调用 `{attr}`，而这个 {fw} 还没有它，说明安装的 {fw} 比 {lib} 需要的旧。把 {lib} 固定到适配这个 {fw} 的版本也可以。"
+        ),
+    })
+}
+
+/// What the exception's own words and frames say to do, when they say it. Each remedy is a
+/// principle (an API the installed library does not have, a label outside the class range,
+/// tensors on two devices, a library's internal assertion), never one case's wording.
 fn remedy(tb: &Traceback) -> Option<Remedy> {
-    let msg = tb.msg.as_str();
-    let m = |re: &LazyLock<Option<Regex>>| re.as_ref().and_then(|r| r.captures(msg));
-    let inner_lib = tb.frames.last().and_then(package_of);
-    // A label outside the loss's class range (cross_entropy / nll_loss).
-    if let Some(c) = m(&TARGET_OOB) {
+    let r = Raised::new(tb);
+    REMEDIES.iter().find_map(|f| f(&r))
+}
+
+/// A label outside the loss's class range (cross_entropy / nll_loss).
+fn label_outside_classes(r: &Raised<'_>) -> Option<Remedy> {
+    if let Some(c) = r.caps(&TARGET_OOB) {
         let n = &c[1];
         return Some(Remedy {
             en: format!(
@@ -826,8 +948,13 @@ fn remedy(tb: &Traceback) -> Option<Remedy> {
             ),
         });
     }
-    // A process group without a collective a library calls: torch older than the library.
-    if let Some(c) = m(&PG_UNSUPPORTED) {
+    None
+}
+
+/// A process group without a collective a library calls: torch older than the library.
+fn collective_missing(r: &Raised<'_>) -> Option<Remedy> {
+    let Raised { tb, .. } = r;
+    if let Some(c) = r.caps(&PG_UNSUPPORTED) {
         let (backend, op) = (&c[1], &c[2]);
         // (torch is a dispatcher, never the caller named here.)
         let caller = caller_package(tb).unwrap_or_else(|| "the library calling it".into());
@@ -840,9 +967,13 @@ fn remedy(tb: &Traceback) -> Option<Remedy> {
             ),
         });
     }
-    // Per-rank state the checkpoint lacks: the world size changed since it was saved. Model
-    // and optimizer state reshard; a state kept per rank (a dataloader's position) does not.
-    if let Some(c) = m(&PER_RANK_KEY) {
+    None
+}
+
+/// Per-rank state the checkpoint lacks: the world size changed since it was saved. Model
+/// and optimizer state reshard; a state kept per rank (a dataloader's position) does not.
+fn per_rank_state_missing(r: &Raised<'_>) -> Option<Remedy> {
+    if let Some(c) = r.caps(&PER_RANK_KEY) {
         let (owner, kind, n) = (c[1].trim_end_matches('.'), &c[2], &c[3]);
         let what = if owner.is_empty() {
             "per-rank state".to_string()
@@ -858,11 +989,18 @@ fn remedy(tb: &Traceback) -> Option<Remedy> {
             ),
         });
     }
-    // A library that says, where it raises, that the feature is not there yet: the installed
-    // release predates it. (A NotImplementedError of a method the user's subclass was meant
-    // to override says nothing of the sort.)
+    None
+}
+
+/// A library that says, where it raises, that the feature is not there yet: the installed
+/// release predates it. (A NotImplementedError of a method the user's subclass was meant
+/// to override says nothing of the sort.)
+fn not_implemented_yet(r: &Raised<'_>) -> Option<Remedy> {
+    let Raised {
+        tb, msg, inner_lib, ..
+    } = r;
     if tb.ty == "NotImplementedError"
-        && m(&NOT_YET).is_some()
+        && r.caps(&NOT_YET).is_some()
         && let Some(lib) = inner_lib.as_deref()
     {
         return Some(Remedy {
@@ -876,15 +1014,25 @@ fn remedy(tb: &Traceback) -> Option<Remedy> {
             ),
         });
     }
-    // An id past an embedding table: most often tokens added to the tokenizer and not to the
-    // model, else a tokenizer of another model, else positions past the model's length.
-    if tb.ty == "IndexError" && m(&LOOKUP_OOB).is_some() {
+    None
+}
+
+/// An id past an embedding table: most often tokens added to the tokenizer and not to the
+/// model, else a tokenizer of another model, else positions past the model's length.
+fn id_past_table(r: &Raised<'_>) -> Option<Remedy> {
+    let Raised { tb, .. } = r;
+    if tb.ty == "IndexError" && r.caps(&LOOKUP_OOB).is_some() {
         return Some(Remedy {
             en: "An id is at or past the size of the embedding table it indexes: if tokens were added to the tokenizer, call `model.resize_token_embeddings(len(tokenizer))` after adding them; otherwise check that the tokenizer is the model's own (`len(tokenizer)` against `config.vocab_size`) and that inputs are cut to `max_position_embeddings`.".into(),
             zh: "某个 id 等于或超过了它所索引的 embedding 表的大小：如果往 tokenizer 里加过 token，加完之后调用 `model.resize_token_embeddings(len(tokenizer))`；否则检查 tokenizer 是不是这个模型自己的（比较 `len(tokenizer)` 和 `config.vocab_size`），以及输入有没有截断到 `max_position_embeddings` 以内。".into(),
         });
     }
-    if let Some(c) = m(&BATCH_MISMATCH) {
+    None
+}
+
+/// The model's output and the targets disagree on the batch size.
+fn batch_sizes_differ(r: &Raised<'_>) -> Option<Remedy> {
+    if let Some(c) = r.caps(&BATCH_MISMATCH) {
         let (i, t) = (&c[1], &c[2]);
         return Some(Remedy {
             en: format!(
@@ -895,7 +1043,12 @@ fn remedy(tb: &Traceback) -> Option<Remedy> {
             ),
         });
     }
-    if let Some(c) = m(&TWO_DEVICES) {
+    None
+}
+
+/// Operands on two devices: two GPUs, or a tensor left behind on another device.
+fn two_devices(r: &Raised<'_>) -> Option<Remedy> {
+    if let Some(c) = r.caps(&TWO_DEVICES) {
         let (x, y) = (&c[1], &c[2]);
         let gpus = x.starts_with("cuda") && y.starts_with("cuda");
         return Some(if gpus {
@@ -918,10 +1071,15 @@ fn remedy(tb: &Traceback) -> Option<Remedy> {
             }
         });
     }
-    // An object that pickle cannot serialise on its way to worker processes (datasets' `map`
-    // with `num_proc`, a DataLoader's workers, a multiprocessing pool): the step is one process,
-    // or building the object inside the worker.
-    if let Some(c) = m(&CANNOT_PICKLE)
+    None
+}
+
+/// An object that pickle cannot serialise on its way to worker processes (datasets' `map`
+/// with `num_proc`, a DataLoader's workers, a multiprocessing pool): the step is one process,
+/// or building the object inside the worker.
+fn cannot_pickle(r: &Raised<'_>) -> Option<Remedy> {
+    let Raised { tb, .. } = r;
+    if let Some(c) = r.caps(&CANNOT_PICKLE)
         && tb.frames.iter().any(|f| {
             let p = f.path.to_ascii_lowercase();
             [
@@ -945,12 +1103,26 @@ fn remedy(tb: &Traceback) -> Option<Remedy> {
             ),
         });
     }
+    None
+}
+
+/// No input of the loss carries gradients.
+fn no_gradient(r: &Raised<'_>) -> Option<Remedy> {
+    let Raised { msg, .. } = r;
     if msg.contains("does not require grad and does not have a grad_fn") {
         return Some(Remedy {
             en: "No input of the loss carries gradients: with gradient checkpointing on a frozen base model (LoRA/PEFT) call `model.enable_input_require_grads()` before training (or use non-reentrant checkpointing); otherwise something detached the graph (`torch.no_grad()`, `.detach()`, every parameter frozen).".into(),
             zh: "loss 的输入都不带梯度：在冻结的基座模型上（LoRA/PEFT）开了 gradient checkpointing 时，训练前调用 `model.enable_input_require_grads()`（或者用 non-reentrant checkpointing）；否则是有东西切断了计算图（`torch.no_grad()`、`.detach()`、所有参数都被冻结）。".into(),
         });
     }
+    None
+}
+
+/// A library's internal assertion failed: its bug, not the user's.
+fn internal_assert(r: &Raised<'_>) -> Option<Remedy> {
+    let Raised {
+        tb, msg, inner_lib, ..
+    } = r;
     if msg.contains("INTERNAL ASSERT FAILED") {
         let owner = inner_lib.clone().or_else(|| {
             tb.frames
@@ -968,8 +1140,15 @@ fn remedy(tb: &Traceback) -> Option<Remedy> {
             ),
         });
     }
-    // A KeyError raised by a library's name registry (`transformers/models/auto/…`): the
-    // installed release does not know the name yet.
+    None
+}
+
+/// A KeyError raised by a library's name registry (`transformers/models/auto/…`): the
+/// installed release does not know the name yet.
+fn unknown_registry_name(r: &Raised<'_>) -> Option<Remedy> {
+    let Raised {
+        tb, msg, inner_lib, ..
+    } = r;
     if tb.ty == "KeyError"
         && let Some(f) = tb.frames.last()
         && (f.path.contains("/auto/") || f.path.contains("\\auto\\"))
@@ -985,7 +1164,12 @@ fn remedy(tb: &Traceback) -> Option<Remedy> {
             ),
         });
     }
-    // A SyntaxError in generated code (a package's compiled cache), not in the user's script.
+    None
+}
+
+/// A SyntaxError in generated code (a package's compiled cache), not in the user's script.
+fn generated_syntax_error(r: &Raised<'_>) -> Option<Remedy> {
+    let Raised { tb, .. } = r;
     if tb.ty == "SyntaxError"
         && let Some(f) = tb.frames.last()
         && f.path.to_ascii_lowercase().contains("cache")
@@ -1003,16 +1187,21 @@ fn remedy(tb: &Traceback) -> Option<Remedy> {
             ),
         });
     }
-    // An API the installed library does not have: the code and the library are from
-    // different releases.
-    let api = if let Some(c) = m(&CANNOT_IMPORT) {
+    None
+}
+
+/// An API the installed library does not have: the code and the library are from
+/// different releases.
+fn api_skew(r: &Raised<'_>) -> Option<Remedy> {
+    let Raised { tb, inner_lib, .. } = r;
+    let api = if let Some(c) = r.caps(&CANNOT_IMPORT) {
         let lib = c[2].split('.').next().unwrap_or(&c[2]).to_string();
         Some((
             format!("`{}` from `{}`", &c[1], &c[2]),
             Some(lib),
             Skew::Code,
         ))
-    } else if let Some(c) = m(&UNEXPECTED_KW) {
+    } else if let Some(c) = r.caps(&UNEXPECTED_KW) {
         // TypeError's own wording, also when a wrapper re-raises it (`RuntimeError: Worker
         // failure: _write_item() missing 1 required positional argument: …`).
         // The call site inside the library: the library calls code (a model's remote code, a
@@ -1031,27 +1220,7 @@ fn remedy(tb: &Traceback) -> Option<Remedy> {
         };
         Some((what, inner_lib.clone(), skew))
     } else if tb.ty == "AttributeError"
-        && let Some(c) = m(&NO_ATTR)
-        && let Some(ty) = c.get(2)
-        && let Some(lib) = inner_lib.as_deref()
-        && let Some(fw) = framework_of_type(ty.as_str(), tb)
-        && !lib.starts_with(fw)
-        && !fw.starts_with(lib)
-    {
-        // An installed library's own frame calls a method on the framework's core type (a
-        // parameter, a tensor, an array) that this framework does not have: the library was
-        // written for a newer framework, so the framework is what to upgrade.
-        let (ty, attr) = (ty.as_str(), &c[3]);
-        return Some(Remedy {
-            en: format!(
-                "Upgrade {fw} to a release {lib} supports (its requirements give the minimum): {lib}'s own code calls `{attr}` on {fw}'s `{ty}`, which this {fw} does not have yet, so the installed {fw} is older than {lib} expects. Pinning {lib} to a release written for this {fw} also works."
-            ),
-            zh: format!(
-                "把 {fw} 升级到 {lib} 支持的版本（它的 requirements 写了最低版本）：{lib} 自己的代码在 {fw} 的 `{ty}` 上调用 `{attr}`，而这个 {fw} 还没有它，说明安装的 {fw} 比 {lib} 需要的旧。把 {lib} 固定到适配这个 {fw} 的版本也可以。"
-            ),
-        });
-    } else if tb.ty == "AttributeError"
-        && let Some(c) = m(&NO_ATTR)
+        && let Some(c) = r.caps(&NO_ATTR)
         && !matches!(
             c.get(2).map(|x| x.as_str()),
             Some("NoneType" | "dict" | "list" | "str" | "tuple" | "int" | "float")
@@ -1063,7 +1232,7 @@ fn remedy(tb: &Traceback) -> Option<Remedy> {
             .or_else(|| inner_lib.clone());
         let owner = c.get(1).or(c.get(2)).map_or("", |x| x.as_str());
         Some((format!("`{owner}` has no `{}`", &c[3]), lib, Skew::Code))
-    } else if let Some(c) = m(&PRIVATE_MODULE) {
+    } else if let Some(c) = r.caps(&PRIVATE_MODULE) {
         // A package's private module is gone: its newer release dropped what another
         // package still imports.
         let (pkg, module) = (&c[1], &c[2]);
@@ -1134,8 +1303,15 @@ fn remedy(tb: &Traceback) -> Option<Remedy> {
             }
         });
     }
-    // A type error raised inside a library's own frames, with no frame of the caller's code:
-    // the library's own code failed (a regression or a version clash with its caller).
+    None
+}
+
+/// A type error raised inside a library's own frames, with no frame of the caller's code:
+/// the library's own code failed (a regression or a version clash with its caller).
+fn library_own_code(r: &Raised<'_>) -> Option<Remedy> {
+    let Raised {
+        tb, msg, inner_lib, ..
+    } = r;
     if matches!(tb.ty.as_str(), "TypeError" | "AttributeError")
         && tb.frames.len() >= 2
         && let Some(lib) = library_of(tb)

@@ -358,33 +358,10 @@ fn run_view(
     mut red: Option<&mut Redactor>,
 ) -> Result<(Sink, String), String> {
     let table = |t: String| (Sink::Terminal, t);
-    let creating = matches!(
-        args.command,
-        HistoryCommand::Migrate | HistoryCommand::Note { .. } | HistoryCommand::Import { .. }
-    );
-    let loc = super::locate(args.db.as_deref(), true).ok_or_else(|| {
-        "no history database: give --db PATH|postgres://…, or set TRAINWRECK_DB (no home directory for the default)".to_string()
-    })?;
-    if !creating
-        && let Location::Sqlite(p) = &loc
-        && !p.exists()
-    {
-        return Err(format!(
-            "history database {} does not exist yet (record a run with `analyze --record`, or `trainwreck history migrate`)",
-            p.display()
-        ));
-    }
+    let loc = locate_db(&args)?;
     let e = |e: super::HistoryError| e.to_string();
     if let HistoryCommand::Migrate = args.command {
-        let mut s = Store::connect(&loc).map_err(e)?;
-        let (from, to) = s.migrate().map_err(e)?;
-        // The location as messages show it: never a password.
-        let shown = loc.shown();
-        return Ok(table(if from == to {
-            format!("history database {shown}: schema version {to}, up to date\n")
-        } else {
-            format!("history database {shown}: schema version {from} → {to}\n")
-        }));
+        return migrate(&loc).map(table);
     }
     // The views only read: a database the user may not write can still be looked at.
     let read_only = matches!(
@@ -409,23 +386,7 @@ fn run_view(
             fingerprint,
             text,
             author,
-        } => {
-            // A fingerprint from an older report (`fp1:…`) names the same failure.
-            let fingerprint = fingerprint_arg(&fingerprint)?;
-            let author = author
-                .or_else(|| std::env::var("USER").ok().filter(|u| !u.is_empty()))
-                .unwrap_or_else(|| "unknown".into());
-            let note = Note {
-                text,
-                author,
-                time: super::utc(super::now()),
-            };
-            s.note(&fingerprint, &note).map_err(e)?;
-            Ok(table(format!(
-                "noted on {fingerprint} by {} at {}\n",
-                note.author, note.time
-            )))
-        }
+        } => note(&mut s, &fingerprint, text, author).map(table),
         HistoryCommand::Show {
             fingerprint,
             limit,
@@ -511,44 +472,113 @@ fn run_view(
             lang,
             red,
         ),
-        HistoryCommand::Export { file } => {
-            let n = match &file {
-                Some(f) => {
-                    let mut w = std::io::BufWriter::new(
-                        std::fs::File::create(f)
-                            .map_err(|err| format!("{}: {err}", f.display()))?,
-                    );
-                    let n = s.export(&mut w, red).map_err(e)?;
-                    std::io::Write::flush(&mut w)
-                        .map_err(|err| format!("{}: {err}", f.display()))?;
-                    n
-                }
-                None => {
-                    let mut out = std::io::stdout().lock();
-                    s.export(&mut out, red).map_err(e)?;
-                    return Ok((Sink::Json, String::new()));
-                }
-            };
-            Ok(table(format!(
-                "exported {} runs and {} notes to {}\n",
-                n.runs,
-                n.notes,
-                file.map(|f| f.display().to_string()).unwrap_or_default()
-            )))
-        }
-        HistoryCommand::Import { file } => {
-            let n = if file == "-" {
-                s.import(&mut std::io::stdin().lock()).map_err(e)?
-            } else {
-                let f = std::fs::File::open(&file).map_err(|err| format!("{file}: {err}"))?;
-                s.import(&mut std::io::BufReader::new(f)).map_err(e)?
-            };
-            Ok(table(format!(
-                "imported {} runs and {} notes\n",
-                n.runs, n.notes
-            )))
-        }
+        HistoryCommand::Export { file } => export(&mut s, file, red),
+        HistoryCommand::Import { file } => import(&mut s, &file).map(table),
     }
+}
+
+/// The database the command is about; one a command only reads must exist already.
+fn locate_db(args: &HistoryArgs) -> Result<Location, String> {
+    let creating = matches!(
+        args.command,
+        HistoryCommand::Migrate | HistoryCommand::Note { .. } | HistoryCommand::Import { .. }
+    );
+    let loc = super::locate(args.db.as_deref(), true).ok_or_else(|| {
+        "no history database: give --db PATH|postgres://…, or set TRAINWRECK_DB (no home directory for the default)".to_string()
+    })?;
+    if !creating
+        && let Location::Sqlite(p) = &loc
+        && !p.exists()
+    {
+        return Err(format!(
+            "history database {} does not exist yet (record a run with `analyze --record`, or `trainwreck history migrate`)",
+            p.display()
+        ));
+    }
+    Ok(loc)
+}
+
+/// `history migrate`: the schema brought up to date, and what it was.
+fn migrate(loc: &Location) -> Result<String, String> {
+    let e = |e: super::HistoryError| e.to_string();
+    let mut s = Store::connect(loc).map_err(e)?;
+    let (from, to) = s.migrate().map_err(e)?;
+    // The location as messages show it: never a password.
+    let shown = loc.shown();
+    Ok(if from == to {
+        format!("history database {shown}: schema version {to}, up to date\n")
+    } else {
+        format!("history database {shown}: schema version {from} → {to}\n")
+    })
+}
+
+/// `history note`: a team note on a failure, signed by `--author` or `$USER`.
+fn note(
+    s: &mut Store,
+    fingerprint: &str,
+    text: String,
+    author: Option<String>,
+) -> Result<String, String> {
+    // A fingerprint from an older report (`fp1:…`) names the same failure.
+    let fingerprint = fingerprint_arg(fingerprint)?;
+    let author = author
+        .or_else(|| std::env::var("USER").ok().filter(|u| !u.is_empty()))
+        .unwrap_or_else(|| "unknown".into());
+    let note = Note {
+        text,
+        author,
+        time: super::utc(super::now()),
+    };
+    s.note(&fingerprint, &note).map_err(|e| e.to_string())?;
+    Ok(format!(
+        "noted on {fingerprint} by {} at {}\n",
+        note.author, note.time
+    ))
+}
+
+/// `history export [FILE]`: every run and note, to the file or to stdout.
+fn export(
+    s: &mut Store,
+    file: Option<std::path::PathBuf>,
+    red: Option<&mut Redactor>,
+) -> Result<(Sink, String), String> {
+    let e = |e: super::HistoryError| e.to_string();
+    let n = match &file {
+        Some(f) => {
+            let mut w = std::io::BufWriter::new(
+                std::fs::File::create(f).map_err(|err| format!("{}: {err}", f.display()))?,
+            );
+            let n = s.export(&mut w, red).map_err(e)?;
+            std::io::Write::flush(&mut w).map_err(|err| format!("{}: {err}", f.display()))?;
+            n
+        }
+        None => {
+            let mut out = std::io::stdout().lock();
+            s.export(&mut out, red).map_err(e)?;
+            return Ok((Sink::Json, String::new()));
+        }
+    };
+    Ok((
+        Sink::Terminal,
+        format!(
+            "exported {} runs and {} notes to {}\n",
+            n.runs,
+            n.notes,
+            file.map(|f| f.display().to_string()).unwrap_or_default()
+        ),
+    ))
+}
+
+/// `history import FILE|-`: runs and notes from an export.
+fn import(s: &mut Store, file: &str) -> Result<String, String> {
+    let e = |e: super::HistoryError| e.to_string();
+    let n = if file == "-" {
+        s.import(&mut std::io::stdin().lock()).map_err(e)?
+    } else {
+        let f = std::fs::File::open(file).map_err(|err| format!("{file}: {err}"))?;
+        s.import(&mut std::io::BufReader::new(f)).map_err(e)?
+    };
+    Ok(format!("imported {} runs and {} notes\n", n.runs, n.notes))
 }
 
 fn fleet(

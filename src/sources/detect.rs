@@ -417,6 +417,13 @@ pub fn is_control(b: u8) -> bool {
     b < 0x09 || (0x0e..0x1b).contains(&b)
 }
 
+/// The kinds a row of the table gives a file, in table order. The others are decided before
+/// or after the table: an ELF core or another binary by its first bytes, a Flight Recorder
+/// dump by its pickle header, plain text when no row agrees.
+pub fn table_kinds() -> impl Iterator<Item = SourceKind> {
+    TABLE.iter().map(|r| r.kind)
+}
+
 /// Pick the kind of a file from its name (without directories) and its first bytes.
 pub fn detect(file_name: &str, head: &[u8]) -> SourceKind {
     if is_elf(head) {

@@ -74,47 +74,19 @@ pub fn unpickle(data: &[u8]) -> Result<Value, Text> {
             MAX_BYTES
         ));
     }
-    let mut stack: Vec<Value> = Vec::new();
-    let mut marks: Vec<usize> = Vec::new();
-    let mut memo: BTreeMap<u64, Value> = BTreeMap::new();
-    let mut nodes = 0usize;
-    let mut p = 0usize;
-    let take = |p: &mut usize, n: usize| -> Result<&[u8], Text> {
-        let end = p.checked_add(n).filter(|e| *e <= data.len());
-        match end {
-            Some(e) => {
-                let s = &data[*p..e];
-                *p = e;
-                Ok(s)
-            }
-            None => Err(text!("truncated at byte {}", "在第 {} 字节处被截断", *p)),
-        }
+    let mut m = Machine {
+        data,
+        p: 0,
+        stack: Vec::new(),
+        marks: Vec::new(),
+        memo: BTreeMap::new(),
+        nodes: 0,
     };
-    let le = |b: &[u8]| -> u64 { b.iter().rev().fold(0u64, |acc, x| (acc << 8) | *x as u64) };
-    let pop = |stack: &mut Vec<Value>| stack.pop().ok_or_else(underflow);
-    let pop_mark = |stack: &mut Vec<Value>, marks: &mut Vec<usize>| -> Result<Vec<Value>, Text> {
-        let m = marks
-            .pop()
-            .ok_or_else(|| text!("MARK missing", "缺少 MARK"))?;
-        if m > stack.len() {
-            return Err(text!("MARK past the stack", "MARK 超出了栈"));
-        }
-        Ok(stack.split_off(m))
-    };
-    fn size(v: &Value) -> usize {
-        match v {
-            Value::List(x) | Value::Tuple(x) => 1 + x.iter().map(size).sum::<usize>(),
-            Value::Dict(x) => 1 + x.iter().map(|(k, v)| size(k) + size(v)).sum::<usize>(),
-            _ => 1,
-        }
-    }
     loop {
-        let at = p;
-        let op = *take(&mut p, 1)?
-            .first()
-            .ok_or_else(|| text!("empty", "为空"))?;
-        nodes += 1;
-        if nodes > MAX_NODES || stack.len() > MAX_NODES {
+        let at = m.p;
+        let op = *m.take(1)?.first().ok_or_else(|| text!("empty", "为空"))?;
+        m.nodes += 1;
+        if m.nodes > MAX_NODES || m.stack.len() > MAX_NODES {
             return Err(text!(
                 "pickle too large (value limit reached)",
                 "pickle 过大（达到了值的数量上限）"
@@ -122,28 +94,117 @@ pub fn unpickle(data: &[u8]) -> Result<Value, Text> {
         }
         let v: Option<Value> = match op {
             0x80 => {
-                take(&mut p, 1)?; // PROTO
+                m.take(1)?; // PROTO
                 None
             }
             0x95 => {
-                take(&mut p, 8)?; // FRAME
+                m.take(8)?; // FRAME
                 None
             }
-            b'.' => return pop(&mut stack), // STOP
+            b'.' => return m.pop(), // STOP
+            b'('
+            | b'}'
+            | b']'
+            | b')'
+            | b't'
+            | b'l'
+            | b'd'
+            | 0x85..=0x87
+            | b'a'
+            | b'e'
+            | b's'
+            | b'u'
+            | b'0' => m.structure(op, at)?,
+            b'q' | b'r' | 0x94 | b'h' | b'j' => m.memo_op(op, at)?,
+            other => Some(m.scalar(other, at)?),
+        };
+        if let Some(v) = v {
+            m.stack.push(v);
+        }
+    }
+}
+
+/// The pickle machine: the bytes and where it reads, its stack, marks and memo, and how many
+/// values it has made (bounded by `MAX_NODES`).
+struct Machine<'a> {
+    data: &'a [u8],
+    p: usize,
+    stack: Vec<Value>,
+    marks: Vec<usize>,
+    memo: BTreeMap<u64, Value>,
+    nodes: usize,
+}
+
+/// A little-endian unsigned integer.
+fn le(b: &[u8]) -> u64 {
+    b.iter().rev().fold(0u64, |acc, x| (acc << 8) | *x as u64)
+}
+
+/// How many values `v` holds, itself included.
+fn size(v: &Value) -> usize {
+    match v {
+        Value::List(x) | Value::Tuple(x) => 1 + x.iter().map(size).sum::<usize>(),
+        Value::Dict(x) => 1 + x.iter().map(|(k, v)| size(k) + size(v)).sum::<usize>(),
+        _ => 1,
+    }
+}
+
+impl<'a> Machine<'a> {
+    /// The next `n` bytes.
+    fn take(&mut self, n: usize) -> Result<&'a [u8], Text> {
+        let end = self.p.checked_add(n).filter(|e| *e <= self.data.len());
+        match end {
+            Some(e) => {
+                let s = &self.data[self.p..e];
+                self.p = e;
+                Ok(s)
+            }
+            None => Err(text!(
+                "truncated at byte {}",
+                "在第 {} 字节处被截断",
+                self.p
+            )),
+        }
+    }
+
+    /// The next `n` bytes as a little-endian unsigned integer.
+    fn uint(&mut self, n: usize) -> Result<u64, Text> {
+        Ok(le(self.take(n)?))
+    }
+
+    fn pop(&mut self) -> Result<Value, Text> {
+        self.stack.pop().ok_or_else(underflow)
+    }
+
+    /// The values pushed since the last MARK.
+    fn pop_mark(&mut self) -> Result<Vec<Value>, Text> {
+        let m = self
+            .marks
+            .pop()
+            .ok_or_else(|| text!("MARK missing", "缺少 MARK"))?;
+        if m > self.stack.len() {
+            return Err(text!("MARK past the stack", "MARK 超出了栈"));
+        }
+        Ok(self.stack.split_off(m))
+    }
+
+    /// Marks, containers built and filled, POP: the value to push, if any.
+    fn structure(&mut self, op: u8, at: usize) -> Result<Option<Value>, Text> {
+        Ok(match op {
             b'(' => {
-                if marks.len() >= MAX_MARKS {
+                if self.marks.len() >= MAX_MARKS {
                     return Err(text!("nesting too deep", "嵌套过深"));
                 }
-                marks.push(stack.len());
+                self.marks.push(self.stack.len());
                 None
             }
             b'}' => Some(Value::Dict(Vec::new())),
             b']' => Some(Value::List(Vec::new())),
             b')' => Some(Value::Tuple(Vec::new())),
-            b't' => Some(Value::Tuple(pop_mark(&mut stack, &mut marks)?)),
-            b'l' => Some(Value::List(pop_mark(&mut stack, &mut marks)?)),
+            b't' => Some(Value::Tuple(self.pop_mark()?)),
+            b'l' => Some(Value::List(self.pop_mark()?)),
             b'd' => {
-                let items = pop_mark(&mut stack, &mut marks)?;
+                let items = self.pop_mark()?;
                 let mut d = Vec::new();
                 let mut it = items.into_iter();
                 while let (Some(k), Some(v)) = (it.next(), it.next()) {
@@ -153,15 +214,15 @@ pub fn unpickle(data: &[u8]) -> Result<Value, Text> {
             }
             0x85..=0x87 => {
                 let n = (op - 0x84) as usize;
-                if stack.len() < n {
+                if self.stack.len() < n {
                     return Err(underflow());
                 }
-                let items = stack.split_off(stack.len() - n);
+                let items = self.stack.split_off(self.stack.len() - n);
                 Some(Value::Tuple(items))
             }
             b'a' => {
-                let v = pop(&mut stack)?;
-                match stack.last_mut() {
+                let v = self.pop()?;
+                match self.stack.last_mut() {
                     Some(Value::List(l)) => l.push(v),
                     _ => {
                         return Err(text!(
@@ -173,8 +234,8 @@ pub fn unpickle(data: &[u8]) -> Result<Value, Text> {
                 None
             }
             b'e' => {
-                let items = pop_mark(&mut stack, &mut marks)?;
-                match stack.last_mut() {
+                let items = self.pop_mark()?;
+                match self.stack.last_mut() {
                     Some(Value::List(l)) => l.extend(items),
                     _ => {
                         return Err(text!(
@@ -187,13 +248,13 @@ pub fn unpickle(data: &[u8]) -> Result<Value, Text> {
             }
             b's' | b'u' => {
                 let items = if op == b's' {
-                    let v = pop(&mut stack)?;
-                    let k = pop(&mut stack)?;
+                    let v = self.pop()?;
+                    let k = self.pop()?;
                     vec![k, v]
                 } else {
-                    pop_mark(&mut stack, &mut marks)?
+                    self.pop_mark()?
                 };
-                match stack.last_mut() {
+                match self.stack.last_mut() {
                     Some(Value::Dict(d)) => {
                         let mut it = items.into_iter();
                         while let (Some(k), Some(v)) = (it.next(), it.next()) {
@@ -209,19 +270,66 @@ pub fn unpickle(data: &[u8]) -> Result<Value, Text> {
                 }
                 None
             }
-            b'N' => Some(Value::None),
-            0x88 => Some(Value::Bool(true)),
-            0x89 => Some(Value::Bool(false)),
-            b'J' => Some(Value::Int(le(take(&mut p, 4)?) as u32 as i32 as i64)),
-            b'K' => Some(Value::Int(le(take(&mut p, 1)?) as i64)),
-            b'M' => Some(Value::Int(le(take(&mut p, 2)?) as i64)),
+            _ => {
+                // b'0': POP
+                self.pop()?;
+                None
+            }
+        })
+    }
+
+    /// MEMOIZE/PUT store the top of the stack; GET pushes a stored value again.
+    fn memo_op(&mut self, op: u8, at: usize) -> Result<Option<Value>, Text> {
+        if matches!(op, b'q' | b'r' | 0x94) {
+            let key = match op {
+                b'q' => self.uint(1)?,
+                b'r' => self.uint(4)?,
+                _ => self.memo.len() as u64,
+            };
+            let v = self
+                .stack
+                .last()
+                .ok_or_else(|| text!("MEMOIZE on an empty stack", "栈为空时执行了 MEMOIZE"))?
+                .clone();
+            self.nodes += size(&v);
+            self.memo.insert(key, v);
+            return Ok(None);
+        }
+        let key = if op == b'h' {
+            self.uint(1)?
+        } else {
+            self.uint(4)?
+        };
+        let v = self
+            .memo
+            .get(&key)
+            .ok_or_else(|| {
+                text!(
+                    "memo {key} unset at byte {at}",
+                    "第 {at} 字节处引用的 memo {key} 未设置"
+                )
+            })?
+            .clone();
+        self.nodes += size(&v);
+        Ok(Some(v))
+    }
+
+    /// None, booleans, integers, floats, strings and bytes; any other opcode is refused.
+    fn scalar(&mut self, op: u8, at: usize) -> Result<Value, Text> {
+        Ok(match op {
+            b'N' => Value::None,
+            0x88 => Value::Bool(true),
+            0x89 => Value::Bool(false),
+            b'J' => Value::Int(self.uint(4)? as u32 as i32 as i64),
+            b'K' => Value::Int(self.uint(1)? as i64),
+            b'M' => Value::Int(self.uint(2)? as i64),
             0x8a | 0x8b => {
                 let n = if op == 0x8a {
-                    le(take(&mut p, 1)?) as usize
+                    self.uint(1)? as usize
                 } else {
-                    le(take(&mut p, 4)?) as usize
+                    self.uint(4)? as usize
                 };
-                let b = take(&mut p, n)?;
+                let b = self.take(n)?;
                 if n > 8 {
                     return Err(text!(
                         "integer of {n} bytes at byte {at}: too large",
@@ -232,62 +340,26 @@ pub fn unpickle(data: &[u8]) -> Result<Value, Text> {
                 if n > 0 && n < 8 && b[n - 1] & 0x80 != 0 {
                     v -= 1i64 << (8 * n);
                 }
-                Some(Value::Int(v))
+                Value::Int(v)
             }
             b'G' => {
-                let b = take(&mut p, 8)?;
+                let b = self.take(8)?;
                 let mut a = [0u8; 8];
                 a.copy_from_slice(b);
-                Some(Value::Float(f64::from_be_bytes(a)))
+                Value::Float(f64::from_be_bytes(a))
             }
             b'X' | 0x8c | 0x8d | b'B' | b'C' | 0x8e => {
                 let n = match op {
-                    0x8c | b'C' => le(take(&mut p, 1)?),
-                    0x8d | 0x8e => le(take(&mut p, 8)?),
-                    _ => le(take(&mut p, 4)?),
+                    0x8c | b'C' => self.uint(1)?,
+                    0x8d | 0x8e => self.uint(8)?,
+                    _ => self.uint(4)?,
                 } as usize;
-                let b = take(&mut p, n)?;
+                let b = self.take(n)?;
                 if matches!(op, b'B' | b'C' | 0x8e) {
-                    Some(Value::Bytes(b.to_vec()))
+                    Value::Bytes(b.to_vec())
                 } else {
-                    Some(Value::Str(String::from_utf8_lossy(b).into_owned()))
+                    Value::Str(String::from_utf8_lossy(b).into_owned())
                 }
-            }
-            b'q' | b'r' | 0x94 => {
-                let key = match op {
-                    b'q' => le(take(&mut p, 1)?),
-                    b'r' => le(take(&mut p, 4)?),
-                    _ => memo.len() as u64,
-                };
-                let v = stack
-                    .last()
-                    .ok_or_else(|| text!("MEMOIZE on an empty stack", "栈为空时执行了 MEMOIZE"))?
-                    .clone();
-                nodes += size(&v);
-                memo.insert(key, v);
-                None
-            }
-            b'h' | b'j' => {
-                let key = if op == b'h' {
-                    le(take(&mut p, 1)?)
-                } else {
-                    le(take(&mut p, 4)?)
-                };
-                let v = memo
-                    .get(&key)
-                    .ok_or_else(|| {
-                        text!(
-                            "memo {key} unset at byte {at}",
-                            "第 {at} 字节处引用的 memo {key} 未设置"
-                        )
-                    })?
-                    .clone();
-                nodes += size(&v);
-                Some(v)
-            }
-            b'0' => {
-                pop(&mut stack)?;
-                None
             }
             other => {
                 return Err(text!(
@@ -295,10 +367,7 @@ pub fn unpickle(data: &[u8]) -> Result<Value, Text> {
                     "第 {at} 字节处是不支持的 pickle 操作码 0x{other:02x}（只读取纯数据）"
                 ));
             }
-        };
-        if let Some(v) = v {
-            stack.push(v);
-        }
+        })
     }
 }
 
