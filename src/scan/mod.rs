@@ -53,8 +53,11 @@ pub struct Scanner {
     /// For each AC literal: which pattern it belongs to.
     lit_owner: Vec<usize>,
     sources: Vec<String>,
-    /// Full regexes, compiled on first use (first candidate line): start-up stays cheap
-    /// with a big knowledge base.
+    /// What confirms a candidate line: each pattern compiled for `is_match` alone, on first
+    /// use (first candidate line), so start-up stays cheap with a big knowledge base.
+    matchers: Vec<OnceLock<Option<Matcher>>>,
+    /// Full regexes (capture groups, match offsets), compiled only for a pattern that hit:
+    /// what the caller reads a hit's captures with (`regex_for`).
     regexes: Vec<OnceLock<Option<Regex>>>,
     ids: Vec<usize>,
     rereader: Option<Rereader>,
@@ -65,9 +68,7 @@ pub struct Scanner {
     /// removed. A piece of a line can match the pattern only if the whole line matches this,
     /// so a line it misses is not reread for that pattern (most near misses: a common
     /// literal such as `host` in a line that is nothing like the pattern).
-    relaxed: Vec<OnceLock<Option<Regex>>>,
-    /// Unique among the scanners of this process (never 0): what a thread's `Copies` are of.
-    serial: u64,
+    relaxed: Vec<OnceLock<Option<Matcher>>>,
 }
 
 /// Other readings of a line (never the line itself), most faithful first: tried for the
@@ -153,6 +154,7 @@ impl Scanner {
             ac: OnceLock::new(),
             lits,
             lit_owner,
+            matchers: sources.iter().map(|_| OnceLock::new()).collect(),
             regexes: sources.iter().map(|_| OnceLock::new()).collect(),
             edge_sensitive: sources
                 .iter()
@@ -166,10 +168,6 @@ impl Scanner {
             sources,
             ids,
             rereader: None,
-            serial: {
-                static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-                NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-            },
         })
     }
 
@@ -194,6 +192,13 @@ impl Scanner {
             .as_ref()
     }
 
+    /// Pattern `ix` for confirming candidates, compiled on first use; `None` as for `regex`.
+    fn matcher(&self, ix: usize) -> Option<&Matcher> {
+        self.matchers[ix]
+            .get_or_init(|| Matcher::new(&self.sources[ix]))
+            .as_ref()
+    }
+
     /// The literal automaton, built on first use. A contiguous NFA: quick to build, and only
     /// candidate lines meet it. The literals are lower-cased and so is each candidate line
     /// before the search: the same matches as an ASCII-case-insensitive automaton, which took
@@ -212,11 +217,11 @@ impl Scanner {
 
     /// Pattern `ix` without its edges (see `relaxed`); `None` when it cannot be built, and
     /// then every reading is tried.
-    fn relaxed(&self, ix: usize) -> Option<&Regex> {
+    fn relaxed(&self, ix: usize) -> Option<&Matcher> {
         self.relaxed[ix]
             .get_or_init(|| {
                 let hir = literals::parse(&self.sources[ix]).ok()?;
-                build_regex(&without_edges(&hir).to_string()).ok()
+                Matcher::new(&without_edges(&hir).to_string())
             })
             .as_ref()
     }
@@ -232,7 +237,6 @@ impl Scanner {
         scratch: &mut ScanScratch,
         mut on_hit: impl FnMut(Hit, &[u8]),
     ) {
-        scratch.copies.serve(self);
         let mut starts = std::mem::take(&mut scratch.starts);
         starts.clear();
         self.prefilter.candidate_lines(chunk, &mut starts);
@@ -256,19 +260,15 @@ impl Scanner {
                 &mut scratch.lower,
                 &mut scratch.cands,
                 &mut scratch.missed,
-                &mut scratch.copies,
                 |id| ids.push((id, None)),
             );
             // A reading is a piece of the line (or a repr's unescaped text): it can only
             // match a pattern the line missed through the pattern's edges, or escapes.
             let escaped = memchr::memchr(b'\\', line).is_some();
-            let copies = &mut scratch.copies;
             scratch.missed.retain(|&ix| {
                 escaped
                     || (self.edge_sensitive[ix]
-                        && copies
-                            .relaxed(ix, self.len(), || self.relaxed(ix))
-                            .is_none_or(|r| r.is_match(line)))
+                        && self.relaxed(ix).is_none_or(|r| r.is_match(line)))
             });
             if !scratch.missed.is_empty()
                 && let Some(reread) = self.rereader
@@ -305,7 +305,6 @@ impl Scanner {
         lower: &mut Vec<u8>,
         cands: &mut Vec<usize>,
         missed: &mut Vec<usize>,
-        copies: &mut Copies,
         mut on_hit: impl FnMut(usize),
     ) {
         cands.clear();
@@ -323,8 +322,7 @@ impl Scanner {
         cands.sort_unstable();
         cands.dedup();
         for &ix in cands.iter() {
-            let re = copies.full(ix, self.len(), || self.regex(ix));
-            if re.is_some_and(|re| re.is_match(line)) {
+            if self.matcher(ix).is_some_and(|m| m.is_match(line)) {
                 on_hit(self.ids[ix]);
             } else {
                 missed.push(ix);
@@ -344,7 +342,7 @@ impl Scanner {
         scratch.readings.clear();
         reread(line, &mut scratch.readings);
         for &ix in &scratch.missed {
-            let Some(re) = scratch.copies.full(ix, self.len(), || self.regex(ix)) else {
+            let Some(re) = self.matcher(ix) else {
                 continue;
             };
             if let Some(v) = scratch.readings.iter().position(|r| re.is_match(r)) {
@@ -368,7 +366,6 @@ impl Scanner {
 /// Buffers reused across lines (one per scanning thread).
 #[derive(Default)]
 pub struct ScanScratch {
-    copies: Copies,
     cands: Vec<usize>,
     missed: Vec<usize>,
     readings: Vec<Vec<u8>>,
@@ -377,65 +374,6 @@ pub struct ScanScratch {
     clean: Vec<u8>,
     /// The candidate line lower-cased, for the literal automaton.
     lower: Vec<u8>,
-}
-
-/// This thread's clones of the scanner's regexes, made on the thread's first use of each. A
-/// regex shared by many threads lends its search caches from a pool that, when several
-/// threads want one at once, builds a throwaway cache for each search (regex-automata's
-/// `Pool`); a clone shares the compiled program but has its own pool, so each scan thread
-/// keeps its caches warm.
-#[derive(Default)]
-struct Copies {
-    /// The scanner these are copies of (`Scanner::serial`), so that a scratch handed to
-    /// another scanner starts afresh instead of using the wrong patterns.
-    of: u64,
-    full: Vec<Option<Regex>>,
-    relaxed: Vec<Option<Regex>>,
-}
-
-impl Copies {
-    fn serve(&mut self, scanner: &Scanner) {
-        let of = scanner.serial;
-        if self.of != of {
-            *self = Copies {
-                of,
-                ..Copies::default()
-            };
-        }
-    }
-
-    fn full<'a>(
-        &mut self,
-        ix: usize,
-        n: usize,
-        shared: impl FnOnce() -> Option<&'a Regex>,
-    ) -> Option<&Regex> {
-        Self::copy(&mut self.full, ix, n, shared)
-    }
-
-    fn relaxed<'a>(
-        &mut self,
-        ix: usize,
-        n: usize,
-        shared: impl FnOnce() -> Option<&'a Regex>,
-    ) -> Option<&Regex> {
-        Self::copy(&mut self.relaxed, ix, n, shared)
-    }
-
-    fn copy<'a, 's>(
-        slots: &'s mut Vec<Option<Regex>>,
-        ix: usize,
-        n: usize,
-        shared: impl FnOnce() -> Option<&'a Regex>,
-    ) -> Option<&'s Regex> {
-        if slots.len() < n {
-            slots.resize(n, None);
-        }
-        if slots[ix].is_none() {
-            slots[ix] = shared().cloned();
-        }
-        slots[ix].as_ref()
-    }
 }
 
 /// Compile one pattern and find the literal alternatives every match must contain.
@@ -536,10 +474,60 @@ impl std::fmt::Debug for LazyRegex {
     }
 }
 
+/// A pattern compiled to answer "does this line match?" and nothing more: no capture states in
+/// its automaton (what `regex::bytes::RegexBuilder` builds otherwise, with the same syntax and
+/// size limit, so the same lines match) and no one-pass DFA, which only reports captures. Its
+/// search caches are one stack shared by every scan thread: a thread takes one, or makes one
+/// when all are in use, and gives it back after the line. A regex's own pool keeps one cache
+/// per thread that ever used it (its lazy DFA, sparse sets the size of its automaton, for both
+/// directions); candidate lines are rare, so few searches of one pattern overlap and a run
+/// keeps about one cache per pattern whatever its thread count.
+struct Matcher {
+    re: regex_automata::meta::Regex,
+    spare: std::sync::Mutex<Vec<regex_automata::meta::Cache>>,
+}
+
+impl Matcher {
+    /// `None` where `build_regex` fails too (the size limit).
+    fn new(src: &str) -> Option<Matcher> {
+        use regex_automata::{meta, nfa::thompson::WhichCaptures, util::syntax};
+        let config = meta::Config::new()
+            .match_kind(regex_automata::MatchKind::LeftmostFirst)
+            .utf8_empty(false)
+            .nfa_size_limit(Some(REGEX_SIZE_LIMIT))
+            .hybrid_cache_capacity(2 << 20)
+            .which_captures(WhichCaptures::None)
+            .onepass(false);
+        let re = meta::Builder::new()
+            .configure(config)
+            .syntax(syntax::Config::new().unicode(true).utf8(false))
+            .build(src)
+            .ok()?;
+        Some(Matcher {
+            re,
+            spare: std::sync::Mutex::new(Vec::new()),
+        })
+    }
+
+    fn is_match(&self, haystack: &[u8]) -> bool {
+        let spare = || self.spare.lock().unwrap_or_else(|e| e.into_inner());
+        let taken = spare().pop();
+        let mut cache = taken.unwrap_or_else(|| self.re.create_cache());
+        let found = self
+            .re
+            .is_match_with(&mut cache, &regex_automata::Input::new(haystack));
+        spare().push(cache);
+        found
+    }
+}
+
+/// `build_regex`'s limit on a compiled automaton (`regex`'s `size_limit`).
+const REGEX_SIZE_LIMIT: usize = 8 << 20;
+
 fn build_regex(src: &str) -> Result<Regex, regex::Error> {
     regex::bytes::RegexBuilder::new(src)
         .unicode(true)
-        .size_limit(8 << 20)
+        .size_limit(REGEX_SIZE_LIMIT)
         .build()
 }
 
