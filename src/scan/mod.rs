@@ -10,6 +10,7 @@
 
 pub mod ansi;
 pub mod literals;
+pub mod shared;
 pub mod shiftor;
 pub mod watch;
 
@@ -474,50 +475,81 @@ impl std::fmt::Debug for LazyRegex {
     }
 }
 
-/// A pattern compiled to answer "does this line match?" and nothing more: no capture states in
-/// its automaton (what `regex::bytes::RegexBuilder` builds otherwise, with the same syntax and
-/// size limit, so the same lines match) and no one-pass DFA, which only reports captures. Its
-/// search caches are one stack shared by every scan thread: a thread takes one, or makes one
-/// when all are in use, and gives it back after the line. A regex's own pool keeps one cache
-/// per thread that ever used it (its lazy DFA, sparse sets the size of its automaton, for both
-/// directions); candidate lines are rare, so few searches of one pattern overlap and a run
-/// keeps about one cache per pattern whatever its thread count.
+/// A pattern compiled to answer "does this line match?" and nothing more: a forward lazy DFA
+/// over an automaton without capture states, and a PikeVM over the same automaton for the
+/// searches the lazy DFA quits (a Unicode `\b` next to a non-ASCII byte, a cache thrashed).
+/// What `regex::bytes::Regex` builds besides (a reverse automaton and its lazy DFA to find
+/// where a match starts, a one-pass DFA for captures) halved neither the compile time nor the
+/// memory of an `is_match`. Same syntax and size limit as `build_regex`, so the same lines
+/// match. Its search caches are shared by every scan thread (`shared`): candidate lines are
+/// rare, so few searches of one pattern overlap.
 struct Matcher {
-    re: regex_automata::meta::Regex,
-    spare: std::sync::Mutex<Vec<regex_automata::meta::Cache>>,
+    dfa: Option<regex_automata::hybrid::dfa::DFA>,
+    vm: regex_automata::nfa::thompson::pikevm::PikeVM,
+    caches: shared::Caches<MatcherCache>,
 }
+
+type MatcherCache = (
+    Option<regex_automata::hybrid::dfa::Cache>,
+    Option<regex_automata::nfa::thompson::pikevm::Cache>,
+);
 
 impl Matcher {
     /// `None` where `build_regex` fails too (the size limit).
     fn new(src: &str) -> Option<Matcher> {
-        use regex_automata::{meta, nfa::thompson::WhichCaptures, util::syntax};
-        let config = meta::Config::new()
-            .match_kind(regex_automata::MatchKind::LeftmostFirst)
-            .utf8_empty(false)
-            .nfa_size_limit(Some(REGEX_SIZE_LIMIT))
-            .hybrid_cache_capacity(2 << 20)
-            .which_captures(WhichCaptures::None)
-            .onepass(false);
-        let re = meta::Builder::new()
-            .configure(config)
-            .syntax(syntax::Config::new().unicode(true).utf8(false))
-            .build(src)
-            .ok()?;
+        use regex_automata::{hybrid, nfa::thompson, util::syntax};
+        thread_local! {
+            // One compiler per thread: its UTF-8 state cache is large to set up and to drop.
+            static NFA: thompson::Compiler = {
+                let mut c = thompson::Compiler::new();
+                c.syntax(syntax::Config::new().unicode(true).utf8(false)).configure(
+                    thompson::Config::new()
+                        .utf8(false)
+                        .shrink(false)
+                        .nfa_size_limit(Some(REGEX_SIZE_LIMIT))
+                        .which_captures(thompson::WhichCaptures::None),
+                );
+                c
+            };
+        }
+        let nfa = NFA.with(|c| c.build(src)).ok()?;
+        // `regex`'s lazy DFA settings; one that cannot be built (its cache would not hold a
+        // few states) leaves every search to the PikeVM, as there.
+        let dfa = hybrid::dfa::Builder::new()
+            .configure(
+                hybrid::dfa::DFA::config()
+                    .match_kind(regex_automata::MatchKind::LeftmostFirst)
+                    .unicode_word_boundary(true)
+                    .cache_capacity(2 << 20)
+                    .skip_cache_capacity_check(false)
+                    .minimum_cache_clear_count(Some(3))
+                    .minimum_bytes_per_state(Some(10)),
+            )
+            .build_from_nfa(nfa.clone())
+            .ok();
+        let vm = thompson::pikevm::PikeVM::new_from_nfa(nfa).ok()?;
         Some(Matcher {
-            re,
-            spare: std::sync::Mutex::new(Vec::new()),
+            dfa,
+            vm,
+            caches: shared::Caches::default(),
         })
     }
 
     fn is_match(&self, haystack: &[u8]) -> bool {
-        let spare = || self.spare.lock().unwrap_or_else(|e| e.into_inner());
-        let taken = spare().pop();
-        let mut cache = taken.unwrap_or_else(|| self.re.create_cache());
-        let found = self
-            .re
-            .is_match_with(&mut cache, &regex_automata::Input::new(haystack));
-        spare().push(cache);
-        found
+        let input = regex_automata::Input::new(haystack).earliest(true);
+        self.caches.with(
+            || (None, None),
+            |(dc, vc)| {
+                if let Some(dfa) = &self.dfa {
+                    let dc = dc.get_or_insert_with(|| dfa.create_cache());
+                    if let Ok(found) = dfa.try_search_fwd(dc, &input) {
+                        return found.is_some();
+                    }
+                }
+                let vc = vc.get_or_insert_with(|| self.vm.create_cache());
+                self.vm.is_match(vc, input.clone())
+            },
+        )
     }
 }
 
@@ -588,6 +620,53 @@ mod tests {
             Err(PatternError::FrequentLiteral(_))
         ));
         assert!(matches!(lits(r"(unclosed"), Err(PatternError::Regex(_))));
+    }
+
+    #[test]
+    fn matchers_match_what_the_full_regex_matches() {
+        // Unicode `\b` beside non-ASCII text makes the lazy DFA quit (the PikeVM answers);
+        // anchors, case folding, classes and alternations take the lazy DFA's own path.
+        let patterns = [
+            r"\bexitcode\s*: -7\b",
+            r"^\s*host\s*: ([\w.-]+)\s*$",
+            r"(?i)cuda out of memory",
+            r"(?:NCCL|Gloo) (?:error|timeout): (\d+)",
+            r"rank\s*\d+\s*$",
+        ];
+        let lines: [&[u8]; 10] = [
+            "退出exitcode: -7号".as_bytes(),
+            "退出 exitcode: -7 号".as_bytes(),
+            b"  host : node-01",
+            "  host : nœud-01".as_bytes(),
+            b"[default0]: host : node-01",
+            b"RuntimeError: CUDA Out Of Memory",
+            b"NCCL timeout: 1800000",
+            b"Gloo error: x",
+            b"rank 3",
+            b"\xff\xfe rank 3 \xff",
+        ];
+        for p in patterns {
+            let m = Matcher::new(p).expect("builds");
+            let re = build_regex(p).unwrap();
+            for l in lines {
+                assert_eq!(
+                    m.is_match(l),
+                    re.is_match(l),
+                    "{p} on {:?}",
+                    String::from_utf8_lossy(l)
+                );
+            }
+        }
+        assert!(
+            Matcher::new(r"\bexitcode\b")
+                .unwrap()
+                .is_match("退出 exitcode 号".as_bytes())
+        );
+        assert!(
+            !Matcher::new(r"\bexitcode\b")
+                .unwrap()
+                .is_match("退出exitcode号".as_bytes())
+        );
     }
 
     #[test]
