@@ -498,21 +498,19 @@ impl Matcher {
     /// `None` where `build_regex` fails too (the size limit).
     fn new(src: &str) -> Option<Matcher> {
         use regex_automata::{hybrid, nfa::thompson, util::syntax};
-        thread_local! {
-            // One compiler per thread: its UTF-8 state cache is large to set up and to drop.
-            static NFA: thompson::Compiler = {
-                let mut c = thompson::Compiler::new();
-                c.syntax(syntax::Config::new().unicode(true).utf8(false)).configure(
-                    thompson::Config::new()
-                        .utf8(false)
-                        .shrink(false)
-                        .nfa_size_limit(Some(REGEX_SIZE_LIMIT))
-                        .which_captures(thompson::WhichCaptures::None),
-                );
-                c
-            };
-        }
-        let nfa = NFA.with(|c| c.build(src)).ok()?;
+        // A compiler each: one kept per thread would hold its UTF-8 state map (320 KiB) for
+        // as long as the thread lives.
+        let nfa = thompson::Compiler::new()
+            .syntax(syntax::Config::new().unicode(true).utf8(false))
+            .configure(
+                thompson::Config::new()
+                    .utf8(false)
+                    .shrink(false)
+                    .nfa_size_limit(Some(REGEX_SIZE_LIMIT))
+                    .which_captures(thompson::WhichCaptures::None),
+            )
+            .build(src)
+            .ok()?;
         // `regex`'s lazy DFA settings; one that cannot be built (its cache would not hold a
         // few states) leaves every search to the PikeVM, as there.
         let dfa = hybrid::dfa::Builder::new()

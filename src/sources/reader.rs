@@ -368,7 +368,7 @@ mod tests {
                 out.push((n, l.to_vec()));
             }
         }
-        (out, r.long_lines)
+        (out, std::mem::take(&mut r.long_lines))
     }
 
     #[test]
