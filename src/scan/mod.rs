@@ -55,8 +55,9 @@ pub struct Scanner {
     lit_owner: Vec<usize>,
     sources: Vec<String>,
     /// What confirms a candidate line: each pattern compiled for `is_match` alone, on first
-    /// use (first candidate line), so start-up stays cheap with a big knowledge base.
-    matchers: Vec<OnceLock<Option<Matcher>>>,
+    /// use (first candidate line), so start-up stays cheap with a big knowledge base. Boxed:
+    /// a pattern never compiled costs its slot, one pointer.
+    matchers: Vec<OnceLock<Option<Box<Matcher>>>>,
     /// Full regexes (capture groups, match offsets), compiled only for a pattern that hit:
     /// what the caller reads a hit's captures with (`regex_for`).
     regexes: Vec<OnceLock<Option<Regex>>>,
@@ -69,7 +70,7 @@ pub struct Scanner {
     /// removed. A piece of a line can match the pattern only if the whole line matches this,
     /// so a line it misses is not reread for that pattern (most near misses: a common
     /// literal such as `host` in a line that is nothing like the pattern).
-    relaxed: Vec<OnceLock<Option<Matcher>>>,
+    relaxed: Vec<OnceLock<Option<Box<Matcher>>>>,
 }
 
 /// Other readings of a line (never the line itself), most faithful first: tried for the
@@ -196,8 +197,8 @@ impl Scanner {
     /// Pattern `ix` for confirming candidates, compiled on first use; `None` as for `regex`.
     fn matcher(&self, ix: usize) -> Option<&Matcher> {
         self.matchers[ix]
-            .get_or_init(|| Matcher::new(&self.sources[ix]))
-            .as_ref()
+            .get_or_init(|| Matcher::new(&self.sources[ix]).map(Box::new))
+            .as_deref()
     }
 
     /// The literal automaton, built on first use. A contiguous NFA: quick to build, and only
@@ -222,9 +223,9 @@ impl Scanner {
         self.relaxed[ix]
             .get_or_init(|| {
                 let hir = literals::parse(&self.sources[ix]).ok()?;
-                Matcher::new(&without_edges(&hir).to_string())
+                Matcher::new(&without_edges(&hir).to_string()).map(Box::new)
             })
-            .as_ref()
+            .as_deref()
     }
 
     /// Scan a chunk of whole lines whose first line is `first_lineno`. `on_hit` gets each
