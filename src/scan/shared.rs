@@ -8,7 +8,9 @@
 
 use std::sync::Mutex;
 
-pub struct Caches<C>(Mutex<Vec<C>>);
+/// Boxed: a cache is large (a lazy DFA's is hundreds of bytes), and moving it in and out of the
+/// stack by value for each search cost more than the search on a short line.
+pub struct Caches<C>(Mutex<Vec<Box<C>>>);
 
 impl<C> Default for Caches<C> {
     fn default() -> Self {
@@ -22,7 +24,7 @@ impl<C> Caches<C> {
     pub fn with<T>(&self, make: impl FnOnce() -> C, search: impl FnOnce(&mut C) -> T) -> T {
         let spare = || self.0.lock().unwrap_or_else(|e| e.into_inner());
         let taken = spare().pop();
-        let mut cache = taken.unwrap_or_else(make);
+        let mut cache = taken.unwrap_or_else(|| Box::new(make()));
         let out = search(&mut cache);
         spare().push(cache);
         out
