@@ -2,7 +2,8 @@
 //! required literal; one pass of the literal prefilter (`shiftor`) over the whole chunk
 //! finds the few candidate lines, at a cost that does not grow with the number of
 //! patterns; only those lines meet an aho-corasick pass over the literals and then the
-//! full regexes of the patterns whose literals they hold. A candidate line that holds a
+//! regexes of the patterns whose literals they hold, compiled for `is_match` alone (the full
+//! regex, captures and all, only for a pattern that hit). A candidate line that holds a
 //! pattern's literal but does not match it whole is tried again in its other readings (a
 //! `Rereader` the caller gives: a paste's prefixes, bars and quotes peeled), so only such
 //! rare lines pay for them. Knows nothing of rules, facts or files: patterns in,
