@@ -304,14 +304,21 @@ struct Compiled {
 /// Several regexes searched at once: which of them match (what `regex::bytes::RegexSet`
 /// gives, built as it builds one but from one parse of each pattern and without a literal
 /// prefilter, whose extraction was a third of start-up's table building and which a file
-/// name or an 8 KiB head does not need).
-struct Set(meta::Regex);
+/// name or an 8 KiB head does not need); its search caches shared by the threads
+/// (`scan::shared`), since each grows with the heads it searched.
+struct Set(meta::Regex, crate::scan::shared::Caches<meta::Cache>);
 
 impl Set {
     /// The indexes of the patterns that match somewhere in `hay`, ascending.
     fn matches(&self, hay: &[u8]) -> impl Iterator<Item = usize> {
         let mut set = PatternSet::new(self.0.pattern_len());
-        self.0.which_overlapping_matches(&Input::new(hay), &mut set);
+        self.1.with(
+            || self.0.create_cache(),
+            |cache| {
+                self.0
+                    .which_overlapping_matches_with(cache, &Input::new(hay), &mut set)
+            },
+        );
         set.iter()
             .map(|p| p.as_usize())
             .collect::<Vec<_>>()
@@ -350,10 +357,11 @@ fn ascii_set(patterns: &[String]) -> Set {
         .utf8_empty(false)
         .which_captures(regex_automata::nfa::thompson::WhichCaptures::None)
         .auto_prefilter(false);
-    Set(meta::Builder::new()
+    let re = meta::Builder::new()
         .configure(config)
         .build_many_from_hir(&hirs)
-        .expect("detect table regexes"))
+        .expect("detect table regexes");
+    Set(re, Default::default())
 }
 
 /// Compile the detection tables now (from a spare thread while the rules load), so the

@@ -112,19 +112,15 @@ const BLOCK_RANK_SPAN: u64 = 4;
 /// … and to the `host : H` line at most this many lines above it.
 const BLOCK_HOST_SPAN: u64 = 6;
 
+/// The regex of one line shape, compiled the first time a line of that shape is read: most
+/// runs hold a few of the shapes, and each compiled regex costs memory until the process ends.
 fn regex(line: Line) -> &'static Regex {
-    static R: OnceLock<Vec<Regex>> = OnceLock::new();
-    let all = R.get_or_init(|| {
-        LINES
-            .iter()
-            .map(|(_, src)| Regex::new(src).expect("launcher line regex"))
-            .collect()
-    });
+    static R: [OnceLock<Regex>; LINES.len()] = [const { OnceLock::new() }; LINES.len()];
     let ix = LINES
         .iter()
         .position(|(l, _)| *l == line)
         .expect("every Line has a regex in LINES");
-    &all[ix]
+    R[ix].get_or_init(|| Regex::new(LINES[ix].1).expect("launcher line regex"))
 }
 
 fn ran_for() -> &'static Regex {

@@ -41,15 +41,44 @@ pub struct ChunkReader<R> {
     last: Option<(usize, usize, u64)>,
 }
 
+thread_local! {
+    /// The buffer of this thread's last reader of the default size, for its next one: a reader
+    /// per file would otherwise allocate and zero 1 MiB for each (its old bytes are never read:
+    /// only what a read put there is handed out), and a freed block that size stays in the
+    /// process's memory anyway.
+    static SPARE: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+impl<R> Drop for ChunkReader<R> {
+    fn drop(&mut self) {
+        if self.buf.len() == DEFAULT_BUF {
+            let buf = std::mem::take(&mut self.buf);
+            // Gone only while the thread itself ends.
+            let _ = SPARE.try_with(|s| s.set(buf));
+        }
+    }
+}
+
 impl<R: Read> ChunkReader<R> {
     pub fn new(inner: R) -> Self {
         Self::with_capacity(inner, DEFAULT_BUF)
     }
 
     pub fn with_capacity(inner: R, cap: usize) -> Self {
+        let cap = cap.max(64);
+        let buf = SPARE
+            .try_with(|s| {
+                let spare = s.take();
+                if spare.len() == cap {
+                    return spare;
+                }
+                s.set(spare);
+                vec![0; cap]
+            })
+            .unwrap_or_else(|_| vec![0; cap]);
         ChunkReader {
             inner,
-            buf: vec![0; cap.max(64)],
+            buf,
             start: 0,
             end: 0,
             eof: false,
@@ -339,7 +368,7 @@ mod tests {
                 out.push((n, l.to_vec()));
             }
         }
-        (out, r.long_lines)
+        (out, std::mem::take(&mut r.long_lines))
     }
 
     #[test]
@@ -357,6 +386,20 @@ mod tests {
     fn last_line_without_newline_is_kept() {
         let (ls, _) = all_lines(b"a\nb", 64);
         assert_eq!(ls, vec![(1, b"a".to_vec()), (2, b"b".to_vec())]);
+    }
+
+    #[test]
+    fn the_next_reader_reuses_the_buffer_and_hands_out_only_what_it_read() {
+        let mut long = vec![b'x'; DEFAULT_BUF - 10];
+        long.push(b'\n');
+        let mut r = ChunkReader::new(&long[..]);
+        while r.next_chunk().unwrap().is_some() {}
+        let was = r.buf.as_ptr();
+        drop(r);
+        let mut r = ChunkReader::new(&b"a\nb\nc"[..]);
+        assert_eq!(r.buf.as_ptr(), was);
+        assert_eq!(r.next_chunk().unwrap(), Some((&b"a\nb\nc"[..], 1)));
+        assert_eq!(r.next_chunk().unwrap(), None);
     }
 
     #[test]
