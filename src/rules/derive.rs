@@ -129,6 +129,12 @@ pub static DERIVED: &[Derived] = &[
         compute: port_plan,
     },
     Derived {
+        name: "derive.ray_rollout_memory",
+        unit: Unit::Text,
+        doc: "only when Ray's kill report lists the rollout engine's workers (`generate_sequences`, `LLMRayActor`, vLLM) as the largest host-memory users: the engine setting the run shows (a cache engine freed and rebuilt every generation, sleep mode, host memory growing every step) that holds it",
+        compute: ray_rollout_memory,
+    },
+    Derived {
         name: "derive.seq_cap_unset",
         unit: Unit::Text,
         doc: "the sequence-length setting a confirming line prints as `None` (`max_length`, `cutoff_len`, …)",
@@ -1391,6 +1397,74 @@ fn colocated_rollout(ctx: &DeriveCtx) -> Option<String> {
     } else {
         format!(
             "Lower the colocated rollout engine's `gpu_memory_utilization` ({util} here, e.g. to {lower}) or the training micro-batch, so training and rollout fit on the card together: vLLM takes that share of every card before training allocates anything, and the memory the OOM reports as held by another process is this job's own engine, not a foreign one."
+        )
+    })
+}
+
+/// Ray's kill report lists the node's largest memory users (`PID MEM(GB) COMMAND`; the first
+/// row's command is the capture `ray_top_cmd`). When that is the RL rollout engine (verl's
+/// `…generate_sequences` workers, OpenRLHF's `LLMRayActor`, a vLLM worker), the engine's own
+/// host memory is the lever, and the run shows which: its cache engine freed and rebuilt every
+/// generation (`free_cache_on`), its sleep mode parking weights in host RAM (`rollout_sleep_on`),
+/// or host memory rising at every logged step (`host_mem_gb`, a leak in the engine).
+fn ray_rollout_memory(ctx: &DeriveCtx) -> Option<String> {
+    let cmd = ctx.capture("ray_top_cmd")?.trim();
+    let lc = cmd.to_ascii_lowercase();
+    if !["generate_sequences", "llmrayactor", "vllm", "sglang"]
+        .iter()
+        .any(|k| lc.contains(k))
+    {
+        return None;
+    }
+    let mem = ctx.capture("ray_top_mem").map(str::trim).unwrap_or("?");
+    let series: Vec<f64> = ctx
+        .captures
+        .iter()
+        .filter(|(n, _)| n == "host_mem_gb")
+        .filter_map(|(_, v)| v.trim().parse().ok())
+        .collect();
+    let growing = series.len() >= 3
+        && series.windows(2).all(|w| w[1] >= w[0])
+        && series.last() > series.first();
+    let zh = ctx.zh();
+    Some(if ctx.capture("free_cache_on").is_some() {
+        if zh {
+            format!(
+                "设置 `free_cache_engine=False`（verl 里是 `actor_rollout_ref.rollout.free_cache_engine`）：Ray 列出的主机内存大户是 rollout 引擎的 worker（`{cmd}`，{mem}），而这次运行每次生成都释放再重建引擎的缓存，主机内存一步步往上涨；之后再考虑每个节点少开几个 rollout 引擎或缩短生成长度。"
+            )
+        } else {
+            format!(
+                "Set `free_cache_engine=False` (verl: `actor_rollout_ref.rollout.free_cache_engine`): the largest host-memory users Ray lists are the rollout engine's workers (`{cmd}`, {mem}), and this run frees and rebuilds the engine's cache every generation, which grows host memory step after step; fewer rollout engines per node or shorter responses help after that."
+            )
+        }
+    } else if ctx.capture("rollout_sleep_on").is_some() {
+        if zh {
+            format!(
+                "关掉 rollout 引擎的 sleep 模式（`--vllm_enable_sleep` / `enable_sleep_mode`）：Ray 列出的主机内存大户是引擎的 worker（`{cmd}`，{mem}），sleep 模式会在两次生成之间把每个引擎的权重放到主机内存里；如果必须开着，就每个节点少开几个引擎，或者给节点加内存。"
+            )
+        } else {
+            format!(
+                "Turn off the rollout engine's sleep mode (`--vllm_enable_sleep` / `enable_sleep_mode`): the largest host-memory users Ray lists are the engine's workers (`{cmd}`, {mem}), and sleep mode parks each engine's weights in host RAM between generations; if it must stay on, run fewer engines per node or give the node more RAM."
+            )
+        }
+    } else if growing {
+        let (first, last) = (series[0], series[series.len() - 1]);
+        if zh {
+            format!(
+                "升级 vLLM 到修复了主机内存泄漏的版本（或打上修复补丁）：主机内存每一步都在涨（{first} → {last} GB），最大的占用者又是 rollout 引擎的 worker（`{cmd}`），这是引擎每次生成都泄漏主机内存的特征；从 checkpoint 重启只是把被杀的时间往后推。"
+            )
+        } else {
+            format!(
+                "Upgrade vLLM to a release without the host-memory leak (or apply its fix): host memory grows at every step ({first} → {last} GB) and the largest users are the rollout engine's workers (`{cmd}`), the mark of an engine leaking host memory every generation; restarting from a checkpoint only postpones the kill."
+            )
+        }
+    } else if zh {
+        format!(
+            "减少 rollout 引擎占用的主机内存：Ray 列出的最大占用者是它的 worker（`{cmd}`，{mem}）——调小 vLLM 的 `swap_space`（CPU 上的 KV cache，默认每张卡 4 GiB），不要开 sleep 或 offload 模式，或者每个节点少开几个 rollout 引擎。"
+        )
+    } else {
+        format!(
+            "Cut the rollout engine's host memory: its workers (`{cmd}`, {mem}) are the largest users Ray lists, so lower vLLM's `swap_space` (a CPU KV cache, 4 GiB per GPU by default), keep sleep and offload modes off, or run fewer rollout engines per node."
         )
     })
 }
