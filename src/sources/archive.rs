@@ -3,7 +3,8 @@
 //! Recognised by magic, not by name. What the walk could not read (a truncated or damaged
 //! archive, a link, an encrypted member) is said with the member it concerns; the walk goes
 //! on where it can and stops with a sentence saying where it stopped; members past
-//! `limits::ARCHIVE_MEMBERS` are counted, not handed out. Reads nothing but the archive; detecting and analysing a member is the caller's (through `open::open_member`).
+//! `limits::ARCHIVE_MEMBERS` are counted, not handed out; a sparse member's holes are
+//! dropped, never scanned, and counted in the total cap. Reads nothing but the archive; detecting and analysing a member is the caller's (through `open::open_member`).
 
 use crate::model::{Text, text};
 use crate::sources::open::{GzipCap, Inflated};
@@ -315,6 +316,64 @@ fn short_note(name: &str, got: u64, size: u64) -> Note {
     )
 }
 
+/// What a sparse member's holes came to: the bytes dropped, and whether the analysis's total
+/// cap stopped the member inside a hole.
+#[derive(Clone, Default)]
+struct HolesSkipped {
+    dropped: Rc<Cell<u64>>,
+    capped: Rc<Cell<bool>>,
+}
+
+impl HolesSkipped {
+    fn note(&self) -> Option<Text> {
+        let n = self.dropped.get();
+        let cap = crate::limits::GZIP_BYTES_TOTAL;
+        if self.capped.get() {
+            Some(text!(
+                "sparse member: {n} bytes of its holes (zeros the archive's sparse map lists, not stored) were skipped before the cap on all compressed inputs together (limits::GZIP_BYTES_TOTAL, {cap} bytes) stopped it; the rest of the member is not analysed",
+                "稀疏成员：跳过了 {n} 字节的空洞（归档的稀疏映射列出的零字节，并未存储），之后达到所有压缩输入合计的上限（limits::GZIP_BYTES_TOTAL，{cap} 字节）而停止；成员的其余部分未分析"
+            ))
+        } else if n > 0 {
+            Some(text!(
+                "sparse member: {n} bytes of holes (zeros the archive's sparse map lists, not stored) were skipped, not scanned; its stored data was read",
+                "稀疏成员：跳过了 {n} 字节的空洞（归档的稀疏映射列出的零字节，并未存储），未扫描；已读取其存储的数据"
+            ))
+        } else {
+            None
+        }
+    }
+}
+
+/// A GNU sparse member's stored data alone. The tar reader hands out each hole as reads of
+/// zeros that move nothing in the archive (`read` is the archive's byte count for this
+/// member): such reads are dropped here, never scanned, and counted in the analysis's total,
+/// which stops them (`limits::GZIP_BYTES_TOTAL`) as it stops inflating.
+struct SparseData<R> {
+    inner: R,
+    read: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    total: Inflated,
+    holes: HolesSkipped,
+}
+
+impl<R: Read> Read for SparseData<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        use std::sync::atomic::Ordering::Relaxed;
+        loop {
+            let before = self.read.load(Relaxed);
+            let k = self.inner.read(buf)?;
+            if k == 0 || self.read.load(Relaxed) != before {
+                return Ok(k);
+            }
+            self.holes.dropped.set(self.holes.dropped.get() + k as u64);
+            if self.total.fetch_add(k as u64, Relaxed) + k as u64 >= crate::limits::GZIP_BYTES_TOTAL
+            {
+                self.holes.capped.set(true);
+                return Ok(0);
+            }
+        }
+    }
+}
+
 /// Walk a tar stream, calling `each` with every regular file in archive order. Returns what
 /// the walk has to say (links, special files, where a damaged archive stopped).
 /// `outer` is the cap on the stream's decompression, when it is compressed: a member cut
@@ -394,16 +453,38 @@ pub fn tar_members(
             inner: &mut entry,
             got: got.clone(),
         };
-        // A sparse member's holes are made, not read: its bytes count in the analysis's total
-        // and against what was really read for it (the ratio), as an inflated stream's do.
-        let cap = if t.is_gnu_sparse() {
-            GzipCap::new(measured, next_member(&to), "member", total)
+        let sparse = t.is_gnu_sparse().then(HolesSkipped::default);
+        if let Some(holes) = &sparse {
+            // A sparse member's holes are zeros the tar reader makes, not bytes of the
+            // archive: they are dropped before the scan and counted in the analysis's total
+            // (making them costs too); its data is capped as an inflated stream's bytes are.
+            let compressed = next_member(&to);
+            let data = SparseData {
+                inner: measured,
+                read: compressed.clone(),
+                total: total.clone(),
+                holes: holes.clone(),
+            };
+            each(Member::capped(
+                &name,
+                size,
+                GzipCap::new(data, compressed, "member", total),
+                0,
+            ));
         } else {
-            GzipCap::member(measured)
-        };
-        each(Member::capped(&name, size, cap, 0));
+            each(Member::capped(&name, size, GzipCap::member(measured), 0));
+        }
+        if let Some(note) = sparse.as_ref().and_then(HolesSkipped::note) {
+            notes.push((Some(name.clone()), note));
+        }
         if outer.and_then(|o| o.hit()).is_some() {
             break;
+        }
+        // A sparse member's rest is not read here: that would make its holes (gigabytes of
+        // zeros from a few bytes of header). The walk's next header skips its stored data,
+        // and a truncated archive is said there.
+        if sparse.is_some() {
+            continue;
         }
         // Read the rest (what the reader of this kind did not need) to see whether it is there.
         let rest = io::copy(&mut (&mut entry).take(size), &mut io::sink()).unwrap_or(0);
