@@ -1107,7 +1107,10 @@ fn sparse_tar_members_holes_are_said_and_never_scanned() {
     assert_eq!(capped, 0, "{v}");
     for w in v["warnings"].as_array().unwrap() {
         let m = w["message"].as_str().unwrap();
-        assert!(!m.contains("bomb") && !m.contains("NUL bytes skipped"), "{m}");
+        assert!(
+            !m.contains("bomb") && !m.contains("NUL bytes skipped"),
+            "{m}"
+        );
     }
     assert_eq!(v["findings"][0]["category"], "gpu_oom", "{v}");
 }

@@ -1332,7 +1332,9 @@ mod loader_tests {
         assert_eq!(first.key, format!("rule thing-{fit} signature[0].regex"));
         assert!(
             first.message.contains("limits::RULE_REGEX_TOTAL_BYTES")
-                && first.message.contains("load fewer rules or make their regexes smaller"),
+                && first
+                    .message
+                    .contains("load fewer rules or make their regexes smaller"),
             "{first:?}"
         );
     }
