@@ -1627,3 +1627,47 @@ fn a_zip_of_many_tiny_members_costs_little_memory_per_member() {
         one >> 20
     );
 }
+
+/// Past the member cap a zip's member list is walked, not kept (the zip reader keeps a record
+/// per listed member: the audit's 300k-member zip peaked at 118 MB after the cap, 1M members at
+/// 280 MB): a zip listing 350,000 members more than the cap peaks within 16 MiB of one holding
+/// exactly the cap's, and the warning counts the members not read.
+#[test]
+fn a_zips_member_list_past_the_cap_costs_no_memory_per_member() {
+    use std::io::Write;
+    let cap = trainwreck::limits::ARCHIVE_MEMBERS;
+    let d = tempfile::tempdir().unwrap();
+    let stored =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    let run = |n: usize| {
+        let p = d.path().join(format!("many-{n}.zip"));
+        let mut w =
+            zip::ZipWriter::new(std::io::BufWriter::new(std::fs::File::create(&p).unwrap()));
+        for i in 0..n {
+            w.start_file(format!("{i:x}"), stored).unwrap();
+            w.write_all(b"x\n").unwrap();
+        }
+        w.finish().unwrap();
+        json_report_and_peak(&["analyze", p.to_str().unwrap(), "--format", "json"], None)
+    };
+    let extra = 350_000;
+    let ((at_cap, peak_at_cap), (over, peak_over)) = (run(cap), run(cap + extra));
+    assert_eq!(at_cap["inputs"].as_array().unwrap().len(), cap);
+    assert_eq!(over["inputs"].as_array().unwrap().len(), cap);
+    let said = format!("{extra} members were not read, past the cap of {cap} members");
+    assert!(
+        over["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["message"].as_str().unwrap().contains(&said)),
+        "{}",
+        over["warnings"]
+    );
+    assert!(
+        peak_over < peak_at_cap + (16 << 20),
+        "{} MiB with {extra} members past the cap, {} MiB at the cap",
+        peak_over >> 20,
+        peak_at_cap >> 20
+    );
+}

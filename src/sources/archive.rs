@@ -515,6 +515,16 @@ pub fn zip_members(
     let mut notes = Vec::new();
     let budget = Budget::enter();
     let held = r.held();
+    // A member list longer than the members this input may still read: only its head is
+    // parsed (the zip reader keeps a record per listed member), the rest counted as it streams.
+    let left = MEMBERS_LEFT.with(|m| m.get()).unwrap_or(usize::MAX);
+    let head = list_head(&mut r, left);
+    let _ = r.seek(io::SeekFrom::Start(0));
+    let mut r = Listed {
+        inner: r,
+        head: head.as_ref().map(|h| (h.end, h.record)),
+        at: 0,
+    };
     let to = Rc::new(std::cell::RefCell::new(std::sync::Arc::default()));
     let counted = ReadCount {
         inner: &mut r,
@@ -603,7 +613,149 @@ pub fn zip_members(
         };
         zip_one(file, read, held, total, each, &mut notes);
     }
+    if let Some(h) = head {
+        notes.push(over_member_cap("zip", h.read, h.skipped));
+    }
     notes
+}
+
+/// The head of a zip's member list that holds the members still to be read: where it ends
+/// (the archive is seen to end there, with `record`, an end record listing only the head),
+/// and how many files are in it and after it.
+struct ListHead {
+    end: u64,
+    record: [u8; 22],
+    read: usize,
+    skipped: usize,
+}
+
+/// The member list's head holding `left` files, when the list has more than that: its end
+/// record (or its Zip64 end record) is read for where the list is, then the list is walked
+/// record by record, keeping nothing per member. `None` when the list fits, or is not where
+/// its end record says (the zip reader then reads it whole, or falls back to local headers).
+fn list_head(r: &mut dyn ReadSeek, left: usize) -> Option<ListHead> {
+    let u16_at = |b: &[u8], i: usize| u16::from_le_bytes([b[i], b[i + 1]]) as u64;
+    let u32_at = |b: &[u8], i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap()) as u64;
+    let u64_at = |b: &[u8], i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
+    let len = r.seek(io::SeekFrom::End(0)).ok()?;
+    let back = len.min(22 + 65535 + 20);
+    r.seek(io::SeekFrom::Start(len - back)).ok()?;
+    let mut tail = vec![0u8; back as usize];
+    r.read_exact(&mut tail).ok()?;
+    let at = (0..tail.len().saturating_sub(21))
+        .rev()
+        .find(|&i| tail[i..].starts_with(b"PK\x05\x06"))?;
+    let end = &tail[at..];
+    let (mut count, mut start) = (u16_at(end, 10), u32_at(end, 16));
+    if count == 0xFFFF || start == 0xFFFF_FFFF {
+        // Zip64: its locator just before the end record says where the Zip64 end record is.
+        let loc = tail.get(at.checked_sub(20)?..at)?;
+        if !loc.starts_with(b"PK\x06\x07") {
+            return None;
+        }
+        r.seek(io::SeekFrom::Start(u64_at(loc, 8))).ok()?;
+        let mut z64 = [0u8; 56];
+        r.read_exact(&mut z64).ok()?;
+        if !z64.starts_with(b"PK\x06\x06") {
+            return None;
+        }
+        (count, start) = (u64_at(&z64, 32), u64_at(&z64, 48));
+    }
+    if count <= left as u64 {
+        return None;
+    }
+    r.seek(io::SeekFrom::Start(start)).ok()?;
+    let mut list = io::BufReader::new(r);
+    let (mut pos, mut records, mut files) = (start, 0u64, 0usize);
+    let (mut cut, mut cut_records) = (None, 0u64);
+    let mut fixed = [0u8; 46];
+    let mut name = Vec::new();
+    for _ in 0..count {
+        if list.read_exact(&mut fixed).is_err() || !fixed.starts_with(b"PK\x01\x02") {
+            break;
+        }
+        let (n, rest) = (u16_at(&fixed, 28), u16_at(&fixed, 30) + u16_at(&fixed, 32));
+        name.resize(n as usize, 0);
+        list.read_exact(&mut name).ok()?;
+        io::copy(&mut (&mut list).take(rest), &mut io::sink()).ok()?;
+        pos += 46 + n + rest;
+        records += 1;
+        if name.ends_with(b"/") {
+            continue;
+        }
+        files += 1;
+        if files == left {
+            (cut, cut_records) = (Some(pos), records);
+        }
+    }
+    let end_at = cut?;
+    // The head is listed by a plain end record: it must fit one.
+    if cut_records > 0xFFFF || end_at > 0xFFFF_FFFF {
+        return None;
+    }
+    let mut record = [0u8; 22];
+    record[..4].copy_from_slice(b"PK\x05\x06");
+    record[8..10].copy_from_slice(&(cut_records as u16).to_le_bytes());
+    record[10..12].copy_from_slice(&(cut_records as u16).to_le_bytes());
+    record[12..16].copy_from_slice(&((end_at - start) as u32).to_le_bytes());
+    record[16..20].copy_from_slice(&(start as u32).to_le_bytes());
+    Some(ListHead {
+        end: end_at,
+        record,
+        read: left,
+        skipped: files - left,
+    })
+}
+
+/// A zip as its reader sees it: whole, or (`head`) cut after its member list's head and
+/// ended by an end record listing that head alone.
+struct Listed<R> {
+    inner: R,
+    head: Option<(u64, [u8; 22])>,
+    at: u64,
+}
+
+impl<R: ReadSeek> Read for Listed<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let Some((end, record)) = &self.head else {
+            return self.inner.read(buf);
+        };
+        let k = if self.at < *end {
+            let room = (*end - self.at).min(buf.len() as u64) as usize;
+            self.inner.read(&mut buf[..room])?
+        } else {
+            let from = ((self.at - end) as usize).min(record.len());
+            let k = (record.len() - from).min(buf.len());
+            buf[..k].copy_from_slice(&record[from..from + k]);
+            k
+        };
+        self.at += k as u64;
+        Ok(k)
+    }
+}
+
+impl<R: ReadSeek> Seek for Listed<R> {
+    fn seek(&mut self, to: io::SeekFrom) -> io::Result<u64> {
+        let Some((end, _)) = self.head else {
+            return self.inner.seek(to);
+        };
+        let size = end + 22;
+        let at = match to {
+            io::SeekFrom::Start(n) => Some(n),
+            io::SeekFrom::End(d) => size.checked_add_signed(d),
+            io::SeekFrom::Current(d) => self.at.checked_add_signed(d),
+        }
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "seek before the start"))?;
+        self.inner.seek(io::SeekFrom::Start(at.min(end)))?;
+        self.at = at;
+        Ok(at)
+    }
+}
+
+impl<R: ReadSeek> ReadSeek for Listed<R> {
+    fn held(&self) -> u64 {
+        self.inner.held()
+    }
 }
 
 /// Walk a zip from its local headers (no central directory).
