@@ -1671,3 +1671,41 @@ fn a_zips_member_list_past_the_cap_costs_no_memory_per_member() {
         peak_at_cap >> 20
     );
 }
+
+/// A zip shaped as `torch.save`'s with 400,000 tensors is told a checkpoint from the head of
+/// its member list (up to the member cap), not from a record per member held: it peaks within
+/// 16 MiB of a checkpoint of two tensors (it took 76 MB more before), and is one binary input.
+#[test]
+fn a_checkpoint_of_many_tensors_is_told_from_its_list_head() {
+    use std::io::Write;
+    let d = tempfile::tempdir().unwrap();
+    let stored =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    let run = |tensors: usize| {
+        let p = d.path().join(format!("ckpt-{tensors}.pt"));
+        let mut w =
+            zip::ZipWriter::new(std::io::BufWriter::new(std::fs::File::create(&p).unwrap()));
+        w.start_file("archive/data.pkl", stored).unwrap();
+        w.write_all(b"\x80\x02}q\x00.").unwrap();
+        w.start_file("archive/version", stored).unwrap();
+        w.write_all(b"3\n").unwrap();
+        for i in 0..tensors {
+            w.start_file(format!("archive/data/{i}"), stored).unwrap();
+            w.write_all(&[0u8; 4]).unwrap();
+        }
+        w.finish().unwrap();
+        json_report_and_peak(&["analyze", p.to_str().unwrap(), "--format", "json"], None)
+    };
+    let ((few, peak_few), (many, peak_many)) = (run(2), run(400_000));
+    for v in [&few, &many] {
+        let inputs = v["inputs"].as_array().unwrap();
+        assert_eq!(inputs.len(), 1, "{v}");
+        assert_eq!(inputs[0]["kind"], "binary", "{v}");
+    }
+    assert!(
+        peak_many < peak_few + (16 << 20),
+        "{} MiB for 400,000 tensors, {} MiB for two",
+        peak_many >> 20,
+        peak_few >> 20
+    );
+}

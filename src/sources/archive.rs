@@ -87,7 +87,8 @@ pub fn is_torch_save(head: &[u8]) -> bool {
 /// there: `data.pkl`, `data/<n>` (the tensors), `version`, `.format_version`, `byteorder`,
 /// `.storage_alignment`, `.data/…`, `constants.pkl`, `code/…`, `extra/…`. A zip of a run
 /// directory whose first member is a `data.pkl` (made with `zip -D`, stored) is an archive of
-/// logs, not a checkpoint. Reads only the member list; leaves `r` at its start.
+/// logs, not a checkpoint. Reads only the member list, up to `limits::ARCHIVE_MEMBERS` files
+/// of it; leaves `r` at its start.
 pub fn is_torch_checkpoint(r: &mut dyn ReadSeek) -> bool {
     let known = {
         static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
@@ -98,8 +99,17 @@ pub fn is_torch_checkpoint(r: &mut dyn ReadSeek) -> bool {
             .expect("torch member regex")
         })
     };
+    // A checkpoint's member list is read up to the member cap, as an archive's is: a list of
+    // millions is not held to decide what the file is.
+    let head = list_head(&mut *r, crate::limits::ARCHIVE_MEMBERS);
+    let _ = r.seek(io::SeekFrom::Start(0));
+    let mut listed = Listed {
+        inner: &mut *r,
+        head: head.map(|h| (h.end, h.record)),
+        at: 0,
+    };
     let is = (|| {
-        let z = zip::ZipArchive::new(&mut *r).ok()?;
+        let z = zip::ZipArchive::new(&mut listed).ok()?;
         let first = z.name_for_index(0)?.ok()?;
         let dir = first.strip_suffix("data.pkl")?;
         let mut version = false;
