@@ -3,8 +3,10 @@
 //! Recognised by magic, not by name. What the walk could not read (a truncated or damaged
 //! archive, a link, an encrypted member) is said with the member it concerns; the walk goes
 //! on where it can and stops with a sentence saying where it stopped; members past
-//! `limits::ARCHIVE_MEMBERS` are counted, not handed out; a sparse member's holes are
-//! dropped, never scanned, and counted in the total cap. Reads nothing but the archive; detecting and analysing a member is the caller's (through `open::open_member`).
+//! `limits::ARCHIVE_MEMBERS` are counted, not handed out (a zip's member list past them is
+//! walked, not held); a sparse member's holes are dropped, never scanned, and counted in the
+//! total cap. Reads nothing but the archive; detecting and analysing a member is the caller's
+//! (through `open::open_member`).
 
 use crate::model::{Text, text};
 use crate::sources::open::{GzipCap, Inflated};
@@ -345,8 +347,8 @@ impl HolesSkipped {
             ))
         } else if n > 0 {
             Some(text!(
-                "sparse member: {n} bytes of holes (zeros the archive's sparse map lists, not stored) were skipped, not scanned; its stored data was read",
-                "稀疏成员：跳过了 {n} 字节的空洞（归档的稀疏映射列出的零字节，并未存储），未扫描；已读取其存储的数据"
+                "sparse member: {n} bytes of holes (zeros the archive's sparse map lists, not stored) were skipped, not scanned; only its stored data is",
+                "稀疏成员：跳过了 {n} 字节的空洞（归档的稀疏映射列出的零字节，并未存储），未扫描；只扫描其存储的数据"
             ))
         } else {
             None
