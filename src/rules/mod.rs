@@ -421,7 +421,7 @@ fn load_builtin(rules: &mut Vec<Rule>, errors: &mut Vec<LoadError>) {
                 file,
                 &mut r,
                 &mut e,
-                &mut Budget::Record(&mut vec![]),
+                &mut Budget::Record(&mut vec![], usize::MAX),
             ),
             None => load_text(&origin, text, &mut r, &mut e),
         }
@@ -451,7 +451,7 @@ fn load_user_files(
                 &t,
                 &mut r,
                 &mut e,
-                &mut Budget::Record(&mut costs),
+                &mut Budget::Record(&mut costs, crate::limits::RULE_REGEX_TOTAL_BYTES),
             ),
             Err(err) => e.push(LoadError {
                 file: f.display().to_string(),
@@ -491,27 +491,44 @@ pub fn load_text(origin: &str, text: &str, rules: &mut Vec<Rule>, errors: &mut V
 
 /// What user rules' regexes may still cost of the rule set's total
 /// (`limits::RULE_REGEX_TOTAL_BYTES`): charged as each regex is compiled, or each regex's
-/// cost recorded with its key, to be charged in load order later (`load_user_files`).
+/// cost recorded with its key, to be charged in load order later (`load_user_files`), with
+/// what the file alone may still use (so its own regexes stop early too).
 enum Budget<'a> {
     Left(&'a mut usize),
-    Record(&'a mut Vec<(String, usize)>),
+    Record(&'a mut Vec<(String, usize)>, usize),
 }
 
 impl Budget<'_> {
+    /// What the next regex may cost at most.
+    fn left(&self) -> usize {
+        match self {
+            Budget::Left(left) => **left,
+            Budget::Record(_, left) => *left,
+        }
+    }
+
     /// Take `used` bytes; the load error's message when the total is passed.
     fn charge(&mut self, used: usize) -> Result<(), String> {
-        let Budget::Left(left) = self else {
-            return Ok(());
-        };
-        if used > **left {
-            let total = crate::limits::RULE_REGEX_TOTAL_BYTES;
-            return Err(format!(
-                "the --rules regexes loaded up to here compile to more than {total} bytes in all (limits::RULE_REGEX_TOTAL_BYTES; this one is {used}): load fewer rules or make their regexes smaller"
-            ));
+        match self {
+            Budget::Left(left) if used > **left => Err(over_total(&format!("this one is {used}"))),
+            Budget::Left(left) => {
+                **left -= used;
+                Ok(())
+            }
+            Budget::Record(_, left) => {
+                *left = left.saturating_sub(used);
+                Ok(())
+            }
         }
-        **left -= used;
-        Ok(())
     }
+}
+
+/// The load error of a regex past the rule set's total, `detail` saying by how much.
+fn over_total(detail: &str) -> String {
+    let total = crate::limits::RULE_REGEX_TOTAL_BYTES;
+    format!(
+        "the --rules regexes loaded up to here compile to more than {total} bytes in all (limits::RULE_REGEX_TOTAL_BYTES; {detail}): load fewer rules or make their regexes smaller"
+    )
 }
 
 /// As `load_text`, the compiled size of its user regexes taken from (or recorded in) `budget`.
@@ -579,9 +596,12 @@ fn compile_file(
 /// the regex crate's `size_limit` bounds), bytes and Unicode classes as the scanner compiles it
 /// (from the parse the lint made, `scan::literals::parse`); its size is charged to `budget`
 /// (under `key`, the load error's key, when recorded). One too large, alone or with those
-/// loaded before it, is a load error rather than a signature that silently never matches. Only
-/// the NFA is built: the full regex waits for its first candidate line, so start-up does not pay
-/// for signatures a run never meets.
+/// loaded before it, is a load error rather than a signature that silently never matches. The
+/// compiler's limit is what the budget has left, so a regex past the total stops compiling as
+/// soon as it passes it, and none is compiled once nothing is left: a file of many large
+/// regexes costs the total's worth of compiling, not each regex's. Only the NFA is built: the
+/// full regex waits for its first candidate line, so start-up does not pay for signatures a
+/// run never meets.
 fn charge_user_regex(
     hir: &regex_syntax::hir::Hir,
     key: &str,
@@ -591,33 +611,42 @@ fn charge_user_regex(
     thread_local! {
         // One compiler for every rule: its UTF-8 state cache is large to set up and to drop,
         // and a new one per regex cost more than the compiling itself.
-        static NFA: thompson::Compiler = {
+        static NFA: std::cell::RefCell<thompson::Compiler> = {
             let mut c = thompson::Compiler::new();
-            c.configure(
-                thompson::Config::new()
-                    .utf8(false)
-                    .nfa_size_limit(Some(crate::limits::RULE_REGEX_BYTES)),
-            );
-            c
+            c.configure(thompson::Config::new().utf8(false));
+            std::cell::RefCell::new(c)
         };
     }
-    let used = NFA.with(|c| {
+    let left = budget.left();
+    if left == 0 {
+        return Err(over_total("nothing was left for this one"));
+    }
+    let limit = crate::limits::RULE_REGEX_BYTES.min(left);
+    let built = NFA.with(|c| {
+        let mut c = c.borrow_mut();
+        c.configure(thompson::Config::new().nfa_size_limit(Some(limit)));
         c.build_from_hir(hir)
             .map(|nfa| nfa.memory_usage())
             .map_err(|e| match e.size_limit() {
+                Some(_) if limit < crate::limits::RULE_REGEX_BYTES => {
+                    over_total(&format!("this one passes the {limit} bytes left"))
+                }
                 Some(n) => format!(
                     "regex compiles to more than {n} bytes (limits::RULE_REGEX_BYTES): split it into several signatures or make it more specific"
                 ),
                 None => e.to_string(),
             })
-    })?;
-    match budget {
-        Budget::Record(costs) => {
-            costs.push((key.to_string(), used));
-            Ok(())
+    });
+    // Once the total is passed the load fails: the regexes after this one are not compiled.
+    let used = built.inspect_err(|_| {
+        if limit < crate::limits::RULE_REGEX_BYTES {
+            let _ = budget.charge(left);
         }
-        left => left.charge(used),
+    })?;
+    if let Budget::Record(costs, _) = budget {
+        costs.push((key.to_string(), used));
     }
+    budget.charge(used)
 }
 
 /// Built-in rules have `TW` + 4 digits; a local rule has a namespace of its own: 2–8 capital
@@ -1153,7 +1182,7 @@ mod loader_tests {
                 file,
                 &mut fast,
                 &mut fast_errors,
-                &mut Budget::Record(&mut vec![]),
+                &mut Budget::Record(&mut vec![], usize::MAX),
             );
             let (mut slow, mut slow_errors) = (Vec::new(), Vec::new());
             load_text(&origin, text, &mut slow, &mut slow_errors);
@@ -1269,6 +1298,45 @@ mod loader_tests {
             .collect();
         assert!(!over.is_empty(), "{e:?}");
         assert!(over[0].file.ends_with("b.toml"), "{over:?}");
+    }
+
+    /// A file of many large regexes (audit round 3, F-17: 200 of 2.6 MB each took seconds and
+    /// gigabytes): once the total is passed nothing more is compiled, so the file costs the
+    /// total's worth of compiling. Each regex past it is a load error naming the file, the
+    /// rule and the key, and saying the fix.
+    #[test]
+    fn regexes_past_the_total_are_refused_without_being_compiled() {
+        let re = r"boom (?P<what>\w+) \w{60}";
+        let mut left = usize::MAX;
+        let hir = crate::scan::literals::parse(re).unwrap();
+        charge_user_regex(&hir, "-", &mut Budget::Left(&mut left)).unwrap();
+        let each = usize::MAX - left;
+        let fit = crate::limits::RULE_REGEX_TOTAL_BYTES / each;
+        let n = fit + 100;
+        let text: String = (0..n)
+            .map(|i| rule(&format!("ACME{i:04}"), re).replace("local-thing", &format!("thing-{i}")))
+            .collect();
+        let (mut rules, mut errors, mut costs) = (Vec::new(), Vec::new(), Vec::new());
+        load_text_within(
+            "many.toml",
+            &text,
+            &mut rules,
+            &mut errors,
+            &mut Budget::Record(&mut costs, crate::limits::RULE_REGEX_TOTAL_BYTES),
+        );
+        // Compiled: those that fit, not one more.
+        assert_eq!(costs.len(), fit, "{n} regexes of {each} bytes");
+        assert_eq!(errors.len(), n - fit, "{:?}", errors.first());
+        let first = &errors[0];
+        assert_eq!(first.file, "many.toml");
+        assert_eq!(first.key, format!("rule thing-{fit} signature[0].regex"));
+        assert!(
+            first.message.contains("limits::RULE_REGEX_TOTAL_BYTES")
+                && first
+                    .message
+                    .contains("load fewer rules or make their regexes smaller"),
+            "{first:?}"
+        );
     }
 
     #[test]

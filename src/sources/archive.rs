@@ -3,7 +3,10 @@
 //! Recognised by magic, not by name. What the walk could not read (a truncated or damaged
 //! archive, a link, an encrypted member) is said with the member it concerns; the walk goes
 //! on where it can and stops with a sentence saying where it stopped; members past
-//! `limits::ARCHIVE_MEMBERS` are counted, not handed out. Reads nothing but the archive; detecting and analysing a member is the caller's (through `open::open_member`).
+//! `limits::ARCHIVE_MEMBERS` are counted, not handed out (a zip's member list past them is
+//! walked, not held); a sparse member's holes are dropped, never scanned, and counted in the
+//! total cap. Reads nothing but the archive; detecting and analysing a member is the caller's
+//! (through `open::open_member`).
 
 use crate::model::{Text, text};
 use crate::sources::open::{GzipCap, Inflated};
@@ -86,7 +89,8 @@ pub fn is_torch_save(head: &[u8]) -> bool {
 /// there: `data.pkl`, `data/<n>` (the tensors), `version`, `.format_version`, `byteorder`,
 /// `.storage_alignment`, `.data/…`, `constants.pkl`, `code/…`, `extra/…`. A zip of a run
 /// directory whose first member is a `data.pkl` (made with `zip -D`, stored) is an archive of
-/// logs, not a checkpoint. Reads only the member list; leaves `r` at its start.
+/// logs, not a checkpoint. Reads only the member list, up to `limits::ARCHIVE_MEMBERS` files
+/// of it; leaves `r` at its start.
 pub fn is_torch_checkpoint(r: &mut dyn ReadSeek) -> bool {
     let known = {
         static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
@@ -97,8 +101,17 @@ pub fn is_torch_checkpoint(r: &mut dyn ReadSeek) -> bool {
             .expect("torch member regex")
         })
     };
+    // A checkpoint's member list is read up to the member cap, as an archive's is: a list of
+    // millions is not held to decide what the file is.
+    let head = list_head(&mut *r, crate::limits::ARCHIVE_MEMBERS);
+    let _ = r.seek(io::SeekFrom::Start(0));
+    let mut listed = Listed {
+        inner: &mut *r,
+        head: head.map(|h| (h.end, h.record)),
+        at: 0,
+    };
     let is = (|| {
-        let z = zip::ZipArchive::new(&mut *r).ok()?;
+        let z = zip::ZipArchive::new(&mut listed).ok()?;
         let first = z.name_for_index(0)?.ok()?;
         let dir = first.strip_suffix("data.pkl")?;
         let mut version = false;
@@ -315,6 +328,64 @@ fn short_note(name: &str, got: u64, size: u64) -> Note {
     )
 }
 
+/// What a sparse member's holes came to: the bytes dropped, and whether the analysis's total
+/// cap stopped the member inside a hole.
+#[derive(Clone, Default)]
+struct HolesSkipped {
+    dropped: Rc<Cell<u64>>,
+    capped: Rc<Cell<bool>>,
+}
+
+impl HolesSkipped {
+    fn note(&self) -> Option<Text> {
+        let n = self.dropped.get();
+        let cap = crate::limits::GZIP_BYTES_TOTAL;
+        if self.capped.get() {
+            Some(text!(
+                "sparse member: {n} bytes of its holes (zeros the archive's sparse map lists, not stored) were skipped before the cap on all compressed inputs together (limits::GZIP_BYTES_TOTAL, {cap} bytes) stopped it; the rest of the member is not analysed",
+                "稀疏成员：跳过了 {n} 字节的空洞（归档的稀疏映射列出的零字节，并未存储），之后达到所有压缩输入合计的上限（limits::GZIP_BYTES_TOTAL，{cap} 字节）而停止；成员的其余部分未分析"
+            ))
+        } else if n > 0 {
+            Some(text!(
+                "sparse member: {n} bytes of holes (zeros the archive's sparse map lists, not stored) were skipped, not scanned; only its stored data is",
+                "稀疏成员：跳过了 {n} 字节的空洞（归档的稀疏映射列出的零字节，并未存储），未扫描；只扫描其存储的数据"
+            ))
+        } else {
+            None
+        }
+    }
+}
+
+/// A GNU sparse member's stored data alone. The tar reader hands out each hole as reads of
+/// zeros that move nothing in the archive (`read` is the archive's byte count for this
+/// member): such reads are dropped here, never scanned, and counted in the analysis's total,
+/// which stops them (`limits::GZIP_BYTES_TOTAL`) as it stops inflating.
+struct SparseData<R> {
+    inner: R,
+    read: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    total: Inflated,
+    holes: HolesSkipped,
+}
+
+impl<R: Read> Read for SparseData<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        use std::sync::atomic::Ordering::Relaxed;
+        loop {
+            let before = self.read.load(Relaxed);
+            let k = self.inner.read(buf)?;
+            if k == 0 || self.read.load(Relaxed) != before {
+                return Ok(k);
+            }
+            self.holes.dropped.set(self.holes.dropped.get() + k as u64);
+            if self.total.fetch_add(k as u64, Relaxed) + k as u64 >= crate::limits::GZIP_BYTES_TOTAL
+            {
+                self.holes.capped.set(true);
+                return Ok(0);
+            }
+        }
+    }
+}
+
 /// Walk a tar stream, calling `each` with every regular file in archive order. Returns what
 /// the walk has to say (links, special files, where a damaged archive stopped).
 /// `outer` is the cap on the stream's decompression, when it is compressed: a member cut
@@ -394,16 +465,38 @@ pub fn tar_members(
             inner: &mut entry,
             got: got.clone(),
         };
-        // A sparse member's holes are made, not read: its bytes count in the analysis's total
-        // and against what was really read for it (the ratio), as an inflated stream's do.
-        let cap = if t.is_gnu_sparse() {
-            GzipCap::new(measured, next_member(&to), "member", total)
+        let sparse = t.is_gnu_sparse().then(HolesSkipped::default);
+        if let Some(holes) = &sparse {
+            // A sparse member's holes are zeros the tar reader makes, not bytes of the
+            // archive: they are dropped before the scan and counted in the analysis's total
+            // (making them costs too); its data is capped as an inflated stream's bytes are.
+            let compressed = next_member(&to);
+            let data = SparseData {
+                inner: measured,
+                read: compressed.clone(),
+                total: total.clone(),
+                holes: holes.clone(),
+            };
+            each(Member::capped(
+                &name,
+                size,
+                GzipCap::new(data, compressed, "member", total),
+                0,
+            ));
         } else {
-            GzipCap::member(measured)
-        };
-        each(Member::capped(&name, size, cap, 0));
+            each(Member::capped(&name, size, GzipCap::member(measured), 0));
+        }
+        if let Some(note) = sparse.as_ref().and_then(HolesSkipped::note) {
+            notes.push((Some(name.clone()), note));
+        }
         if outer.and_then(|o| o.hit()).is_some() {
             break;
+        }
+        // A sparse member's rest is not read here: that would make its holes (gigabytes of
+        // zeros from a few bytes of header). The walk's next header skips its stored data,
+        // and a truncated archive is said there.
+        if sparse.is_some() {
+            continue;
         }
         // Read the rest (what the reader of this kind did not need) to see whether it is there.
         let rest = io::copy(&mut (&mut entry).take(size), &mut io::sink()).unwrap_or(0);
@@ -434,6 +527,16 @@ pub fn zip_members(
     let mut notes = Vec::new();
     let budget = Budget::enter();
     let held = r.held();
+    // A member list longer than the members this input may still read: only its head is
+    // parsed (the zip reader keeps a record per listed member), the rest counted as it streams.
+    let left = MEMBERS_LEFT.with(|m| m.get()).unwrap_or(usize::MAX);
+    let head = list_head(&mut r, left);
+    let _ = r.seek(io::SeekFrom::Start(0));
+    let mut r = Listed {
+        inner: r,
+        head: head.as_ref().map(|h| (h.end, h.record)),
+        at: 0,
+    };
     let to = Rc::new(std::cell::RefCell::new(std::sync::Arc::default()));
     let counted = ReadCount {
         inner: &mut r,
@@ -522,7 +625,149 @@ pub fn zip_members(
         };
         zip_one(file, read, held, total, each, &mut notes);
     }
+    if let Some(h) = head {
+        notes.push(over_member_cap("zip", h.read, h.skipped));
+    }
     notes
+}
+
+/// The head of a zip's member list that holds the members still to be read: where it ends
+/// (the archive is seen to end there, with `record`, an end record listing only the head),
+/// and how many files are in it and after it.
+struct ListHead {
+    end: u64,
+    record: [u8; 22],
+    read: usize,
+    skipped: usize,
+}
+
+/// The member list's head holding `left` files, when the list has more than that: its end
+/// record (or its Zip64 end record) is read for where the list is, then the list is walked
+/// record by record, keeping nothing per member. `None` when the list fits, or is not where
+/// its end record says (the zip reader then reads it whole, or falls back to local headers).
+fn list_head(r: &mut dyn ReadSeek, left: usize) -> Option<ListHead> {
+    let u16_at = |b: &[u8], i: usize| u16::from_le_bytes([b[i], b[i + 1]]) as u64;
+    let u32_at = |b: &[u8], i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap()) as u64;
+    let u64_at = |b: &[u8], i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
+    let len = r.seek(io::SeekFrom::End(0)).ok()?;
+    let back = len.min(22 + 65535 + 20);
+    r.seek(io::SeekFrom::Start(len - back)).ok()?;
+    let mut tail = vec![0u8; back as usize];
+    r.read_exact(&mut tail).ok()?;
+    let at = (0..tail.len().saturating_sub(21))
+        .rev()
+        .find(|&i| tail[i..].starts_with(b"PK\x05\x06"))?;
+    let end = &tail[at..];
+    let (mut count, mut start) = (u16_at(end, 10), u32_at(end, 16));
+    if count == 0xFFFF || start == 0xFFFF_FFFF {
+        // Zip64: its locator just before the end record says where the Zip64 end record is.
+        let loc = tail.get(at.checked_sub(20)?..at)?;
+        if !loc.starts_with(b"PK\x06\x07") {
+            return None;
+        }
+        r.seek(io::SeekFrom::Start(u64_at(loc, 8))).ok()?;
+        let mut z64 = [0u8; 56];
+        r.read_exact(&mut z64).ok()?;
+        if !z64.starts_with(b"PK\x06\x06") {
+            return None;
+        }
+        (count, start) = (u64_at(&z64, 32), u64_at(&z64, 48));
+    }
+    if count <= left as u64 {
+        return None;
+    }
+    r.seek(io::SeekFrom::Start(start)).ok()?;
+    let mut list = io::BufReader::new(r);
+    let (mut pos, mut records, mut files) = (start, 0u64, 0usize);
+    let (mut cut, mut cut_records) = (None, 0u64);
+    let mut fixed = [0u8; 46];
+    let mut name = Vec::new();
+    for _ in 0..count {
+        if list.read_exact(&mut fixed).is_err() || !fixed.starts_with(b"PK\x01\x02") {
+            break;
+        }
+        let (n, rest) = (u16_at(&fixed, 28), u16_at(&fixed, 30) + u16_at(&fixed, 32));
+        name.resize(n as usize, 0);
+        list.read_exact(&mut name).ok()?;
+        io::copy(&mut (&mut list).take(rest), &mut io::sink()).ok()?;
+        pos += 46 + n + rest;
+        records += 1;
+        if name.ends_with(b"/") {
+            continue;
+        }
+        files += 1;
+        if files == left {
+            (cut, cut_records) = (Some(pos), records);
+        }
+    }
+    let end_at = cut?;
+    // The head is listed by a plain end record: it must fit one.
+    if cut_records > 0xFFFF || end_at > 0xFFFF_FFFF {
+        return None;
+    }
+    let mut record = [0u8; 22];
+    record[..4].copy_from_slice(b"PK\x05\x06");
+    record[8..10].copy_from_slice(&(cut_records as u16).to_le_bytes());
+    record[10..12].copy_from_slice(&(cut_records as u16).to_le_bytes());
+    record[12..16].copy_from_slice(&((end_at - start) as u32).to_le_bytes());
+    record[16..20].copy_from_slice(&(start as u32).to_le_bytes());
+    Some(ListHead {
+        end: end_at,
+        record,
+        read: left,
+        skipped: files - left,
+    })
+}
+
+/// A zip as its reader sees it: whole, or (`head`) cut after its member list's head and
+/// ended by an end record listing that head alone.
+struct Listed<R> {
+    inner: R,
+    head: Option<(u64, [u8; 22])>,
+    at: u64,
+}
+
+impl<R: ReadSeek> Read for Listed<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let Some((end, record)) = &self.head else {
+            return self.inner.read(buf);
+        };
+        let k = if self.at < *end {
+            let room = (*end - self.at).min(buf.len() as u64) as usize;
+            self.inner.read(&mut buf[..room])?
+        } else {
+            let from = ((self.at - end) as usize).min(record.len());
+            let k = (record.len() - from).min(buf.len());
+            buf[..k].copy_from_slice(&record[from..from + k]);
+            k
+        };
+        self.at += k as u64;
+        Ok(k)
+    }
+}
+
+impl<R: ReadSeek> Seek for Listed<R> {
+    fn seek(&mut self, to: io::SeekFrom) -> io::Result<u64> {
+        let Some((end, _)) = self.head else {
+            return self.inner.seek(to);
+        };
+        let size = end + 22;
+        let at = match to {
+            io::SeekFrom::Start(n) => Some(n),
+            io::SeekFrom::End(d) => size.checked_add_signed(d),
+            io::SeekFrom::Current(d) => self.at.checked_add_signed(d),
+        }
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "seek before the start"))?;
+        self.inner.seek(io::SeekFrom::Start(at.min(end)))?;
+        self.at = at;
+        Ok(at)
+    }
+}
+
+impl<R: ReadSeek> ReadSeek for Listed<R> {
+    fn held(&self) -> u64 {
+        self.inner.held()
+    }
 }
 
 /// Walk a zip from its local headers (no central directory).
