@@ -33,6 +33,12 @@ pub static DERIVED: &[Derived] = &[
         compute: batch_plan,
     },
     Derived {
+        name: "derive.collate_allocation",
+        unit: Unit::Text,
+        doc: "only when a host allocation failed inside the DataLoader's collation (its traceback's frames): the collating function",
+        compute: collate_allocation,
+    },
+    Derived {
         name: "derive.colocated_rollout",
         unit: Unit::Text,
         doc: "only when the job's own vLLM engine shares the cards (its `gpu_memory_utilization` printed or passed): lower that share, with a value from the run's",
@@ -75,6 +81,12 @@ pub static DERIVED: &[Derived] = &[
         compute: firewall_plan,
     },
     Derived {
+        name: "derive.gpu_memory_climb",
+        unit: Unit::Text,
+        doc: "only for a GPU OOM in a run whose sampled GPU memory climbed through the whole run (a fact of the samples), outside a load: find what is kept across steps",
+        compute: gpu_memory_climb,
+    },
+    Derived {
         name: "derive.gpu_oom_foreign",
         unit: Unit::Text,
         doc: "only when PyTorch holds under half the card: how much another process holds",
@@ -103,6 +115,12 @@ pub static DERIVED: &[Derived] = &[
         unit: Unit::Text,
         doc: "only when the kill came while a model's checkpoint shards were loading (transformers' `Loading checkpoint shards` bar among the cited lines): load with less host memory",
         compute: host_oom_loading,
+    },
+    Derived {
+        name: "derive.ifname_exact",
+        unit: Unit::Text,
+        doc: "only when NCCL_SOCKET_IFNAME was set with NCCL's leading '=' (exact match): the interface name without it",
+        compute: ifname_exact,
     },
     Derived {
         name: "derive.kernel_library",
@@ -135,34 +153,16 @@ pub static DERIVED: &[Derived] = &[
         compute: ray_rollout_memory,
     },
     Derived {
-        name: "derive.seq_cap_unset",
-        unit: Unit::Text,
-        doc: "the sequence-length setting a confirming line prints as `None` (`max_length`, `cutoff_len`, …)",
-        compute: seq_cap_unset,
-    },
-    Derived {
-        name: "derive.collate_allocation",
-        unit: Unit::Text,
-        doc: "only when a host allocation failed inside the DataLoader's collation (its traceback's frames): the collating function",
-        compute: collate_allocation,
-    },
-    Derived {
-        name: "derive.gpu_memory_climb",
-        unit: Unit::Text,
-        doc: "only for a GPU OOM in a run whose sampled GPU memory climbed through the whole run (a fact of the samples), outside a load: find what is kept across steps",
-        compute: gpu_memory_climb,
-    },
-    Derived {
-        name: "derive.ifname_exact",
-        unit: Unit::Text,
-        doc: "only when NCCL_SOCKET_IFNAME was set with NCCL's leading '=' (exact match): the interface name without it",
-        compute: ifname_exact,
-    },
-    Derived {
         name: "derive.same_collective_plan",
         unit: Unit::Text,
         doc: "only when two ranks ran the same collective with different sizes: which per-rank tensors differ (DDP's buffer broadcast, or parameters built differently per rank) and what to do",
         compute: same_collective_plan,
+    },
+    Derived {
+        name: "derive.seq_cap_unset",
+        unit: Unit::Text,
+        doc: "the sequence-length setting a confirming line prints as `None` (`max_length`, `cutoff_len`, …)",
+        compute: seq_cap_unset,
     },
     Derived {
         name: "derive.shm_basis",
