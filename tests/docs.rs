@@ -54,36 +54,16 @@ fn no_file_points_at_documents_outside_the_repository() {
         concat!("STYLE", ".md"),
     ];
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    // Build output, git's own store and libFuzzer's local working sets are not the project's.
-    let skip = |e: &walkdir::DirEntry| {
-        let p = e.path().strip_prefix(root).unwrap_or(e.path());
-        ![
-            "target",
-            ".git",
-            "fuzz/target",
-            "fuzz/corpus",
-            "fuzz/artifacts",
-        ]
-        .iter()
-        .any(|s| p == std::path::Path::new(s))
-    };
     let mut found = Vec::new();
-    for e in walkdir::WalkDir::new(root)
-        .into_iter()
-        .filter_entry(skip)
-        .flatten()
-    {
-        if !e.file_type().is_file() {
-            continue;
-        }
-        let Ok(bytes) = std::fs::read(e.path()) else {
+    for path in repo_files() {
+        let Ok(bytes) = std::fs::read(&path) else {
             continue;
         };
         for name in outside {
             if bytes.windows(name.len()).any(|w| w == name.as_bytes()) {
                 found.push(format!(
                     "{}: {name}",
-                    e.path().strip_prefix(root).unwrap().display()
+                    path.strip_prefix(root).unwrap().display()
                 ));
             }
         }

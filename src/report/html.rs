@@ -286,20 +286,7 @@ pub fn triage_page(t: &super::triage::Triage, lang: Lang) -> String {
                                     li id={ "group-" (i) "-run-" (j) } {
                                         (run)
                                         @if let Some(ev) = g.evidence.iter().find(|e| &e.run == run) {
-                                            // Each item on its own line: the page-wide
-                                            // redaction reads a value up to white space, and
-                                            // markup glued to a line's last word would look
-                                            // like one random token to it.
-                                            ul.cited {
-                                                "\n"
-                                                @for l in &ev.lines {
-                                                    li {
-                                                        span.dim { (location(&l.path, l.line)) }
-                                                        " " code { (l.text) }
-                                                    }
-                                                    "\n"
-                                                }
-                                            }
+                                            (cited(&ev.lines))
                                         }
                                     }
                                 }
@@ -369,6 +356,24 @@ fn title_line(r: &Report, tr: Tr) -> String {
         r.verdict,
         tr.html_inputs_read(r.inputs.len())
     )
+}
+
+/// A run's cited lines (triage groups, the fleet's fingerprints), each with its `file:line`.
+/// Each item on its own line: the page-wide redaction reads a value up to white space, and
+/// markup glued to a line's last word would look like one random token to it.
+fn cited(lines: &[crate::report::triage::CitedLine]) -> Markup {
+    html! {
+        ul.cited {
+            "\n"
+            @for l in lines {
+                li {
+                    span.dim { (location(&l.path, l.line)) }
+                    " " code { (l.text) }
+                }
+                "\n"
+            }
+        }
+    }
 }
 
 fn location(path: &str, line: Option<u64>) -> String {

@@ -233,7 +233,9 @@ pub fn gpu_climbs(s: &Samples) -> Vec<Climb> {
         let span = last.0 - first.0;
         let mut q = [0u64; 4];
         for (t, v) in &pts {
-            let i = (((t - first.0) * 4) / (span + 1)).min(3) as usize;
+            // Rows out of time order (a hand-joined file) fall in the first quarter, never
+            // below it.
+            let i = ((t.saturating_sub(first.0).min(span) * 4) / (span + 1)).min(3) as usize;
             q[i] = q[i].max(*v);
         }
         let peak = q[3].max(q[2]).max(q[1]).max(q[0]);
@@ -349,6 +351,10 @@ mod tests {
         assert!(gpu_climbs(&gpu_curve(&plateau)).is_empty());
         // Too few samples to judge.
         assert!(gpu_climbs(&gpu_curve(&climb[..15])).is_empty());
+        // Times out of order are read, not a panic.
+        let mut s = gpu_curve(&climb);
+        s.t_ms.swap(10, 40);
+        let _ = gpu_climbs(&s);
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! Same rules as the run's page: maud templates (every text escaped), inline CSS and SVG only.
 //! Renders only: the counts and the test are the history's.
 
-use super::{P, axes, axis_labels, chart, document, location, section};
+use super::{P, axes, axis_labels, chart, cited, document, section};
 use crate::report::cut;
 use crate::report::history::{FleetReport, FleetStats, p_value};
 use crate::report::i18n::{Lang, Tr};
@@ -321,21 +321,10 @@ fn top_runs(f: &FleetReport, tr: Tr) -> Markup {
                             span.mono { (run.at) } " "
                             (cut(run.job.as_deref().unwrap_or(""), 80)) " "
                             span.dim { (cut(run.host.as_deref().unwrap_or(""), 80)) }
-                            // Each item on its own line: the page-wide redaction reads a value
-                            // up to white space (as on the triage page).
                             @if run.lines.is_empty() {
                                 " " span.dim { (none) }
                             } @else {
-                                ul.cited {
-                                    "\n"
-                                    @for l in &run.lines {
-                                        li {
-                                            span.dim { (location(&l.path, l.line)) }
-                                            " " code { (l.text) }
-                                        }
-                                        "\n"
-                                    }
-                                }
+                                (cited(&run.lines))
                             }
                         }
                         "\n"
