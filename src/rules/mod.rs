@@ -681,363 +681,58 @@ fn check_code(builtin: bool, code: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The load errors of one rule, each keyed `rule NAME KEY` in the file it came from, in the
+/// order the phases of [`compile`] find them.
+struct RuleErrors<'a> {
+    origin: &'a str,
+    who: String,
+    list: Vec<LoadError>,
+}
+
+impl RuleErrors<'_> {
+    fn push(&mut self, key: &str, message: String) {
+        self.list.push(LoadError {
+            file: self.origin.to_string(),
+            key: format!("rule {} {key}", self.who),
+            message,
+        })
+    }
+}
+
+/// What a rule says about itself before any of its texts: category, role, status, the
+/// categories it follows from and its action class.
+struct Header {
+    category: Option<Category>,
+    role: Option<Role>,
+    status: RuleStatus,
+    symptom_of: Vec<Category>,
+    consequence_of: Vec<Category>,
+    action: Option<Action>,
+}
+
+/// Check and compile one parsed rule: its header, signatures, conditions, fixes, the keys a
+/// rule of its role must have, and its worked examples. Every error is collected, none stops
+/// the others (a signature that did not compile drops the template errors it would cause).
 fn compile(
     origin: &str,
     raw: schema::RawRule,
     budget: &mut Budget,
 ) -> Result<Rule, Vec<LoadError>> {
-    let mut errs = Vec::new();
-    let who = raw.name.clone();
-    let mut err = |key: &str, message: String| {
-        errs.push(LoadError {
-            file: origin.to_string(),
-            key: format!("rule {who} {key}"),
-            message,
-        })
+    let builtin = origin.starts_with("builtin:");
+    let mut errs = RuleErrors {
+        origin,
+        who: raw.name.clone(),
+        list: Vec::new(),
     };
-    if let Err(m) = check_code(origin.starts_with("builtin:"), &raw.code) {
-        err("code", m);
-    }
-    let kebab = !raw.name.is_empty()
-        && raw
-            .name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
-    if !kebab {
-        err(
-            "name",
-            "must be kebab-case (lower-case letters, digits, '-')".into(),
-        );
-    }
-    let category = Category::parse(&raw.category);
-    if category.is_none() {
-        err(
-            "category",
-            format!(
-                "{:?} is not a category (docs/categories.md); use one of: {}",
-                raw.category,
-                Category::valid_values()
-            ),
-        );
-    }
-    let role = match raw.role.as_str() {
-        "root" => Some(Role::Root),
-        "symptom" => Some(Role::Symptom),
-        "confirmation" => Some(Role::Confirmation),
-        "advice" => Some(Role::Advice),
-        other => {
-            err(
-                "role",
-                format!("{other:?}: use root, symptom, confirmation or advice"),
-            );
-            None
-        }
-    };
-    let status = match raw.status.as_deref() {
-        None => RuleStatus::Stable,
-        Some(s) => RuleStatus::parse(s).unwrap_or_else(|| {
-            err(
-                "status",
-                format!("{s:?}: use one of: {}", RuleStatus::valid_values()),
-            );
-            RuleStatus::Stable
-        }),
-    };
-    let mut categories = |key: &str, names: &[String]| {
-        let mut out = Vec::new();
-        for c in names {
-            match Category::parse(c) {
-                Some(c) => out.push(c),
-                None => err(
-                    key,
-                    format!(
-                        "{c:?} is not a category; use one of: {}",
-                        Category::valid_values()
-                    ),
-                ),
-            }
-        }
-        out
-    };
-    let symptom_of = categories("symptom_of", &raw.symptom_of);
-    let consequence_of = categories("consequence_of", &raw.consequence_of);
-    let action = raw.action.as_deref().and_then(|a| match Action::parse(a) {
-        Some(a) => Some(a),
-        None => {
-            err(
-                "action",
-                format!(
-                    "{a:?} is not an action class; use one of: {}",
-                    Action::valid_values()
-                ),
-            );
-            None
-        }
-    });
-
-    let mut signatures = Vec::new();
-    let mut captures = BTreeSet::new();
-    let mut sig_failed = false;
-    for (i, s) in raw.signature.iter().enumerate() {
-        let key = format!("signature[{i}]");
-        // Parse and lint now (syntax, literals); compile on first use. A user's regex is
-        // parsed once for both the lint and its compiled size.
-        let lazy = if origin.starts_with("builtin:") {
-            crate::scan::LazyRegex::new(&s.regex).map_err(|e| e.to_string())
-        } else {
-            crate::scan::literals::parse(&s.regex)
-                .and_then(|hir| crate::scan::LazyRegex::from_hir(&s.regex, &hir).map(|r| (r, hir)))
-                .map_err(|e| e.to_string())
-                .and_then(|(ok, hir)| {
-                    charge_user_regex(&hir, &format!("rule {who} {key}.regex"), budget)?;
-                    Ok(ok)
-                })
-        };
-        match lazy {
-            Ok((re, names)) => {
-                captures.extend(names);
-                let mut kinds = Vec::new();
-                for k in &s.kinds {
-                    match source_kind(k) {
-                        Ok(k) => kinds.push(k),
-                        Err(m) => err(&format!("{key}.kinds"), m),
-                    }
-                }
-                if !(s.weight > 0.0 && s.weight <= 1.0) {
-                    err(&format!("{key}.weight"), "must be in (0, 1]".into());
-                }
-                let preceded_by = match &s.preceded_by {
-                    None => None,
-                    Some(p) => match if origin.starts_with("builtin:") {
-                        crate::scan::LazyRegex::context(p).map_err(|e| e.to_string())
-                    } else {
-                        crate::scan::literals::parse(p)
-                            .map_err(|e| e.to_string())
-                            .and_then(|hir| {
-                                let k = format!("rule {who} {key}.preceded_by");
-                                charge_user_regex(&hir, &k, budget)?;
-                                Ok(crate::scan::LazyRegex::context_parsed(p))
-                            })
-                    } {
-                        Ok(r) => Some((r, s.within.unwrap_or(3).clamp(1, 50))),
-                        Err(e) => {
-                            err(&format!("{key}.preceded_by"), e);
-                            None
-                        }
-                    },
-                };
-                signatures.push(Signature {
-                    regex: re,
-                    source: s.regex.clone(),
-                    kinds,
-                    weight: s.weight,
-                    preceded_by,
-                });
-            }
-            Err(e) => {
-                sig_failed = true;
-                err(&format!("{key}.regex"), e.to_string());
-            }
-        }
-    }
-    let mut conditions = Vec::new();
-    for (i, c) in raw.condition.iter().enumerate() {
-        let key = format!("condition[{i}]");
-        if facts::spec_for(&c.fact).is_none() {
-            err(
-                &format!("{key}.fact"),
-                format!(
-                    "unknown fact {:?}; `trainwreck facts --catalog` lists the known names",
-                    c.fact
-                ),
-            );
-        }
-        let op = match c.op.as_str() {
-            "<" => Op::Lt,
-            "<=" => Op::Le,
-            ">" => Op::Gt,
-            ">=" => Op::Ge,
-            "==" => Op::Eq,
-            "!=" => Op::Ne,
-            "contains" => Op::Contains,
-            "matches" => Op::Matches,
-            "exists" => Op::Exists,
-            other => {
-                err(
-                    &format!("{key}.op"),
-                    format!("{other:?}: use <, <=, >, >=, ==, !=, contains, matches or exists"),
-                );
-                Op::Exists
-            }
-        };
-        let value = match (&c.value, op) {
-            (None, Op::Exists) => None,
-            (None, _) => {
-                err(&format!("{key}.value"), "required for this op".into());
-                None
-            }
-            (Some(v), _) => match toml_to_fact(v) {
-                Ok(v) => Some(v),
-                Err(m) => {
-                    err(&format!("{key}.value"), m);
-                    None
-                }
-            },
-        };
-        if !(-1.0..=1.0).contains(&c.weight) || c.weight == 0.0 {
-            err(
-                &format!("{key}.weight"),
-                "must be in [-1, 1] and not 0".into(),
-            );
-        }
-        if c.trigger && c.weight <= 0.0 {
-            err(
-                &format!("{key}.trigger"),
-                "only a supporting condition (weight > 0) can trigger".into(),
-            );
-        }
-        let pattern = match (op, &c.value) {
-            (Op::Matches, Some(toml::Value::String(p))) => match regex::Regex::new(p) {
-                Ok(r) => Some(r),
-                Err(e) => {
-                    err(&format!("{key}.value"), format!("invalid regex: {e}"));
-                    None
-                }
-            },
-            (Op::Matches, _) => {
-                err(
-                    &format!("{key}.value"),
-                    "`matches` needs a regex string".into(),
-                );
-                None
-            }
-            _ => None,
-        };
-        let value = if op == Op::Matches {
-            c.value
-                .as_ref()
-                .and_then(|v| v.as_str())
-                .map(|s| model::FactValue::Text(s.into()))
-        } else {
-            value
-        };
-        let why_zh = zh_template(c.why_zh.as_deref(), &captures, &mut |m| {
-            err(&format!("{key}.why_zh"), m)
-        });
-        match Template::parse(&c.why) {
-            Ok(t) => {
-                check_vars(&t, &captures, &mut |m| err(&format!("{key}.why"), m));
-                conditions.push(Condition {
-                    why_zh,
-                    fact: c.fact.clone(),
-                    op,
-                    value,
-                    pattern,
-                    weight: c.weight,
-                    trigger: c.trigger,
-                    why: t,
-                });
-            }
-            Err(m) => err(&format!("{key}.why"), m),
-        }
-    }
-    let mut fixes = Vec::new();
-    for (i, f) in raw.fix.iter().enumerate() {
-        let key = format!("fix[{i}]");
-        let text_zh = zh_template(f.text_zh.as_deref(), &captures, &mut |m| {
-            err(&format!("{key}.text_zh"), m)
-        });
-        match Template::parse(&f.text) {
-            Ok(t) => {
-                check_vars(&t, &captures, &mut |m| err(&format!("{key}.text"), m));
-                for w in &f.when {
-                    if !t.vars().any(|v| v == w) && !is_known_var(w, &captures) {
-                        err(
-                            &format!("{key}.when"),
-                            format!("{w:?} is not a known variable"),
-                        );
-                    }
-                }
-                fixes.push(Fix {
-                    when: f.when.clone(),
-                    contradicted: f.contradicted,
-                    text: t,
-                    text_zh,
-                });
-            }
-            Err(m) => err(&format!("{key}.text"), m),
-        }
-    }
-    let role_ok = role.is_some();
-    if role_ok
-        && role != Some(Role::Advice)
-        && raw.signature.is_empty()
-        && !raw.condition.iter().any(|c| c.trigger)
-    {
-        err(
-            "signature",
-            "a rule needs at least one signature or one trigger condition".into(),
-        );
-    }
-    if raw.role != "advice" && raw.fix.is_empty() {
-        err(
-            "fix",
-            "a root cause, symptom or confirmation needs at least one [[rule.fix]]".into(),
-        );
-    }
-    if raw.examples.fire.is_empty() && !raw.signature.is_empty() {
-        err(
-            "examples.fire",
-            "give at least one real line that must fire".into(),
-        );
-    }
-    if raw.examples.silent.is_empty() && !raw.signature.is_empty() {
-        err(
-            "examples.silent",
-            "give at least one look-alike line that must stay silent".into(),
-        );
-    }
-    let mut next_time_unless = Vec::new();
-    for k in &raw.next_time_unless {
-        match source_kind(k) {
-            Ok(k) => next_time_unless.push(k),
-            Err(m) => err("next_time_unless", m),
-        }
-    }
-    let mut cases = Vec::new();
-    for (i, c) in raw.examples.case.iter().enumerate() {
-        let key = format!("examples.case[{i}]");
-        let mut facts = Vec::new();
-        for (name, v) in &c.facts {
-            if facts::spec_for(name).is_none() || name.contains('*') {
-                err(
-                    &format!("{key}.facts"),
-                    format!(
-                        "{name:?} is not a fact name in the catalog (`trainwreck facts --catalog`)"
-                    ),
-                );
-                continue;
-            }
-            match toml_to_fact(v) {
-                Ok(v) => facts.push((name.clone(), v)),
-                Err(m) => err(&format!("{key}.facts.{name}"), m),
-            }
-        }
-        if let Some([lo, hi]) = c.confidence
-            && !(0.0 <= lo && lo <= hi && hi <= 1.0)
-        {
-            err(
-                &format!("{key}.confidence"),
-                format!("[{lo}, {hi}] is not a band [low, high] with 0 <= low <= high <= 1"),
-            );
-        }
-        cases.push(ExampleCase {
-            text: c.text.clone(),
-            facts,
-            confidence: c.confidence,
-            fix: c.fix.clone(),
-        });
-    }
+    let head = compile_header(builtin, &raw, &mut errs);
+    let (signatures, captures, sig_failed) =
+        compile_signatures(builtin, &raw.signature, budget, &mut errs);
+    let conditions = compile_conditions(&raw.condition, &captures, &mut errs);
+    let fixes = compile_fixes(&raw.fix, &captures, &mut errs);
+    check_required_keys(&raw, head.role.is_some(), &mut errs);
+    let next_time_unless = source_kinds(&raw.next_time_unless, "next_time_unless", &mut errs);
+    let cases = compile_cases(&raw.examples.case, &mut errs);
+    let mut errs = errs.list;
     if sig_failed {
         // A signature that did not compile has no named captures to offer: the templates
         // using them are not a second problem.
@@ -1049,14 +744,14 @@ fn compile(
     Ok(Rule {
         code: raw.code,
         name: raw.name,
-        category: category.expect("checked"),
-        role: role.expect("checked"),
+        category: head.category.expect("checked"),
+        role: head.role.expect("checked"),
         title: raw.title,
         title_zh: raw.title_zh,
-        status,
-        symptom_of,
-        consequence_of,
-        action,
+        status: head.status,
+        symptom_of: head.symptom_of,
+        consequence_of: head.consequence_of,
+        action: head.action,
         signatures,
         conditions,
         fixes,
@@ -1077,6 +772,423 @@ fn compile(
         captures,
         overlaps: raw.overlaps,
     })
+}
+
+/// Code, name, category, role, status, `symptom_of`/`consequence_of` and action, checked in
+/// that order.
+fn compile_header(builtin: bool, raw: &schema::RawRule, errs: &mut RuleErrors) -> Header {
+    if let Err(m) = check_code(builtin, &raw.code) {
+        errs.push("code", m);
+    }
+    let kebab = !raw.name.is_empty()
+        && raw
+            .name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    if !kebab {
+        errs.push(
+            "name",
+            "must be kebab-case (lower-case letters, digits, '-')".into(),
+        );
+    }
+    let category = Category::parse(&raw.category);
+    if category.is_none() {
+        errs.push(
+            "category",
+            format!(
+                "{:?} is not a category (docs/categories.md); use one of: {}",
+                raw.category,
+                Category::valid_values()
+            ),
+        );
+    }
+    let role = match raw.role.as_str() {
+        "root" => Some(Role::Root),
+        "symptom" => Some(Role::Symptom),
+        "confirmation" => Some(Role::Confirmation),
+        "advice" => Some(Role::Advice),
+        other => {
+            errs.push(
+                "role",
+                format!("{other:?}: use root, symptom, confirmation or advice"),
+            );
+            None
+        }
+    };
+    let status = match raw.status.as_deref() {
+        None => RuleStatus::Stable,
+        Some(s) => RuleStatus::parse(s).unwrap_or_else(|| {
+            errs.push(
+                "status",
+                format!("{s:?}: use one of: {}", RuleStatus::valid_values()),
+            );
+            RuleStatus::Stable
+        }),
+    };
+    let symptom_of = categories(&raw.symptom_of, "symptom_of", errs);
+    let consequence_of = categories(&raw.consequence_of, "consequence_of", errs);
+    let action = raw.action.as_deref().and_then(|a| match Action::parse(a) {
+        Some(a) => Some(a),
+        None => {
+            errs.push(
+                "action",
+                format!(
+                    "{a:?} is not an action class; use one of: {}",
+                    Action::valid_values()
+                ),
+            );
+            None
+        }
+    });
+    Header {
+        category,
+        role,
+        status,
+        symptom_of,
+        consequence_of,
+        action,
+    }
+}
+
+/// The categories a list names, each unknown name an error under `key`.
+fn categories(names: &[String], key: &str, errs: &mut RuleErrors) -> Vec<Category> {
+    let mut out = Vec::new();
+    for c in names {
+        match Category::parse(c) {
+            Some(c) => out.push(c),
+            None => errs.push(
+                key,
+                format!(
+                    "{c:?} is not a category; use one of: {}",
+                    Category::valid_values()
+                ),
+            ),
+        }
+    }
+    out
+}
+
+/// The source kinds a list names, each unknown name an error under `key`.
+fn source_kinds(names: &[String], key: &str, errs: &mut RuleErrors) -> Vec<SourceKind> {
+    let mut out = Vec::new();
+    for k in names {
+        match source_kind(k) {
+            Ok(k) => out.push(k),
+            Err(m) => errs.push(key, m),
+        }
+    }
+    out
+}
+
+/// The rule's signatures, the named captures they offer its templates, and whether any regex
+/// failed to compile. A built-in regex was linted by the build; a user's is parsed once here,
+/// for the lint and for its compiled size (charged to `budget`). Each compiles on first use.
+fn compile_signatures(
+    builtin: bool,
+    raw: &[schema::RawSignature],
+    budget: &mut Budget,
+    errs: &mut RuleErrors,
+) -> (Vec<Signature>, BTreeSet<String>, bool) {
+    let mut signatures = Vec::new();
+    let mut captures = BTreeSet::new();
+    let mut sig_failed = false;
+    for (i, s) in raw.iter().enumerate() {
+        let key = format!("signature[{i}]");
+        let lazy = if builtin {
+            crate::scan::LazyRegex::new(&s.regex).map_err(|e| e.to_string())
+        } else {
+            crate::scan::literals::parse(&s.regex)
+                .and_then(|hir| crate::scan::LazyRegex::from_hir(&s.regex, &hir).map(|r| (r, hir)))
+                .map_err(|e| e.to_string())
+                .and_then(|(ok, hir)| {
+                    let k = format!("rule {} {key}.regex", errs.who);
+                    charge_user_regex(&hir, &k, budget)?;
+                    Ok(ok)
+                })
+        };
+        match lazy {
+            Ok((re, names)) => {
+                captures.extend(names);
+                let kinds = source_kinds(&s.kinds, &format!("{key}.kinds"), errs);
+                if !(s.weight > 0.0 && s.weight <= 1.0) {
+                    errs.push(&format!("{key}.weight"), "must be in (0, 1]".into());
+                }
+                let preceded_by =
+                    s.preceded_by.as_deref().and_then(|p| {
+                        match compile_preceded_by(builtin, p, &key, budget, &errs.who) {
+                            Ok(r) => Some((r, s.within.unwrap_or(3).clamp(1, 50))),
+                            Err(e) => {
+                                errs.push(&format!("{key}.preceded_by"), e);
+                                None
+                            }
+                        }
+                    });
+                signatures.push(Signature {
+                    regex: re,
+                    source: s.regex.clone(),
+                    kinds,
+                    weight: s.weight,
+                    preceded_by,
+                });
+            }
+            Err(e) => {
+                sig_failed = true;
+                errs.push(&format!("{key}.regex"), e.to_string());
+            }
+        }
+    }
+    (signatures, captures, sig_failed)
+}
+
+/// A signature's `preceded_by` context regex: a built-in one as the build linted it, a user's
+/// parsed and charged to `budget` as its signature is.
+fn compile_preceded_by(
+    builtin: bool,
+    p: &str,
+    key: &str,
+    budget: &mut Budget,
+    who: &str,
+) -> Result<crate::scan::LazyRegex, String> {
+    if builtin {
+        crate::scan::LazyRegex::context(p).map_err(|e| e.to_string())
+    } else {
+        crate::scan::literals::parse(p)
+            .map_err(|e| e.to_string())
+            .and_then(|hir| {
+                let k = format!("rule {who} {key}.preceded_by");
+                charge_user_regex(&hir, &k, budget)?;
+                Ok(crate::scan::LazyRegex::context_parsed(p))
+            })
+    }
+}
+
+/// An operator as a rule file spells it, or `None` for one it does not know.
+fn condition_op(op: &str) -> Option<Op> {
+    Some(match op {
+        "<" => Op::Lt,
+        "<=" => Op::Le,
+        ">" => Op::Gt,
+        ">=" => Op::Ge,
+        "==" => Op::Eq,
+        "!=" => Op::Ne,
+        "contains" => Op::Contains,
+        "matches" => Op::Matches,
+        "exists" => Op::Exists,
+        _ => return None,
+    })
+}
+
+/// The rule's conditions on facts: each fact known, its operator and value well-formed, its
+/// weight in range, its reasons' templates using only variables the rule can fill.
+fn compile_conditions(
+    raw: &[schema::RawCondition],
+    captures: &BTreeSet<String>,
+    errs: &mut RuleErrors,
+) -> Vec<Condition> {
+    let mut conditions = Vec::new();
+    for (i, c) in raw.iter().enumerate() {
+        let key = format!("condition[{i}]");
+        if facts::spec_for(&c.fact).is_none() {
+            errs.push(
+                &format!("{key}.fact"),
+                format!(
+                    "unknown fact {:?}; `trainwreck facts --catalog` lists the known names",
+                    c.fact
+                ),
+            );
+        }
+        let op = condition_op(&c.op).unwrap_or_else(|| {
+            errs.push(
+                &format!("{key}.op"),
+                format!(
+                    "{:?}: use <, <=, >, >=, ==, !=, contains, matches or exists",
+                    c.op
+                ),
+            );
+            Op::Exists
+        });
+        let value = match (&c.value, op) {
+            (None, Op::Exists) => None,
+            (None, _) => {
+                errs.push(&format!("{key}.value"), "required for this op".into());
+                None
+            }
+            (Some(v), _) => match toml_to_fact(v) {
+                Ok(v) => Some(v),
+                Err(m) => {
+                    errs.push(&format!("{key}.value"), m);
+                    None
+                }
+            },
+        };
+        if !(-1.0..=1.0).contains(&c.weight) || c.weight == 0.0 {
+            errs.push(
+                &format!("{key}.weight"),
+                "must be in [-1, 1] and not 0".into(),
+            );
+        }
+        if c.trigger && c.weight <= 0.0 {
+            errs.push(
+                &format!("{key}.trigger"),
+                "only a supporting condition (weight > 0) can trigger".into(),
+            );
+        }
+        let pattern = match (op, &c.value) {
+            (Op::Matches, Some(toml::Value::String(p))) => match regex::Regex::new(p) {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    errs.push(&format!("{key}.value"), format!("invalid regex: {e}"));
+                    None
+                }
+            },
+            (Op::Matches, _) => {
+                errs.push(
+                    &format!("{key}.value"),
+                    "`matches` needs a regex string".into(),
+                );
+                None
+            }
+            _ => None,
+        };
+        let value = if op == Op::Matches {
+            c.value
+                .as_ref()
+                .and_then(|v| v.as_str())
+                .map(|s| model::FactValue::Text(s.into()))
+        } else {
+            value
+        };
+        let why_zh = zh_template(c.why_zh.as_deref(), captures, &mut |m| {
+            errs.push(&format!("{key}.why_zh"), m)
+        });
+        match Template::parse(&c.why) {
+            Ok(t) => {
+                check_vars(&t, captures, &mut |m| errs.push(&format!("{key}.why"), m));
+                conditions.push(Condition {
+                    why_zh,
+                    fact: c.fact.clone(),
+                    op,
+                    value,
+                    pattern,
+                    weight: c.weight,
+                    trigger: c.trigger,
+                    why: t,
+                });
+            }
+            Err(m) => errs.push(&format!("{key}.why"), m),
+        }
+    }
+    conditions
+}
+
+/// The rule's fixes: each text a template using only variables the rule can fill, each `when`
+/// a known variable.
+fn compile_fixes(
+    raw: &[schema::RawFix],
+    captures: &BTreeSet<String>,
+    errs: &mut RuleErrors,
+) -> Vec<Fix> {
+    let mut fixes = Vec::new();
+    for (i, f) in raw.iter().enumerate() {
+        let key = format!("fix[{i}]");
+        let text_zh = zh_template(f.text_zh.as_deref(), captures, &mut |m| {
+            errs.push(&format!("{key}.text_zh"), m)
+        });
+        match Template::parse(&f.text) {
+            Ok(t) => {
+                check_vars(&t, captures, &mut |m| errs.push(&format!("{key}.text"), m));
+                for w in &f.when {
+                    if !t.vars().any(|v| v == w) && !is_known_var(w, captures) {
+                        errs.push(
+                            &format!("{key}.when"),
+                            format!("{w:?} is not a known variable"),
+                        );
+                    }
+                }
+                fixes.push(Fix {
+                    when: f.when.clone(),
+                    contradicted: f.contradicted,
+                    text: t,
+                    text_zh,
+                });
+            }
+            Err(m) => errs.push(&format!("{key}.text"), m),
+        }
+    }
+    fixes
+}
+
+/// The keys a rule of its role must have: something that triggers it, a fix, and examples that
+/// fire and stay silent. `role_ok`: the role was understood (an unknown one is its own error).
+fn check_required_keys(raw: &schema::RawRule, role_ok: bool, errs: &mut RuleErrors) {
+    if role_ok
+        && raw.role != "advice"
+        && raw.signature.is_empty()
+        && !raw.condition.iter().any(|c| c.trigger)
+    {
+        errs.push(
+            "signature",
+            "a rule needs at least one signature or one trigger condition".into(),
+        );
+    }
+    if raw.role != "advice" && raw.fix.is_empty() {
+        errs.push(
+            "fix",
+            "a root cause, symptom or confirmation needs at least one [[rule.fix]]".into(),
+        );
+    }
+    if raw.examples.fire.is_empty() && !raw.signature.is_empty() {
+        errs.push(
+            "examples.fire",
+            "give at least one real line that must fire".into(),
+        );
+    }
+    if raw.examples.silent.is_empty() && !raw.signature.is_empty() {
+        errs.push(
+            "examples.silent",
+            "give at least one look-alike line that must stay silent".into(),
+        );
+    }
+}
+
+/// The rule's worked cases: facts named in the catalog with well-formed values, confidence
+/// bands within [0, 1].
+fn compile_cases(raw: &[schema::RawCase], errs: &mut RuleErrors) -> Vec<ExampleCase> {
+    let mut cases = Vec::new();
+    for (i, c) in raw.iter().enumerate() {
+        let key = format!("examples.case[{i}]");
+        let mut facts = Vec::new();
+        for (name, v) in &c.facts {
+            if facts::spec_for(name).is_none() || name.contains('*') {
+                errs.push(
+                    &format!("{key}.facts"),
+                    format!(
+                        "{name:?} is not a fact name in the catalog (`trainwreck facts --catalog`)"
+                    ),
+                );
+                continue;
+            }
+            match toml_to_fact(v) {
+                Ok(v) => facts.push((name.clone(), v)),
+                Err(m) => errs.push(&format!("{key}.facts.{name}"), m),
+            }
+        }
+        if let Some([lo, hi]) = c.confidence
+            && !(0.0 <= lo && lo <= hi && hi <= 1.0)
+        {
+            errs.push(
+                &format!("{key}.confidence"),
+                format!("[{lo}, {hi}] is not a band [low, high] with 0 <= low <= high <= 1"),
+            );
+        }
+        cases.push(ExampleCase {
+            text: c.text.clone(),
+            facts,
+            confidence: c.confidence,
+            fix: c.fix.clone(),
+        });
+    }
+    cases
 }
 
 /// A Chinese text's template, checked as its English twin is (whether the two use the same
