@@ -4,7 +4,7 @@ fuzz/corpus/ is ignored). One distinct file per seed; small files only (libFuzze
 better from small seeds). The source_open target's first byte picks the file name the kind is
 detected from, so each seed is prefixed with the index of its file's name in NAMES below,
 which mirrors fuzz/fuzz_targets/source_open.rs."""
-import gzip, hashlib, os, pathlib, shutil, struct, subprocess, sys, tempfile
+import gzip, hashlib, io, os, pathlib, shutil, struct, subprocess, sys, tarfile, tempfile, zipfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 OUT = ROOT / "fuzz" / "corpus"
@@ -81,8 +81,59 @@ def unwind_seeds():
                 put("dwarf_lines", packed(dw) + addrs)
 
 
+ARCHIVE_NAMES = [n.strip().strip('"') for n in
+                 (ROOT / "fuzz/fuzz_targets/archive_input.rs").read_text()
+                 .split("const NAMES: &[&str] = &[")[1].split("]")[0].split(",") if n.strip()]
+
+
+def archive_seeds(logs):
+    """Small runs packed every way the archive reader walks them (tar: GNU, pax, sparse; zip:
+    stored, deflated, a zip inside a zip; tar.gz), from a few fixture logs. The first byte
+    picks the name, as archive_input.rs reads it."""
+    def pick(name, data):
+        if len(data) < MAX:
+            put("archive_input", bytes([ARCHIVE_NAMES.index(name)]) + data)
+
+    members = [(f"run/{p.name}", p.read_bytes()[:8192]) for p in logs]
+    for fmt in (tarfile.GNU_FORMAT, tarfile.PAX_FORMAT):
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w", format=fmt) as t:
+            for name, data in members:
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                t.addfile(info, io.BytesIO(data))
+            link = tarfile.TarInfo("run/escape.log")
+            link.type, link.linkname = tarfile.SYMTYPE, "/etc/hostname"
+            t.addfile(link)
+        pick("run.tar", buf.getvalue())
+        pick("run.tar.gz", gzip.compress(buf.getvalue()))
+    for method in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", method) as z:
+            for name, data in members:
+                z.writestr(name, data)
+        pick("run.zip", buf.getvalue())
+    outer = io.BytesIO()
+    with zipfile.ZipFile(outer, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("inner.zip", buf.getvalue())
+    pick("run.zip", outer.getvalue())
+    # A GNU sparse member (Python's tarfile reads these but cannot write them): GNU tar's -S.
+    if shutil.which("tar"):
+        with tempfile.TemporaryDirectory() as d:
+            f = pathlib.Path(d) / "train.log"
+            with open(f, "wb") as w:
+                w.write(members[0][1])
+                w.seek(1 << 20)
+                w.write(b"\nstep 9 loss nan\n")
+            out = pathlib.Path(d) / "s.tar"
+            if subprocess.run(["tar", "-S", "-cf", str(out), "-C", d, "train.log"],
+                              capture_output=True).returncode == 0:
+                pick("run.tar", out.read_bytes())
+
+
 def main():
     unwind_seeds()
+    archive_seeds(sorted((ROOT / "fixtures/captured").rglob("*.log"))[:3])
     n = {}
     for p in sorted((ROOT / "fixtures").rglob("*")):
         if not p.is_file():
