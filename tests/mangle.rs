@@ -256,6 +256,7 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("ranks-interleaved", "TW2501", R_INTERLEAVE), // 9 of 10 examples lost
     ("ranks-interleaved", "TW2502", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW2503", R_INTERLEAVE), // 1 of 9 examples lost
+    ("ranks-interleaved", "TW2504", R_INTERLEAVE), // 2 of 2 examples lost
     ("tmux-pad-80", "TW1202", R_PAD_PIECE),     // 1 of 2 examples lost
     ("wrap-80", "TW1903", R_WRAP_GLYPHS),       // 1 of 7 examples lost
     ("wrap-80", "TW2202", R_WRAP_GLYPHS),       // 1 of 6 examples lost
