@@ -1384,10 +1384,35 @@ fn xla_preallocation(ctx: &DeriveCtx) -> Option<String> {
 /// A CUDA OOM in a job whose own vLLM engine shares the cards (a confirmation's capture
 /// `vllm_util`, its `gpu_memory_utilization`): the engine's share is taken before training
 /// allocates anything, so it is the first lever, with a value computed from the run's own.
+/// Two readings of the run come first: the trainer's own warning that the engine's device is
+/// also a training rank's (`vllm_shared_device`) means a device of its own for the engine, and
+/// a share already small (a quarter of the card or less) leaves the training side as the lever.
 fn colocated_rollout(ctx: &DeriveCtx) -> Option<String> {
     let util: f64 = ctx.capture("vllm_util")?.trim().parse().ok()?;
     if !(0.0..=1.0).contains(&util) {
         return None;
+    }
+    if let Some(dev) = ctx.capture("vllm_shared_device").map(str::trim) {
+        return Some(if ctx.zh() {
+            format!(
+                "给 vLLM 引擎一块自己的卡，而不是再压低它的显存配额：训练框架已经警告 {dev} 同时也被训练用着，引擎的 KV cache 和一个训练 rank 在抢同一张卡——用较新的 TRL 把 vLLM 作为独立的服务跑在专用的 GPU 上（`trl vllm-serve`），或者让训练少起一个进程，把 `vllm_device` 空出来。"
+            )
+        } else {
+            format!(
+                "Give the vLLM engine a device of its own rather than a smaller share: the trainer warned that {dev} is also being used for training, so the engine's KV cache and a training rank compete for one card — run vLLM as a separate server on dedicated GPUs (`trl vllm-serve` in newer TRL) or start training with one process fewer so `vllm_device` is free."
+            )
+        });
+    }
+    if util <= 0.25 {
+        return Some(if ctx.zh() {
+            format!(
+                "先减训练这一侧：`per_device_train_batch_size`、`num_generations` 和生成长度（`max_completion_length`、`max_prompt_length`），再考虑梯度检查点：同卡 rollout 引擎的配额已经很小（这里是整卡的 {util}），再压低它也腾不出多少，OOM 来自训练自己前向和反向所需的显存。"
+            )
+        } else {
+            format!(
+                "Cut the training side first — `per_device_train_batch_size`, `num_generations` and the generation lengths (`max_completion_length`, `max_prompt_length`), then gradient checkpointing: the colocated rollout engine's share is already small ({util} of the card), so lowering it further frees little and the OOM is training's own forward and backward memory."
+            )
+        });
     }
     let lower = ((util - 0.1).max(0.05) * 100.0).round() / 100.0;
     Some(if ctx.zh() {
