@@ -195,6 +195,7 @@ fn manglings() -> Vec<Mangling> {
 const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("zh-same-line", "TW0203", R_CJK_IN_PROSE), // 1 of 15 examples lost
     ("python-repr", "TW0208", R_REPR_CONTEXT),  // 1 of 4 examples lost
+    ("python-repr", "TW2304", R_REPR_CONTEXT),  // 1 of 1 examples lost
     ("ranks-interleaved", "TW0103", R_INTERLEAVE), // 1 of 3 examples lost
     ("ranks-interleaved", "TW0105", R_INTERLEAVE), // 1 of 3 examples lost
     ("ranks-interleaved", "TW0106", R_INTERLEAVE), // 3 of 6 examples lost
@@ -252,6 +253,7 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("ranks-interleaved", "TW2204", R_INTERLEAVE), // 3 of 3 examples lost
     ("ranks-interleaved", "TW2302", R_INTERLEAVE), // 1 of 5 examples lost
     ("ranks-interleaved", "TW2303", R_INTERLEAVE), // 3 of 3 examples lost
+    ("ranks-interleaved", "TW2304", R_INTERLEAVE), // 1 of 1 examples lost
     ("ranks-interleaved", "TW2402", R_INTERLEAVE), // 1 of 6 examples lost
     ("ranks-interleaved", "TW2501", R_INTERLEAVE), // 9 of 10 examples lost
     ("ranks-interleaved", "TW2502", R_INTERLEAVE), // 2 of 2 examples lost
