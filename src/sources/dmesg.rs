@@ -320,49 +320,80 @@ impl DmesgParser {
     }
 }
 
-impl FactParser for DmesgParser {
-    fn line(&mut self, lineno: u64, line: &str, out: &mut FactOut) {
-        if line.trim().is_empty() {
-            return;
-        }
-        // A /proc/stat pasted along: its btime anchors boot-relative stamps.
-        if let Some(b) = line.strip_prefix("btime ")
-            && let Ok(b) = b.trim().parse::<f64>()
-        {
-            self.boot_epoch = Some(b);
-            out.facts.push(
-                Fact::new("kernel.boot_time", iso_from_epoch(b).unwrap_or_default())
-                    .at(lineno, line),
-            );
-            return;
-        }
-        // Skipped unread only when nothing could depend on it: no Xid record is open for
-        // continuation lines, and the line cannot anchor boot time (a syslog `kernel: [uptime]`).
-        if self.open_record.is_none()
-            && !(self.boot_epoch.is_none() && line.contains("kernel: ["))
-            && !worth_parsing().is_match(line)
-        {
-            return;
-        }
-        let (stamp, host, msg) = split_stamp(line);
-        let msg = msg.strip_prefix("kernel: ").unwrap_or(msg);
-        if stamp == Stamp::None {
-            if let Some(i) = self.open_record
-                && self.cont_lines < MAX_CONT_LINES
-                && let Some(ev) = out.events.get_mut(i)
-                && ev.kind == EventKind::Xid
-            {
-                self.cont_lines += 1;
-                if ev.text.len() < MAX_TEXT {
-                    ev.text.push(' ');
-                    ev.text.push_str(line.trim());
-                }
-                return;
-            }
-        } else {
+/// One stamped kernel-log line as the record readers see it: where it is, its message (after
+/// the stamp, host and `kernel: `), its time and host.
+struct Record<'a> {
+    lineno: u64,
+    line: &'a str,
+    msg: &'a str,
+    time: Option<String>,
+    host: Option<&'a str>,
+}
+
+impl Record<'_> {
+    fn event(&self, kind: EventKind) -> Event {
+        DmesgParser::event(kind, self.lineno, self.line, &self.time, self.host)
+    }
+}
+
+/// A reader of one kind of record: whether the line was its record (read, counted, pushed).
+type RecordReader = fn(&mut DmesgParser, &Record, &mut FactOut) -> bool;
+
+/// The record readers, in the order a line is offered to them; the first that takes it ends it.
+const RECORDS: [RecordReader; 9] = [
+    DmesgParser::oom_kill_header,
+    DmesgParser::killed_process,
+    DmesgParser::xid,
+    DmesgParser::segfault,
+    DmesgParser::aer,
+    DmesgParser::edac,
+    DmesgParser::mce,
+    DmesgParser::oomd,
+    DmesgParser::nvlink,
+];
+
+impl DmesgParser {
+    /// A /proc/stat pasted along: its btime anchors boot-relative stamps.
+    fn btime(&mut self, lineno: u64, line: &str, out: &mut FactOut) -> bool {
+        let Some(b) = line.strip_prefix("btime ") else {
+            return false;
+        };
+        let Ok(b) = b.trim().parse::<f64>() else {
+            return false;
+        };
+        self.boot_epoch = Some(b);
+        out.facts.push(
+            Fact::new("kernel.boot_time", iso_from_epoch(b).unwrap_or_default()).at(lineno, line),
+        );
+        true
+    }
+
+    /// An unstamped line continuing the open Xid record (NVRM prints its detail on lines of
+    /// their own) joins that record's text; a stamped line closes the record.
+    fn continues_record(&mut self, stamp: &Stamp, line: &str, out: &mut FactOut) -> bool {
+        if *stamp != Stamp::None {
             self.open_record = None;
+            return false;
         }
-        let time = match &stamp {
+        if let Some(i) = self.open_record
+            && self.cont_lines < MAX_CONT_LINES
+            && let Some(ev) = out.events.get_mut(i)
+            && ev.kind == EventKind::Xid
+        {
+            self.cont_lines += 1;
+            if ev.text.len() < MAX_TEXT {
+                ev.text.push(' ');
+                ev.text.push_str(line.trim());
+            }
+            return true;
+        }
+        false
+    }
+
+    /// The time a stamp gives, absolute when boot time is known; a wall-clock stamp with an
+    /// uptime beside it anchors boot time for the lines after it.
+    fn time_of(&mut self, stamp: &Stamp) -> Option<String> {
+        match stamp {
             Stamp::Boot(s) => Some(match self.boot_epoch.and_then(|b| iso_from_epoch(b + s)) {
                 Some(iso) => iso,
                 None => format!("boot+{s}"),
@@ -376,140 +407,224 @@ impl FactParser for DmesgParser {
                 Some(iso.clone())
             }
             Stamp::Delta | Stamp::None => None,
-        };
-        let p = patterns();
+        }
+    }
 
-        if let Some(rest) = msg.strip_prefix("oom-kill:") {
-            self.flush_pending_oom(out);
-            let mut f = BTreeMap::new();
-            for kv in rest.split(',') {
-                if let Some((k, v)) = kv.split_once('=') {
-                    let k = match k {
-                        "oom_memcg" => "memcg",
-                        k => k,
-                    };
-                    f.insert(k.to_string(), v.to_string());
-                }
+    /// `oom-kill:constraint=…,task=…,pid=…`: held until its `Killed process` line completes it.
+    fn oom_kill_header(&mut self, r: &Record, out: &mut FactOut) -> bool {
+        let Some(rest) = r.msg.strip_prefix("oom-kill:") else {
+            return false;
+        };
+        self.flush_pending_oom(out);
+        let mut f = BTreeMap::new();
+        for kv in rest.split(',') {
+            if let Some((k, v)) = kv.split_once('=') {
+                let k = match k {
+                    "oom_memcg" => "memcg",
+                    k => k,
+                };
+                f.insert(k.to_string(), v.to_string());
             }
-            self.pending_oom = Some((lineno, line.trim_end().to_string(), f));
-            return;
         }
-        if msg.contains("Killed process ") && !msg.starts_with("oom_reaper") {
-            self.oom_kill(lineno, line, msg, &time, host, out);
-            return;
+        self.pending_oom = Some((r.lineno, r.line.trim_end().to_string(), f));
+        true
+    }
+
+    /// `Killed process N (name) …`, not the reaper's echo of it.
+    fn killed_process(&mut self, r: &Record, out: &mut FactOut) -> bool {
+        if !r.msg.contains("Killed process ") || r.msg.starts_with("oom_reaper") {
+            return false;
         }
-        if let Some(c) = p.xid.captures(msg) {
-            let code = c.get(2).map_or("", |m| m.as_str()).to_string();
-            let rest = c.get(3).map_or("", |m| m.as_str());
-            let mut ev = Self::event(EventKind::Xid, lineno, line, &time, host);
-            ev.fields
-                .insert("pci".into(), c.get(1).map_or("", |m| m.as_str()).into());
-            ev.fields.insert("code".into(), code.clone());
-            let mut text = Vec::new();
-            for part in rest.split(", ") {
-                if let Some(pid) = part.strip_prefix("pid=") {
-                    ev.pid = pid.parse().ok();
-                    ev.fields.insert("pid".into(), pid.into());
-                } else if let Some(name) = part.strip_prefix("name=") {
-                    ev.fields.insert("process".into(), name.into());
-                } else {
-                    text.push(part);
-                }
-            }
-            ev.fields.insert("message".into(), text.join(", "));
-            self.count(fact_names::xid(&code), lineno, line);
-            self.push(out, ev);
-            return;
-        }
-        if let Some(c) = p.segfault.captures(msg).or_else(|| p.trap.captures(msg)) {
-            let mut ev = Self::event(EventKind::Segfault, lineno, line, &time, host);
-            let g = |i: usize| c.get(i).map_or("", |m| m.as_str()).to_string();
-            ev.pid = g(2).parse().ok();
-            ev.fields.insert("comm".into(), g(1));
-            ev.fields.insert("pid".into(), g(2));
-            if msg.contains(": segfault at ") {
-                ev.fields.insert("addr".into(), g(3));
+        self.oom_kill(r.lineno, r.line, r.msg, &r.time, r.host, out);
+        true
+    }
+
+    /// `NVRM: Xid (PCI:…): code, pid=…, name=…, message`.
+    fn xid(&mut self, r: &Record, out: &mut FactOut) -> bool {
+        let Some(c) = patterns().xid.captures(r.msg) else {
+            return false;
+        };
+        let code = c.get(2).map_or("", |m| m.as_str()).to_string();
+        let rest = c.get(3).map_or("", |m| m.as_str());
+        let mut ev = r.event(EventKind::Xid);
+        ev.fields
+            .insert("pci".into(), c.get(1).map_or("", |m| m.as_str()).into());
+        ev.fields.insert("code".into(), code.clone());
+        let mut text = Vec::new();
+        for part in rest.split(", ") {
+            if let Some(pid) = part.strip_prefix("pid=") {
+                ev.pid = pid.parse().ok();
+                ev.fields.insert("pid".into(), pid.into());
+            } else if let Some(name) = part.strip_prefix("name=") {
+                ev.fields.insert("process".into(), name.into());
             } else {
-                ev.fields.insert("trap".into(), g(3));
+                text.push(part);
             }
-            ev.fields.insert("ip".into(), g(4));
-            ev.fields.insert("sp".into(), g(5));
-            ev.fields.insert("error".into(), g(6));
-            if c.get(7).is_some() {
-                ev.fields.insert("object".into(), g(7));
-            }
-            self.count("kernel.segfault".into(), lineno, line);
-            self.push(out, ev);
-            return;
         }
-        if msg.contains("AER:")
-            && (msg.contains("error received") || msg.contains("PCIe Bus Error"))
+        ev.fields.insert("message".into(), text.join(", "));
+        self.count(fact_names::xid(&code), r.lineno, r.line);
+        self.push(out, ev);
+        true
+    }
+
+    /// A user-space `segfault at …` or trap line.
+    fn segfault(&mut self, r: &Record, out: &mut FactOut) -> bool {
+        let p = patterns();
+        let Some(c) = p
+            .segfault
+            .captures(r.msg)
+            .or_else(|| p.trap.captures(r.msg))
+        else {
+            return false;
+        };
+        let mut ev = r.event(EventKind::Segfault);
+        let g = |i: usize| c.get(i).map_or("", |m| m.as_str()).to_string();
+        ev.pid = g(2).parse().ok();
+        ev.fields.insert("comm".into(), g(1));
+        ev.fields.insert("pid".into(), g(2));
+        if r.msg.contains(": segfault at ") {
+            ev.fields.insert("addr".into(), g(3));
+        } else {
+            ev.fields.insert("trap".into(), g(3));
+        }
+        ev.fields.insert("ip".into(), g(4));
+        ev.fields.insert("sp".into(), g(5));
+        ev.fields.insert("error".into(), g(6));
+        if c.get(7).is_some() {
+            ev.fields.insert("object".into(), g(7));
+        }
+        self.count("kernel.segfault".into(), r.lineno, r.line);
+        self.push(out, ev);
+        true
+    }
+
+    /// A PCIe AER error report, with its device and severity.
+    fn aer(&mut self, r: &Record, out: &mut FactOut) -> bool {
+        let msg = r.msg;
+        if !(msg.contains("AER:")
+            && (msg.contains("error received") || msg.contains("PCIe Bus Error")))
         {
-            let mut ev = Self::event(EventKind::Aer, lineno, line, &time, host);
-            if let Some(m) = p.pci.find(msg) {
-                ev.fields.insert("device".into(), m.as_str().into());
-            }
-            let severity = if let Some(pos) = msg.find("severity=") {
-                msg[pos + 9..]
-                    .split(',')
-                    .next()
-                    .unwrap_or("")
-                    .trim()
-                    .to_string()
-            } else if msg.contains("Uncorrected (Fatal)") {
-                "Uncorrected (Fatal)".into()
-            } else if msg.contains("Uncorrected (Non-Fatal)") {
-                "Uncorrected (Non-Fatal)".into()
-            } else if msg.contains("Corrected") {
-                "Corrected".into()
-            } else {
-                String::new()
-            };
-            if severity.starts_with("Uncorrect") {
-                self.count("kernel.pcie_aer_uncorrected".into(), lineno, line);
-            }
-            ev.fields.insert("severity".into(), severity);
-            self.count("kernel.pcie_aer".into(), lineno, line);
-            self.push(out, ev);
-            return;
+            return false;
         }
-        if let Some(c) = p.edac.captures(msg) {
-            let mut ev = Self::event(EventKind::Mce, lineno, line, &time, host);
-            let kind = c.get(2).map_or("", |m| m.as_str());
-            ev.fields.insert("source".into(), "edac".into());
-            ev.fields.insert("type".into(), kind.to_lowercase());
-            ev.fields
-                .insert("count".into(), c.get(1).map_or("", |m| m.as_str()).into());
-            self.count(fact_names::kernel_edac(kind == "UE"), lineno, line);
-            self.push(out, ev);
-            return;
+        let mut ev = r.event(EventKind::Aer);
+        if let Some(m) = patterns().pci.find(msg) {
+            ev.fields.insert("device".into(), m.as_str().into());
         }
-        if msg.contains("Machine check events logged")
+        let severity = if let Some(pos) = msg.find("severity=") {
+            msg[pos + 9..]
+                .split(',')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_string()
+        } else if msg.contains("Uncorrected (Fatal)") {
+            "Uncorrected (Fatal)".into()
+        } else if msg.contains("Uncorrected (Non-Fatal)") {
+            "Uncorrected (Non-Fatal)".into()
+        } else if msg.contains("Corrected") {
+            "Corrected".into()
+        } else {
+            String::new()
+        };
+        if severity.starts_with("Uncorrect") {
+            self.count("kernel.pcie_aer_uncorrected".into(), r.lineno, r.line);
+        }
+        ev.fields.insert("severity".into(), severity);
+        self.count("kernel.pcie_aer".into(), r.lineno, r.line);
+        self.push(out, ev);
+        true
+    }
+
+    /// An EDAC memory-controller count (`CE`/`UE`).
+    fn edac(&mut self, r: &Record, out: &mut FactOut) -> bool {
+        let Some(c) = patterns().edac.captures(r.msg) else {
+            return false;
+        };
+        let mut ev = r.event(EventKind::Mce);
+        let kind = c.get(2).map_or("", |m| m.as_str());
+        ev.fields.insert("source".into(), "edac".into());
+        ev.fields.insert("type".into(), kind.to_lowercase());
+        ev.fields
+            .insert("count".into(), c.get(1).map_or("", |m| m.as_str()).into());
+        self.count(fact_names::kernel_edac(kind == "UE"), r.lineno, r.line);
+        self.push(out, ev);
+        true
+    }
+
+    /// A machine-check line.
+    fn mce(&mut self, r: &Record, out: &mut FactOut) -> bool {
+        let msg = r.msg;
+        if !(msg.contains("Machine check events logged")
             || msg.contains("Machine Check Exception")
-            || (msg.contains("[Hardware Error]:") && msg.contains("Machine Check:"))
+            || (msg.contains("[Hardware Error]:") && msg.contains("Machine Check:")))
         {
-            let mut ev = Self::event(EventKind::Mce, lineno, line, &time, host);
-            ev.fields.insert("source".into(), "mce".into());
-            self.count("kernel.mce".into(), lineno, line);
-            self.push(out, ev);
+            return false;
+        }
+        let mut ev = r.event(EventKind::Mce);
+        ev.fields.insert("source".into(), "mce".into());
+        self.count("kernel.mce".into(), r.lineno, r.line);
+        self.push(out, ev);
+        true
+    }
+
+    /// A systemd-oomd kill, with its unit.
+    fn oomd(&mut self, r: &Record, out: &mut FactOut) -> bool {
+        let Some(c) = patterns().oomd.captures(r.msg) else {
+            return false;
+        };
+        let mut ev = r.event(EventKind::OomdKill);
+        ev.fields
+            .insert("unit".into(), c.get(2).map_or("", |m| m.as_str()).into());
+        self.count("systemd.oomd_kill".into(), r.lineno, r.line);
+        self.push(out, ev);
+        true
+    }
+
+    /// An NVLink error or fatal line, with its device when named.
+    fn nvlink(&mut self, r: &Record, out: &mut FactOut) -> bool {
+        let lower = r.msg.to_ascii_lowercase();
+        if !(lower.contains("nvlink") && (lower.contains("error") || lower.contains("fatal"))) {
+            return false;
+        }
+        let mut ev = r.event(EventKind::Nvlink);
+        if let Some(m) = patterns().pci.find(r.msg) {
+            ev.fields.insert("device".into(), m.as_str().into());
+        }
+        self.count("kernel.nvlink_error".into(), r.lineno, r.line);
+        self.push(out, ev);
+        true
+    }
+}
+
+impl FactParser for DmesgParser {
+    fn line(&mut self, lineno: u64, line: &str, out: &mut FactOut) {
+        if line.trim().is_empty() || self.btime(lineno, line, out) {
             return;
         }
-        if let Some(c) = p.oomd.captures(msg) {
-            let mut ev = Self::event(EventKind::OomdKill, lineno, line, &time, host);
-            ev.fields
-                .insert("unit".into(), c.get(2).map_or("", |m| m.as_str()).into());
-            self.count("systemd.oomd_kill".into(), lineno, line);
-            self.push(out, ev);
+        // Skipped unread only when nothing could depend on it: no Xid record is open for
+        // continuation lines, and the line cannot anchor boot time (a syslog `kernel: [uptime]`).
+        if self.open_record.is_none()
+            && !(self.boot_epoch.is_none() && line.contains("kernel: ["))
+            && !worth_parsing().is_match(line)
+        {
             return;
         }
-        let lower = msg.to_ascii_lowercase();
-        if lower.contains("nvlink") && (lower.contains("error") || lower.contains("fatal")) {
-            let mut ev = Self::event(EventKind::Nvlink, lineno, line, &time, host);
-            if let Some(m) = p.pci.find(msg) {
-                ev.fields.insert("device".into(), m.as_str().into());
+        let (stamp, host, msg) = split_stamp(line);
+        let msg = msg.strip_prefix("kernel: ").unwrap_or(msg);
+        if self.continues_record(&stamp, line, out) {
+            return;
+        }
+        let record = Record {
+            lineno,
+            line,
+            msg,
+            time: self.time_of(&stamp),
+            host,
+        };
+        for read in RECORDS {
+            if read(self, &record, out) {
+                return;
             }
-            self.count("kernel.nvlink_error".into(), lineno, line);
-            self.push(out, ev);
         }
     }
 

@@ -250,8 +250,6 @@ pub fn read(hits: &[LineHit], base: &Attribution) -> Vec<LaunchEvent> {
         let Some(c) = regex(h.line).captures(h.text) else {
             continue;
         };
-        let num = |i: usize| c.get(i).and_then(|x| x.as_str().parse::<i64>().ok());
-        let unum = |i: usize| c.get(i).and_then(|x| x.as_str().parse::<u32>().ok());
         let (mut who, _) = prefix::peel(h.text);
         who.rank = who.rank.or(base.rank);
         who.local_rank = who.local_rank.or(base.local_rank);
@@ -265,170 +263,165 @@ pub fn read(hits: &[LineHit], base: &Attribution) -> Vec<LaunchEvent> {
             })
         };
         match h.line {
-            Line::DeepspeedExit => {
-                let local_rank = local_rank_arg()
-                    .captures(h.text)
-                    .and_then(|c| c[1].parse().ok());
-                push(
-                    What::WorkerExit {
-                        via: ExitVia::Deepspeed,
-                        rank: None,
-                        local_rank,
-                        pid: None,
-                        code: num(1),
-                        signal: None,
-                    },
-                    who,
-                );
-            }
-            Line::ElasticHeader => {
-                let (local_rank, pid) = (unum(2), unum(3));
-                who.local_rank = local_rank.or(who.local_rank);
-                who.pid = pid.or(who.pid);
-                push(
-                    What::WorkerExit {
-                        via: ExitVia::ElasticHeader,
-                        rank: None,
-                        local_rank,
-                        pid,
-                        code: num(1),
-                        signal: None,
-                    },
-                    who,
-                );
+            Line::DeepspeedExit
+            | Line::ElasticHeader
+            | Line::BlockExitcode
+            | Line::BlockSignal
+            | Line::SpawnExit => {
+                if let Some((what, who)) = worker_exit(h, &c, &block, who) {
+                    push(what, who);
+                }
             }
             Line::BlockHost => block.host = Some((c[1].to_string(), h.lineno)),
             Line::BlockRank => {
-                if let (Some(r), Some(lr)) = (unum(1), unum(2)) {
+                if let (Some(r), Some(lr)) = (unum(&c, 1), unum(&c, 2)) {
                     block.rank = Some((r, lr, h.lineno));
-                }
-            }
-            Line::BlockExitcode | Line::BlockSignal => {
-                let Some((rank, lr)) = block.rank_near(h.lineno) else {
-                    continue;
-                };
-                let (pid, code, signal) = if h.line == Line::BlockExitcode {
-                    (unum(2), num(1), None)
-                } else {
-                    (unum(3), None, Some(c[2].to_string()))
-                };
-                who.rank = Some(rank);
-                who.local_rank = Some(lr);
-                who.pid = pid;
-                if let Some(host) = block.host_near(h.lineno) {
-                    who.host = Some(host);
-                }
-                push(
-                    What::WorkerExit {
-                        via: ExitVia::ElasticBlock,
-                        rank: Some(rank),
-                        local_rank: Some(lr),
-                        pid,
-                        code,
-                        signal,
-                    },
-                    who,
-                );
-            }
-            Line::SpawnExit => {
-                let Some(rank) = unum(1) else { continue };
-                push(
-                    What::WorkerExit {
-                        via: ExitVia::Spawn,
-                        rank: Some(rank),
-                        local_rank: None,
-                        pid: None,
-                        code: num(2),
-                        signal: c.get(3).map(|m| m.as_str().to_string()),
-                    },
-                    who,
-                );
-            }
-            Line::SendingSignal => {
-                if let Some(pid) = unum(1) {
-                    push(
-                        What::Teardown {
-                            pid,
-                            signal: c[2].to_string(),
-                        },
-                        who,
-                    );
-                }
-            }
-            Line::KillingSubprocess => {
-                if let Some(pid) = unum(1) {
-                    push(
-                        What::Teardown {
-                            pid,
-                            signal: "SIGKILL".into(),
-                        },
-                        who,
-                    );
-                }
-            }
-            Line::WorkNccl => {
-                // Other lines quote WorkNCCL too (dumps, aborts): only the watchdog's own
-                // timeout line is a timeout.
-                if !h.text.contains("Watchdog caught") {
-                    continue;
-                }
-                push(
-                    What::Watchdog {
-                        seq: num(1).unwrap_or(0) as u64,
-                        op: c[2].to_string(),
-                        numel: num(3).map(|x| x as u64),
-                        ran_ms: ran_for().captures(h.text).and_then(|c| c[1].parse().ok()),
-                    },
-                    who,
-                );
-            }
-            Line::WorkState => push(
-                What::WorkState {
-                    enqueued: num(1).unwrap_or(-1),
-                    completed: num(2).unwrap_or(-1),
-                },
-                who,
-            ),
-            Line::DataloaderWorkerKilled => {
-                if let Some(pid) = unum(1) {
-                    push(
-                        What::WorkerKilled {
-                            pid,
-                            signal: c[2].to_string(),
-                        },
-                        who,
-                    );
-                }
-            }
-            Line::NcclCommRank => {
-                // The prefix's pid is the process; the rank is the file's or the prefix's
-                // when known (a sub-communicator numbers its ranks from 0), else the comm's.
-                if let (Some(pid), Some(rank)) = (who.pid, who.rank.or(unum(1))) {
-                    push(What::RankPid { rank, pid }, who);
                 }
             }
             Line::CollectiveFingerprint => {
                 for c in regex(h.line).captures_iter(h.text) {
-                    let of = c
-                        .get(1)
-                        .and_then(|x| x.as_str().parse::<u32>().ok())
-                        .or(who.rank);
+                    let of = unum(&c, 1).or(who.rank);
                     let seq = c.get(2).and_then(|x| x.as_str().parse::<u64>().ok());
                     if let (Some(of), Some(seq)) = (of, seq) {
-                        push(
-                            What::Fingerprint {
-                                of,
-                                seq,
-                                op: c[3].to_string(),
-                            },
-                            who.clone(),
-                        );
+                        let op = c[3].to_string();
+                        push(What::Fingerprint { of, seq, op }, who.clone());
                     }
+                }
+            }
+            Line::SendingSignal
+            | Line::KillingSubprocess
+            | Line::WorkNccl
+            | Line::WorkState
+            | Line::DataloaderWorkerKilled
+            | Line::NcclCommRank => {
+                if let Some(what) = process_event(h, &c, &who) {
+                    push(what, who);
                 }
             }
         }
     }
     out
+}
+
+/// Capture `i` as a signed number (an exit code, a count).
+fn num(c: &regex::Captures, i: usize) -> Option<i64> {
+    c.get(i).and_then(|x| x.as_str().parse::<i64>().ok())
+}
+
+/// Capture `i` as an unsigned number (a rank, a pid).
+fn unum(c: &regex::Captures, i: usize) -> Option<u32> {
+    c.get(i).and_then(|x| x.as_str().parse::<u32>().ok())
+}
+
+/// A worker's exit as one of the launchers reports it, and who exited; `None` for a block's
+/// exit line with no rank line near it. `block` is the torchelastic failure block being read.
+fn worker_exit(
+    h: &LineHit,
+    c: &regex::Captures,
+    block: &Block,
+    mut who: Attribution,
+) -> Option<(What, Attribution)> {
+    let exit = |via, rank, local_rank, pid, code, signal| What::WorkerExit {
+        via,
+        rank,
+        local_rank,
+        pid,
+        code,
+        signal,
+    };
+    let what = match h.line {
+        Line::DeepspeedExit => {
+            let local_rank = local_rank_arg()
+                .captures(h.text)
+                .and_then(|c| c[1].parse().ok());
+            exit(ExitVia::Deepspeed, None, local_rank, None, num(c, 1), None)
+        }
+        Line::ElasticHeader => {
+            let (local_rank, pid) = (unum(c, 2), unum(c, 3));
+            who.local_rank = local_rank.or(who.local_rank);
+            who.pid = pid.or(who.pid);
+            exit(
+                ExitVia::ElasticHeader,
+                None,
+                local_rank,
+                pid,
+                num(c, 1),
+                None,
+            )
+        }
+        Line::BlockExitcode | Line::BlockSignal => {
+            let (rank, lr) = block.rank_near(h.lineno)?;
+            let (pid, code, signal) = if h.line == Line::BlockExitcode {
+                (unum(c, 2), num(c, 1), None)
+            } else {
+                (unum(c, 3), None, Some(c[2].to_string()))
+            };
+            who.rank = Some(rank);
+            who.local_rank = Some(lr);
+            who.pid = pid;
+            if let Some(host) = block.host_near(h.lineno) {
+                who.host = Some(host);
+            }
+            exit(
+                ExitVia::ElasticBlock,
+                Some(rank),
+                Some(lr),
+                pid,
+                code,
+                signal,
+            )
+        }
+        Line::SpawnExit => {
+            let rank = unum(c, 1)?;
+            let signal = c.get(3).map(|m| m.as_str().to_string());
+            exit(ExitVia::Spawn, Some(rank), None, None, num(c, 2), signal)
+        }
+        _ => return None,
+    };
+    Some((what, who))
+}
+
+/// What a line about one process says: a teardown signal, the NCCL watchdog's timeout, a
+/// collective's state, a data-loader worker killed, or which pid a rank is.
+fn process_event(h: &LineHit, c: &regex::Captures, who: &Attribution) -> Option<What> {
+    Some(match h.line {
+        Line::SendingSignal => What::Teardown {
+            pid: unum(c, 1)?,
+            signal: c[2].to_string(),
+        },
+        Line::KillingSubprocess => What::Teardown {
+            pid: unum(c, 1)?,
+            signal: "SIGKILL".into(),
+        },
+        Line::WorkNccl => {
+            // Other lines quote WorkNCCL too (dumps, aborts): only the watchdog's own
+            // timeout line is a timeout.
+            if !h.text.contains("Watchdog caught") {
+                return None;
+            }
+            What::Watchdog {
+                seq: num(c, 1).unwrap_or(0) as u64,
+                op: c[2].to_string(),
+                numel: num(c, 3).map(|x| x as u64),
+                ran_ms: ran_for().captures(h.text).and_then(|c| c[1].parse().ok()),
+            }
+        }
+        Line::WorkState => What::WorkState {
+            enqueued: num(c, 1).unwrap_or(-1),
+            completed: num(c, 2).unwrap_or(-1),
+        },
+        Line::DataloaderWorkerKilled => What::WorkerKilled {
+            pid: unum(c, 1)?,
+            signal: c[2].to_string(),
+        },
+        Line::NcclCommRank => {
+            // The prefix's pid is the process; the rank is the file's or the prefix's
+            // when known (a sub-communicator numbers its ranks from 0), else the comm's.
+            let (pid, rank) = (who.pid?, who.rank.or(unum(c, 1))?);
+            What::RankPid { rank, pid }
+        }
+        _ => return None,
+    })
 }
 
 /// The signal a negative exit status (or 128 + n) names, e.g. -7 → `SIGBUS`.

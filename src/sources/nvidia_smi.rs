@@ -263,6 +263,151 @@ impl TableParser {
         }
         self.current_has_memory = false;
     }
+
+    /// A row of the GPU section: a GPU's first row (index, name, bus id, ECC) opens it; its
+    /// second (temperature, memory, utilization) belongs to the GPU open.
+    fn gpu_row(&mut self, cells: &[&str], (lineno, line): (u64, &str), out: &mut FactOut) {
+        let first = cells.first().copied().unwrap_or("");
+        let idx = first
+            .split_whitespace()
+            .next()
+            .and_then(|s| s.parse::<u32>().ok());
+        let bus = cells.get(1).and_then(|c| bus_id_re().find(c));
+        if let (Some(i), Some(bus)) = (idx, bus) {
+            self.close_gpu(out);
+            self.current = Some(i);
+            let toks: Vec<&str> = first.split_whitespace().collect();
+            // Name sits between the index and the persistence mode (`On`/`Off`).
+            let end = if toks.len() > 2 && matches!(toks.last(), Some(&"On") | Some(&"Off")) {
+                toks.len() - 1
+            } else {
+                toks.len()
+            };
+            if end > 1 {
+                gpu(out, i, "name", toks[1..end].join(" "), lineno, line);
+            }
+            gpu(out, i, "bus_id", bus.as_str(), lineno, line);
+            if let Some(n) = cells.get(2).and_then(|e| e.parse::<u64>().ok()) {
+                gpu(out, i, "ecc_uncorrected_volatile", n, lineno, line);
+            }
+            error_cells(out, i, ["name", "bus_id", "ecc"], cells, (lineno, line));
+            return;
+        }
+        let Some(i) = self.current else { return };
+        let Some(mem) = cells
+            .get(1)
+            .filter(|c| c.contains(" / ") && (c.contains("MiB") || c.contains("ERR!")))
+        else {
+            return;
+        };
+        self.current_has_memory = true;
+        let (used, total) = mem.split_once(" / ").unwrap_or((mem, ""));
+        match (mib(used, 1 << 20), mib(total, 1 << 20)) {
+            (Some(u), Some(tot)) => {
+                gpu(out, i, "memory_used_bytes", u, lineno, line);
+                gpu(out, i, "memory_total_bytes", tot, lineno, line);
+                self.polls.used(i, u);
+            }
+            _ => out.warnings.push(text!(
+                "nvidia-smi: line {lineno}: GPU {i} memory `{mem}` unreadable",
+                "nvidia-smi：第 {lineno} 行：无法解析 GPU {i} 的显存 `{mem}`"
+            )),
+        }
+        let c0: Vec<&str> = cells
+            .first()
+            .map(|c| c.split_whitespace().collect())
+            .unwrap_or_default();
+        if let Some(v) = c0
+            .iter()
+            .find_map(|s| s.strip_suffix('C').and_then(|n| n.parse::<u64>().ok()))
+        {
+            gpu(out, i, "temperature_c", v, lineno, line);
+        }
+        if let Some(util) = cells
+            .get(2)
+            .and_then(|c| c.split_whitespace().next())
+            .and_then(|u| u.strip_suffix('%'))
+            .and_then(|u| u.parse::<u64>().ok())
+        {
+            gpu(out, i, "utilization_percent", util, lineno, line);
+        }
+        let names = ["fan_temp_power", "memory", "utilization"];
+        error_cells(out, i, names, cells, (lineno, line));
+    }
+
+    /// A row of the processes section: GPU, pid, type, name and memory.
+    fn process_row(&mut self, cells: &[&str], (lineno, line): (u64, &str), out: &mut FactOut) {
+        let toks: Vec<&str> = cells
+            .first()
+            .map(|c| c.split_whitespace().collect())
+            .unwrap_or_default();
+        let Some(idx) = toks.first().and_then(|s| s.parse::<u32>().ok()) else {
+            return;
+        };
+        let Some(ty) = toks
+            .iter()
+            .position(|s| matches!(*s, "C" | "G" | "C+G" | "M" | "M+C"))
+        else {
+            out.warnings.push(text!(
+                "nvidia-smi: line {lineno}: process row unreadable",
+                "nvidia-smi：第 {lineno} 行：无法解析进程行"
+            ));
+            return;
+        };
+        let Some(pid) = ty.checked_sub(1).and_then(|p| toks.get(p)) else {
+            return;
+        };
+        let last = toks.last().copied().unwrap_or("");
+        let (name_end, mem) = if last.ends_with("MiB") {
+            (toks.len() - 1, mib(last, 1 << 20))
+        } else if last == "N/A" {
+            (toks.len() - 1, None)
+        } else {
+            (toks.len(), None)
+        };
+        let name = toks
+            .get(ty + 1..name_end)
+            .map(|s| s.join(" "))
+            .unwrap_or_default();
+        self.procs
+            .add(out, Some(idx), pid, &name, mem, (lineno, line));
+    }
+}
+
+/// The driver and CUDA versions a table's header line states.
+fn table_versions(t: &str, (lineno, line): (u64, &str), out: &mut FactOut) {
+    for (key, name) in [
+        ("Driver Version:", "version.driver"),
+        ("CUDA Version:", "version.cuda_driver"),
+    ] {
+        if let Some(pos) = t.find(key)
+            && let Some(v) = t[pos + key.len()..].split_whitespace().next()
+            && !is_absent(v.trim_end_matches('|'))
+            && !is_error_value(v.trim_end_matches('|'))
+        {
+            out.facts
+                .push(Fact::new(name, v.trim_end_matches('|')).at(lineno, line));
+        }
+    }
+}
+
+/// The cells of a GPU row that read `ERR!`, named in order, as the GPU's `smi_error`.
+fn error_cells(
+    out: &mut FactOut,
+    i: u32,
+    names: [&str; 3],
+    cells: &[&str],
+    (lineno, line): (u64, &str),
+) {
+    let bad: Vec<&str> = names
+        .iter()
+        .zip(cells)
+        .filter(|(_, c)| c.contains("ERR!"))
+        .map(|(n, _)| *n)
+        .collect();
+    if !bad.is_empty() {
+        gpu(out, i, "smi_error", bad.join(","), lineno, line);
+    }
 }
 
 impl FactParser for TableParser {
@@ -283,19 +428,7 @@ impl FactParser for TableParser {
             }
             self.section = Section::Head;
             self.saw_table = true;
-            for (key, name) in [
-                ("Driver Version:", "version.driver"),
-                ("CUDA Version:", "version.cuda_driver"),
-            ] {
-                if let Some(pos) = t.find(key)
-                    && let Some(v) = t[pos + key.len()..].split_whitespace().next()
-                    && !is_absent(v.trim_end_matches('|'))
-                    && !is_error_value(v.trim_end_matches('|'))
-                {
-                    out.facts
-                        .push(Fact::new(name, v.trim_end_matches('|')).at(lineno, line));
-                }
-            }
+            table_versions(t, (lineno, line), out);
             return;
         }
         if t.starts_with("+-") || t.starts_with("|=") {
@@ -319,125 +452,8 @@ impl FactParser for TableParser {
         }
         let cells: Vec<&str> = t.trim_matches('|').split('|').map(str::trim).collect();
         match self.section {
-            Section::Gpus => {
-                let first = cells.first().copied().unwrap_or("");
-                let idx = first
-                    .split_whitespace()
-                    .next()
-                    .and_then(|s| s.parse::<u32>().ok());
-                let bus = cells.get(1).and_then(|c| bus_id_re().find(c));
-                if let (Some(i), Some(bus)) = (idx, bus) {
-                    self.close_gpu(out);
-                    self.current = Some(i);
-                    let toks: Vec<&str> = first.split_whitespace().collect();
-                    // Name sits between the index and the persistence mode (`On`/`Off`).
-                    let end = if toks.len() > 2 && matches!(toks.last(), Some(&"On") | Some(&"Off"))
-                    {
-                        toks.len() - 1
-                    } else {
-                        toks.len()
-                    };
-                    if end > 1 {
-                        gpu(out, i, "name", toks[1..end].join(" "), lineno, line);
-                    }
-                    gpu(out, i, "bus_id", bus.as_str(), lineno, line);
-                    if let Some(n) = cells.get(2).and_then(|e| e.parse::<u64>().ok()) {
-                        gpu(out, i, "ecc_uncorrected_volatile", n, lineno, line);
-                    }
-                    let bad: Vec<&str> = ["name", "bus_id", "ecc"]
-                        .iter()
-                        .zip(&cells)
-                        .filter(|(_, c)| c.contains("ERR!"))
-                        .map(|(n, _)| *n)
-                        .collect();
-                    if !bad.is_empty() {
-                        gpu(out, i, "smi_error", bad.join(","), lineno, line);
-                    }
-                    return;
-                }
-                let Some(i) = self.current else { return };
-                if let Some(mem) = cells
-                    .get(1)
-                    .filter(|c| c.contains(" / ") && (c.contains("MiB") || c.contains("ERR!")))
-                {
-                    self.current_has_memory = true;
-                    let (used, total) = mem.split_once(" / ").unwrap_or((mem, ""));
-                    match (mib(used, 1 << 20), mib(total, 1 << 20)) {
-                        (Some(u), Some(tot)) => {
-                            gpu(out, i, "memory_used_bytes", u, lineno, line);
-                            gpu(out, i, "memory_total_bytes", tot, lineno, line);
-                            self.polls.used(i, u);
-                        }
-                        _ => out.warnings.push(text!(
-                            "nvidia-smi: line {lineno}: GPU {i} memory `{mem}` unreadable",
-                            "nvidia-smi：第 {lineno} 行：无法解析 GPU {i} 的显存 `{mem}`"
-                        )),
-                    }
-                    let c0: Vec<&str> = cells
-                        .first()
-                        .map(|c| c.split_whitespace().collect())
-                        .unwrap_or_default();
-                    if let Some(v) = c0
-                        .iter()
-                        .find_map(|s| s.strip_suffix('C').and_then(|n| n.parse::<u64>().ok()))
-                    {
-                        gpu(out, i, "temperature_c", v, lineno, line);
-                    }
-                    if let Some(util) = cells
-                        .get(2)
-                        .and_then(|c| c.split_whitespace().next())
-                        .and_then(|u| u.strip_suffix('%'))
-                        .and_then(|u| u.parse::<u64>().ok())
-                    {
-                        gpu(out, i, "utilization_percent", util, lineno, line);
-                    }
-                    let bad: Vec<&str> = ["fan_temp_power", "memory", "utilization"]
-                        .iter()
-                        .zip(&cells)
-                        .filter(|(_, c)| c.contains("ERR!"))
-                        .map(|(n, _)| *n)
-                        .collect();
-                    if !bad.is_empty() {
-                        gpu(out, i, "smi_error", bad.join(","), lineno, line);
-                    }
-                }
-            }
-            Section::Processes => {
-                let toks: Vec<&str> = cells
-                    .first()
-                    .map(|c| c.split_whitespace().collect())
-                    .unwrap_or_default();
-                let Some(idx) = toks.first().and_then(|s| s.parse::<u32>().ok()) else {
-                    return;
-                };
-                let Some(ty) = toks
-                    .iter()
-                    .position(|s| matches!(*s, "C" | "G" | "C+G" | "M" | "M+C"))
-                else {
-                    out.warnings.push(text!(
-                        "nvidia-smi: line {lineno}: process row unreadable",
-                        "nvidia-smi：第 {lineno} 行：无法解析进程行"
-                    ));
-                    return;
-                };
-                let Some(pid) = ty.checked_sub(1).and_then(|p| toks.get(p)) else {
-                    return;
-                };
-                let last = toks.last().copied().unwrap_or("");
-                let (name_end, mem) = if last.ends_with("MiB") {
-                    (toks.len() - 1, mib(last, 1 << 20))
-                } else if last == "N/A" {
-                    (toks.len() - 1, None)
-                } else {
-                    (toks.len(), None)
-                };
-                let name = toks
-                    .get(ty + 1..name_end)
-                    .map(|s| s.join(" "))
-                    .unwrap_or_default();
-                self.procs
-                    .add(out, Some(idx), pid, &name, mem, (lineno, line));
-            }
+            Section::Gpus => self.gpu_row(&cells, (lineno, line), out),
+            Section::Processes => self.process_row(&cells, (lineno, line), out),
             Section::Head | Section::Mig => {}
         }
     }
@@ -483,71 +499,17 @@ impl QueryParser {
                 .add(out, self.current, &pid, &name, mem, (lineno, &text));
         }
     }
-}
 
-impl FactParser for QueryParser {
-    fn line(&mut self, lineno: u64, line: &str, out: &mut FactOut) {
-        if failure_line(lineno, line, out, &mut self.handle_errors) {
-            return;
-        }
-        let indent = line.len() - line.trim_start().len();
-        let t = line.trim();
-        if t.is_empty() || t.starts_with("====") {
-            return;
-        }
-        while self.stack.last().is_some_and(|(i, _)| *i >= indent) {
-            self.stack.pop();
-        }
-        let (key, value) = match t
-            .split_once(" : ")
-            .or_else(|| t.strip_suffix(" :").map(|k| (k, "")))
-        {
-            Some((k, v)) => (k.trim(), Some(v.trim())),
-            None => (t, None),
-        };
-        let Some(value) = value else {
-            if indent == 0
-                && let Some(bus) = key.strip_prefix("GPU ")
-            {
-                self.flush_proc(out, None);
-                let i = self.gpus as u32;
-                self.gpus += 1;
-                self.current = Some(i);
-                gpu(out, i, "bus_id", bus.trim(), lineno, line);
-            } else {
-                self.stack.push((indent, key.to_string()));
-            }
-            return;
-        };
-        let path: Vec<&str> = self.stack.iter().map(|(_, n)| n.as_str()).collect();
-        if is_absent(value) {
-            return;
-        }
-        let Some(i) = self.current else {
-            if is_error_value(value) {
-                return;
-            }
-            match key {
-                "Driver Version" => out
-                    .facts
-                    .push(Fact::new("version.driver", value).at(lineno, line)),
-                "CUDA Version" => out
-                    .facts
-                    .push(Fact::new("version.cuda_driver", value).at(lineno, line)),
-                _ => {}
-            }
-            return;
-        };
-        if is_error_value(value) {
-            let what = path
-                .iter()
-                .chain([&key])
-                .copied()
-                .collect::<Vec<_>>()
-                .join("/");
-            gpu(out, i, "smi_error", what, lineno, line);
-            return;
-        }
+    /// A value of the open GPU's sections, by its section path and key.
+    fn gpu_value(
+        &mut self,
+        i: u32,
+        path: &[&str],
+        key: &str,
+        value: &str,
+        (lineno, line): (u64, &str),
+        out: &mut FactOut,
+    ) {
         let num = || {
             value
                 .split_whitespace()
@@ -559,7 +521,7 @@ impl FactParser for QueryParser {
             "No" => Some(false),
             _ => None,
         };
-        match (path.as_slice(), key) {
+        match (path, key) {
             ([], "Product Name") => gpu(out, i, "name", value, lineno, line),
             // The GPU's identity wherever it moves (`history gpus` counts by it).
             ([], "GPU UUID") if value.starts_with("GPU-") || value.starts_with("MIG-") => {
@@ -586,19 +548,9 @@ impl FactParser for QueryParser {
                 }
             }
             (["ECC Errors", when, rest @ ..], k) if matches!(*when, "Volatile" | "Aggregate") => {
-                // New layout: `SRAM Uncorrectable …` / `DRAM Correctable`; old: `Double Bit/Total`.
-                let uncorrected = k.contains("Uncorrectable")
-                    || (rest.first() == Some(&"Double Bit") && k == "Total");
-                let corrected = (k.contains("Correctable") && !k.contains("Uncorrectable"))
-                    || (rest.first() == Some(&"Single Bit") && k == "Total");
-                let which = match (*when, uncorrected, corrected) {
-                    ("Volatile", true, _) => "ecc_uncorrected_volatile",
-                    ("Volatile", _, true) => "ecc_corrected_volatile",
-                    ("Aggregate", true, _) => "ecc_uncorrected_aggregate",
-                    ("Aggregate", _, true) => "ecc_corrected_aggregate",
-                    _ => return,
-                };
-                if let Some(v) = num() {
+                if let Some(which) = ecc_counter(when, rest.first().copied(), k)
+                    && let Some(v) = num()
+                {
                     let e =
                         self.ecc
                             .entry((i, which))
@@ -652,6 +604,93 @@ impl FactParser for QueryParser {
             }
             _ => {}
         }
+    }
+}
+
+/// Which ECC counter a `-q` ECC key sums into: `when` is `Volatile` or `Aggregate`, `sub` the
+/// section under it (old layout: `Double Bit`/`Single Bit` with a `Total`; new: `SRAM
+/// Uncorrectable …` / `DRAM Correctable` keys).
+fn ecc_counter(when: &str, sub: Option<&str>, k: &str) -> Option<&'static str> {
+    let uncorrected = k.contains("Uncorrectable") || (sub == Some("Double Bit") && k == "Total");
+    let corrected = (k.contains("Correctable") && !k.contains("Uncorrectable"))
+        || (sub == Some("Single Bit") && k == "Total");
+    match (when, uncorrected, corrected) {
+        ("Volatile", true, _) => Some("ecc_uncorrected_volatile"),
+        ("Volatile", _, true) => Some("ecc_corrected_volatile"),
+        ("Aggregate", true, _) => Some("ecc_uncorrected_aggregate"),
+        ("Aggregate", _, true) => Some("ecc_corrected_aggregate"),
+        _ => None,
+    }
+}
+
+impl FactParser for QueryParser {
+    fn line(&mut self, lineno: u64, line: &str, out: &mut FactOut) {
+        if failure_line(lineno, line, out, &mut self.handle_errors) {
+            return;
+        }
+        let indent = line.len() - line.trim_start().len();
+        let t = line.trim();
+        if t.is_empty() || t.starts_with("====") {
+            return;
+        }
+        while self.stack.last().is_some_and(|(i, _)| *i >= indent) {
+            self.stack.pop();
+        }
+        let (key, value) = match t
+            .split_once(" : ")
+            .or_else(|| t.strip_suffix(" :").map(|k| (k, "")))
+        {
+            Some((k, v)) => (k.trim(), Some(v.trim())),
+            None => (t, None),
+        };
+        let Some(value) = value else {
+            if indent == 0
+                && let Some(bus) = key.strip_prefix("GPU ")
+            {
+                self.flush_proc(out, None);
+                let i = self.gpus as u32;
+                self.gpus += 1;
+                self.current = Some(i);
+                gpu(out, i, "bus_id", bus.trim(), lineno, line);
+            } else {
+                self.stack.push((indent, key.to_string()));
+            }
+            return;
+        };
+        if is_absent(value) {
+            return;
+        }
+        let Some(i) = self.current else {
+            if is_error_value(value) {
+                return;
+            }
+            match key {
+                "Driver Version" => out
+                    .facts
+                    .push(Fact::new("version.driver", value).at(lineno, line)),
+                "CUDA Version" => out
+                    .facts
+                    .push(Fact::new("version.cuda_driver", value).at(lineno, line)),
+                _ => {}
+            }
+            return;
+        };
+        // The open sections, lent out while the value is read (reading one never opens one).
+        let stack = std::mem::take(&mut self.stack);
+        let path: Vec<&str> = stack.iter().map(|(_, n)| n.as_str()).collect();
+        if is_error_value(value) {
+            let what = path
+                .iter()
+                .chain([&key])
+                .copied()
+                .collect::<Vec<_>>()
+                .join("/");
+            gpu(out, i, "smi_error", what, lineno, line);
+        } else {
+            self.gpu_value(i, &path, key, value, (lineno, line), out);
+        }
+        drop(path);
+        self.stack = stack;
     }
 
     fn finish(&mut self, out: &mut FactOut) {
@@ -752,6 +791,163 @@ fn is_header(fields: &[&str]) -> bool {
     })
 }
 
+impl CsvParser {
+    /// A process row (the header has `pid`): one process on a GPU.
+    fn process_row(
+        &mut self,
+        cols: &[(CsvCol, u64)],
+        fields: &[&str],
+        (lineno, line): (u64, &str),
+        out: &mut FactOut,
+    ) {
+        let get = |c: CsvCol| column(cols, fields, c);
+        let mem_unit = cols
+            .iter()
+            .find(|(k, _)| *k == CsvCol::ProcMem)
+            .map_or(1 << 20, |(_, u)| *u);
+        let mem = get(CsvCol::ProcMem)
+            .and_then(|m| mib(m, if mem_unit == 1 { 1 << 20 } else { mem_unit }));
+        let idx = get(CsvCol::Index).and_then(|s| s.parse().ok());
+        let mut ev_pid = get(CsvCol::Pid).unwrap_or("").to_string();
+        if ev_pid.is_empty() {
+            ev_pid = "?".into();
+        }
+        self.procs.add(
+            out,
+            idx,
+            &ev_pid,
+            get(CsvCol::ProcName).unwrap_or(""),
+            mem,
+            (lineno, line),
+        );
+        if let (Some(ev), Some(bus)) = (out.events.last_mut(), get(CsvCol::BusId)) {
+            ev.fields.insert("bus_id".into(), bus.into());
+        }
+    }
+
+    /// A polled file (`-l`): each row's timestamp; a row for a GPU the open poll already has,
+    /// or (without an index column) one taken well after it, begins the next poll.
+    fn poll_of(&mut self, cols: &[(CsvCol, u64)], fields: &[&str]) {
+        let at = |c: CsvCol| column(cols, fields, c);
+        if let Some((printed, epoch)) = at(CsvCol::Timestamp).and_then(|v| Some((v, csv_time(v)?)))
+        {
+            let next = match at(CsvCol::Index).and_then(|s| s.parse::<u32>().ok()) {
+                Some(i) => self.polls.has(i),
+                None => self
+                    .polls
+                    .open_at()
+                    .is_some_and(|t| (epoch - t).abs() >= NEXT_POLL_S),
+            };
+            if next || self.polls.open_at().is_none() {
+                self.polls.begin(printed, epoch);
+                self.row = 0;
+            }
+        }
+    }
+
+    /// One cell of GPU `idx`'s row, read as its column says.
+    fn gpu_cell(
+        &mut self,
+        idx: u32,
+        (col, unit): (CsvCol, u64),
+        v: &str,
+        (lineno, line): (u64, &str),
+        out: &mut FactOut,
+    ) {
+        if is_error_value(v) {
+            let what = format!("{col:?}").to_lowercase();
+            gpu(out, idx, "smi_error", what, lineno, line);
+            return;
+        }
+        if v.starts_with('[') || v == "N/A" {
+            return; // [N/A], [Not Supported]
+        }
+        let number = || {
+            v.split_whitespace()
+                .next()
+                .and_then(|n| n.parse::<u64>().ok())
+        };
+        match col {
+            CsvCol::Name => gpu(out, idx, "name", v, lineno, line),
+            CsvCol::BusId => gpu(out, idx, "bus_id", v, lineno, line),
+            CsvCol::MemUsed | CsvCol::MemTotal => {
+                let unit = if unit == 1 { 1 << 20 } else { unit };
+                let name = if col == CsvCol::MemUsed {
+                    "memory_used_bytes"
+                } else {
+                    "memory_total_bytes"
+                };
+                match mib(v, unit) {
+                    Some(b) => {
+                        if col == CsvCol::MemUsed {
+                            self.polls.used(idx, b);
+                        }
+                        gpu(out, idx, name, b, lineno, line)
+                    }
+                    None => out.warnings.push(text!(
+                        "nvidia-smi csv: line {lineno}: `{v}` is not a size",
+                        "nvidia-smi csv：第 {lineno} 行：`{v}` 不是有效的容量"
+                    )),
+                }
+            }
+            CsvCol::Util => {
+                if let Some(n) = number() {
+                    gpu(out, idx, "utilization_percent", n, lineno, line)
+                }
+            }
+            CsvCol::Temp => {
+                if let Some(n) = number() {
+                    gpu(out, idx, "temperature_c", n, lineno, line)
+                }
+            }
+            CsvCol::Gpu(name) => {
+                if let Some(n) = number() {
+                    gpu(out, idx, name, n, lineno, line)
+                }
+            }
+            CsvCol::GpuBool(name) => match v {
+                "Yes" => gpu(out, idx, name, true, lineno, line),
+                "No" => gpu(out, idx, name, false, lineno, line),
+                _ => {}
+            },
+            CsvCol::Uuid if v.starts_with("GPU-") || v.starts_with("MIG-") => {
+                gpu(out, idx, "uuid", v, lineno, line)
+            }
+            CsvCol::Driver if !is_absent(v) && !is_error_value(v) => out
+                .facts
+                .push(Fact::new("version.driver", v).at(lineno, line)),
+            _ => {}
+        }
+    }
+}
+
+/// The columns a header line names, each with the unit it gives (`memory.used [MiB]` → MiB).
+fn header_columns(fields: &[&str]) -> Vec<(CsvCol, u64)> {
+    fields
+        .iter()
+        .map(|f| {
+            let (name, unit) = match f.split_once(" [") {
+                Some((n, u)) => (n, u.trim_end_matches(']')),
+                None => (*f, ""),
+            };
+            let unit = match unit {
+                "MiB" => 1 << 20,
+                "GiB" => 1 << 30,
+                "KiB" => 1 << 10,
+                _ => 1,
+            };
+            (csv_col(name), unit)
+        })
+        .collect()
+}
+
+/// A row's field under column `c`, when the header has that column.
+fn column<'a>(cols: &[(CsvCol, u64)], fields: &[&'a str], c: CsvCol) -> Option<&'a str> {
+    cols.iter()
+        .position(|(k, _)| *k == c)
+        .and_then(|p| fields.get(p).copied())
+}
+
 impl FactParser for CsvParser {
     fn line(&mut self, lineno: u64, line: &str, out: &mut FactOut) {
         if failure_line(lineno, line, out, &mut self.handle_errors) {
@@ -763,24 +959,7 @@ impl FactParser for CsvParser {
         }
         let fields: Vec<&str> = t.split(',').map(str::trim).collect();
         if self.cols.is_none() && is_header(&fields) {
-            self.cols = Some(
-                fields
-                    .iter()
-                    .map(|f| {
-                        let (name, unit) = match f.split_once(" [") {
-                            Some((n, u)) => (n, u.trim_end_matches(']')),
-                            None => (*f, ""),
-                        };
-                        let unit = match unit {
-                            "MiB" => 1 << 20,
-                            "GiB" => 1 << 30,
-                            "KiB" => 1 << 10,
-                            _ => 1,
-                        };
-                        (csv_col(name), unit)
-                    })
-                    .collect(),
-            );
+            self.cols = Some(header_columns(&fields));
             return;
         }
         if self.cols.is_some() && is_header(&fields) {
@@ -804,58 +983,11 @@ impl FactParser for CsvParser {
             ));
             return;
         }
-        let has = |c: CsvCol| cols.iter().any(|(k, _)| *k == c);
-        if has(CsvCol::Pid) {
-            let get = |c: CsvCol| {
-                cols.iter()
-                    .position(|(k, _)| *k == c)
-                    .and_then(|p| fields.get(p).copied())
-            };
-            let mem_unit = cols
-                .iter()
-                .find(|(k, _)| *k == CsvCol::ProcMem)
-                .map_or(1 << 20, |(_, u)| *u);
-            let mem = get(CsvCol::ProcMem)
-                .and_then(|m| mib(m, if mem_unit == 1 { 1 << 20 } else { mem_unit }));
-            let idx = get(CsvCol::Index).and_then(|s| s.parse().ok());
-            let mut ev_pid = get(CsvCol::Pid).unwrap_or("").to_string();
-            if ev_pid.is_empty() {
-                ev_pid = "?".into();
-            }
-            self.procs.add(
-                out,
-                idx,
-                &ev_pid,
-                get(CsvCol::ProcName).unwrap_or(""),
-                mem,
-                (lineno, line),
-            );
-            if let (Some(ev), Some(bus)) = (out.events.last_mut(), get(CsvCol::BusId)) {
-                ev.fields.insert("bus_id".into(), bus.into());
-            }
+        if cols.iter().any(|(k, _)| *k == CsvCol::Pid) {
+            self.process_row(&cols, &fields, (lineno, line), out);
             return;
         }
-        // A polled file (`-l`): each row's timestamp; a row for a GPU the open poll already has,
-        // or (without an index column) one taken well after it, begins the next poll.
-        let at = |c: CsvCol| {
-            cols.iter()
-                .position(|(k, _)| *k == c)
-                .and_then(|p| fields.get(p).copied())
-        };
-        if let Some((printed, epoch)) = at(CsvCol::Timestamp).and_then(|v| Some((v, csv_time(v)?)))
-        {
-            let next = match at(CsvCol::Index).and_then(|s| s.parse::<u32>().ok()) {
-                Some(i) => self.polls.has(i),
-                None => self
-                    .polls
-                    .open_at()
-                    .is_some_and(|t| (epoch - t).abs() >= NEXT_POLL_S),
-            };
-            if next || self.polls.open_at().is_none() {
-                self.polls.begin(printed, epoch);
-                self.row = 0;
-            }
-        }
+        self.poll_of(&cols, &fields);
         // GPU rows: the index column, or else nvidia-smi's own enumeration order, which is index order.
         let idx = match cols.iter().position(|(k, _)| *k == CsvCol::Index) {
             Some(p) => match fields.get(p).and_then(|s| s.parse::<u32>().ok()) {
@@ -871,77 +1003,8 @@ impl FactParser for CsvParser {
             None => self.row,
         };
         self.row += 1;
-        for ((col, unit), v) in cols.iter().zip(&fields) {
-            if is_error_value(v) {
-                gpu(
-                    out,
-                    idx,
-                    "smi_error",
-                    format!("{col:?}").to_lowercase(),
-                    lineno,
-                    line,
-                );
-                continue;
-            }
-            if v.starts_with('[') || *v == "N/A" {
-                continue; // [N/A], [Not Supported]
-            }
-            let number = || {
-                v.split_whitespace()
-                    .next()
-                    .and_then(|n| n.parse::<u64>().ok())
-            };
-            match col {
-                CsvCol::Name => gpu(out, idx, "name", *v, lineno, line),
-                CsvCol::BusId => gpu(out, idx, "bus_id", *v, lineno, line),
-                CsvCol::MemUsed | CsvCol::MemTotal => {
-                    let unit = if *unit == 1 { 1 << 20 } else { *unit };
-                    let name = if *col == CsvCol::MemUsed {
-                        "memory_used_bytes"
-                    } else {
-                        "memory_total_bytes"
-                    };
-                    match mib(v, unit) {
-                        Some(b) => {
-                            if *col == CsvCol::MemUsed {
-                                self.polls.used(idx, b);
-                            }
-                            gpu(out, idx, name, b, lineno, line)
-                        }
-                        None => out.warnings.push(text!(
-                            "nvidia-smi csv: line {lineno}: `{v}` is not a size",
-                            "nvidia-smi csv：第 {lineno} 行：`{v}` 不是有效的容量"
-                        )),
-                    }
-                }
-                CsvCol::Util => {
-                    if let Some(n) = number() {
-                        gpu(out, idx, "utilization_percent", n, lineno, line)
-                    }
-                }
-                CsvCol::Temp => {
-                    if let Some(n) = number() {
-                        gpu(out, idx, "temperature_c", n, lineno, line)
-                    }
-                }
-                CsvCol::Gpu(name) => {
-                    if let Some(n) = number() {
-                        gpu(out, idx, name, n, lineno, line)
-                    }
-                }
-                CsvCol::GpuBool(name) => match *v {
-                    "Yes" => gpu(out, idx, name, true, lineno, line),
-                    "No" => gpu(out, idx, name, false, lineno, line),
-                    _ => {}
-                },
-                CsvCol::Uuid if v.starts_with("GPU-") || v.starts_with("MIG-") => {
-                    gpu(out, idx, "uuid", *v, lineno, line)
-                }
-                CsvCol::Driver if !is_absent(v) && !is_error_value(v) => out
-                    .facts
-                    .push(Fact::new("version.driver", *v).at(lineno, line)),
-                _ => {}
-            }
+        for (col, v) in cols.iter().zip(&fields) {
+            self.gpu_cell(idx, *col, v, (lineno, line), out);
         }
     }
 
