@@ -1304,6 +1304,42 @@ fn s_json(v: &Value) -> &str {
     v.as_str().unwrap_or_else(|| panic!("not a string: {v}"))
 }
 
+/// The rule recipe for a new built-in rule file: the file alone. Every `rules/*.toml` is
+/// embedded, in name order, and no source file (nor `build.rs`) spells a rule file's name, so
+/// there is no list to keep in step.
+#[test]
+fn recipe_a_new_built_in_rule_file_is_that_file_alone() {
+    let mut on_disk: Vec<String> = std::fs::read_dir(root().join("rules"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".toml"))
+        .collect();
+    on_disk.sort();
+    let embedded: Vec<&str> = trainwreck::rules::BUILTIN.iter().map(|(n, _)| *n).collect();
+    assert_eq!(embedded, on_disk);
+    for (name, text) in trainwreck::rules::BUILTIN {
+        let disk = std::fs::read_to_string(root().join("rules").join(name)).unwrap();
+        assert_eq!(*text, disk, "rules/{name} is embedded as written");
+    }
+    let code = walkdir::WalkDir::new(root().join("src"))
+        .into_iter()
+        .flatten()
+        .map(|e| e.into_path())
+        .chain([root().join("build.rs")])
+        .filter(|p| p.extension().is_some_and(|x| x == "rs"));
+    for path in code {
+        let text = std::fs::read_to_string(&path).unwrap();
+        for name in &on_disk {
+            assert!(
+                !text.contains(&format!("\"{name}\"")),
+                "{} lists rules/{name}: build.rs lists the rule files",
+                path.display()
+            );
+        }
+    }
+}
+
 /// The category recipe's files, for every category: its rule file named after it on disk and
 /// embedded, at least one live rule of it, an action (docs/categories.md's, `tests/docs.rs`)
 /// and a meaning of its own.

@@ -39,7 +39,7 @@ fn embedded_rule_list_matches_rules_dir() {
     let embedded: Vec<String> = rules::BUILTIN.iter().map(|(n, _)| n.to_string()).collect();
     assert_eq!(
         embedded, on_disk,
-        "update rules::BUILTIN to list every file in rules/"
+        "build.rs must list every file in rules/ into rules::BUILTIN, sorted"
     );
 }
 

@@ -14,95 +14,9 @@ use std::fmt;
 use std::path::Path;
 use template::Template;
 
-/// The rule files shipped in the binary. A test checks this list against `rules/` on disk.
-pub static BUILTIN: &[(&str, &str)] = &[
-    (
-        "checkpoint_error.toml",
-        include_str!("../../rules/checkpoint_error.toml"),
-    ),
-    (
-        "collective_mismatch.toml",
-        include_str!("../../rules/collective_mismatch.toml"),
-    ),
-    (
-        "config_error.toml",
-        include_str!("../../rules/config_error.toml"),
-    ),
-    (
-        "core_dumps.toml",
-        include_str!("../../rules/core_dumps.toml"),
-    ),
-    (
-        "cuda_driver_mismatch.toml",
-        include_str!("../../rules/cuda_driver_mismatch.toml"),
-    ),
-    (
-        "cuda_illegal_access.toml",
-        include_str!("../../rules/cuda_illegal_access.toml"),
-    ),
-    (
-        "dataloader_worker_crash.toml",
-        include_str!("../../rules/dataloader_worker_crash.toml"),
-    ),
-    (
-        "device_side_assert.toml",
-        include_str!("../../rules/device_side_assert.toml"),
-    ),
-    ("disk_full.toml", include_str!("../../rules/disk_full.toml")),
-    ("ecc_error.toml", include_str!("../../rules/ecc_error.toml")),
-    (
-        "gpu_hardware_xid.toml",
-        include_str!("../../rules/gpu_hardware_xid.toml"),
-    ),
-    ("gpu_oom.toml", include_str!("../../rules/gpu_oom.toml")),
-    ("host_oom.toml", include_str!("../../rules/host_oom.toml")),
-    (
-        "loss_scale_overflow.toml",
-        include_str!("../../rules/loss_scale_overflow.toml"),
-    ),
-    (
-        "memlock_limit.toml",
-        include_str!("../../rules/memlock_limit.toml"),
-    ),
-    ("nan_loss.toml", include_str!("../../rules/nan_loss.toml")),
-    (
-        "nccl_network.toml",
-        include_str!("../../rules/nccl_network.toml"),
-    ),
-    (
-        "nccl_timeout.toml",
-        include_str!("../../rules/nccl_timeout.toml"),
-    ),
-    ("other.toml", include_str!("../../rules/other.toml")),
-    (
-        "port_in_use.toml",
-        include_str!("../../rules/port_in_use.toml"),
-    ),
-    (
-        "preempted_or_time_limit.toml",
-        include_str!("../../rules/preempted_or_time_limit.toml"),
-    ),
-    (
-        "python_exception.toml",
-        include_str!("../../rules/python_exception.toml"),
-    ),
-    (
-        "rendezvous_failure.toml",
-        include_str!("../../rules/rendezvous_failure.toml"),
-    ),
-    (
-        "segfault_native.toml",
-        include_str!("../../rules/segfault_native.toml"),
-    ),
-    (
-        "shm_exhausted.toml",
-        include_str!("../../rules/shm_exhausted.toml"),
-    ),
-    (
-        "too_many_open_files.toml",
-        include_str!("../../rules/too_many_open_files.toml"),
-    ),
-];
+/// The rule files shipped in the binary, (file name, its TOML), sorted by name: every `*.toml`
+/// in `rules/`, listed by `build.rs`, so a new built-in rule file is that file alone.
+pub static BUILTIN: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/builtin_rules.rs"));
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
