@@ -519,124 +519,105 @@ macro_rules! vocabulary {
 }
 pub(crate) use vocabulary;
 
-vocabulary! {
-    /// The fixed category vocabulary (docs/categories.md). A new category is added to that
-    /// table and here together, with its action class and meaning below; `tests/docs.rs`
-    /// checks that the two agree.
-    Category {
-        ShmExhausted = "shm_exhausted",
-        HostOom = "host_oom",
-        GpuOom = "gpu_oom",
-        NcclTimeout = "nccl_timeout",
-        CollectiveMismatch = "collective_mismatch",
-        NcclNetwork = "nccl_network",
-        GpuHardwareXid = "gpu_hardware_xid",
-        EccError = "ecc_error",
-        CudaIllegalAccess = "cuda_illegal_access",
-        DeviceSideAssert = "device_side_assert",
-        CudaDriverMismatch = "cuda_driver_mismatch",
-        DiskFull = "disk_full",
-        TooManyOpenFiles = "too_many_open_files",
-        MemlockLimit = "memlock_limit",
-        PortInUse = "port_in_use",
-        RendezvousFailure = "rendezvous_failure",
-        DataloaderWorkerCrash = "dataloader_worker_crash",
-        SegfaultNative = "segfault_native",
-        LossScaleOverflow = "loss_scale_overflow",
-        NanLoss = "nan_loss",
-        ConfigError = "config_error",
-        PreemptedOrTimeLimit = "preempted_or_time_limit",
-        CheckpointError = "checkpoint_error",
-        PythonException = "python_exception",
-        Other = "other",
-    }
+/// A closed vocabulary whose every value also carries its action class and what it means.
+/// Used once, for `Category`: its rows are the one place a category is described in code.
+macro_rules! categories {
+    ($(#[$m:meta])* $name:ident { $($v:ident = $s:literal, $action:ident, $meaning:literal;)+ }) => {
+        vocabulary! {
+            $(#[$m])*
+            $name { $($v = $s,)+ }
+        }
+
+        impl $name {
+            /// The category's action class (docs/categories.md's `action` column).
+            pub fn action(self) -> Action {
+                match self {
+                    $($name::$v => Action::$action,)+
+                }
+            }
+
+            /// What failed, in one line (docs/categories.md's `what failed` column).
+            pub fn meaning(self) -> &'static str {
+                match self {
+                    $($name::$v => $meaning,)+
+                }
+            }
+        }
+    };
 }
 
-impl Category {
-    /// The category's action class (docs/categories.md's table).
-    pub fn action(self) -> Action {
-        match self {
-            Category::ShmExhausted => Action::FixConfig,
-            Category::HostOom => Action::FixConfig,
-            Category::GpuOom => Action::FixConfig,
-            Category::NcclTimeout => Action::RetryOrInvestigate,
-            Category::CollectiveMismatch => Action::FixCode,
-            Category::NcclNetwork => Action::RetryElsewhere,
-            Category::GpuHardwareXid => Action::ReplaceHardware,
-            Category::EccError => Action::ReplaceHardware,
-            Category::CudaIllegalAccess => Action::FixCode,
-            Category::DeviceSideAssert => Action::FixCode,
-            Category::CudaDriverMismatch => Action::FixEnvironment,
-            Category::DiskFull => Action::FixConfig,
-            Category::TooManyOpenFiles => Action::FixConfig,
-            Category::MemlockLimit => Action::FixConfig,
-            Category::PortInUse => Action::FixConfig,
-            Category::RendezvousFailure => Action::FixConfig,
-            Category::DataloaderWorkerCrash => Action::Investigate,
-            Category::SegfaultNative => Action::FixCode,
-            Category::LossScaleOverflow => Action::FixConfig,
-            Category::NanLoss => Action::FixConfig,
-            Category::ConfigError => Action::FixConfig,
-            Category::PreemptedOrTimeLimit => Action::Retry,
-            Category::CheckpointError => Action::FixConfig,
-            Category::PythonException => Action::FixCode,
-            Category::Other => Action::Investigate,
-        }
-    }
-
-    /// What the category means, in one line.
-    pub fn meaning(self) -> &'static str {
-        match self {
-            Category::ShmExhausted => {
-                "/dev/shm (or the IPC namespace's shared memory) too small or full"
-            }
-            Category::HostOom => "host or cgroup/container memory limit hit",
-            Category::GpuOom => "CUDA / accelerator out of memory",
-            Category::NcclTimeout => {
-                "a collective did not finish in time (watchdog); usually a symptom"
-            }
-            Category::CollectiveMismatch => {
-                "ranks called different collectives, or the same one with different sizes or order"
-            }
-            Category::NcclNetwork => "NCCL/IB/RoCE/socket transport errors",
-            Category::GpuHardwareXid => {
-                "NVIDIA Xid events: GPU fell off the bus, NVLink errors, GSP errors"
-            }
-            Category::EccError => "uncorrectable ECC / HBM errors, row-remap failures",
-            Category::CudaIllegalAccess => {
-                "illegal memory access, misaligned address, unspecified launch failure"
-            }
-            Category::DeviceSideAssert => {
-                "device-side assertion (index out of range in embedding/loss, …)"
-            }
-            Category::CudaDriverMismatch => {
-                "driver too old for the CUDA runtime, no kernel image, library not found"
-            }
-            Category::DiskFull => {
-                "no space left on the disk (checkpoint/cache writes); not /dev/shm"
-            }
-            Category::TooManyOpenFiles => "EMFILE / file-descriptor limit",
-            Category::MemlockLimit => "locked-memory ulimit too low for RDMA registration",
-            Category::PortInUse => "rendezvous / master port already in use",
-            Category::RendezvousFailure => {
-                "workers could not rendezvous: master unreachable, timeout, wrong address"
-            }
-            Category::DataloaderWorkerCrash => "a DataLoader worker died and nothing explains why",
-            Category::SegfaultNative => {
-                "SIGSEGV/SIGABRT in native code (extension, driver library)"
-            }
-            Category::LossScaleOverflow => "fp16 loss scale collapsed",
-            Category::NanLoss => "loss became NaN/inf and the run stopped on it",
-            Category::ConfigError => "invalid launch/training configuration",
-            Category::PreemptedOrTimeLimit => {
-                "killed by the scheduler: time limit, preemption, eviction, SIGTERM"
-            }
-            Category::CheckpointError => {
-                "checkpoint missing, corrupt, or incompatible at load or save"
-            }
-            Category::PythonException => "an ordinary Python exception in user code",
-            Category::Other => "a failure that matches none of the above",
-        }
+categories! {
+    /// The fixed category vocabulary (docs/categories.md): one row per category, its spelling,
+    /// its action class and what failed. `tests/docs.rs` checks each row against the table's.
+    Category {
+        ShmExhausted = "shm_exhausted", FixConfig,
+            "shared memory (`/dev/shm`, or the IPC namespace's) was too small or filled up: \
+             DataLoader workers killed by SIGBUS, NCCL or UCX unable to create their shared \
+             segments, `SemLock` failing with ENOSPC";
+        HostOom = "host_oom", FixConfig,
+            "the host's or the container's memory ran out: the kernel OOM killer, a cgroup \
+             `oom_kill`, Kubernetes `OOMKilled`, a rank ending with status 137";
+        GpuOom = "gpu_oom", FixConfig,
+            "the GPU (or another accelerator) had no memory left for an allocation";
+        NcclTimeout = "nccl_timeout", RetryOrInvestigate,
+            "a collective operation did not complete before the watchdog's timeout; most often \
+             the consequence of one rank failing first";
+        CollectiveMismatch = "collective_mismatch", FixCode,
+            "the ranks disagreed on the collective they were running (a different operation, size \
+             or order, typically from a collective inside a rank-dependent branch); timeouts \
+             follow";
+        NcclNetwork = "nccl_network", RetryElsewhere,
+            "NCCL's transport failed: InfiniBand/RoCE or socket errors, connections reset by a \
+             peer, remote-side errors";
+        GpuHardwareXid = "gpu_hardware_xid", ReplaceHardware,
+            "the NVIDIA driver reported an Xid event naming the hardware: a GPU fallen off the \
+             bus, NVLink errors, GSP firmware errors";
+        EccError = "ecc_error", ReplaceHardware,
+            "uncorrectable ECC or HBM memory errors on the GPU, or a failed row remapping";
+        CudaIllegalAccess = "cuda_illegal_access", FixCode,
+            "a kernel accessed memory it must not: illegal address, misaligned address, \
+             unspecified launch failure";
+        DeviceSideAssert = "device_side_assert", FixCode,
+            "an assertion inside a GPU kernel fired, typically an index out of range in an \
+             embedding or a loss";
+        CudaDriverMismatch = "cuda_driver_mismatch", FixEnvironment,
+            "the CUDA runtime and the machine do not fit: a driver older than the runtime needs, \
+             no kernel image built for this GPU, a CUDA library not found";
+        DiskFull = "disk_full", FixConfig,
+            "a disk (not `/dev/shm`) had no space left, usually while writing a checkpoint or a \
+             cache";
+        TooManyOpenFiles = "too_many_open_files", FixConfig,
+            "the process hit its file-descriptor limit (EMFILE)";
+        MemlockLimit = "memlock_limit", FixConfig,
+            "the locked-memory limit was too low for RDMA memory registration";
+        PortInUse = "port_in_use", FixConfig,
+            "the rendezvous or master port was already taken on the host";
+        RendezvousFailure = "rendezvous_failure", FixConfig,
+            "the workers never assembled: the master could not be reached, was given the wrong \
+             address, or the rendezvous timed out";
+        DataloaderWorkerCrash = "dataloader_worker_crash", Investigate,
+            "a DataLoader worker died and the inputs do not say why (when shared memory or the \
+             OOM killer explains it, that category is reported instead)";
+        SegfaultNative = "segfault_native", FixCode,
+            "a native crash (SIGSEGV or SIGABRT) in compiled code: an extension, a driver \
+             library, the interpreter";
+        LossScaleOverflow = "loss_scale_overflow", FixConfig,
+            "fp16 dynamic loss scaling collapsed to its minimum and training could not go on";
+        NanLoss = "nan_loss", FixConfig,
+            "the loss became NaN or infinite and the run stopped because of it";
+        ConfigError = "config_error", FixConfig,
+            "the launch or training configuration is invalid: batch sizes that do not multiply \
+             out, missing arguments, a malformed config file";
+        PreemptedOrTimeLimit = "preempted_or_time_limit", Retry,
+            "the scheduler ended the run: a time limit, a preemption, an eviction, a SIGTERM from \
+             outside";
+        CheckpointError = "checkpoint_error", FixConfig,
+            "a checkpoint was missing, corrupt or incompatible when loaded, or could not be saved";
+        PythonException = "python_exception", FixCode,
+            "an ordinary Python exception in the user's code that none of the categories above \
+             explains";
+        Other = "other", Investigate,
+            "a failure that fits none of the categories above";
     }
 }
 
