@@ -52,6 +52,7 @@ pub fn window(lit: &[u8]) -> Option<&[u8]> {
 }
 
 /// Every literal whose window the build found, with that window (for tests).
+#[cfg(test)]
 pub fn windows() -> impl Iterator<Item = (&'static [u8], &'static [u8])> {
     generated::WINDOWS
         .iter()
@@ -59,6 +60,7 @@ pub fn windows() -> impl Iterator<Item = (&'static [u8], &'static [u8])> {
 }
 
 /// Every prepared regex with its row (for tests).
+#[cfg(test)]
 pub fn regexes() -> impl Iterator<Item = (&'static str, Option<Vec<Lit>>, Vec<String>)> {
     generated::REGEXES.iter().map(|(s, _, _)| {
         let (l, n) = regex(s).expect("a row of the table");
