@@ -4,11 +4,11 @@
 //! finished `Report` (never re-reads logs) and returns data; `report` renders it. A history
 //! problem is an error value for the caller to print beside the diagnosis, never a panic.
 
-pub mod backend;
+pub(crate) mod backend;
 pub mod command;
-pub mod fleet;
+pub(crate) mod fleet;
 pub mod record;
-pub mod schema;
+pub(crate) mod schema;
 pub mod stats;
 
 pub use backend::{HistoryError, Result};

@@ -181,12 +181,8 @@ fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-/// `Seen 14 times since 2026-10-02 on 6 hosts (last: 3 h ago, node17). Team note: "…" (alice, 2026-10-03)`
-pub fn seen_line(s: &Seen) -> String {
-    seen_line_in(s, crate::model::Lang::En)
-}
-
-/// [`seen_line`] in `lang`.
+/// `Seen 14 times since 2026-10-02 on 6 hosts (last: 3 h ago, node17). Team note: "…" (alice,
+/// 2026-10-03)`, in `lang`.
 pub fn seen_line_in(s: &Seen, lang: crate::model::Lang) -> String {
     let zh = lang == crate::model::Lang::Zh;
     let others: Vec<_> = s

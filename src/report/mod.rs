@@ -3,21 +3,21 @@
 //! output formats (`format`), and the triage view. The only
 //! module that formats output; it decides nothing (that is `correlate`) and never sees a regex.
 
-pub mod diff;
-pub mod facts;
+pub(crate) mod diff;
+pub(crate) mod facts;
 pub mod format;
 pub mod github;
-pub mod history;
+pub(crate) mod history;
 pub mod html;
-pub mod i18n;
-pub mod json;
+pub(crate) mod i18n;
+pub(crate) mod json;
 pub mod junit;
 pub mod markdown;
-pub mod progress;
-pub mod rules;
-pub mod table;
+pub(crate) mod progress;
+pub(crate) mod rules;
+pub(crate) mod table;
 pub mod terminal;
-pub mod timeline;
+pub(crate) mod timeline;
 pub mod triage;
 
 use crate::analyze::{Analysis, CoreReport, InputInfo};

@@ -572,8 +572,9 @@ pub fn yaml_config(text: &str) -> Option<Vec<Fact>> {
         .then_some(out)
 }
 
-/// Read one log text through the parser (tests, and callers holding a whole text).
-pub fn parse_log(text: &str) -> TrainLog {
+/// Read one log text through the parser (for tests).
+#[cfg(test)]
+pub(crate) fn parse_log(text: &str) -> TrainLog {
     let mut p = TrainLogParser::default();
     for (i, l) in text.lines().enumerate() {
         p.line(i as u64 + 1, l.strip_suffix('\r').unwrap_or(l));
