@@ -177,6 +177,12 @@ pub static DERIVED: &[Derived] = &[
         compute: shm_size_bytes,
     },
     Derived {
+        name: "derive.short_pg_timeout",
+        unit: Unit::Text,
+        doc: "the process group's timeout in seconds when the watchdog's `Timeout(ms)` is five minutes or less (a busy rank reported as a timeout)",
+        compute: short_pg_timeout,
+    },
+    Derived {
         name: "derive.short_time_request",
         unit: Unit::Text,
         doc: "only for a time-limit cancel whose batch script asked for under five minutes: the request read as Slurm reads it, and a real one",
@@ -695,6 +701,25 @@ pub(crate) const STARTUP_COLLECTIVES: u64 = 8;
 fn startup_collective(ctx: &DeriveCtx) -> Option<String> {
     let seq: u64 = ctx.capture("seq")?.trim().parse().ok()?;
     (seq <= STARTUP_COLLECTIVES).then(|| seq.to_string())
+}
+
+/// A process-group timeout this short or shorter was set on purpose (PyTorch's defaults are 10
+/// and 30 minutes), and ordinary one-rank work outlasts it.
+const SHORT_PG_TIMEOUT_MS: u64 = 300_000;
+
+/// The watchdog's `Timeout(ms)` (capture `timeout_ms`) in seconds, when the process group was
+/// given a timeout of five minutes or less: a rank busy with a checkpoint load or a rank-0
+/// validation is then reported as a timeout although it was on its way.
+fn short_pg_timeout(ctx: &DeriveCtx) -> Option<String> {
+    let ms: u64 = ctx.capture("timeout_ms")?.trim().parse().ok()?;
+    (ms > 0 && ms <= SHORT_PG_TIMEOUT_MS).then(|| {
+        let secs = ms as f64 / 1000.0;
+        if secs.fract() == 0.0 {
+            format!("{secs:.0}")
+        } else {
+            format!("{secs:.1}")
+        }
+    })
 }
 
 /// One traceback frame of a cited line: the file and the function, in CPython's
@@ -1914,6 +1939,27 @@ mod tests {
             load.unwrap()
                 .starts_with("调低推理引擎的 `gpu_memory_utilization`")
         );
+    }
+
+    #[test]
+    fn only_a_timeout_of_minutes_or_less_is_short() {
+        let s = FactSet::new();
+        let at = |ms: &str| {
+            let caps = [("timeout_ms".to_string(), ms.to_string())];
+            short_pg_timeout(&DeriveCtx {
+                facts: &s,
+                captures: &caps,
+                lines: &[],
+                lang: Lang::En,
+            })
+        };
+        assert_eq!(at("60000").as_deref(), Some("60"));
+        assert_eq!(at("1500").as_deref(), Some("1.5"));
+        assert_eq!(at("300000").as_deref(), Some("300"));
+        assert_eq!(at("600000"), None);
+        assert_eq!(at("1800000"), None);
+        assert_eq!(at("0"), None);
+        assert_eq!(at("x"), None);
     }
 
     #[test]
