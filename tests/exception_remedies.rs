@@ -217,6 +217,56 @@ fn an_error_inside_a_library_with_a_none_says_pin_it() {
 }
 
 #[test]
+fn a_broken_invariant_inside_a_library_says_update_or_pin_it() {
+    // A bare assert and a state error raised by an installed engine's own innermost frames,
+    // under the user's call: its release is the step, in the first sentence.
+    let engine = |exc: &str| {
+        first(&tb(
+            &[
+                ("/work/serve/run.py", 40, "main"),
+                (
+                    &format!("{SITE}/gengine/core/scheduler.py"),
+                    310,
+                    "schedule",
+                ),
+                (&format!("{SITE}/gengine/core/blocks.py"), 77, "allocate"),
+            ],
+            exc,
+        ))
+        .1
+    };
+    for exc in [
+        "AssertionError",
+        "RuntimeError: no block table for this request",
+        "KeyError: 'req-17'",
+        "NotImplementedError",
+    ] {
+        let s = engine(exc);
+        assert!(
+            s.starts_with("Update gengine to a release with the fix, or pin gengine"),
+            "{exc}: {s}"
+        );
+    }
+    // A value the library refuses points at what it was given, not at its release.
+    let refused = engine("ValueError: block_size must be a power of two");
+    assert!(!refused.contains("pin gengine"), "{refused}");
+    // Raised in the user's own frame beneath the library: the user's line.
+    let own = first(&tb(
+        &[
+            (
+                &format!("{SITE}/gengine/core/scheduler.py"),
+                310,
+                "schedule",
+            ),
+            ("/work/serve/hooks.py", 12, "on_step"),
+        ],
+        "AssertionError",
+    ))
+    .1;
+    assert!(!own.contains("pin gengine"), "{own}");
+}
+
+#[test]
 fn a_message_without_a_named_remedy_keeps_the_location_fix() {
     let (_, s) = first(&tb(
         &[

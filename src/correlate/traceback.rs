@@ -1306,13 +1306,29 @@ fn api_skew(r: &Raised<'_>) -> Option<Remedy> {
     None
 }
 
-/// A type error raised inside a library's own frames, with no frame of the caller's code:
-/// the library's own code failed (a regression or a version clash with its caller).
+/// Exceptions that, raised by an installed library's own innermost frames, say its code failed
+/// rather than that it refused what it was given: a call or attribute that does not fit
+/// (`TypeError`, `AttributeError`), a broken invariant (a bare `assert`, a missing key), a path
+/// the library has not implemented for this platform or caller, a state it cannot go on from
+/// (`RuntimeError` raised by its Python code; torch's own are left to their rules). Not
+/// `ValueError`: a library refusing a value it was given points at the caller.
+const OWN_CODE_FAILED: &[&str] = &[
+    "TypeError",
+    "AttributeError",
+    "AssertionError",
+    "KeyError",
+    "NotImplementedError",
+    "RuntimeError",
+];
+
+/// An exception of [`OWN_CODE_FAILED`] raised inside a library's own frames (its two innermost):
+/// the library's own code failed (a regression or a version clash with its caller), so the
+/// step is that library's release.
 fn library_own_code(r: &Raised<'_>) -> Option<Remedy> {
     let Raised {
         tb, msg, inner_lib, ..
     } = r;
-    if matches!(tb.ty.as_str(), "TypeError" | "AttributeError")
+    if OWN_CODE_FAILED.contains(&tb.ty.as_str())
         && tb.frames.len() >= 2
         && let Some(lib) = library_of(tb)
         && inner_lib.as_deref() == Some(lib.as_str())
@@ -1326,12 +1342,12 @@ fn library_own_code(r: &Raised<'_>) -> Option<Remedy> {
     {
         return Some(Remedy {
             en: format!(
-                "{lib}'s own code failed (`{}: {}` inside it): this is usually a regression or a version clash between {lib} and the framework calling it — pin {lib} to the release that worked before, or upgrade to one with the fix.",
+                "Update {lib} to a release with the fix, or pin {lib} to the release that worked before: its own code failed (`{}: {}` inside it), which is usually a regression or a version clash between {lib} and the framework calling it.",
                 tb.ty,
                 clip(msg)
             ),
             zh: format!(
-                "{lib} 自己的代码出错了（其内部的 `{}: {}`）：通常是回归问题，或 {lib} 与调用它的框架版本不匹配——把 {lib} 固定到之前能用的版本，或者升级到带修复的版本。",
+                "把 {lib} 升级到带修复的版本，或者固定到之前能用的版本：{lib} 自己的代码出错了（其内部的 `{}: {}`），通常是回归问题，或 {lib} 与调用它的框架版本不匹配。",
                 tb.ty,
                 clip(msg)
             ),

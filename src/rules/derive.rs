@@ -95,7 +95,7 @@ pub static DERIVED: &[Derived] = &[
     Derived {
         name: "derive.gpu_oom_phase",
         unit: Unit::Text,
-        doc: "the step for a CUDA OOM whose traceback frames name its phase (a VAE's encode/decode: tiling; the evaluation loop gathering outputs: eval_accumulation_steps)",
+        doc: "the step for a CUDA OOM whose traceback frames name its phase (a VAE's encode/decode: tiling; the evaluation loop: the eval batch, eval_accumulation_steps; the optimizer step: ZeRO-3/offload; FSDP/ZeRO wrapping: LoRA/offload; an inference engine starting: gpu_memory_utilization; a save: gather on the CPU)",
         compute: gpu_oom_phase,
     },
     Derived {
@@ -175,6 +175,12 @@ pub static DERIVED: &[Derived] = &[
         unit: Unit::Bytes,
         doc: "recommended /dev/shm size: observed peak plus margin, else a safe default, capped by host memory",
         compute: shm_size_bytes,
+    },
+    Derived {
+        name: "derive.short_pg_timeout",
+        unit: Unit::Text,
+        doc: "the process group's timeout in seconds when the watchdog's `Timeout(ms)` is five minutes or less (a busy rank reported as a timeout)",
+        compute: short_pg_timeout,
     },
     Derived {
         name: "derive.short_time_request",
@@ -697,6 +703,25 @@ fn startup_collective(ctx: &DeriveCtx) -> Option<String> {
     (seq <= STARTUP_COLLECTIVES).then(|| seq.to_string())
 }
 
+/// A process-group timeout this short or shorter was set on purpose (PyTorch's defaults are 10
+/// and 30 minutes), and ordinary one-rank work outlasts it.
+const SHORT_PG_TIMEOUT_MS: u64 = 300_000;
+
+/// The watchdog's `Timeout(ms)` (capture `timeout_ms`) in seconds, when the process group was
+/// given a timeout of five minutes or less: a rank busy with a checkpoint load or a rank-0
+/// validation is then reported as a timeout although it was on its way.
+fn short_pg_timeout(ctx: &DeriveCtx) -> Option<String> {
+    let ms: u64 = ctx.capture("timeout_ms")?.trim().parse().ok()?;
+    (ms > 0 && ms <= SHORT_PG_TIMEOUT_MS).then(|| {
+        let secs = ms as f64 / 1000.0;
+        if secs.fract() == 0.0 {
+            format!("{secs:.0}")
+        } else {
+            format!("{secs:.1}")
+        }
+    })
+}
+
 /// One traceback frame of a cited line: the file and the function, in CPython's
 /// `File "path", line N, in func` and IPython's `File path:N, in Class.func(args)` shapes.
 fn frame_of(line: &str) -> Option<(&str, &str)> {
@@ -730,6 +755,10 @@ fn frame_of(line: &str) -> Option<(&str, &str)> {
 fn gpu_oom_phase(ctx: &DeriveCtx) -> Option<String> {
     let frames: Vec<(&str, &str)> = ctx.lines.iter().filter_map(|l| frame_of(l)).collect();
     let zh = ctx.zh();
+    // vLLM's own line for running out while loading the weights: the engine's start-up.
+    if ctx.capture("engine_load_oom").is_some() {
+        return Some(engine_start_oom(zh));
+    }
     let vae = frames.iter().any(|(path, func)| {
         let p = path.to_ascii_lowercase();
         (p.contains("autoencoder") || p.contains("/vae"))
@@ -755,7 +784,7 @@ fn gpu_oom_phase(ctx: &DeriveCtx) -> Option<String> {
     let inner = frames
         .iter()
         .rev()
-        .find(|(path, _)| !path.contains("/torch/"))?;
+        .find(|(path, _)| !path.contains("/torch/"));
     if let Some(func) = frames.iter().find_map(own_evaluation) {
         return Some(if zh {
             format!(
@@ -767,11 +796,127 @@ fn gpu_oom_phase(ctx: &DeriveCtx) -> Option<String> {
             )
         });
     }
-    if gather(inner.1) {
+    if inner.is_some_and(|(_, f)| gather(f)) {
         return Some(if zh {
             "设置 `eval_accumulation_steps`（比如 8），让 Trainer 每 N 步把评估时收集的预测搬到 CPU，而不是全部留在 GPU 上（或者传 `preprocess_logits_for_metrics` 只保留 argmax 的 id）：显存不够发生在评估循环拼接输出的时候，减小训练 batch 解决不了。".into()
         } else {
             "Set `eval_accumulation_steps` (e.g. 8) so the Trainer moves the predictions it gathers during evaluation to the CPU every N steps instead of keeping them all on the GPU (or pass `preprocess_logits_for_metrics` to keep only the argmax ids): the OOM is in the evaluation loop's concatenation of outputs, which a smaller training batch does not shrink.".into()
+        });
+    }
+    oom_step_phase(&frames, zh)
+}
+
+/// An inference engine ran out while starting: its reserved share is the lever.
+fn engine_start_oom(zh: bool) -> String {
+    if zh {
+        "调低推理引擎的 `gpu_memory_utilization`（它在每张卡上预留的份额），或者给引擎单独一张卡；引擎单独运行时再降低 `max_num_seqs` / `max_model_len`：显存不够发生在引擎启动时（加载权重、试跑一次来确定 KV cache 大小），这时引擎预留的份额加上卡上已有的占用（同卡的训练进程、另一个引擎）超过了整张卡，训练的 batch 改变不了它。".into()
+    } else {
+        "Lower the inference engine's `gpu_memory_utilization` (the share of each card it reserves) or give the engine a GPU of its own, and lower `max_num_seqs` / `max_model_len` if it runs alone: the OOM is raised while the engine starts (loading its weights and profiling a forward to size its KV cache), where its reserved share plus what else holds the card (training on the same GPU, another engine) exceeds it; the training batch does not change that.".into()
+    }
+}
+
+/// The step a CUDA OOM's phase names, for the phases past the model's training forward and
+/// backward, each with a lever of its own (issue 29, item 5), read from the frames' files and
+/// functions — the optimizer step, the wrapping and the save count only when no layer's
+/// forward or a backward runs inside them (Lightning runs the forward in the step's closure):
+/// a serving engine sizing or loading itself (its memory share), the optimizer step (its
+/// states: shard or offload them), FSDP/ZeRO wrapping the model before the first step (the
+/// model's states do not fit: fewer trained parameters or offload), a checkpoint save
+/// gathering the state dict (gather it on the CPU), a framework's evaluation loop (the eval
+/// batch and the outputs it keeps).
+fn oom_step_phase(frames: &[(&str, &str)], zh: bool) -> Option<String> {
+    // The frames inside the phase's frame must not be a layer's forward or a backward: an
+    // OOM there is the batch's activations, whatever called the layer.
+    let innermost = |i: usize| {
+        !frames[i + 1..].iter().any(|(p, f)| {
+            *f == "forward"
+                || f.contains("backward")
+                || f.contains("closure")
+                || *f == "_call_impl"
+                || *f == "training_step"
+                || p.contains("/nn/modules/")
+        })
+    };
+    // An engine's start-up and an evaluation loop run the model's forward inside them: their
+    // phase holds whatever runs within.
+    let phase = |hit: &dyn Fn(&str, &str) -> bool, within: bool| {
+        frames
+            .iter()
+            .position(|(p, f)| hit(&p.replace('\\', "/").to_ascii_lowercase(), f))
+            .is_some_and(|i| within || innermost(i))
+    };
+    let engine = |p: &str, f: &str| {
+        (p.contains("/vllm/") || p.contains("/sglang/"))
+            && matches!(
+                f,
+                "determine_num_available_blocks"
+                    | "determine_available_memory"
+                    | "profile_run"
+                    | "_initialize_kv_caches"
+                    | "initialize_cache"
+                    | "load_model"
+            )
+    };
+    let optimizer = |p: &str, f: &str| {
+        (f == "optimizer_step"
+            || (matches!(f, "step" | "_init_group")
+                && (p.contains("/optim/") || p.contains("optimizer") || p.contains("adam"))))
+            && !p.contains("lightning")
+    };
+    let wrap = |p: &str, f: &str| {
+        (p.contains("/fsdp/") && (f.starts_with("_init") || f == "__init__" || f == "_get_shard"))
+            || (p.contains("partition_parameters")
+                && matches!(
+                    f,
+                    "_post_init_method" | "_convert_to_deepspeed_param" | "_zero_init_param"
+                ))
+    };
+    let save = |_: &str, f: &str| {
+        f.split('_').any(|w| w == "save") || matches!(f, "state_dict" | "full_state_dict")
+    };
+    let eval_loop = |p: &str, f: &str| {
+        (p.contains("-packages/") || p.contains("lightning"))
+            && matches!(
+                f,
+                "evaluation_loop"
+                    | "prediction_loop"
+                    | "evaluation_step"
+                    | "_evaluation_step"
+                    | "validation_loop"
+                    | "run_evaluation"
+                    | "_run_evaluate"
+                    | "predict_loop"
+            )
+    };
+    if phase(&engine, true) {
+        return Some(engine_start_oom(zh));
+    }
+    if phase(&optimizer, false) {
+        return Some(if zh {
+            "把优化器状态切分到各张卡上（DeepSpeed ZeRO stage 3 或 FSDP），或者把优化器 offload 到 CPU（DeepSpeed `offload_optimizer`），或者换 8-bit 优化器：显存不够发生在优化器的 step 里，Adam 在第一步为每个参数分配两份 fp32 状态，它们随参数量增长，减小 batch 省不下来。".into()
+        } else {
+            "Shard the optimizer states across the GPUs (DeepSpeed ZeRO stage 3, or FSDP) or offload the optimizer to the CPU (DeepSpeed `offload_optimizer`), or use an 8-bit optimizer: the OOM is raised in the optimizer step, where Adam allocates two fp32 states per parameter on the first step; they grow with the parameters trained, not with the batch.".into()
+        });
+    }
+    if phase(&wrap, false) {
+        return Some(if zh {
+            "减少要训练的参数（LoRA 或其他 PEFT 方法），或者把参数和优化器状态 offload 到 CPU（FSDP `cpu_offload`、ZeRO-3 offload），或者用更多、更大的 GPU：显存不够发生在 FSDP/ZeRO 切分模型的时候，第一步还没开始，全量模型的状态在这些卡上放不下，任何 batch 设置都没用。".into()
+        } else {
+            "Train fewer parameters (LoRA or another parameter-efficient method), offload parameters and optimizer states to the CPU (FSDP `cpu_offload`, ZeRO-3 offload), or use more or larger GPUs: the OOM is raised while FSDP or ZeRO shards the model, before the first step, so the full model's states do not fit on these cards whatever the batch.".into()
+        });
+    }
+    if phase(&save, false) {
+        return Some(if zh {
+            "在 CPU 上收集要保存的 state dict：显存不够发生在保存 checkpoint 时收集 state dict 的过程中，而不是训练的某一步——FSDP 用 full state dict 时设 `FullStateDictConfig(offload_to_cpu=True, rank0_only=True)`，或者改存分片的 state dict（`SHARDED_STATE_DICT`）；其他情况先把张量搬到 CPU 再保存。".into()
+        } else {
+            "Gather the state dict on the CPU for the save: the OOM is raised while a checkpoint's state dict is collected, not in a training step — with FSDP's full state dict set `FullStateDictConfig(offload_to_cpu=True, rank0_only=True)` or save a sharded one (`SHARDED_STATE_DICT`); otherwise move the tensors to the CPU before saving.".into()
+        });
+    }
+    if phase(&eval_loop, true) {
+        return Some(if zh {
+            "降低评估的 batch（`per_device_eval_batch_size`）或生成长度，并在收集预测时把它们搬到 CPU（HF Trainer 的 `eval_accumulation_steps`，或者在每个评估 step 的输出上调用 `.cpu()`）：显存不够发生在评估循环里，它的 batch 和留下的输出都不由训练 batch 决定。".into()
+        } else {
+            "Lower the evaluation batch (`per_device_eval_batch_size`) or the generation length, and move the predictions to the CPU as they are gathered (HF Trainer's `eval_accumulation_steps`, or `.cpu()` on each evaluation step's outputs): the OOM is raised in the evaluation loop, whose batch and kept outputs the training batch does not set.".into()
         });
     }
     None
@@ -1675,7 +1820,11 @@ mod tests {
             "  File \"/env/site-packages/transformers/models/llama/modeling_llama.py\", line 300, in forward",
             "  File \"/env/site-packages/torch/nn/modules/linear.py\", line 125, in forward",
         ]);
-        assert_eq!(in_layer, None);
+        assert!(
+            in_layer
+                .unwrap()
+                .starts_with("Lower the evaluation batch (`per_device_eval_batch_size`)")
+        );
         assert_eq!(phase(&["  File \"train.py\", line 9, in step"]), None);
         // The user's own evaluation function keeps graphs unless it runs without gradients.
         let own = phase(&["  File \"train.py\", line 282, in validate"]);
@@ -1697,6 +1846,120 @@ mod tests {
             None
         );
         assert_eq!(phase(&[]), None);
+    }
+
+    #[test]
+    fn a_gpu_ooms_phase_past_the_forward_names_its_own_lever() {
+        let s = FactSet::new();
+        let phase = |lines: &[&str]| {
+            gpu_oom_phase(&DeriveCtx {
+                facts: &s,
+                captures: &[],
+                lines,
+                lang: Lang::En,
+            })
+        };
+        let starts = |lines: &[&str], with: &str| {
+            let got = phase(lines);
+            assert!(
+                got.as_deref().is_some_and(|g| g.starts_with(with)),
+                "{lines:?}: {got:?}"
+            );
+        };
+        // The optimizer's first step allocates its states.
+        starts(
+            &[
+                "  File \"/srv/run/train.py\", line 50, in main",
+                "  File \"/env/site-packages/accelerate/optimizer.py\", line 170, in step",
+                "  File \"/env/site-packages/torch/optim/adam.py\", line 166, in step",
+                "  File \"/env/site-packages/torch/optim/adam.py\", line 120, in _init_group",
+            ],
+            "Shard the optimizer states",
+        );
+        // Lightning runs the forward inside the optimizer step's closure: that is the batch.
+        assert_eq!(
+            phase(&[
+                "  File \"/env/site-packages/pytorch_lightning/core/module.py\", line 1300, in optimizer_step",
+                "  File \"/env/site-packages/torch/optim/sgd.py\", line 70, in step",
+                "  File \"/env/site-packages/pytorch_lightning/loops/optimization/automatic.py\", line 140, in closure",
+                "  File \"/srv/net/model.py\", line 33, in training_step",
+                "  File \"/env/site-packages/torch/nn/modules/conv.py\", line 450, in forward",
+            ]),
+            None
+        );
+        // FSDP sharding the model before any step: the states do not fit.
+        starts(
+            &[
+                "[rank0]:   File \"/env/site-packages/accelerate/accelerator.py\", line 1500, in prepare_model",
+                "[rank0]:   File \"/env/site-packages/torch/distributed/fsdp/_init_utils.py\", line 600, in _init_param_handle_from_module",
+                "[rank0]:   File \"/env/site-packages/torch/distributed/fsdp/_flat_param.py\", line 900, in _get_shard",
+            ],
+            "Train fewer parameters (LoRA",
+        );
+        // The engine sizing its cache at start-up.
+        starts(
+            &[
+                "  File \"/env/site-packages/vllm/worker/worker.py\", line 190, in determine_num_available_blocks",
+                "  File \"/env/site-packages/vllm/worker/model_runner.py\", line 1200, in profile_run",
+                "  File \"/env/site-packages/vllm/model_executor/models/qwen2.py\", line 300, in forward",
+            ],
+            "Lower the inference engine's `gpu_memory_utilization`",
+        );
+        // A save gathering its state dict.
+        starts(
+            &[
+                "  File \"sft.py\", line 120, in <module>",
+                "  File \"sft.py\", line 80, in save_full_model",
+            ],
+            "Gather the state dict on the CPU",
+        );
+        // A save that runs a forward is not the save's gathering; nor is the training loop.
+        assert_eq!(
+            phase(&[
+                "  File \"sft.py\", line 80, in save_samples",
+                "  File \"/env/site-packages/torch/nn/modules/module.py\", line 1500, in _call_impl",
+            ]),
+            None
+        );
+        assert_eq!(
+            phase(&[
+                "  File \"/env/site-packages/transformers/trainer.py\", line 2000, in _inner_training_loop"
+            ]),
+            None
+        );
+        // vLLM's own weight-load line, without frames.
+        let caps = [("engine_load_oom".to_string(), "x".to_string())];
+        let load = gpu_oom_phase(&DeriveCtx {
+            facts: &s,
+            captures: &caps,
+            lines: &[],
+            lang: Lang::Zh,
+        });
+        assert!(
+            load.unwrap()
+                .starts_with("调低推理引擎的 `gpu_memory_utilization`")
+        );
+    }
+
+    #[test]
+    fn only_a_timeout_of_minutes_or_less_is_short() {
+        let s = FactSet::new();
+        let at = |ms: &str| {
+            let caps = [("timeout_ms".to_string(), ms.to_string())];
+            short_pg_timeout(&DeriveCtx {
+                facts: &s,
+                captures: &caps,
+                lines: &[],
+                lang: Lang::En,
+            })
+        };
+        assert_eq!(at("60000").as_deref(), Some("60"));
+        assert_eq!(at("1500").as_deref(), Some("1.5"));
+        assert_eq!(at("300000").as_deref(), Some("300"));
+        assert_eq!(at("600000"), None);
+        assert_eq!(at("1800000"), None);
+        assert_eq!(at("0"), None);
+        assert_eq!(at("x"), None);
     }
 
     #[test]
