@@ -546,19 +546,15 @@ fn compile_file(
 /// A user regex compiled once at load to its Thompson NFA, under the scanner's size limit (what
 /// the regex crate's `size_limit` bounds), bytes and Unicode classes as the scanner compiles it
 /// (from the parse the lint made, `scan::literals::parse`); its size is charged to `budget`
-/// (with files compiling at once, an upper bound of it where that fits: `Budget::Shared`; the
-/// error's key is the caller's). One too large, alone or with those
+/// (with files compiling at once, an upper bound of it where that fits: `Budget::Shared`). One
+/// too large, alone or with those
 /// loaded before it, is a load error rather than a signature that silently never matches. The
 /// compiler's limit is what the budget has left, so a regex past the total stops compiling as
 /// soon as it passes it, and none is compiled once nothing is left: a file of many large
 /// regexes costs the total's worth of compiling, not each regex's. Only the NFA is built: the
 /// full regex waits for its first candidate line, so start-up does not pay for signatures a
 /// run never meets.
-fn charge_user_regex(
-    hir: &regex_syntax::hir::Hir,
-    _key: &str,
-    budget: &mut Budget,
-) -> Result<(), String> {
+fn charge_user_regex(hir: &regex_syntax::hir::Hir, budget: &mut Budget) -> Result<(), String> {
     use regex_automata::nfa::thompson;
     thread_local! {
         // One compiler for every rule: its UTF-8 state cache is large to set up and to drop,
@@ -858,8 +854,7 @@ fn compile_signatures(
                 .and_then(|hir| crate::scan::LazyRegex::from_hir(&s.regex, &hir).map(|r| (r, hir)))
                 .map_err(|e| e.to_string())
                 .and_then(|(ok, hir)| {
-                    let k = format!("rule {} {key}.regex", errs.who);
-                    charge_user_regex(&hir, &k, budget)?;
+                    charge_user_regex(&hir, budget)?;
                     Ok(ok)
                 })
         };
@@ -870,14 +865,14 @@ fn compile_signatures(
                 if !(s.weight > 0.0 && s.weight <= 1.0) {
                     errs.push(&format!("{key}.weight"), "must be in (0, 1]".into());
                 }
-                let preceded_by =
-                    s.preceded_by.as_deref().and_then(|p| {
-                        match compile_preceded_by(builtin, p, &key, budget, &errs.who) {
-                            Ok(r) => Some((r, s.within.unwrap_or(3).clamp(1, 50))),
-                            Err(e) => {
-                                errs.push(&format!("{key}.preceded_by"), e);
-                                None
-                            }
+                let preceded_by = s
+                    .preceded_by
+                    .as_deref()
+                    .and_then(|p| match compile_preceded_by(builtin, p, budget) {
+                        Ok(r) => Some((r, s.within.unwrap_or(3).clamp(1, 50))),
+                        Err(e) => {
+                            errs.push(&format!("{key}.preceded_by"), e);
+                            None
                         }
                     });
                 signatures.push(Signature {
@@ -902,9 +897,7 @@ fn compile_signatures(
 fn compile_preceded_by(
     builtin: bool,
     p: &str,
-    key: &str,
     budget: &mut Budget,
-    who: &str,
 ) -> Result<crate::scan::LazyRegex, String> {
     if builtin {
         crate::scan::LazyRegex::context(p).map_err(|e| e.to_string())
@@ -912,8 +905,7 @@ fn compile_preceded_by(
         crate::scan::literals::parse(p)
             .map_err(|e| e.to_string())
             .and_then(|hir| {
-                let k = format!("rule {who} {key}.preceded_by");
-                charge_user_regex(&hir, &k, budget)?;
+                charge_user_regex(&hir, budget)?;
                 Ok(crate::scan::LazyRegex::context_parsed(p))
             })
     }
@@ -1343,7 +1335,7 @@ mod loader_tests {
         let re = r"boom (?P<what>\w+) \w{60}";
         let mut left = usize::MAX;
         let hir = crate::scan::literals::parse(re).unwrap();
-        charge_user_regex(&hir, "-", &mut Budget::Left(&mut left)).unwrap();
+        charge_user_regex(&hir, &mut Budget::Left(&mut left)).unwrap();
         let each = usize::MAX - left;
         assert!(each < crate::limits::RULE_REGEX_BYTES && each > 0, "{each}");
         let n = crate::limits::RULE_REGEX_TOTAL_BYTES / each + 2;
@@ -1378,7 +1370,7 @@ mod loader_tests {
         let re = r"boom (?P<what>\w+) \w{60}";
         let mut left = usize::MAX;
         let hir = crate::scan::literals::parse(re).unwrap();
-        charge_user_regex(&hir, "-", &mut Budget::Left(&mut left)).unwrap();
+        charge_user_regex(&hir, &mut Budget::Left(&mut left)).unwrap();
         let each = usize::MAX - left;
         let fit = crate::limits::RULE_REGEX_TOTAL_BYTES / each;
         let n = fit + 100;
