@@ -345,8 +345,8 @@ fn load_builtin(rules: &mut Vec<Rule>, errors: &mut Vec<LoadError>) {
 /// The `--rules` files, in the order given, compiled in parallel, all drawing on the one total
 /// (`Budget::Shared`). When a regex finds the total short (the load is then sure to fail), they
 /// are loaded again one after another with exact sizes, so the errors are those of a load in
-/// order, the same whichever file got there first; that redo compiles at most the total's
-/// worth, as the parallel pass did.
+/// order, the same whichever file got there first. The parallel pass compiles at most the
+/// total and one regex a thread past it, the redo at most the total.
 fn load_user_files(
     files: &[std::path::PathBuf],
     rules: &mut Vec<Rule>,
@@ -570,13 +570,16 @@ fn charge_user_regex(hir: &regex_syntax::hir::Hir, budget: &mut Budget) -> Resul
         budget.run_out();
         return Err(over_total("nothing was left for this one"));
     }
-    let limit = crate::limits::RULE_REGEX_BYTES.min(left);
-    // Where an upper bound of its size fits, the regex is charged that and not compiled.
+    let mut limit = crate::limits::RULE_REGEX_BYTES.min(left);
     if let Budget::Shared(_) = budget {
+        // Where an upper bound of its size fits, the regex is charged that and not compiled.
         let bound = usize::try_from(nfa_bound::nfa_bytes_bound(hir)).unwrap_or(usize::MAX);
         if bound <= limit {
             return budget.charge(bound);
         }
+        // Else it compiles up to the per-regex cap whatever the other files have taken, so
+        // its own error never depends on how far they got: what is left decides at the charge.
+        limit = crate::limits::RULE_REGEX_BYTES;
     }
     let built = NFA.with(|c| {
         let mut c = c.borrow_mut();
