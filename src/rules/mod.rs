@@ -482,7 +482,7 @@ fn over_total(detail: &str) -> String {
     )
 }
 
-/// As `load_text`, the compiled size of its user regexes taken from (or recorded in) `budget`.
+/// As `load_text`, the compiled size of its user regexes charged to `budget`.
 fn load_text_within(
     origin: &str,
     text: &str,
@@ -1331,8 +1331,8 @@ mod loader_tests {
     }
 
     /// Many regexes each under the per-regex cap but together over the rule set's total: the
-    /// load fails with an error naming the file where the total was passed (the files are
-    /// compiled in parallel, the total charged in load order).
+    /// load fails with an error naming the file where the total was passed in load order
+    /// (the files compile in parallel on one shared total, then again in order once it is short).
     #[test]
     fn rule_regexes_over_the_total_budget_are_a_load_error_naming_the_file() {
         let re = r"boom (?P<what>\w+) \w{60}";
