@@ -1709,3 +1709,60 @@ fn a_checkpoint_of_many_tensors_is_told_from_its_list_head() {
         peak_few >> 20
     );
 }
+
+/// Several `--rules` files compile in parallel, all drawing on the one total of compiled regex
+/// bytes (audit round 3, F-17 follow-up): four files each alone within the total but together
+/// over it compile about a total's worth, not four. The load fails at the regex where the
+/// total is passed in load order (the second file), every regex of the files after it is
+/// refused without being compiled, and the errors are the same from run to run, whichever
+/// file's thread got there first.
+#[test]
+fn rule_files_compiling_at_once_share_one_total() {
+    let d = tempfile::tempdir().unwrap();
+    let rules = d.path().join("rules");
+    std::fs::create_dir_all(&rules).unwrap();
+    // About 1 MB compiled each: 40 make 0.6 of the 64 MB total.
+    let big = r"boom (?P<what>\w+) \w{60}";
+    for (f, name) in ["a", "b", "c", "d"].iter().enumerate() {
+        let text: String = (0..40)
+            .map(|i| {
+                let n = f * 100 + i;
+                format!(
+                    "[[rule]]\ncode = \"ACME{n:04}\"\nname = \"thing-{n}\"\ncategory = \"python_exception\"\n\
+                     role = \"root\"\ntitle = \"t\"\n[rule.doc]\nwhat = \"w\"\nwhy = \"y\"\n\
+                     [[rule.signature]]\nregex = '{big}'\nweight = 0.5\n[[rule.fix]]\ntext = \"f\"\n"
+                )
+            })
+            .collect();
+        std::fs::write(rules.join(format!("{name}.toml")), text).unwrap();
+    }
+    let log = d.path().join("one.log");
+    std::fs::write(&log, "[rank0]: hello\n").unwrap();
+    let args = [
+        "analyze",
+        log.to_str().unwrap(),
+        "--rules",
+        rules.to_str().unwrap(),
+        "--format",
+        "json",
+    ];
+    let (code, _, err) = trainwreck(&args);
+    assert_eq!(code, 2, "{err}");
+    let over: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("limits::RULE_REGEX_TOTAL_BYTES"))
+        .collect();
+    assert!(over[0].contains("b.toml: rule thing-1"), "{}", over[0]);
+    assert!(!err.contains("a.toml: rule thing-0 signature"), "{err}");
+    for file in ["c.toml", "d.toml"] {
+        let refused = over
+            .iter()
+            .filter(|l| l.contains(file) && l.contains("nothing was left for this one"))
+            .count();
+        assert_eq!(refused, 40, "{file}: {over:?}");
+    }
+    for _ in 0..2 {
+        let (code2, _, err2) = trainwreck(&args);
+        assert_eq!((code2, &err2), (code, &err));
+    }
+}

@@ -73,6 +73,104 @@ pub(super) enum Part {
     WrapOnly,
 }
 
+impl Part {
+    /// The complete lines before the stream, whether its first chunk is looked at for
+    /// wrapped rows, whether it is a range of a split file, whether it is read for its
+    /// wrapped rows only, and the file offset it starts at.
+    fn unpack(self) -> (Vec<u8>, bool, bool, bool, u64) {
+        match self {
+            Part::Whole => (Vec::new(), true, false, false, 0),
+            Part::Range { before, wrap, at } => (before, wrap, true, false, at),
+            Part::WrapOnly => (Vec::new(), true, false, true, 0),
+        }
+    }
+}
+
+/// The consumers of one stream, one per watcher.
+struct Consumers<'e, 'kb> {
+    rules: RuleHits<'e, 'kb>,
+    launch: LauncherLines,
+    errors: ErrorLines,
+    clean: CleanEnds,
+}
+
+impl Consumers<'_, '_> {
+    fn of(&mut self, watcher: Watcher) -> &mut dyn Consumer {
+        match watcher {
+            Watcher::Rules => &mut self.rules,
+            Watcher::Launcher => &mut self.launch,
+            Watcher::ErrorTail => &mut self.errors,
+            Watcher::CleanEnd => &mut self.clean,
+        }
+    }
+
+    fn finish(&mut self, res: &mut FileResult, ranged: bool) {
+        self.rules.finish(res, ranged);
+        self.errors.finish(res, ranged);
+        self.clean.finish(res, ranged);
+        self.launch.finish(res, ranged);
+    }
+}
+
+/// One chunk's dispatch of hits to their consumers: for its lines, for its wrapped rows
+/// joined and for lines two ranks wrote at once, undoubled (both `joint: Some`, rewritten).
+struct Dispatch<'c, 'e, 'kb> {
+    routes: &'c crate::scan::watch::Routes<Watcher>,
+    consumers: &'c mut Consumers<'e, 'kb>,
+    /// The complete lines before the chunk.
+    before: &'c [u8],
+    chunk: &'c [u8],
+    /// Lines a consumer took that read as two writes glued together, undoubled, to rescan.
+    undoubled: Vec<(u64, Vec<u8>)>,
+}
+
+impl Dispatch<'_, '_, '_> {
+    fn hit(
+        &mut self,
+        text: &[u8],
+        hit: Hit,
+        line: &[u8],
+        joint: Option<&[usize]>,
+        origin: Option<usize>,
+    ) {
+        let (watcher, local) = self.routes.route(hit.id);
+        let consumer = self.consumers.of(watcher);
+        if joint.is_some() && !consumer.takes_rewritten() {
+            return;
+        }
+        // The lines before a chunk count for its look-back, and for joined rows read from
+        // it; not for an undoubled line (it has no place among the rows).
+        let before: &[u8] = if joint.is_none() || origin.is_some() {
+            self.before
+        } else {
+            &[]
+        };
+        let seen = Seen {
+            hit,
+            text,
+            line,
+            joint,
+            before,
+            origin: origin.map(|at| (self.chunk, at)),
+        };
+        consumer.take(local, &seen);
+        if joint.is_none()
+            && consumer.undoubles()
+            && let Some(u) = sources::unmangle::undouble(line)
+        {
+            self.undoubled.push((hit.lineno, u));
+        }
+    }
+}
+
+/// Buffers of a stream's joined wrapped rows, reused from chunk to chunk.
+#[derive(Default)]
+struct Joined {
+    text: Vec<u8>,
+    /// Where each physical row starts in `text`, and its end.
+    joints: Vec<usize>,
+}
+
 impl Engine<'_> {
     /// Stream one input (or one range of it) through the fact parser and the scanner.
     #[allow(clippy::too_many_arguments)]
@@ -88,51 +186,32 @@ impl Engine<'_> {
         meter: Option<&ReadMeter>,
         part: Part,
     ) {
-        let (mut before, wrap, ranged, only_wrapped, at) = match part {
-            Part::Whole => (Vec::new(), true, false, false, 0),
-            Part::Range { before, wrap, at } => (before, wrap, true, false, at),
-            Part::WrapOnly => (Vec::new(), true, false, true, 0),
-        };
+        let (mut before, wrap, ranged, only_wrapped, at) = part.unpack();
         // Progress counts the input's bytes as stored (a compressed input's compressed
         // bytes, through `meter`), in the unit of the sizes it is compared with.
         let step = |read: u64, reported: u64| meter.map_or(read - reported, |m| m.take_new());
-        let phase = res.info.phase;
-        let mut rules = RuleHits::new(self, kind, path);
-        let mut launch = LauncherLines::new(path);
-        let mut errors = ErrorLines::new(phase != Phase::Before);
-        let mut clean = CleanEnds::default();
+        let mut consumers = Consumers {
+            rules: RuleHits::new(self, kind, path),
+            launch: LauncherLines::new(path),
+            errors: ErrorLines::new(res.info.phase != Phase::Before),
+            clean: CleanEnds::default(),
+        };
         let mut fout = FactOut::default();
         // A hole of NULs anywhere (a crash's unwritten pages) is dropped as it streams, so no
         // line is made of it and the text after it is scanned (`holes::SkipHoles`).
         let mut reader = ChunkReader::new(sources::holes::SkipHoles::new(input, at));
-        // Bytes taken from the input: those handed out and the holes dropped.
-        let taken =
-            |r: &ChunkReader<sources::holes::SkipHoles<_>>| r.bytes_read + r.get_ref().dropped();
         let mut line_buf = String::new();
         let mut hole_lines: Vec<Option<u64>> = Vec::new();
         let mut not_utf8 = NotUtf8::default();
         let mut reported = 0u64;
-        let (mut joined, mut joints): (Vec<u8>, Vec<usize>) = Default::default();
-        let undoubled: std::cell::RefCell<Vec<(u64, Vec<u8>)>> = Default::default();
+        let mut joined = Joined::default();
         loop {
             progress
                 .bytes_done
                 .fetch_add(step(taken(&reader), reported), Ordering::Relaxed);
             reported = taken(&reader);
-            let first = match reader.advance() {
-                Ok(Some(first)) => first,
-                Ok(None) => break,
-                Err(e) => {
-                    let n = taken(&reader);
-                    res.warnings.push(Warning::new(
-                        Some(path),
-                        text!(
-                            "read error after {n} bytes, the rest is not analysed: {e}",
-                            "读到 {n} 字节后出错，其余部分未分析：{e}"
-                        ),
-                    ));
-                    break;
-                }
+            let Some(first) = next_chunk(&mut reader, path, res) else {
+                break;
             };
             let (chunk, chunk_at) = reader.last_chunk();
             // The holes dropped so far that lie in this chunk get their line.
@@ -146,88 +225,23 @@ impl Engine<'_> {
                 not_utf8.count(chunk, first);
             }
             if let Some(p) = parser.as_mut() {
-                for (lineno, line) in sources::reader::lines(chunk, first) {
-                    line_buf.clear();
-                    line_buf.push_str(&decode_line(line));
-                    p.line(lineno, &line_buf, &mut fout);
-                }
+                feed_parser(p.as_mut(), chunk, first, &mut line_buf, &mut fout);
             }
-            // One dispatch for the chunk's lines, for its wrapped rows joined and for lines
-            // two ranks wrote at once, undoubled (both `joint: Some`, rewritten).
-            let mut dispatch = |text: &[u8],
-                                hit: Hit,
-                                line: &[u8],
-                                joint: Option<&[usize]>,
-                                origin: Option<usize>| {
-                let (watcher, local) = self.routes.route(hit.id);
-                let consumer: &mut dyn Consumer = match watcher {
-                    Watcher::Rules => &mut rules,
-                    Watcher::Launcher => &mut launch,
-                    Watcher::ErrorTail => &mut errors,
-                    Watcher::CleanEnd => &mut clean,
-                };
-                if joint.is_some() && !consumer.takes_rewritten() {
-                    return;
-                }
-                // The lines before a chunk count for its look-back, and for joined rows read
-                // from it; not for an undoubled line (it has no place among the rows).
-                let before: &[u8] = if joint.is_none() || origin.is_some() {
-                    &before
-                } else {
-                    &[]
-                };
-                let seen = Seen {
-                    hit,
-                    text,
-                    line,
-                    joint,
-                    before,
-                    origin: origin.map(|at| (chunk, at)),
-                };
-                consumer.take(local, &seen);
-                if joint.is_none()
-                    && consumer.undoubles()
-                    && let Some(u) = sources::unmangle::undouble(line)
-                {
-                    undoubled.borrow_mut().push((hit.lineno, u));
-                }
+            let mut dispatch = Dispatch {
+                routes: &self.routes,
+                consumers: &mut consumers,
+                before: &before,
+                chunk,
+                undoubled: Vec::new(),
             };
             if !only_wrapped {
-                self.scanner.scan_chunk(chunk, first, scratch, |hit, line| {
-                    dispatch(chunk, hit, line, None, None)
-                });
-            }
-            let lines = std::mem::take(&mut *undoubled.borrow_mut());
-            for (lineno, text) in lines {
-                self.scanner
-                    .scan_chunk(&text, lineno, scratch, |hit, line| {
-                        dispatch(&text, hit, line, Some(&[]), None)
-                    });
+                self.scan_lines(&mut dispatch, first, scratch);
             }
             // A terminal's copy is a paste, not a multi-GB log: only a file's first chunk
             // (at most a buffer, 1 MiB) is looked at for wrapped rows, so big logs do not
             // pay for it.
-            let wrapped = if wrap && reported < rewrap::WRAP_SCAN_BYTES && first == 1 {
-                let mut w = rewrap::wrapped_lines(chunk, first);
-                w.extend(rewrap::padded_rows(chunk, first));
-                w
-            } else {
-                Vec::new()
-            };
-            for (lineno, pieces) in wrapped {
-                joined.clear();
-                joints.clear();
-                for &(a, b) in &pieces {
-                    joints.push(joined.len());
-                    joined.extend_from_slice(&chunk[a..b]);
-                }
-                joints.push(joined.len());
-                let (joined, joints) = (&joined[..], &joints[..]);
-                let first_row = pieces.first().map(|&(a, _)| a);
-                self.scanner
-                    .scan_chunk(joined, lineno, scratch, |hit, line| {
-                        dispatch(joined, hit, line, Some(joints), first_row)
-                    });
+            if wrap && reported < rewrap::WRAP_SCAN_BYTES && first == 1 {
+                self.scan_wrapped(&mut dispatch, first, scratch, &mut joined);
             }
             if only_wrapped {
                 break;
@@ -249,15 +263,62 @@ impl Engine<'_> {
         if let Some(p) = parser.as_mut() {
             p.finish(&mut fout);
         }
+        consumers.finish_with_facts(res, fout, path, ranged);
+    }
+
+    /// Scan a chunk's lines, then the lines a consumer found two ranks wrote at once,
+    /// undoubled.
+    fn scan_lines(&self, d: &mut Dispatch<'_, '_, '_>, first: u64, scratch: &mut ScanScratch) {
+        let chunk = d.chunk;
+        self.scanner.scan_chunk(chunk, first, scratch, |hit, line| {
+            d.hit(chunk, hit, line, None, None)
+        });
+        for (lineno, text) in std::mem::take(&mut d.undoubled) {
+            self.scanner
+                .scan_chunk(&text, lineno, scratch, |hit, line| {
+                    d.hit(&text, hit, line, Some(&[]), None)
+                });
+        }
+    }
+
+    /// Scan a chunk's wrapped rows (a terminal's copy), each joined into one line.
+    fn scan_wrapped(
+        &self,
+        d: &mut Dispatch<'_, '_, '_>,
+        first: u64,
+        scratch: &mut ScanScratch,
+        joined: &mut Joined,
+    ) {
+        let chunk = d.chunk;
+        let mut wrapped = rewrap::wrapped_lines(chunk, first);
+        wrapped.extend(rewrap::padded_rows(chunk, first));
+        for (lineno, pieces) in wrapped {
+            joined.text.clear();
+            joined.joints.clear();
+            for &(a, b) in &pieces {
+                joined.joints.push(joined.text.len());
+                joined.text.extend_from_slice(&chunk[a..b]);
+            }
+            joined.joints.push(joined.text.len());
+            let (text, joints) = (&joined.text[..], &joined.joints[..]);
+            let first_row = pieces.first().map(|&(a, _)| a);
+            self.scanner.scan_chunk(text, lineno, scratch, |hit, line| {
+                d.hit(text, hit, line, Some(joints), first_row)
+            });
+        }
+    }
+}
+
+impl Consumers<'_, '_> {
+    /// Move the stream's facts and what each consumer gathered into the input's result.
+    fn finish_with_facts(&mut self, res: &mut FileResult, fout: FactOut, path: &str, ranged: bool) {
+        let phase = res.info.phase;
         for mut f in fout.facts {
             f.path = path.to_string();
             f.phase = phase;
             res.facts.push(f);
         }
-        rules.finish(res, ranged);
-        errors.finish(res, ranged);
-        clean.finish(res, ranged);
-        launch.finish(res, ranged);
+        self.finish(res, ranged);
         res.events = fout.events;
         if let Some(mut s) = fout.samples {
             s.path = path.to_string();
@@ -266,5 +327,48 @@ impl Engine<'_> {
         for w in fout.warnings {
             res.warnings.push(Warning::new(Some(path), w));
         }
+    }
+}
+
+/// Bytes taken from the input: those handed out and the holes dropped.
+fn taken<R: Read>(r: &ChunkReader<sources::holes::SkipHoles<R>>) -> u64 {
+    r.bytes_read + r.get_ref().dropped()
+}
+
+/// The next chunk's first line number; `None` at the end, or after a read error (said in a
+/// warning: the rest is not analysed).
+fn next_chunk<R: Read>(
+    reader: &mut ChunkReader<sources::holes::SkipHoles<R>>,
+    path: &str,
+    res: &mut FileResult,
+) -> Option<u64> {
+    match reader.advance() {
+        Ok(first) => first,
+        Err(e) => {
+            let n = taken(reader);
+            res.warnings.push(Warning::new(
+                Some(path),
+                text!(
+                    "read error after {n} bytes, the rest is not analysed: {e}",
+                    "读到 {n} 字节后出错，其余部分未分析：{e}"
+                ),
+            ));
+            None
+        }
+    }
+}
+
+/// Hand a chunk's lines, decoded, to the fact parser.
+fn feed_parser(
+    p: &mut dyn sources::FactParser,
+    chunk: &[u8],
+    first: u64,
+    line_buf: &mut String,
+    fout: &mut FactOut,
+) {
+    for (lineno, line) in sources::reader::lines(chunk, first) {
+        line_buf.clear();
+        line_buf.push_str(&decode_line(line));
+        p.line(lineno, line_buf, fout);
     }
 }

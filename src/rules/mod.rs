@@ -3,6 +3,7 @@
 //! rule is a load error naming the file, the key and the fix. It never reads logs itself.
 
 pub mod derive;
+mod nfa_bound;
 pub mod schema;
 pub mod template;
 pub mod xid;
@@ -330,13 +331,7 @@ fn load_builtin(rules: &mut Vec<Rule>, errors: &mut Vec<LoadError>) {
         let origin = format!("builtin:{name}");
         match crate::prepared::rule_file(name).and_then(|j| serde_json::from_str(j).ok()) {
             // Built-in regexes are not charged to the user rules' budget.
-            Some(file) => compile_file(
-                &origin,
-                file,
-                &mut r,
-                &mut e,
-                &mut Budget::Record(&mut vec![], usize::MAX),
-            ),
+            Some(file) => compile_file(&origin, file, &mut r, &mut e, &mut Budget::Free),
             None => load_text(&origin, text, &mut r, &mut e),
         }
         (r, e)
@@ -347,48 +342,53 @@ fn load_builtin(rules: &mut Vec<Rule>, errors: &mut Vec<LoadError>) {
     }
 }
 
-/// The `--rules` files, in the order given. Each file's regexes are compiled (to their
-/// NFA, for their size) in parallel and their sizes recorded; the rule set's total is then
-/// charged in load order, so the file and regex where it is passed are the same as if the
-/// files had been read one by one.
+/// The `--rules` files, in the order given, compiled in parallel, all drawing on the one total
+/// (`Budget::Shared`). When a regex finds the total short (the load is then sure to fail), they
+/// are loaded again one after another with exact sizes, so the errors are those of a load in
+/// order, the same whichever file got there first. The parallel pass compiles at most the
+/// total and one regex a thread past it, the redo at most the total.
 fn load_user_files(
     files: &[std::path::PathBuf],
     rules: &mut Vec<Rule>,
     errors: &mut Vec<LoadError>,
 ) {
+    let shared = SharedTotal::default();
     let parts = in_parallel(files.len(), |i| {
         let f = &files[i];
-        let (mut r, mut e, mut costs) = (Vec::new(), Vec::new(), Vec::new());
-        match std::fs::read_to_string(f) {
+        let (mut r, mut e) = (Vec::new(), Vec::new());
+        let text = std::fs::read_to_string(f).map_err(|err| LoadError {
+            file: f.display().to_string(),
+            key: "-".into(),
+            message: format!("cannot read: {err}"),
+        });
+        if let Ok(t) = &text {
+            let origin = f.display().to_string();
+            load_text_within(&origin, t, &mut r, &mut e, &mut Budget::Shared(&shared));
+        }
+        (text, r, e)
+    });
+    if !shared.short.load(std::sync::atomic::Ordering::Relaxed) {
+        for (text, mut r, mut e) in parts {
+            if let Err(read) = text {
+                e.push(read);
+            }
+            rules.append(&mut r);
+            errors.append(&mut e);
+        }
+        return;
+    }
+    let mut left = crate::limits::RULE_REGEX_TOTAL_BYTES;
+    for (f, (text, _, _)) in files.iter().zip(parts) {
+        match text {
             Ok(t) => load_text_within(
                 &f.display().to_string(),
                 &t,
-                &mut r,
-                &mut e,
-                &mut Budget::Record(&mut costs, crate::limits::RULE_REGEX_TOTAL_BYTES),
+                rules,
+                errors,
+                &mut Budget::Left(&mut left),
             ),
-            Err(err) => e.push(LoadError {
-                file: f.display().to_string(),
-                key: "-".into(),
-                message: format!("cannot read: {err}"),
-            }),
+            Err(read) => errors.push(read),
         }
-        (r, e, costs)
-    });
-    let mut left = crate::limits::RULE_REGEX_TOTAL_BYTES;
-    for (f, (mut r, mut e, costs)) in files.iter().zip(parts) {
-        for (key, used) in costs {
-            let mut b = Budget::Left(&mut left);
-            if let Err(message) = b.charge(used) {
-                e.push(LoadError {
-                    file: f.display().to_string(),
-                    key,
-                    message,
-                });
-            }
-        }
-        rules.append(&mut r);
-        errors.append(&mut e);
     }
 }
 
@@ -404,35 +404,72 @@ pub fn load_text(origin: &str, text: &str, rules: &mut Vec<Rule>, errors: &mut V
 }
 
 /// What user rules' regexes may still cost of the rule set's total
-/// (`limits::RULE_REGEX_TOTAL_BYTES`): charged as each regex is compiled, or each regex's
-/// cost recorded with its key, to be charged in load order later (`load_user_files`), with
-/// what the file alone may still use (so its own regexes stop early too).
+/// (`limits::RULE_REGEX_TOTAL_BYTES`).
 enum Budget<'a> {
+    /// One file after another: each regex measured exactly (compiled) and charged.
     Left(&'a mut usize),
-    Record(&'a mut Vec<(String, usize)>, usize),
+    /// Files compiling at once, drawing on one total: a regex is charged an upper bound of its
+    /// size where the bound fits what is left (`nfa_bound`), and compiled to measure only
+    /// where it does not. A regex that finds too little left marks the total short, and the
+    /// caller loads again one file after another (`load_user_files`): no load error about the
+    /// total made here is kept.
+    Shared(&'a SharedTotal),
+    /// Not charged (the built-in rules).
+    Free,
+}
+
+/// The total as files compiling at once draw on it.
+#[derive(Default)]
+struct SharedTotal {
+    /// Charged so far, all files together (never more than the total).
+    taken: std::sync::atomic::AtomicUsize,
+    /// A regex found too little left: the load is sure to fail, and nothing more is compiled.
+    short: std::sync::atomic::AtomicBool,
 }
 
 impl Budget<'_> {
     /// What the next regex may cost at most.
     fn left(&self) -> usize {
+        use std::sync::atomic::Ordering::Relaxed;
         match self {
             Budget::Left(left) => **left,
-            Budget::Record(_, left) => *left,
+            Budget::Shared(s) if s.short.load(Relaxed) => 0,
+            Budget::Shared(s) => {
+                crate::limits::RULE_REGEX_TOTAL_BYTES.saturating_sub(s.taken.load(Relaxed))
+            }
+            Budget::Free => usize::MAX,
         }
     }
 
     /// Take `used` bytes; the load error's message when the total is passed.
     fn charge(&mut self, used: usize) -> Result<(), String> {
+        use std::sync::atomic::Ordering::Relaxed;
         match self {
             Budget::Left(left) if used > **left => Err(over_total(&format!("this one is {used}"))),
             Budget::Left(left) => {
                 **left -= used;
                 Ok(())
             }
-            Budget::Record(_, left) => {
-                *left = left.saturating_sub(used);
-                Ok(())
+            Budget::Shared(s) => {
+                let total = crate::limits::RULE_REGEX_TOTAL_BYTES;
+                let took = s.taken.fetch_update(Relaxed, Relaxed, |t| {
+                    (t.saturating_add(used) <= total).then(|| t + used)
+                });
+                took.map(|_| ()).map_err(|_| {
+                    s.short.store(true, Relaxed);
+                    over_total(&format!("this one is {used}"))
+                })
             }
+            Budget::Free => Ok(()),
+        }
+    }
+
+    /// A regex was refused for want of what is left: nothing more is compiled.
+    fn run_out(&mut self) {
+        match self {
+            Budget::Left(left) => **left = 0,
+            Budget::Shared(s) => s.short.store(true, std::sync::atomic::Ordering::Relaxed),
+            Budget::Free => {}
         }
     }
 }
@@ -445,7 +482,7 @@ fn over_total(detail: &str) -> String {
     )
 }
 
-/// As `load_text`, the compiled size of its user regexes taken from (or recorded in) `budget`.
+/// As `load_text`, the compiled size of its user regexes charged to `budget`.
 fn load_text_within(
     origin: &str,
     text: &str,
@@ -509,18 +546,15 @@ fn compile_file(
 /// A user regex compiled once at load to its Thompson NFA, under the scanner's size limit (what
 /// the regex crate's `size_limit` bounds), bytes and Unicode classes as the scanner compiles it
 /// (from the parse the lint made, `scan::literals::parse`); its size is charged to `budget`
-/// (under `key`, the load error's key, when recorded). One too large, alone or with those
+/// (with files compiling at once, an upper bound of it where that fits: `Budget::Shared`). One
+/// too large, alone or with those
 /// loaded before it, is a load error rather than a signature that silently never matches. The
 /// compiler's limit is what the budget has left, so a regex past the total stops compiling as
 /// soon as it passes it, and none is compiled once nothing is left: a file of many large
 /// regexes costs the total's worth of compiling, not each regex's. Only the NFA is built: the
 /// full regex waits for its first candidate line, so start-up does not pay for signatures a
 /// run never meets.
-fn charge_user_regex(
-    hir: &regex_syntax::hir::Hir,
-    key: &str,
-    budget: &mut Budget,
-) -> Result<(), String> {
+fn charge_user_regex(hir: &regex_syntax::hir::Hir, budget: &mut Budget) -> Result<(), String> {
     use regex_automata::nfa::thompson;
     thread_local! {
         // One compiler for every rule: its UTF-8 state cache is large to set up and to drop,
@@ -533,9 +567,20 @@ fn charge_user_regex(
     }
     let left = budget.left();
     if left == 0 {
+        budget.run_out();
         return Err(over_total("nothing was left for this one"));
     }
-    let limit = crate::limits::RULE_REGEX_BYTES.min(left);
+    let mut limit = crate::limits::RULE_REGEX_BYTES.min(left);
+    if let Budget::Shared(_) = budget {
+        // Where an upper bound of its size fits, the regex is charged that and not compiled.
+        let bound = usize::try_from(nfa_bound::nfa_bytes_bound(hir)).unwrap_or(usize::MAX);
+        if bound <= limit {
+            return budget.charge(bound);
+        }
+        // Else it compiles up to the per-regex cap whatever the other files have taken, so
+        // its own error never depends on how far they got: what is left decides at the charge.
+        limit = crate::limits::RULE_REGEX_BYTES;
+    }
     let built = NFA.with(|c| {
         let mut c = c.borrow_mut();
         c.configure(thompson::Config::new().nfa_size_limit(Some(limit)));
@@ -554,12 +599,9 @@ fn charge_user_regex(
     // Once the total is passed the load fails: the regexes after this one are not compiled.
     let used = built.inspect_err(|_| {
         if limit < crate::limits::RULE_REGEX_BYTES {
-            let _ = budget.charge(left);
+            budget.run_out();
         }
     })?;
-    if let Budget::Record(costs, _) = budget {
-        costs.push((key.to_string(), used));
-    }
     budget.charge(used)
 }
 
@@ -815,8 +857,7 @@ fn compile_signatures(
                 .and_then(|hir| crate::scan::LazyRegex::from_hir(&s.regex, &hir).map(|r| (r, hir)))
                 .map_err(|e| e.to_string())
                 .and_then(|(ok, hir)| {
-                    let k = format!("rule {} {key}.regex", errs.who);
-                    charge_user_regex(&hir, &k, budget)?;
+                    charge_user_regex(&hir, budget)?;
                     Ok(ok)
                 })
         };
@@ -827,14 +868,14 @@ fn compile_signatures(
                 if !(s.weight > 0.0 && s.weight <= 1.0) {
                     errs.push(&format!("{key}.weight"), "must be in (0, 1]".into());
                 }
-                let preceded_by =
-                    s.preceded_by.as_deref().and_then(|p| {
-                        match compile_preceded_by(builtin, p, &key, budget, &errs.who) {
-                            Ok(r) => Some((r, s.within.unwrap_or(3).clamp(1, 50))),
-                            Err(e) => {
-                                errs.push(&format!("{key}.preceded_by"), e);
-                                None
-                            }
+                let preceded_by = s
+                    .preceded_by
+                    .as_deref()
+                    .and_then(|p| match compile_preceded_by(builtin, p, budget) {
+                        Ok(r) => Some((r, s.within.unwrap_or(3).clamp(1, 50))),
+                        Err(e) => {
+                            errs.push(&format!("{key}.preceded_by"), e);
+                            None
                         }
                     });
                 signatures.push(Signature {
@@ -859,9 +900,7 @@ fn compile_signatures(
 fn compile_preceded_by(
     builtin: bool,
     p: &str,
-    key: &str,
     budget: &mut Budget,
-    who: &str,
 ) -> Result<crate::scan::LazyRegex, String> {
     if builtin {
         crate::scan::LazyRegex::context(p).map_err(|e| e.to_string())
@@ -869,8 +908,7 @@ fn compile_preceded_by(
         crate::scan::literals::parse(p)
             .map_err(|e| e.to_string())
             .and_then(|hir| {
-                let k = format!("rule {who} {key}.preceded_by");
-                charge_user_regex(&hir, &k, budget)?;
+                charge_user_regex(&hir, budget)?;
                 Ok(crate::scan::LazyRegex::context_parsed(p))
             })
     }
@@ -1208,7 +1246,7 @@ mod loader_tests {
                 file,
                 &mut fast,
                 &mut fast_errors,
-                &mut Budget::Record(&mut vec![], usize::MAX),
+                &mut Budget::Free,
             );
             let (mut slow, mut slow_errors) = (Vec::new(), Vec::new());
             load_text(&origin, text, &mut slow, &mut slow_errors);
@@ -1293,14 +1331,14 @@ mod loader_tests {
     }
 
     /// Many regexes each under the per-regex cap but together over the rule set's total: the
-    /// load fails with an error naming the file where the total was passed (the files are
-    /// compiled in parallel, the total charged in load order).
+    /// load fails with an error naming the file where the total was passed in load order
+    /// (the files compile in parallel on one shared total, then again in order once it is short).
     #[test]
     fn rule_regexes_over_the_total_budget_are_a_load_error_naming_the_file() {
         let re = r"boom (?P<what>\w+) \w{60}";
         let mut left = usize::MAX;
         let hir = crate::scan::literals::parse(re).unwrap();
-        charge_user_regex(&hir, "-", &mut Budget::Left(&mut left)).unwrap();
+        charge_user_regex(&hir, &mut Budget::Left(&mut left)).unwrap();
         let each = usize::MAX - left;
         assert!(each < crate::limits::RULE_REGEX_BYTES && each > 0, "{each}");
         let n = crate::limits::RULE_REGEX_TOTAL_BYTES / each + 2;
@@ -1335,23 +1373,25 @@ mod loader_tests {
         let re = r"boom (?P<what>\w+) \w{60}";
         let mut left = usize::MAX;
         let hir = crate::scan::literals::parse(re).unwrap();
-        charge_user_regex(&hir, "-", &mut Budget::Left(&mut left)).unwrap();
+        charge_user_regex(&hir, &mut Budget::Left(&mut left)).unwrap();
         let each = usize::MAX - left;
         let fit = crate::limits::RULE_REGEX_TOTAL_BYTES / each;
         let n = fit + 100;
         let text: String = (0..n)
             .map(|i| rule(&format!("ACME{i:04}"), re).replace("local-thing", &format!("thing-{i}")))
             .collect();
-        let (mut rules, mut errors, mut costs) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut rules, mut errors) = (Vec::new(), Vec::new());
+        let mut left = crate::limits::RULE_REGEX_TOTAL_BYTES;
         load_text_within(
             "many.toml",
             &text,
             &mut rules,
             &mut errors,
-            &mut Budget::Record(&mut costs, crate::limits::RULE_REGEX_TOTAL_BYTES),
+            &mut Budget::Left(&mut left),
         );
-        // Compiled: those that fit, not one more.
-        assert_eq!(costs.len(), fit, "{n} regexes of {each} bytes");
+        // Loaded: those that fit, not one more; nothing is left after them.
+        assert_eq!(rules.len(), fit, "{n} regexes of {each} bytes");
+        assert_eq!(left, 0);
         assert_eq!(errors.len(), n - fit, "{:?}", errors.first());
         let first = &errors[0];
         assert_eq!(first.file, "many.toml");
