@@ -57,6 +57,10 @@ fn unexplained_one_liners_get_candidates_from_their_tokens() {
             "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)",
             Category::ConfigError,
         ),
+        (
+            "ValueError: micro batch 6 must divide the global batch 20",
+            Category::ConfigError,
+        ),
     ] {
         let r = diagnose_text(&format!("{line}\n"));
         assert_ne!(r.verdict, Verdict::NoFailure, "{line}");
@@ -104,7 +108,7 @@ fn unexplained_one_liners_get_candidates_from_their_tokens() {
 
 #[test]
 fn a_specific_rule_wins_over_the_tokens() {
-    // A kernel OOM line is a rule's: no token candidates are added beside it.
+    // A kernel OOM line is a rule's: no token candidate repeats the category it names.
     let r = diagnose_text(
         "[ 1843.308145] Out of memory: Killed process 5151 (python) total-vm:1234kB, anon-rss:100kB\nMemoryError\n",
     );
@@ -115,6 +119,60 @@ fn a_specific_rule_wins_over_the_tokens() {
             .iter()
             .all(|f| f.rule != trainwreck::correlate::second_tier::RULE)
     );
+}
+
+#[test]
+fn a_rule_explained_run_still_names_the_other_kinds_its_death_lines_hold() {
+    // An abort whose message is an NCCL error, after an IB completion error: the native-crash
+    // rule explains the run and keeps the top; the IB status is named as an alternative,
+    // ranked below it, and the verdict is the rule's.
+    let r = diagnose_text(concat!(
+        "host-7:311:402 [0] transport/net_ib.cc:1021 NCCL WARN NET/IB : Got completion from peer 10.1.2.3<41234> with error 12, opcode 1, len 0, vendor err 129\n",
+        "terminate called after throwing an instance of 'std::runtime_error'\n",
+        "  what():  NCCL error: unhandled system error, NCCL version 2.18.1\n",
+        "Aborted (core dumped)\n",
+    ));
+    assert_eq!(r.verdict, Verdict::Diagnosed);
+    let top = &r.findings[0];
+    assert_eq!(top.category, Category::SegfaultNative);
+    assert_ne!(top.rule, trainwreck::correlate::second_tier::RULE);
+    let cats = roots(&r);
+    assert!(
+        cats[..3.min(cats.len())].contains(&Category::NcclNetwork),
+        "{cats:?}"
+    );
+    let alt = r
+        .findings
+        .iter()
+        .find(|f| f.category == Category::NcclNetwork && f.symptom_of.is_none())
+        .unwrap();
+    assert_eq!(alt.rule, trainwreck::correlate::second_tier::RULE);
+    assert!(alt.strength < top.strength && alt.confidence <= top.confidence);
+    assert!(alt.title.starts_with("Also possible"), "{}", alt.title);
+    assert!(
+        alt.evidence
+            .iter()
+            .any(|e| e.text.contains("unhandled system error"))
+    );
+}
+
+#[test]
+fn a_rule_explained_run_with_no_other_kind_gets_no_alternative() {
+    // Every death line names the rule's own kind: nothing is added beside it.
+    let r = diagnose_text(concat!(
+        "Traceback (most recent call last):\n",
+        "  File \"train.py\", line 40, in <module>\n",
+        "    loss.backward()\n",
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.10 GiB of which 1.02 GiB is free.\n",
+    ));
+    assert_eq!(r.findings[0].category, Category::GpuOom);
+    let tier: Vec<_> = r
+        .findings
+        .iter()
+        .filter(|f| f.rule == trainwreck::correlate::second_tier::RULE)
+        .map(|f| f.category)
+        .collect();
+    assert!(tier.is_empty(), "{tier:?}");
 }
 
 #[test]

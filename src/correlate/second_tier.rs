@@ -1,10 +1,12 @@
-//! The second tier: when no specific rule explains a failure, the lines that say the run died
-//! (`verdict::death_signs`, from the error tail the one scan pass kept) are classified by the
-//! invariant tokens they hold (`tokens`): each token's category weights are combined per
-//! category (noisy-OR over distinct tokens, capped at `tokens::MAX_CONFIDENCE`), and up to
-//! three candidate categories become findings (`token-classified`, TW9904) with the tokens as
-//! evidence, a fix that quotes the line, and what to collect next. Such findings never make a
-//! run `diagnosed` (a rule that knows the failure does), and a specific rule's finding always
+//! The second tier: the lines that say the run died (`verdict::death_signs`, from the error
+//! tail the one scan pass kept) are classified by the invariant tokens they hold (`tokens`):
+//! each token's category weights are combined per category (noisy-OR over distinct tokens,
+//! capped at `tokens::MAX_CONFIDENCE`), and up to three candidate categories become findings
+//! (`token-classified`, TW9904) with the tokens as evidence, a fix that quotes the line, and
+//! what to collect next. When no specific rule explains the failure they are the answer; when
+//! one does, they are its alternatives, ranked below it (every kind of failure the lines name
+//! is among the ranked findings, not only the rule's). Such findings never make a run
+//! `diagnosed` (a rule that knows the failure does), and a specific rule's finding always
 //! outranks them. Works on the analysis as data; it never reads files or formats output.
 
 use super::{Contribution, Evidence, Finding, GENERIC, Origin, RULED_OUT_BELOW, stall};
@@ -69,28 +71,33 @@ fn against(findings: &[Finding], cat: Category) -> Vec<Contribution> {
     out
 }
 
-/// Add the second tier's candidates when no specific rule's finding explains the failure.
+/// Add the second tier's candidates. When no specific rule's finding explains the failure
+/// they are the answer (low, calibrated confidence); when one does, every other category that
+/// the lines saying the run died hold a token of is named too, as an alternative ranked below
+/// that rule's finding (the strongest specific finding keeps the top: the tokens never decide
+/// over a rule that knows the failure).
 pub fn apply(a: &Analysis, findings: &mut Vec<Finding>) {
     let live = |f: &Finding| f.symptom_of.is_none() && f.confidence >= RULED_OUT_BELOW;
-    if findings
+    // The strongest specific cause a rule found, if any: the candidates rank below it.
+    let explained = findings
         .iter()
-        .any(|f| live(f) && !GENERIC.contains(&f.category) && !user_interrupt(f))
-    {
-        return;
-    }
+        .filter(|f| live(f) && !GENERIC.contains(&f.category) && !user_interrupt(f))
+        .map(|f| f.confidence)
+        .reduce(f64::max);
     // A Ctrl-C is the user's act, not a cause: when the logs stopped in distributed start-up
     // before it, that hang is what the user stopped, and it is read as if nothing had said
     // the run died (the interrupt's own lines say only that it was interrupted).
-    let interrupted = findings.iter().any(|f| live(f) && user_interrupt(f));
+    let interrupted = explained.is_none() && findings.iter().any(|f| live(f) && user_interrupt(f));
     let mut lines = if interrupted {
         Vec::new()
     } else {
         super::verdict::death_signs(a)
     };
     // With no line that says the run died, how its logs stop may (`stall`): those lines are
-    // read the same way, and the ending itself weighs in where they hold no token.
+    // read the same way, and the ending itself weighs in where they hold no token. A run a
+    // rule explains is not read for how it stopped: the rule said.
     let mut stops: Vec<Option<stall::Kind>> = vec![None; lines.len()];
-    if lines.is_empty() {
+    if lines.is_empty() && explained.is_none() {
         for s in stall::signs(a) {
             if interrupted && s.kind != stall::Kind::StalledStarting {
                 continue;
@@ -152,17 +159,19 @@ pub fn apply(a: &Analysis, findings: &mut Vec<Finding>) {
             .then_with(|| latest(b).cmp(&latest(a)))
             .then(ca.cmp(cb))
     });
-    demote_carriers(findings, &ranked);
-    if interrupted {
-        demote_interrupt(findings, &ranked);
-    }
-    for (cat, cand) in ranked.into_iter().take(MAX_CANDIDATES) {
-        // A generic finding of the same category already says it (a traceback reading):
-        // the tokens add nothing it lacks.
-        if findings.iter().any(|f| live(f) && f.category == cat) {
-            continue;
+    // What the tokens say about how an unexplained failure surfaced; where a rule explains
+    // it, the order among the rule's findings is the rule's.
+    if explained.is_none() {
+        demote_carriers(findings, &ranked);
+        if interrupted {
+            demote_interrupt(findings, &ranked);
         }
-        if let Some(mut f) = finding(&lines, &stops, cat, &cand) {
+    }
+    // A category a live finding already names (a traceback reading, a rule's cause) gets
+    // nothing from the tokens it lacks; every other one is named, up to the cap.
+    ranked.retain(|(cat, _)| !findings.iter().any(|f| live(f) && f.category == *cat));
+    for (cat, cand) in ranked.into_iter().take(MAX_CANDIDATES) {
+        if let Some(mut f) = finding(&lines, &stops, cat, &cand, explained) {
             // The lines that weighed against the kind, as the rule's finding cited them.
             if !cand.against.is_empty() {
                 for x in findings.iter().filter(|x| x.category == cat) {
@@ -244,6 +253,7 @@ fn finding(
     stops: &[Option<stall::Kind>],
     cat: Category,
     cand: &Candidate,
+    explained: Option<f64>,
 ) -> Option<Finding> {
     let advice = crate::tokens::table().advice(cat)?;
     // The ending that weighed in for this category, if one did (its terms are its `id`).
@@ -251,7 +261,12 @@ fn finding(
         .terms
         .iter()
         .find_map(|t| stops[t.2].filter(|k| k.id() == t.0));
-    let conf = cand.confidence();
+    // Below the rule's finding that explains the run, where one does: an alternative.
+    let below = explained.map(|top| ((top - 0.01) * 100.0).round() / 100.0);
+    let conf = match below {
+        Some(b) => cand.confidence().min(b),
+        None => cand.confidence(),
+    };
     // The evidence: each line that gave a token, latest first (closest to the death).
     let mut at: Vec<usize> = cand.terms.iter().map(|t| t.2).collect();
     at.sort_unstable_by(|x, y| y.cmp(x));
@@ -295,7 +310,12 @@ fn finding(
             advice.fix_zh.replace("{line}", &quoted),
         ),
     };
-    let (title, title_zh) = if ending.is_some() {
+    let (title, title_zh) = if explained.is_some() {
+        (
+            format!("Also possible: the lines that say the run died hold {cat} tokens"),
+            format!("另一种可能：说明训练死掉的那些行里有指向 {cat} 的标记词"),
+        )
+    } else if ending.is_some() {
         (
             format!("The run stopped without an error; how it stopped points at {cat}"),
             format!("训练没有报错就停了；它停下的方式指向 {cat}"),
@@ -340,14 +360,25 @@ fn finding(
                 weight: *w,
             })
             .chain(std::iter::once(Contribution {
-                what: format!(
-                    "no rule matched; tokens {} (capped at {})",
-                    ids.join(", "),
-                    crate::tokens::MAX_CONFIDENCE
-                ),
+                what: match explained {
+                    None => format!(
+                        "no rule matched; tokens {} (capped at {})",
+                        ids.join(", "),
+                        crate::tokens::MAX_CONFIDENCE
+                    ),
+                    Some(_) => format!(
+                        "a rule's finding explains the run; tokens {} name {cat} as an alternative (capped at {})",
+                        ids.join(", "),
+                        crate::tokens::MAX_CONFIDENCE
+                    ),
+                },
                 weight: 0.0,
             }))
             .chain(cand.against.iter().cloned())
+            .chain(below.filter(|b| cand.confidence() > *b).map(|b| Contribution {
+                what: "ranked below the rule's finding that explains the run".into(),
+                weight: b / cand.confidence() - 1.0,
+            }))
             .collect(),
         more_lines: 0,
         next_time: Some(advice.collect.clone()),
