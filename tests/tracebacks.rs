@@ -183,3 +183,62 @@ fn a_library_refusing_the_configuration_in_its_set_up_code_is_config() {
     assert_ne!(own.category, Category::ConfigError, "{own:?}");
     assert!(!own.fix.contains("pin `"), "{}", own.fix);
 }
+
+fn diagnose_log(text: &str) -> trainwreck::report::Report {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("train.log"), text).unwrap();
+    let kb = KnowledgeBase::load(&[]).unwrap();
+    trainwreck::diagnose(&kb, &[d.path().display().to_string()], 1)
+}
+
+/// An exception Python printed under `Exception ignored in: …` (raised in a `__del__` or an
+/// exit callback, reported and ignored) after the run finished is not an uncaught exception.
+#[test]
+fn a_traceback_python_ignored_at_exit_is_no_failure() {
+    for header in [
+        "Exception ignored in: <function Prefetcher.__del__ at 0x7fe1c2a0b9d0>",
+        "Exception ignored in sys.unraisablehook: <built-in function unraisablehook>",
+        "[rank0]: Exception ignored in atexit callback: <function shutdown_workers at 0x7f00aa11bb80>",
+    ] {
+        let text = format!(
+            "step 300/300 loss 0.412\nsaved checkpoint to out/step_300\nTraining finished.\n{header}\n\
+             Traceback (most recent call last):\n  File \"/usr/lib/python3.11/weakref.py\", line 666, in _exitfunc\n    f()\n\
+             \x20 File \"/srv/job/prefetch.py\", line 52, in close\n    self.pool.join()\n\
+             AttributeError: 'NoneType' object has no attribute 'join'\n"
+        );
+        let r = diagnose_log(&text);
+        assert_eq!(r.verdict, Verdict::NoFailure, "{header}: {:?}", r.findings);
+        assert!(
+            r.findings
+                .iter()
+                .all(|f| f.strength < trainwreck::correlate::RULED_OUT_BELOW),
+            "{header}"
+        );
+    }
+}
+
+/// The header covers only its own report: an uncaught traceback after it still ends the run.
+#[test]
+fn an_uncaught_traceback_after_an_ignored_one_still_counts() {
+    let text = "step 12 loss 2.2\n\
+        Exception ignored in: <function Loader.__del__ at 0x7fe1c2a0b9d0>\n\
+        Traceback (most recent call last):\n  File \"/srv/job/loader.py\", line 80, in __del__\n    self.close()\n\
+        AttributeError: 'Loader' object has no attribute 'fh'\n\
+        step 13 loss 2.1\nstep 14 loss 2.1\nstep 15 loss 2.0\nstep 16 loss 2.0\nstep 17 loss 2.0\n\
+        Traceback (most recent call last):\n  File \"/srv/job/train.py\", line 140, in <module>\n    batch = collate(rows)\n\
+        KeyError: 'pixel_values'\n";
+    let r = diagnose_log(text);
+    assert_eq!(r.verdict, Verdict::Diagnosed, "{:?}", r.findings);
+    let top = &r.findings[0];
+    assert_eq!(top.category, Category::PythonException);
+    assert!(
+        top.evidence.iter().any(|e| e.text.contains("pixel_values")),
+        "{:?}",
+        top.evidence
+    );
+    assert!(
+        top.evidence.iter().all(|e| !e.text.contains("'fh'")),
+        "{:?}",
+        top.evidence
+    );
+}

@@ -103,6 +103,57 @@ struct Traceback {
     at: usize,
 }
 
+/// Python's report of an exception it could not raise and ignored (CPython's unraisable hook,
+/// `Python/errors.c`): a header `Exception ignored in: <obj>` (or `… in sys.unraisablehook`,
+/// `… on calling ctypes callback function`, `… while …`), then a traceback, then the exception
+/// line. An exception in a `__del__` or an `atexit` callback is printed so, and the program
+/// goes on: it is not an uncaught exception, and its lines never say the run died.
+fn unraisable_header(t: &str) -> bool {
+    t.starts_with("Exception ignored ")
+}
+
+/// The lines of every such ignored report in the run's error tail, as (input, first line,
+/// last line): from its header to the exception line that ends it. The report is printed in
+/// one piece, so a gap of more than a few lines between kept lines ends it too.
+pub fn ignored_reports(a: &Analysis) -> Vec<(usize, u64, u64)> {
+    const GAP: u64 = 4;
+    let Some(exc_re) = EXCEPTION.as_ref() else {
+        return Vec::new();
+    };
+    let mut out: Vec<(usize, u64, u64)> = Vec::new();
+    let mut open: Option<(usize, u64, u64)> = None;
+    for l in &a.error_tail {
+        let t = bare(&l.text);
+        if let Some((input, first, last)) = open {
+            if input != l.input || l.line > last + GAP {
+                open = None;
+            } else {
+                open = Some((input, first, l.line));
+                if exc_re.is_match(t) {
+                    out.push((input, first, l.line));
+                    open = None;
+                }
+                continue;
+            }
+        }
+        if unraisable_header(t) {
+            open = Some((l.input, l.line, l.line));
+        }
+    }
+    // A header whose exception line was not kept: the header alone is the report.
+    if let Some(span) = open {
+        out.push(span);
+    }
+    out
+}
+
+/// Whether line `line` of input `input` lies in one of `spans` ([`ignored_reports`]).
+pub fn in_ignored(spans: &[(usize, u64, u64)], input: usize, line: u64) -> bool {
+    spans
+        .iter()
+        .any(|&(i, first, last)| i == input && (first..=last).contains(&line))
+}
+
 /// Every traceback of the run's own logs in the error tail, in order.
 fn tracebacks(a: &Analysis) -> Vec<Traceback> {
     // (An empty tail needs no regex compiled: a clean small log's start-up.)
@@ -112,6 +163,7 @@ fn tracebacks(a: &Analysis) -> Vec<Traceback> {
     let (Some(exc_re), Some(frame_re)) = (EXCEPTION.as_ref(), FRAME.as_ref()) else {
         return Vec::new();
     };
+    let ignored = ignored_reports(a);
     let mut out = Vec::new();
     let mut frames: Vec<Frame> = Vec::new();
     let mut input = usize::MAX;
@@ -152,7 +204,8 @@ fn tracebacks(a: &Analysis) -> Vec<Traceback> {
             });
         } else if let Some(c) = exc_re.captures(t) {
             let ty = c[1].to_string();
-            if !WRAPPERS.contains(&ty.as_str()) && (!frames.is_empty() || header) {
+            let raised = !in_ignored(&ignored, l.input, l.line);
+            if raised && !WRAPPERS.contains(&ty.as_str()) && (!frames.is_empty() || header) {
                 out.push(Traceback {
                     frames: std::mem::take(&mut frames),
                     ty,

@@ -121,8 +121,12 @@ pub fn death_signs(a: &Analysis) -> Vec<ErrorLine> {
     if exited_cleanly(a) {
         return Vec::new();
     }
+    let ignored = super::traceback::ignored_reports(a);
     let mut out: Vec<ErrorLine> = Vec::new();
     for (t, input) in run_tail(a) {
+        if super::traceback::in_ignored(&ignored, t.input, t.line) {
+            continue;
+        }
         let survived = a
             .clean_end
             .iter()
@@ -200,10 +204,11 @@ pub fn verdict(findings: &[Finding], a: &Analysis) -> Verdict {
     });
     if has_cause {
         Verdict::Diagnosed
-    } else if findings
-        .iter()
-        .any(|f| !f.score.iter().any(|c| c.what == SURVIVED))
-        || failure_signs(a)
+    } else if findings.iter().any(|f| {
+        !f.score
+            .iter()
+            .any(|c| c.what == SURVIVED || c.what == IGNORED)
+    }) || failure_signs(a)
     {
         Verdict::UnknownFailure
     } else {
@@ -222,6 +227,62 @@ fn is_warning(text: &str) -> bool {
         .expect("warning-line regex")
     })
     .is_match(text)
+}
+
+/// The score term that marks a finding as ignored by Python (see `discount_ignored`).
+pub const IGNORED: &str =
+    "ignored: Python reported this exception and went on (`Exception ignored …`)";
+
+/// A finding whose every cited line lies in Python's report of an exception it ignored
+/// (`traceback::ignored_reports`: an exception in a `__del__` or at exit) names no failure:
+/// the program went on. Its confidence drops below the floor and `against` says why. A finding
+/// with other lines too keeps them only.
+pub fn discount_ignored(a: &Analysis, findings: &mut [Finding]) {
+    let spans = super::traceback::ignored_reports(a);
+    if spans.is_empty() {
+        return;
+    }
+    let inside = |path: &str, line: Option<u64>| {
+        let input = a.inputs.iter().position(|x| x.path == path);
+        matches!((input, line), (Some(i), Some(l)) if super::traceback::in_ignored(&spans, i, l))
+    };
+    for f in findings.iter_mut() {
+        if f.evidence.is_empty() || f.symptom_of.is_some() {
+            continue;
+        }
+        // A line of an ignored report is no evidence of the failure the others show.
+        if f.evidence.iter().any(|e| !inside(&e.path, e.line)) {
+            f.evidence.retain(|e| !inside(&e.path, e.line));
+        } else {
+            // The report's header line, as the tail kept it.
+            let (path, line) = (f.evidence[0].path.clone(), f.evidence[0].line);
+            let header = a.inputs.iter().position(|x| x.path == path).and_then(|i| {
+                let &(_, first, _) = spans
+                    .iter()
+                    .find(|s| line.is_some_and(|l| s.0 == i && (s.1..=s.2).contains(&l)))?;
+                a.error_tail
+                    .iter()
+                    .find(|t| t.input == i && t.line == first)
+                    .map(|t| (first, t.text.clone()))
+            });
+            let (line, text) = match header {
+                Some((l, t)) => (Some(l), t),
+                None => (line, f.evidence[0].text.clone()),
+            };
+            f.confidence = f.confidence.min(RULED_OUT_BELOW * 0.5);
+            f.against.push(Against {
+                path,
+                line,
+                text,
+                why: "Python printed this exception as one it ignored (in a __del__ or at exit) and went on: it did not end the run".into(),
+                why_zh: Some("Python 把这个异常当作已忽略的异常打印出来（发生在 __del__ 或退出时）然后继续运行：它没有终止训练".into()),
+            });
+            f.score.push(super::Contribution {
+                what: IGNORED.into(),
+                weight: -1.0,
+            });
+        }
+    }
 }
 
 /// The score term that marks a finding as survived (see `discount_survived`).
