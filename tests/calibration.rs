@@ -38,8 +38,15 @@ fn calibrated(cal: &Calibration, points: &[Point]) -> Vec<(f64, bool)> {
         .collect()
 }
 
-/// Leave-one-out: each case's predictions calibrated by curves fitted on every other case.
-fn leave_one_out(by_case: &BTreeMap<PathBuf, Vec<Point>>) -> Vec<(f64, bool)> {
+/// Leave-one-out: each case's predictions calibrated by curves fitted on every other case,
+/// as (that confidence, right, the band's confidence). A prediction is put in its band by the
+/// curves fitted on every case, not by its own leave-one-out confidence: leaving a case out
+/// moves its prediction towards its own label's opposite (a wrong one up, a right one down),
+/// so a pool of equal strengths whose confidence sits on a band edge (0.895) would be split by
+/// its own labels, its right members in the band below and its wrong ones above.
+fn leave_one_out(by_case: &BTreeMap<PathBuf, Vec<Point>>) -> Vec<(f64, bool, f64)> {
+    let all: Vec<Point> = by_case.values().flatten().copied().collect();
+    let full = calibrate::fit(&all, by_case.len());
     let mut out = Vec::new();
     for (case, own) in by_case {
         let others: Vec<Point> = by_case
@@ -48,18 +55,24 @@ fn leave_one_out(by_case: &BTreeMap<PathBuf, Vec<Point>>) -> Vec<(f64, bool)> {
             .flat_map(|(_, p)| p.iter().copied())
             .collect();
         let cal = calibrate::fit(&others, by_case.len() - 1);
-        out.extend(calibrated(&cal, own));
+        let band = calibrated(&full, own);
+        out.extend(
+            calibrated(&cal, own)
+                .into_iter()
+                .zip(band)
+                .map(|((c, right), (b, _))| (c, right, b)),
+        );
     }
     out
 }
 
 /// The table as Markdown rows, and the ECE.
-fn table(p: &[(f64, bool)]) -> (Vec<String>, f64) {
+fn table(p: &[(f64, bool, f64)]) -> (Vec<String>, f64) {
     let mut rows = Vec::new();
     let mut ece = 0.0;
     for (i, lo) in EDGES.iter().enumerate() {
         let hi = EDGES.get(i + 1).copied().unwrap_or(1.01);
-        let band: Vec<&(f64, bool)> = p.iter().filter(|x| x.0 >= *lo && x.0 < hi).collect();
+        let band: Vec<&(f64, bool, f64)> = p.iter().filter(|x| x.2 >= *lo && x.2 < hi).collect();
         if band.is_empty() {
             continue;
         }
