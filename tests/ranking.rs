@@ -208,3 +208,124 @@ fn a_contradicted_cause_is_not_the_confirmed_case() {
         );
     }
 }
+
+/// Each title in `titles` found in `text` after the previous one: the view lists them in
+/// that order.
+fn in_order(name: &str, text: &str, titles: &[&str]) {
+    let mut from = 0;
+    for t in titles {
+        match text[from..].find(t) {
+            Some(at) => from += at + t.len(),
+            None => panic!("{name}: {t:?} missing or out of rank order in\n{text}"),
+        }
+    }
+}
+
+/// Real threads whose reports hold a rule's cause and the second tier's alternatives beside
+/// it (and the seed story, with a ruled-out cause): every format lists the causes in the one
+/// order, confidence never rises down it, and "why it ranks lower" is true of each.
+#[test]
+fn every_format_agrees_with_the_confidences_on_real_threads() {
+    use trainwreck::correlate::Lower;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let kb = KnowledgeBase::load(&[]).unwrap();
+    for case in [
+        "real/batch-09/T0907_ddp_roce_completion_error_12_vendor_129_gid_index",
+        "real/batch-12/T1225_cdial_gpt_cublas_execution_failed_wrong_cuda_build_zh",
+        "real/batch-04/T0432_swift_261_kto_remaining_argv_train_type_zh",
+        "seed-bus-error",
+    ] {
+        let r = trainwreck::diagnose(&kb, &[root.join(case).display().to_string()], 1);
+        let causes: Vec<&trainwreck::correlate::Finding> = r
+            .findings
+            .iter()
+            .filter(|f| f.symptom_of.is_none())
+            .collect();
+        assert!(causes.len() >= 2, "{case}: {causes:?}");
+        for w in causes.windows(2) {
+            assert!(
+                w[0].confidence >= w[1].confidence && w[0].strength >= w[1].strength
+                    || !w[1].against.is_empty(),
+                "{case}: {} ({}) above {} ({})",
+                w[0].rule,
+                w[0].confidence,
+                w[1].rule,
+                w[1].confidence
+            );
+        }
+        // JSON: the findings array is the one order.
+        let json: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
+        let conf: Vec<f64> = json["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["confidence"].as_f64().unwrap())
+            .collect();
+        assert_eq!(
+            conf,
+            r.findings.iter().map(|f| f.confidence).collect::<Vec<_>>(),
+            "{case}"
+        );
+        // Terminal, Markdown, HTML: the top, then what was considered, in the same order.
+        // (A title as far as the terminal's table shows it before cutting it.)
+        let head = |t: &str| t.chars().take(36).collect::<String>();
+        let mut owned: Vec<String> = r.top().map(|t| head(&t.title)).into_iter().collect();
+        owned.extend(r.considered().map(|f| head(&f.title)));
+        let titles: Vec<&str> = owned.iter().map(String::as_str).collect();
+        let term = trainwreck::report::terminal::render(
+            &r,
+            &trainwreck::report::terminal::Style { color: false },
+        );
+        in_order("terminal", &term, &titles);
+        in_order(
+            "markdown",
+            &trainwreck::report::markdown::render(&r),
+            &titles,
+        );
+        let html = trainwreck::report::html::page(&r, trainwreck::model::Lang::En);
+        let esc: Vec<String> = titles
+            .iter()
+            .map(|t| {
+                t.replace('&', "&amp;")
+                    .replace('<', "&lt;")
+                    .replace('>', "&gt;")
+                    .replace('"', "&quot;")
+            })
+            .collect();
+        in_order(
+            "html",
+            &html,
+            &esc.iter().map(String::as_str).collect::<Vec<_>>(),
+        );
+        // GitHub and JUnit name the top cause only: the first of the order.
+        if let Some(top) = r.top() {
+            let gh = trainwreck::report::github::render(&r, ".");
+            assert!(
+                gh.lines()
+                    .next()
+                    .is_some_and(|l| l.contains(&format!("{} ({})", top.category, top.action))),
+                "{case}: {gh}"
+            );
+            let junit = trainwreck::report::junit::render(&r);
+            assert!(
+                junit.contains(&format!("<failure type=\"{}\"", top.category)),
+                "{case}: {junit}"
+            );
+        }
+        // "Why it ranks lower", as every view words it, is true of each.
+        let top = r.top().unwrap_or(&r.findings[0]);
+        for c in r.considered_why() {
+            let f = c.finding;
+            match trainwreck::correlate::why_lower(f, top) {
+                Lower::LessEvidence => assert!(
+                    f.strength < top.strength && f.confidence <= top.confidence,
+                    "{case}: {}",
+                    f.rule
+                ),
+                Lower::Tie => assert_eq!(f.strength, top.strength, "{case}: {}", f.rule),
+                Lower::Weak => assert!(f.strength < trainwreck::correlate::RULED_OUT_BELOW),
+                Lower::Against => assert!(!f.against.is_empty()),
+            }
+        }
+    }
+}

@@ -148,7 +148,11 @@ fn a_rule_explained_run_still_names_the_other_kinds_its_death_lines_hold() {
         .unwrap();
     assert_eq!(alt.rule, trainwreck::correlate::second_tier::RULE);
     assert!(alt.strength < top.strength && alt.confidence <= top.confidence);
-    assert!(alt.title.starts_with("Also possible"), "{}", alt.title);
+    assert!(
+        alt.title.starts_with("Also possible, nccl_network"),
+        "{}",
+        alt.title
+    );
     assert!(
         alt.evidence
             .iter()

@@ -310,7 +310,7 @@ pub fn correlate(kb: &KnowledgeBase, a: &Analysis) -> Diagnosis {
     traceback::apply(a, &mut findings);
     second_tier::apply(a, &mut findings);
     if let Some(f) = outside::finding(a, &findings) {
-        findings.insert(0, f);
+        findings.push(f);
     }
     cascade::date_origins(a, &timeline, &mut findings);
     rank(&mut findings);
@@ -352,8 +352,9 @@ pub fn findings(kb: &KnowledgeBase, a: &Analysis) -> Vec<Finding> {
     merged.retain(|d| d.rules.iter().any(|r| r.role != Role::Confirmation));
     let mut findings: Vec<Finding> = merged.into_iter().map(|d| finish(kb, d, a)).collect();
 
-    // Rank: causes by confidence; symptoms after the cause they follow from.
-    findings.sort_by(|x, y| y.confidence.total_cmp(&x.confidence));
+    // The root the symptoms follow from is the first cause in the one order (`rank`), and
+    // they are then placed after it by the same function.
+    rank(&mut findings);
     let root = findings
         .iter()
         .find(|f| f.role != Role::Symptom && f.confidence >= RULED_OUT_BELOW)
@@ -540,8 +541,10 @@ fn provenance(f: &Finding) -> u8 {
     }
 }
 
-/// The one order of findings, used by every view (terminal, JSON, Markdown, GitHub, JUnit)
-/// and the fingerprint, so none can contradict another. Written once, in this order:
+/// The one order of findings, used by every view (terminal, JSON, Markdown, GitHub, JUnit,
+/// HTML), the fingerprint and the choice of the root that symptoms point at, so none can
+/// contradict another; nothing else orders findings (engine-made findings are pushed, and
+/// placed here). Written once, in this order:
 /// causes before symptoms (a finding with `symptom_of` follows its root); causes at or above
 /// [`RULED_OUT_BELOW`] before the ruled-out, and among the ruled-out those with nothing against
 /// them before those the evidence contradicts (`against`: a 32 GiB /dev/shm is not the

@@ -312,8 +312,8 @@ fn finding(
     };
     let (title, title_zh) = if explained.is_some() {
         (
-            format!("Also possible: the lines that say the run died hold {cat} tokens"),
-            format!("另一种可能：说明训练死掉的那些行里有指向 {cat} 的标记词"),
+            format!("Also possible, {cat}: the lines that say the run died hold its tokens"),
+            format!("另一种可能，{cat}：说明训练死掉的那些行里有指向它的标记词"),
         )
     } else if ending.is_some() {
         (

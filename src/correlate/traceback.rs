@@ -1562,6 +1562,7 @@ pub fn apply(a: &Analysis, findings: &mut Vec<Finding>) {
                 _ => None,
             };
         }
-        None => findings.insert(0, tb),
+        // Where it goes among the findings is `rank`'s decision, made once in `correlate`.
+        None => findings.push(tb),
     }
 }
