@@ -123,41 +123,68 @@ fn a_specific_rule_wins_over_the_tokens() {
 
 #[test]
 fn a_rule_explained_run_still_names_the_other_kinds_its_death_lines_hold() {
-    // An abort whose message is an NCCL error, after an IB completion error: the native-crash
-    // rule explains the run and keeps the top; the IB status is named as an alternative,
-    // ranked below it, and the verdict is the rule's.
+    // A cuBLAS execution failure is a rule's (a kernel fault); the CUDA error it is raised as
+    // also names a driver/build mismatch, which a reader would check second: it is named as
+    // an alternative, ranked below the rule's finding, and the verdict is the rule's.
     let r = diagnose_text(concat!(
-        "host-7:311:402 [0] transport/net_ib.cc:1021 NCCL WARN NET/IB : Got completion from peer 10.1.2.3<41234> with error 12, opcode 1, len 0, vendor err 129\n",
-        "terminate called after throwing an instance of 'std::runtime_error'\n",
-        "  what():  NCCL error: unhandled system error, NCCL version 2.18.1\n",
-        "Aborted (core dumped)\n",
+        "Traceback (most recent call last):\n",
+        "  File \"train.py\", line 88, in <module>\n",
+        "    out = model(batch)\n",
+        "RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm( handle, opa, opb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc)`\n",
     ));
     assert_eq!(r.verdict, Verdict::Diagnosed);
     let top = &r.findings[0];
-    assert_eq!(top.category, Category::SegfaultNative);
+    assert_eq!(top.category, Category::CudaIllegalAccess);
     assert_ne!(top.rule, trainwreck::correlate::second_tier::RULE);
     let cats = roots(&r);
     assert!(
-        cats[..3.min(cats.len())].contains(&Category::NcclNetwork),
+        cats[..3.min(cats.len())].contains(&Category::CudaDriverMismatch),
         "{cats:?}"
     );
     let alt = r
         .findings
         .iter()
-        .find(|f| f.category == Category::NcclNetwork && f.symptom_of.is_none())
+        .find(|f| f.category == Category::CudaDriverMismatch)
         .unwrap();
     assert_eq!(alt.rule, trainwreck::correlate::second_tier::RULE);
     assert!(alt.strength < top.strength && alt.confidence <= top.confidence);
     assert!(
-        alt.title.starts_with("Also possible, nccl_network"),
+        alt.title.starts_with("Also possible, cuda_driver_mismatch"),
         "{}",
         alt.title
     );
     assert!(
         alt.evidence
             .iter()
-            .any(|e| e.text.contains("unhandled system error"))
+            .any(|e| e.text.contains("CUBLAS_STATUS_EXECUTION_FAILED"))
     );
+}
+
+#[test]
+fn a_consequence_the_cascade_read_is_not_proposed_again() {
+    // The abort after an NCCL error is read as a consequence (a symptom); the tokens of the
+    // abort's lines do not propose its category again as another cause.
+    let r = diagnose_text(concat!(
+        "host-7:311:402 [0] transport/net_ib.cc:1021 NCCL WARN NET/IB : Got completion from peer 10.1.2.3<41234> with error 12, opcode 1, len 0, vendor err 129\n",
+        "terminate called after throwing an instance of 'std::runtime_error'\n",
+        "  what():  NCCL error: unhandled system error, NCCL version 2.18.1\n",
+        "Aborted (core dumped)\n",
+    ));
+    assert!(
+        r.findings.iter().any(|f| f.symptom_of.is_some()),
+        "{:?}",
+        r.findings
+    );
+    for f in r.findings.iter().filter(|f| f.symptom_of.is_some()) {
+        assert!(
+            !r.findings
+                .iter()
+                .any(|x| x.category == f.category
+                    && x.rule == trainwreck::correlate::second_tier::RULE),
+            "{:?} is a symptom and a token candidate",
+            f.category
+        );
+    }
 }
 
 #[test]

@@ -168,8 +168,14 @@ pub fn apply(a: &Analysis, findings: &mut Vec<Finding>) {
         }
     }
     // A category a live finding already names (a traceback reading, a rule's cause) gets
-    // nothing from the tokens it lacks; every other one is named, up to the cap.
-    ranked.retain(|(cat, _)| !findings.iter().any(|f| live(f) && f.category == *cat));
+    // nothing from the tokens it lacks, nor one the cascade already read as a consequence
+    // (a watchdog's abort is a symptom of its timeout, not another cause); every other one
+    // is named, up to the cap.
+    ranked.retain(|(cat, _)| {
+        !findings
+            .iter()
+            .any(|f| f.category == *cat && (live(f) || f.symptom_of.is_some()))
+    });
     for (cat, cand) in ranked.into_iter().take(MAX_CANDIDATES) {
         if let Some(mut f) = finding(&lines, &stops, cat, &cand, explained) {
             // The lines that weighed against the kind, as the rule's finding cited them.
