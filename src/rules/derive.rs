@@ -752,6 +752,9 @@ fn frame_of(line: &str) -> Option<(&str, &str)> {
 /// outputs it gathers (they grow with the eval set: `eval_accumulation_steps`). Read from the
 /// innermost frames cited (the frames after the model's forward do not count: an OOM inside a
 /// layer during evaluation is the eval batch, not the gathering).
+/// Whether a frame (file, function) belongs to a phase.
+type FrameTest<'a> = dyn Fn(&str, &str) -> bool + 'a;
+
 fn gpu_oom_phase(ctx: &DeriveCtx) -> Option<String> {
     let frames: Vec<(&str, &str)> = ctx.lines.iter().filter_map(|l| frame_of(l)).collect();
     let zh = ctx.zh();
@@ -891,35 +894,37 @@ fn oom_step_phase(frames: &[(&str, &str)], zh: bool) -> Option<String> {
     if phase(&engine, true) {
         return Some(engine_start_oom(zh));
     }
-    if phase(&optimizer, false) {
-        return Some(if zh {
-            "把优化器状态切分到各张卡上（DeepSpeed ZeRO stage 3 或 FSDP），或者把优化器 offload 到 CPU（DeepSpeed `offload_optimizer`），或者换 8-bit 优化器：显存不够发生在优化器的 step 里，Adam 在第一步为每个参数分配两份 fp32 状态，它们随参数量增长，减小 batch 省不下来。".into()
-        } else {
-            "Shard the optimizer states across the GPUs (DeepSpeed ZeRO stage 3, or FSDP) or offload the optimizer to the CPU (DeepSpeed `offload_optimizer`), or use an 8-bit optimizer: the OOM is raised in the optimizer step, where Adam allocates two fp32 states per parameter on the first step; they grow with the parameters trained, not with the batch.".into()
-        });
-    }
-    if phase(&wrap, false) {
-        return Some(if zh {
-            "减少要训练的参数（LoRA 或其他 PEFT 方法），或者把参数和优化器状态 offload 到 CPU（FSDP `cpu_offload`、ZeRO-3 offload），或者用更多、更大的 GPU：显存不够发生在 FSDP/ZeRO 切分模型的时候，第一步还没开始，全量模型的状态在这些卡上放不下，任何 batch 设置都没用。".into()
-        } else {
-            "Train fewer parameters (LoRA or another parameter-efficient method), offload parameters and optimizer states to the CPU (FSDP `cpu_offload`, ZeRO-3 offload), or use more or larger GPUs: the OOM is raised while FSDP or ZeRO shards the model, before the first step, so the full model's states do not fit on these cards whatever the batch.".into()
-        });
-    }
-    if phase(&save, false) {
-        return Some(if zh {
-            "在 CPU 上收集要保存的 state dict：显存不够发生在保存 checkpoint 时收集 state dict 的过程中，而不是训练的某一步——FSDP 用 full state dict 时设 `FullStateDictConfig(offload_to_cpu=True, rank0_only=True)`，或者改存分片的 state dict（`SHARDED_STATE_DICT`）；其他情况先把张量搬到 CPU 再保存。".into()
-        } else {
-            "Gather the state dict on the CPU for the save: the OOM is raised while a checkpoint's state dict is collected, not in a training step — with FSDP's full state dict set `FullStateDictConfig(offload_to_cpu=True, rank0_only=True)` or save a sharded one (`SHARDED_STATE_DICT`); otherwise move the tensors to the CPU before saving.".into()
-        });
-    }
-    if phase(&eval_loop, true) {
-        return Some(if zh {
-            "降低评估的 batch（`per_device_eval_batch_size`）或生成长度，并在收集预测时把它们搬到 CPU（HF Trainer 的 `eval_accumulation_steps`，或者在每个评估 step 的输出上调用 `.cpu()`）：显存不够发生在评估循环里，它的 batch 和留下的输出都不由训练 batch 决定。".into()
-        } else {
-            "Lower the evaluation batch (`per_device_eval_batch_size`) or the generation length, and move the predictions to the CPU as they are gathered (HF Trainer's `eval_accumulation_steps`, or `.cpu()` on each evaluation step's outputs): the OOM is raised in the evaluation loop, whose batch and kept outputs the training batch does not set.".into()
-        });
-    }
-    None
+    // Each phase with its lever (Chinese, English), tried in order.
+    let phases: [(&FrameTest, bool, &str, &str); 4] = [
+        (
+            &optimizer,
+            false,
+            "把优化器状态切分到各张卡上（DeepSpeed ZeRO stage 3 或 FSDP），或者把优化器 offload 到 CPU（DeepSpeed `offload_optimizer`），或者换 8-bit 优化器：显存不够发生在优化器的 step 里，Adam 在第一步为每个参数分配两份 fp32 状态，它们随参数量增长，减小 batch 省不下来。",
+            "Shard the optimizer states across the GPUs (DeepSpeed ZeRO stage 3, or FSDP) or offload the optimizer to the CPU (DeepSpeed `offload_optimizer`), or use an 8-bit optimizer: the OOM is raised in the optimizer step, where Adam allocates two fp32 states per parameter on the first step; they grow with the parameters trained, not with the batch.",
+        ),
+        (
+            &wrap,
+            false,
+            "减少要训练的参数（LoRA 或其他 PEFT 方法），或者把参数和优化器状态 offload 到 CPU（FSDP `cpu_offload`、ZeRO-3 offload），或者用更多、更大的 GPU：显存不够发生在 FSDP/ZeRO 切分模型的时候，第一步还没开始，全量模型的状态在这些卡上放不下，任何 batch 设置都没用。",
+            "Train fewer parameters (LoRA or another parameter-efficient method), offload parameters and optimizer states to the CPU (FSDP `cpu_offload`, ZeRO-3 offload), or use more or larger GPUs: the OOM is raised while FSDP or ZeRO shards the model, before the first step, so the full model's states do not fit on these cards whatever the batch.",
+        ),
+        (
+            &save,
+            false,
+            "在 CPU 上收集要保存的 state dict：显存不够发生在保存 checkpoint 时收集 state dict 的过程中，而不是训练的某一步——FSDP 用 full state dict 时设 `FullStateDictConfig(offload_to_cpu=True, rank0_only=True)`，或者改存分片的 state dict（`SHARDED_STATE_DICT`）；其他情况先把张量搬到 CPU 再保存。",
+            "Gather the state dict on the CPU for the save: the OOM is raised while a checkpoint's state dict is collected, not in a training step — with FSDP's full state dict set `FullStateDictConfig(offload_to_cpu=True, rank0_only=True)` or save a sharded one (`SHARDED_STATE_DICT`); otherwise move the tensors to the CPU before saving.",
+        ),
+        (
+            &eval_loop,
+            true,
+            "降低评估的 batch（`per_device_eval_batch_size`）或生成长度，并在收集预测时把它们搬到 CPU（HF Trainer 的 `eval_accumulation_steps`，或者在每个评估 step 的输出上调用 `.cpu()`）：显存不够发生在评估循环里，它的 batch 和留下的输出都不由训练 batch 决定。",
+            "Lower the evaluation batch (`per_device_eval_batch_size`) or the generation length, and move the predictions to the CPU as they are gathered (HF Trainer's `eval_accumulation_steps`, or `.cpu()` on each evaluation step's outputs): the OOM is raised in the evaluation loop, whose batch and kept outputs the training batch does not set.",
+        ),
+    ];
+    phases
+        .iter()
+        .find(|(is, within, _, _)| phase(*is, *within))
+        .map(|(_, _, zh_text, en)| if zh { zh_text } else { en }.to_string())
 }
 
 /// The quoted keys of a `Missing key(s) in state_dict: "a", "b"` (or `Unexpected key(s)`) line.
