@@ -610,13 +610,23 @@ static FRAME_PACKAGE: std::sync::LazyLock<Option<regex::Regex>> = std::sync::Laz
 });
 
 /// The package whose code launched the failing kernel: the innermost traceback frame in an
-/// installed package other than PyTorch and Triton (which run every package's kernels).
+/// installed package other than PyTorch and Triton (which run every package's kernels). When
+/// the innermost frames are torch's autograd engine the kernel ran somewhere in the backward
+/// pass, and the frame that called `backward()` (a trainer, accelerate) launched none of it,
+/// so no package is named.
 fn kernel_library(ctx: &DeriveCtx) -> Option<String> {
     let re = FRAME_PACKAGE.as_ref()?;
-    ctx.lines.iter().rev().find_map(|l| {
-        let p = re.captures(l)?.get(1)?.as_str();
-        (!matches!(p, "torch" | "triton" | "torch_npu" | "numpy")).then(|| p.to_string())
-    })
+    for l in ctx.lines.iter().rev() {
+        let Some(c) = re.captures(l) else { continue };
+        let p = c.get(1)?.as_str();
+        if p == "torch" && (l.contains("/torch/autograd/") || l.contains("\\torch\\autograd\\")) {
+            return None;
+        }
+        if !matches!(p, "torch" | "triton" | "torch_npu" | "numpy") {
+            return Some(p.to_string());
+        }
+    }
+    None
 }
 
 /// The installed package being imported when the process crashed: a frame of the crash's
