@@ -195,6 +195,8 @@ fn manglings() -> Vec<Mangling> {
 const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("zh-same-line", "TW0203", R_CJK_IN_PROSE), // 1 of 15 examples lost
     ("python-repr", "TW0208", R_REPR_CONTEXT),  // 1 of 4 examples lost
+    ("python-repr", "TW1107", R_REPR_CONTEXT),  // 1 of 1 examples lost
+    ("python-repr", "TW1604", R_REPR_CONTEXT),  // 1 of 1 examples lost
     ("python-repr", "TW2304", R_REPR_CONTEXT),  // 1 of 1 examples lost
     ("ranks-interleaved", "TW0103", R_INTERLEAVE), // 1 of 3 examples lost
     ("ranks-interleaved", "TW0105", R_INTERLEAVE), // 1 of 3 examples lost
@@ -229,6 +231,7 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("ranks-interleaved", "TW1101", R_INTERLEAVE), // 2 of 8 examples lost
     ("ranks-interleaved", "TW1102", R_INTERLEAVE), // 3 of 3 examples lost
     ("ranks-interleaved", "TW1104", R_INTERLEAVE), // 2 of 3 examples lost
+    ("ranks-interleaved", "TW1107", R_INTERLEAVE), // 1 of 1 examples lost
     ("ranks-interleaved", "TW1202", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW1203", R_INTERLEAVE), // 4 of 4 examples lost
     ("ranks-interleaved", "TW1204", R_INTERLEAVE), // 3 of 3 examples lost
@@ -237,6 +240,7 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("ranks-interleaved", "TW1401", R_INTERLEAVE), // 4 of 6 examples lost
     ("ranks-interleaved", "TW1402", R_INTERLEAVE), // 1 of 1 examples lost
     ("ranks-interleaved", "TW1601", R_INTERLEAVE), // 2 of 9 examples lost
+    ("ranks-interleaved", "TW1604", R_INTERLEAVE), // 1 of 1 examples lost
     ("ranks-interleaved", "TW1801", R_INTERLEAVE), // 6 of 13 examples lost
     ("ranks-interleaved", "TW1902", R_INTERLEAVE), // 7 of 7 examples lost
     ("ranks-interleaved", "TW1903", R_INTERLEAVE), // 7 of 7 examples lost
