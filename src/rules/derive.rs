@@ -135,6 +135,12 @@ pub static DERIVED: &[Derived] = &[
         compute: memlock_plan,
     },
     Derived {
+        name: "derive.nan_after_finite",
+        unit: Unit::Text,
+        doc: "only when a logged loss turned NaN right after lines that logged it finite (a confirmation's capture): the run trained, then diverged",
+        compute: nan_after_finite,
+    },
+    Derived {
         name: "derive.nofile_plan",
         unit: Unit::Text,
         doc: "the open-files limit seen (ulimit -n, /proc limits) and the limit to set",
@@ -1423,6 +1429,16 @@ fn half_precision(ctx: &DeriveCtx) -> Option<String> {
     on("config.fp16", &["true", "1"])
         .or_else(|| on("config.fp16_enabled", &["true"]))
         .or_else(|| on("config.mixed_precision", &["fp16"]))
+}
+
+/// A loss logged NaN within a few lines of the same series logged finite and non-zero (the
+/// capture `nan_after_finite` of a confirmation whose signature looks back for the finite
+/// value): the run was training, so the optimisation diverged; a loss NaN from its first
+/// logged step (bad inputs, a precision or version problem) never has it.
+fn nan_after_finite(ctx: &DeriveCtx) -> Option<String> {
+    ctx.capture("nan_after_finite")
+        .map(|c| c.trim().to_string())
+        .filter(|c| !c.is_empty())
 }
 
 /// `load_best_model_at_end` with the evaluation off (capture `eval_off`): with nothing to
