@@ -1051,9 +1051,9 @@ fn assert_hint(ctx: &DeriveCtx) -> Option<String> {
     let zh = ctx.zh();
     let what = if a.contains("n_classes") || a.contains("n_class") {
         if zh {
-            "类别标签超出了 [0, num_classes)：把模型的类别数（`num_classes`）设成与标签一致（最大标签 + 1），或者给 -1、255 这类标签在 loss 里设 `ignore_index`。"
+            "类别标签超出了 [0, num_classes)：先在数据集里找出越界的标签（`max(labels)`，标注里多出来的类别 id），把类别重新编号为从 0 开始、小于类别数的 id（检测器自己会为背景加 1 的，类别要从 0 编起），只有数据集确实有更多类别时才把 `num_classes` 改成与之一致；表示“忽略”的 -1、255 这类标签要在 loss 里设 `ignore_index`。"
         } else {
-            "a class label is outside [0, num_classes): set the model's class count (`num_classes`) to match the labels (largest label + 1), or give labels such as -1 or 255 the loss's `ignore_index`."
+            "a class label is outside [0, num_classes): find the labels out of range in the dataset (`max(labels)`, a stray category id in the annotations) and renumber the classes as zero-based ids below the class count (a detector that adds 1 for background wants them from 0), and change `num_classes` to match only if the dataset really has that many classes; labels such as -1 or 255 that mean 'ignore' need the loss's `ignore_index`."
         }
     } else if a.contains("srcIndex < srcSelectDimSize")
         || a.contains("ind_dim_size")
