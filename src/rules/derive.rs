@@ -153,6 +153,12 @@ pub static DERIVED: &[Derived] = &[
         compute: port_plan,
     },
     Derived {
+        name: "derive.ranks_out_of_step",
+        unit: Unit::Text,
+        doc: "only when two ranks' watchdogs timed out at the same collective number with a different operation or size: the ranks are out of step (uneven batches, a reduction on some ranks only), not one stuck",
+        compute: ranks_out_of_step,
+    },
+    Derived {
         name: "derive.ray_rollout_memory",
         unit: Unit::Text,
         doc: "only when Ray's kill report lists the rollout engine's workers (`generate_sequences`, `LLMRayActor`, vLLM) as the largest host-memory users: the engine setting the run shows (a cache engine freed and rebuilt every generation, sleep mode, host memory growing every step) that holds it",
@@ -1272,6 +1278,45 @@ fn same_collective_plan(ctx: &DeriveCtx) -> Option<String> {
     })
 }
 
+/// One rank's watchdog report of a timed-out collective: `[Rank R] Watchdog caught collective
+/// operation timeout: WorkNCCL(SeqNum=S, OpType=OP, NumelIn=N, …`.
+fn watchdog_work(line: &str) -> Option<(&str, &str, &str, &str)> {
+    let rest = &line[line.find("[Rank ")? + "[Rank ".len()..];
+    let (rank, rest) = rest.split_once(']')?;
+    let rest = &rest[rest.find("WorkNCCL(SeqNum=")? + "WorkNCCL(SeqNum=".len()..];
+    let (seq, rest) = rest.split_once(", OpType=")?;
+    let (op, rest) = rest.split_once(", NumelIn=")?;
+    let numel = rest.split([',', ')']).next()?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    (digits(rank) && digits(seq) && digits(numel)).then_some((rank, seq, op, numel))
+}
+
+/// Two ranks' watchdogs timed out at the same collective number with a different operation or
+/// size: each process group numbers its collectives in the order a rank issues them, so at
+/// the same number the ranks were in different calls. Neither was stuck in its own work; they
+/// are out of step (one ran more batches, or issued a reduction the others did not).
+fn ranks_out_of_step(ctx: &DeriveCtx) -> Option<String> {
+    let works: Vec<_> = ctx.lines.iter().filter_map(|l| watchdog_work(l)).collect();
+    let (a, b) = works.iter().find_map(|a| {
+        works
+            .iter()
+            .find(|b| b.1 == a.1 && b.0 != a.0 && (b.2 != a.2 || b.3 != a.3))
+            .map(|b| (a, b))
+    })?;
+    let seq = a.1;
+    let (ra, oa, na) = (a.0, a.2, a.3);
+    let (rb, ob, nb) = (b.0, b.2, b.3);
+    Some(if ctx.zh() {
+        format!(
+            "让每个 rank 以相同的顺序发起相同的集合通信：在第 {seq} 个集合通信上，rank {ra} 执行的是 {na} 个元素的 {oa}，而 rank {rb} 执行的是 {nb} 个元素的 {ob}，说明各 rank 步调不一致，而不是某个 rank 卡住了——要么一个 rank 比别的多跑了 batch（各 rank 数据分片不等长或用了 IterableDataset：让每个 rank 的 batch 数相同，`drop_last=True`、用 DistributedSampler），要么只有部分 rank 做了某次归约（只在部分 rank 上出现的 loss 项或指标：在每个 rank 上归约同样的键，缺的补 0）。`TORCH_DISTRIBUTED_DEBUG=DETAIL` 会在调用处直接报告不一致，而不是等到超时。"
+        )
+    } else {
+        format!(
+            "Make every rank issue the same collectives in the same order: at collective #{seq} rank {ra} ran {oa} of {na} elements while rank {rb} ran {ob} of {nb}, so the ranks are out of step, not one of them stuck; either one rank ran more batches than another (uneven shards or an IterableDataset: give every rank the same number of batches, `drop_last=True`, a DistributedSampler) or some ranks reduced what the others did not (a loss term or metric present on some ranks only: reduce the same keys on every rank, zero-filled). `TORCH_DISTRIBUTED_DEBUG=DETAIL` reports the mismatch at the call instead of a timeout."
+        )
+    })
+}
+
 /// A socket connect that failed (`peer_addr`, `peer_port`, `sock_err`) on a node whose firewall
 /// is running (`firewall_on`, captured by the confirmation `host-firewall-active`).
 fn firewall_plan(ctx: &DeriveCtx) -> Option<String> {
@@ -1991,6 +2036,39 @@ mod tests {
         assert_eq!(at("1800000"), None);
         assert_eq!(at("0"), None);
         assert_eq!(at("x"), None);
+    }
+
+    #[test]
+    fn ranks_are_out_of_step_only_at_one_number_in_different_calls() {
+        let s = FactSet::new();
+        let at = |lines: &[&str]| {
+            ranks_out_of_step(&DeriveCtx {
+                facts: &s,
+                captures: &[],
+                lines,
+                lang: Lang::En,
+            })
+        };
+        let w = |rank: u32, seq: u32, op: &str, n: u64| {
+            format!(
+                "[rank{rank}]:[E ProcessGroupNCCL.cpp:616] [Rank {rank}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum={seq}, OpType={op}, NumelIn={n}, NumelOut={n}, Timeout(ms)=600000) ran for 600050 milliseconds before timing out."
+            )
+        };
+        let (a, b) = (w(0, 41, "ALLREDUCE", 8192), w(1, 41, "ALLREDUCE", 1));
+        let got = at(&[&a, &b]).unwrap();
+        assert!(got.starts_with("Make every rank issue the same collectives"));
+        assert!(got.contains("#41 rank 0 ran ALLREDUCE of 8192 elements while rank 1 ran ALLREDUCE of 1"));
+        // Another operation at the same number is out of step as well.
+        let c = w(1, 41, "BROADCAST", 8192);
+        assert!(at(&[&a, &c]).is_some());
+        // The same call on both ranks, a different number, or one rank alone: nothing read.
+        assert_eq!(at(&[&a, &w(1, 41, "ALLREDUCE", 8192)]), None);
+        assert_eq!(at(&[&a, &w(1, 40, "ALLREDUCE", 1)]), None);
+        assert_eq!(at(&[&a, &w(0, 41, "ALLREDUCE", 1)]), None);
+        assert_eq!(at(&[&a]), None);
+        // A line without the rank or the size is not read.
+        let bare = "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=41, OpType=ALLREDUCE, Timeout(ms)=600000)";
+        assert_eq!(at(&[&a, bare]), None);
     }
 
     #[test]
