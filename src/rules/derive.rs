@@ -27,6 +27,12 @@ pub static DERIVED: &[Derived] = &[
         compute: assert_hint,
     },
     Derived {
+        name: "derive.attention_backend",
+        unit: Unit::Text,
+        doc: "only when the faulting kernel's traceback passes through an attention backend an engine or model library picked at start-up (vLLM, SGLang, transformers' FlashAttention integration): switch the backend, or update the kernel's package",
+        compute: attention_backend,
+    },
+    Derived {
         name: "derive.batch_plan",
         unit: Unit::Text,
         doc: "consistent DeepSpeed batch settings from the assertion's train/micro/accumulation/world figures",
@@ -639,6 +645,73 @@ fn kernel_library(ctx: &DeriveCtx) -> Option<String> {
         }
     }
     None
+}
+
+/// Engines and libraries whose attention kernel is a backend picked at start-up, each with
+/// where its backends' modules live (a part of a frame's path), who picks it, the setting
+/// that picks another, and the backend's name when the path alone does not give it.
+const ATTENTION_BACKENDS: &[(&str, &str, &str, Option<&str>)] = &[
+    (
+        "/vllm/attention/backends/",
+        "vLLM",
+        "`VLLM_ATTENTION_BACKEND=XFORMERS` or `FLASHINFER`",
+        None,
+    ),
+    (
+        "/sglang/srt/layers/attention/",
+        "SGLang",
+        "`--attention-backend flashinfer` or `triton`",
+        None,
+    ),
+    (
+        "/transformers/integrations/flash_attention.py",
+        "transformers",
+        "`attn_implementation=\"sdpa\"` or `\"eager\"`",
+        Some("flash_attention_2"),
+    ),
+    (
+        "/transformers/modeling_flash_attention_utils.py",
+        "transformers",
+        "`attn_implementation=\"sdpa\"` or `\"eager\"`",
+        Some("flash_attention_2"),
+    ),
+];
+
+/// A kernel fault whose traceback passes through an attention backend that an engine or a
+/// model library picked at start-up (vLLM's and SGLang's backends, transformers' FlashAttention
+/// integration): another backend is one setting away and sidesteps the faulting kernel, so it
+/// comes first, beside updating the package whose kernel faulted (`kernel_library`).
+fn attention_backend(ctx: &DeriveCtx) -> Option<String> {
+    let (path, who, knob, named) = ctx.lines.iter().find_map(|l| {
+        let (path, _) = frame_of(l)?;
+        let path = path.replace('\\', "/");
+        ATTENTION_BACKENDS
+            .iter()
+            .find(|(part, ..)| path.contains(part))
+            .map(|&(_, who, knob, named)| (path, who, knob, named))
+    })?;
+    let whose = if who.ends_with('s') {
+        format!("{who}'")
+    } else {
+        format!("{who}'s")
+    };
+    let stem = path.rsplit('/').next()?.trim_end_matches(".py");
+    let backend = named.unwrap_or(stem);
+    let library = kernel_library(ctx);
+    Some(match (library, ctx.zh()) {
+        (Some(lib), false) => format!(
+            "Switch {whose} attention backend away from `{backend}` ({knob}), or update {lib} to its latest release (or pin the one that worked): the fault is in the attention kernel {who} picked at start-up (its frames are in the traceback), and another backend sidesteps that kernel while its bug is open."
+        ),
+        (None, false) => format!(
+            "Switch {whose} attention backend away from `{backend}` ({knob}): the fault is in the attention kernel {who} picked at start-up (its frames are in the traceback), and another backend sidesteps that kernel; then update the package that provides it."
+        ),
+        (Some(lib), true) => format!(
+            "把 {who} 的注意力后端从 `{backend}` 换掉（{knob}），或者把 {lib} 升级到最新版本（或固定到之前能用的版本）：出错的是 {who} 启动时选中的注意力 kernel（traceback 里有它的栈帧），换一个后端就绕开了这个 kernel。"
+        ),
+        (None, true) => format!(
+            "把 {who} 的注意力后端从 `{backend}` 换掉（{knob}）：出错的是 {who} 启动时选中的注意力 kernel（traceback 里有它的栈帧），换一个后端就绕开了这个 kernel；之后再升级提供它的包。"
+        ),
+    })
 }
 
 /// The installed package being imported when the process crashed: a frame of the crash's
@@ -2036,6 +2109,30 @@ mod tests {
         assert_eq!(at("1800000"), None);
         assert_eq!(at("0"), None);
         assert_eq!(at("x"), None);
+    }
+
+    #[test]
+    fn an_attention_backend_in_the_frames_names_its_switch() {
+        let s = FactSet::new();
+        let at = |lines: &[&str], lang| {
+            attention_backend(&DeriveCtx {
+                facts: &s,
+                captures: &[],
+                lines,
+                lang,
+            })
+        };
+        let hf = r#"  File "/opt/env/lib/python3.12/site-packages/transformers/integrations/flash_attention.py", line 66, in flash_attention_forward"#;
+        let kernel = r#"  File "/opt/env/lib/python3.12/site-packages/flash_attn/flash_attn_interface.py", line 165, in _flash_attn_varlen_forward"#;
+        let got = at(&[hf, kernel], Lang::En).unwrap();
+        assert!(got.starts_with("Switch transformers' attention backend away from `flash_attention_2` (`attn_implementation=\"sdpa\"`"));
+        assert!(got.contains("or update flash_attn to its latest release"));
+        let sgl = r#"  File "/usr/lib/python3/dist-packages/sglang/srt/layers/attention/triton_backend.py", line 420, in forward_decode"#;
+        let got = at(&[sgl], Lang::Zh).unwrap();
+        assert!(got.starts_with("把 SGLang 的注意力后端从 `triton_backend` 换掉"));
+        // A kernel fault with no backend module in its frames: nothing to switch.
+        assert_eq!(at(&[kernel], Lang::En), None);
+        assert_eq!(at(&[], Lang::En), None);
     }
 
     #[test]
