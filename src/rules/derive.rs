@@ -119,7 +119,7 @@ pub static DERIVED: &[Derived] = &[
     Derived {
         name: "derive.host_oom_loading",
         unit: Unit::Text,
-        doc: "only when the kill came while a model's checkpoint shards were loading (transformers' `Loading checkpoint shards` bar among the cited lines): load with less host memory",
+        doc: "only when the kill came while a model's checkpoint shards were loading (transformers' `Loading checkpoint shards` bar among the cited lines, or a kill report right after an unfinished bar): load with less host memory (low_cpu_mem_usage, a dtype, quantized)",
         compute: host_oom_loading,
     },
     Derived {
@@ -1635,18 +1635,21 @@ fn gpu_memory_climb(ctx: &DeriveCtx) -> Option<String> {
 }
 
 /// A host OOM kill while transformers loaded a model's checkpoint shards (its `Loading checkpoint
-/// shards` progress bar, often with the shell's `Killed` glued to it, among the cited lines):
+/// shards` progress bar, often with the shell's `Killed` glued to it, among the cited lines, or
+/// a launcher's kill report right after an unfinished bar: the confirmation's `killed_loading`):
 /// the whole model sits in host RAM then — in fp32 unless a dtype is given — so the lever is
 /// how it is loaded, not DataLoader workers.
 fn host_oom_loading(ctx: &DeriveCtx) -> Option<String> {
-    ctx.lines
-        .iter()
-        .any(|l| l.contains("Loading checkpoint shards"))
-        .then(|| {
+    let loading = ctx.capture("killed_loading").is_some()
+        || ctx
+            .lines
+            .iter()
+            .any(|l| l.contains("Loading checkpoint shards"));
+    loading.then(|| {
             if ctx.zh() {
-                "用更少的主机内存加载模型：`from_pretrained(…, low_cpu_mem_usage=True, torch_dtype=torch.bfloat16)`（或者 `device_map=\"auto\"`，把分片直接放到 GPU 上），并优先用 safetensors 格式；进程是在加载 checkpoint 分片时被杀的，这时整个模型都在主机内存里（不指定 dtype 就是 fp32）。也可以给机器更多内存或 swap 来完成加载。".into()
+                "用更少的主机内存加载模型：给 `from_pretrained` 传 `low_cpu_mem_usage=True` 和 dtype（`torch_dtype=torch.bfloat16`；或者 `device_map=\"auto\"`，把分片直接放到 GPU 上），并优先用 safetensors 格式；16 位的模型比机器内存还大时，按 8 位或 4 位量化加载（`BitsAndBytesConfig(load_in_8bit=True)`）；进程是在加载 checkpoint 分片时被杀的，这时整个模型都在主机内存里（不指定 dtype 就是 fp32）。也可以给机器更多内存或 swap 来完成加载。".into()
             } else {
-                "Load the model with less host memory: `from_pretrained(…, low_cpu_mem_usage=True, torch_dtype=torch.bfloat16)` (or `device_map=\"auto\"` to put the shards straight on the GPU), from safetensors files. The kill came while the checkpoint shards were loading, when the whole model sits in host RAM (in fp32 unless a dtype is given); otherwise give the machine more RAM or swap for the load.".into()
+                "Load the model with less host memory, passing `low_cpu_mem_usage=True` and a dtype to `from_pretrained` (`torch_dtype=torch.bfloat16`; or `device_map=\"auto\"` to put the shards straight on the GPU), from safetensors files, or quantized to 8 or 4 bits (`BitsAndBytesConfig(load_in_8bit=True)`) when the model in 16 bits is larger than the machine's RAM. The kill came while the checkpoint shards were loading, when the whole model sits in host RAM (in fp32 unless a dtype is given); otherwise give the machine more RAM or swap for the load.".into()
             }
         })
 }
@@ -2154,7 +2157,11 @@ mod tests {
         let (a, b) = (w(0, 41, "ALLREDUCE", 8192), w(1, 41, "ALLREDUCE", 1));
         let got = at(&[&a, &b]).unwrap();
         assert!(got.starts_with("Make every rank issue the same collectives"));
-        assert!(got.contains("#41 rank 0 ran ALLREDUCE of 8192 elements while rank 1 ran ALLREDUCE of 1"));
+        assert!(
+            got.contains(
+                "#41 rank 0 ran ALLREDUCE of 8192 elements while rank 1 ran ALLREDUCE of 1"
+            )
+        );
         // Another operation at the same number is out of step as well.
         let c = w(1, 41, "BROADCAST", 8192);
         assert!(at(&[&a, &c]).is_some());
