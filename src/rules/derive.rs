@@ -135,6 +135,12 @@ pub static DERIVED: &[Derived] = &[
         compute: kernel_library,
     },
     Derived {
+        name: "derive.local_extension",
+        unit: Unit::Text,
+        doc: "only when a frame of the crash's Python stack is in the project's own compiled-op directory (`ops`, `csrc`, `_ext`, outside the installed packages): rebuild the ops there against the installed torch and CUDA",
+        compute: local_extension,
+    },
+    Derived {
         name: "derive.memlock_plan",
         unit: Unit::Text,
         doc: "the locked-memory limit seen (ulimit -l) and what to set",
@@ -711,6 +717,36 @@ fn attention_backend(ctx: &DeriveCtx) -> Option<String> {
         (None, true) => format!(
             "把 {who} 的注意力后端从 `{backend}` 换掉（{knob}）：出错的是 {who} 启动时选中的注意力 kernel（traceback 里有它的栈帧），换一个后端就绕开了这个 kernel；之后再升级提供它的包。"
         ),
+    })
+}
+
+/// Directories in which a project keeps the CUDA/C++ operators it compiles itself.
+const LOCAL_OP_DIRS: &[&str] = &["ops", "csrc", "_ext"];
+
+/// A compiled operator of the project itself in the crash's Python stack: a frame outside the
+/// installed packages under one of `LOCAL_OP_DIRS` (not a home directory of that name), e.g.
+/// `…/segmentation/ops/functions/ms_deform_attn_func.py`; the value is that directory. Such an
+/// op was built on the machine against the torch, nvcc and GPU of the day, and a build that no
+/// longer fits them faults at run time rather than failing to load: rebuild it first.
+fn local_extension(ctx: &DeriveCtx) -> Option<String> {
+    ctx.lines.iter().find_map(|l| {
+        let rest = &l[l.find("File \"")? + "File \"".len()..];
+        let path = rest[..rest.find('"')?].replace('\\', "/");
+        if path.contains("-packages/") {
+            return None;
+        }
+        let segs: Vec<&str> = path.split('/').collect();
+        let i = (1..segs.len().saturating_sub(1)).find(|&i| {
+            LOCAL_OP_DIRS.contains(&segs[i]) && !matches!(segs[i - 1], "home" | "Users")
+        })?;
+        Some(segs[..=i].join("/"))
+    })
+    .map(|dir| {
+        if ctx.zh() {
+            format!("针对现在装的 torch 和 CUDA 重新编译项目自己在 `{dir}` 里的算子（先删掉旧的编译产物——`build/` 目录和 `.so` 文件——再用与 `torch.version.cuda` 一致的 nvcc 运行它的 `setup.py build_ext --inplace` 或 `pip install -e .`）：崩溃就发生在其中某个算子里，为别的 torch、CUDA 或 GPU 编译的算子不会在加载时报错，而是在运行时出错。重新编译后仍然崩溃，就用 `CUDA_LAUNCH_BLOCKING=1` 重跑找出是哪个 kernel。")
+        } else {
+            format!("Rebuild the project's own compiled ops in `{dir}` against the torch and CUDA now installed (delete the old build — its `build/` directory and `.so` files — then run its `setup.py build_ext --inplace` or `pip install -e .` with the nvcc that matches `torch.version.cuda`): the crash is inside one of them, and an op built for another torch, CUDA or GPU faults at run time instead of failing to load. If a fresh build still crashes, rerun with `CUDA_LAUNCH_BLOCKING=1` to find the kernel.")
+        }
     })
 }
 
@@ -2112,6 +2148,33 @@ mod tests {
         assert_eq!(at("1800000"), None);
         assert_eq!(at("0"), None);
         assert_eq!(at("x"), None);
+    }
+
+    #[test]
+    fn a_projects_own_op_directory_in_the_frames_is_named() {
+        let s = FactSet::new();
+        let at = |lines: &[&str]| {
+            local_extension(&DeriveCtx {
+                facts: &s,
+                captures: &[],
+                lines,
+                lang: Lang::En,
+            })
+        };
+        let op = r#"  File "/data/proj/seg/ops/functions/deform_func.py", line 26, in forward"#;
+        assert!(
+            at(&[op]).unwrap().starts_with(
+                "Rebuild the project's own compiled ops in `/data/proj/seg/ops` against"
+            )
+        );
+        // faulthandler's shape, without the comma.
+        let fh = r#"  File "/srv/det/lib/csrc/nms/nms.py", line 50 in forward"#;
+        assert!(at(&[fh]).unwrap().contains("`/srv/det/lib/csrc`"));
+        // An installed package's ops, a home directory called ops, a file named ops.py: none.
+        let pkg = r#"  File "/env/lib/python3.10/site-packages/mmcv/ops/roi_align.py", line 80, in forward"#;
+        let home = r#"  File "/home/ops/proj/train.py", line 12, in main"#;
+        let file = r#"  File "/data/proj/ops", line 3, in <module>"#;
+        assert_eq!(at(&[pkg, home, file]), None);
     }
 
     #[test]
