@@ -1344,14 +1344,18 @@ fn api_skew(r: &Raised<'_>) -> Option<Remedy> {
                 ),
             }
         } else {
+            // Unnamed, the library reads "the library" in English and "库" in Chinese.
+            let the = lib
+                .as_deref()
+                .map_or_else(|| "the library".to_string(), |l| format!("the {l}"));
+            let zh_name = lib.as_deref().unwrap_or("库");
             Remedy {
                 en: format!(
-                    "The code and the installed {} are from different releases ({what}): install the {name} version the code was written for (the project's requirements pin) — upgrade {name} if the code is newer, or pin {name} to an older release if the name was removed.",
+                    "The code and the installed {} are from different releases ({what}): install {the} version the code was written for (the project's requirements pin) — upgrade {name} if the code is newer, or pin {name} to an older release if the name was removed.",
                     lib.as_deref().unwrap_or("library")
                 ),
                 zh: format!(
-                    "代码和安装的 {} 不是同一个版本（{what}）：安装代码对应的 {name} 版本（项目 requirements 里的版本）——代码较新就升级 {name}，这个名字已被删除就把 {name} 固定到更老的版本。",
-                    lib.as_deref().unwrap_or("库")
+                    "代码和安装的 {zh_name} 不是同一个版本（{what}）：安装代码对应的 {zh_name} 版本（项目 requirements 里的版本）——代码较新就升级 {zh_name}，这个名字已被删除就把 {zh_name} 固定到更老的版本。"
                 ),
             }
         });
