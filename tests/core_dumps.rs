@@ -9,7 +9,7 @@ use core_helpers::{core_of, cpp_helper, crash_core, helper, scratch};
 use flate2::read::GzDecoder;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use trainwreck::model::SourceKind;
+use trainwreck::sources::SourceKind;
 use trainwreck::sources::elfcore::{CoreAnalysis, CoreOptions, analyze_core, parse_core_bytes};
 use trainwreck::sources::{FactOut, fact_parser};
 

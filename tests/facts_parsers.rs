@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use trainwreck::analyze::Engine;
 use trainwreck::facts::spec_for;
-use trainwreck::model::{FactValue, SourceKind};
+use trainwreck::model::FactValue;
 use trainwreck::rules::KnowledgeBase;
+use trainwreck::sources::SourceKind;
 use trainwreck::sources::{EventKind, FactOut, fact_parser};
 
 fn root() -> PathBuf {

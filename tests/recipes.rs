@@ -1369,28 +1369,16 @@ fn recipe_add_a_category_every_category_has_its_rule_file_rule_and_meaning() {
     }
 }
 
-/// The input-kind recipe: every kind has a spelling that reads back, a detection (a row of the
-/// table, or one of the kinds decided by content around it), and a way to be read (its lines
-/// are a log the rules scan, a fact parser, or one of the kinds `sources/open.rs` reads
-/// another way or lists without reading).
+/// The input-kind recipe: every kind has a spelling that reads back, a detection (its row in
+/// the table, or one of the kinds decided by content around it), and a way to be read (its
+/// lines are a log the rules scan, a fact parser, or its row's other way of reading).
 #[test]
 fn recipe_add_an_input_kind_every_kind_has_a_detection_and_a_reader() {
-    use trainwreck::model::SourceKind as K;
+    use trainwreck::sources::SourceKind as K;
     let table: Vec<K> = trainwreck::sources::detect::table_kinds().collect();
     // Decided around the table (`detect::detect`): ELF magic, a pickle header, binary bytes,
     // and plain text when no row agrees.
     let by_content = [K::ElfCore, K::FlightRecorder, K::Binary, K::Text];
-    // Read without a line parser (`sources/open.rs`): a core, a Flight Recorder dump, the
-    // capture's samples; listed but never evidence: binaries, manifests, our reports, notes.
-    let read_otherwise = [
-        K::ElfCore,
-        K::FlightRecorder,
-        K::CaptureSamples,
-        K::Binary,
-        K::CaptureManifest,
-        K::OwnReport,
-        K::Notes,
-    ];
     for &k in K::ALL {
         assert_eq!(
             K::parse(k.as_str()),
@@ -1398,24 +1386,94 @@ fn recipe_add_an_input_kind_every_kind_has_a_detection_and_a_reader() {
             "{k}: its spelling does not read back"
         );
         assert!(
-            table.contains(&k) || by_content.contains(&k),
-            "{k}: no row of detect.rs's table gives it"
+            table.contains(&k) != by_content.contains(&k),
+            "{k}: not exactly one of a table row or a kind decided by content"
         );
         let parser = trainwreck::sources::fact_parser(k, "memory.max").is_some();
         assert!(
-            k.is_log() || parser || read_otherwise.contains(&k),
-            "{k}: neither a log, nor a fact parser, nor read another way"
+            !parser || k.is_scanned(),
+            "{k}: a fact parser that is never fed (its row does not read lines)"
         );
         assert!(
-            !(parser && read_otherwise.contains(&k)),
-            "{k}: a fact parser that is never fed"
+            k.is_log() || parser || !k.is_scanned(),
+            "{k}: read line by line, yet neither a log nor a fact parser"
         );
     }
-    // Each kind has one row at most (a second row would be a second place to keep in step).
     let mut rows = table.clone();
     rows.sort_by_key(|k| k.as_str());
     rows.dedup();
     assert_eq!(rows.len(), table.len(), "a kind with two rows in the table");
+}
+
+/// The input-kind recipe is one row: what a kind is (spelling, log or not, how it is read and
+/// detected, its parser) is decided in `src/sources/kinds.rs` alone. Outside it (and outside
+/// test modules and comments), code names a kind only to ask for that kind on purpose; this is
+/// the whole list of those places, so a new kind, or a new `match` deciding per kind, shows here.
+#[test]
+fn recipe_add_an_input_kind_is_one_row_and_its_parser() {
+    let named = regex::Regex::new(r"SourceKind::([A-Z]\w*)").unwrap();
+    let mut found = BTreeMap::<String, Vec<String>>::new();
+    for e in walkdir::WalkDir::new(root().join("src"))
+        .into_iter()
+        .flatten()
+    {
+        let path = e.path();
+        let rel = path.strip_prefix(root()).unwrap().display().to_string();
+        if path.extension().is_none_or(|x| x != "rs")
+            || rel == "src/sources/kinds.rs"
+            || path.file_name().is_some_and(|n| n == "tests.rs")
+        {
+            continue;
+        }
+        let text = std::fs::read_to_string(path).unwrap();
+        let code = text.split("#[cfg(test)]\nmod ").next().unwrap_or_default();
+        for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
+            for c in named.captures_iter(line) {
+                let kind = c[1].to_string();
+                let files = found.entry(kind).or_default();
+                if !files.contains(&rel) {
+                    files.push(rel.clone());
+                }
+            }
+        }
+    }
+    found.remove("ALL");
+    for files in found.values_mut() {
+        files.sort();
+    }
+    let expected: BTreeMap<String, Vec<String>> = [
+        // Detection's own decisions around the table, and the skipped-binary entries of `open`.
+        (
+            "Binary",
+            &["src/sources/detect.rs", "src/sources/open.rs"][..],
+        ),
+        ("ElfCore", &["src/sources/detect.rs"]),
+        ("FlightRecorder", &["src/sources/detect.rs"]),
+        ("OwnReport", &["src/sources/detect.rs"]),
+        // The kernel log and a core's text carry the end's time and the crash report.
+        ("CoreText", &["src/analyze/after.rs"]),
+        ("Dmesg", &["src/analyze/after.rs"]),
+        // A capture's manifest says what was captured.
+        ("CaptureManifest", &["src/analyze/read.rs"]),
+        // What a paste or an unreadable input is read as.
+        (
+            "Text",
+            &[
+                "src/analyze/mod.rs",
+                "src/analyze/read.rs",
+                "src/diff/mod.rs",
+                "src/sources/detect.rs",
+            ],
+        ),
+    ]
+    .into_iter()
+    .map(|(k, f)| (k.to_string(), f.iter().map(|s| s.to_string()).collect()))
+    .collect();
+    assert_eq!(
+        found, expected,
+        "a kind is named outside its row in src/sources/kinds.rs: decide it in the row \
+         (its `log`, `read` or `detect`), or add the place here if it asks for that kind on purpose"
+    );
 }
 
 /// The output-format recipe: each row of `FORMATS` has its printer file, is listed by the

@@ -3,8 +3,9 @@
 //! core is tied to the rank or worker its pid names. Edits the analysis in place; reads nothing.
 
 use super::{Analysis, Engine};
-use crate::model::{Phase, SourceKind, Warning, text};
+use crate::model::{Phase, Warning, text};
 use crate::rules::Role;
+use crate::sources::SourceKind;
 use crate::sources::elfcore;
 
 impl Engine<'_> {

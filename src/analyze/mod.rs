@@ -19,10 +19,11 @@ mod tail;
 
 use crate::facts::FactSet;
 use crate::inputs::{Input, Source};
-use crate::model::{Attribution, Fact, Phase, SourceKind, Warning, text};
+use crate::model::{Attribution, Fact, Phase, Warning, text};
 use crate::rules::KnowledgeBase;
 use crate::scan::watch::{Registry, Routes};
 use crate::scan::{ScanScratch, Scanner};
+use crate::sources::SourceKind;
 use crate::sources::encoding::NotUtf8;
 use crate::sources::last_lines::LastLine;
 use crate::sources::launcher::{self, LaunchEvent};

@@ -4,8 +4,8 @@
 
 use super::{Engine, SEGMENT_BYTES};
 use crate::inputs::Input;
-use crate::model::SourceKind;
 use crate::sources;
+use crate::sources::SourceKind;
 
 /// How many bytes of plain scanning one byte read by a line-by-line fact parser costs
 /// (for ordering the work).

@@ -6,7 +6,8 @@
 use super::lookback::preceded;
 use super::stream::{Consumer, Seen};
 use super::{Engine, FileResult, MAX_HITS_PER_SIG_FILE, MAX_TEXT, RuleHit};
-use crate::model::{Attribution, SourceKind};
+use crate::model::Attribution;
+use crate::sources::SourceKind;
 use crate::sources::encoding::decode_line;
 use crate::sources::prefix;
 

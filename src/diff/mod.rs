@@ -15,7 +15,8 @@ pub mod trajectory;
 use crate::analyze::Engine;
 use crate::correlate::{Finding, RULED_OUT_BELOW};
 use crate::facts::FactSet;
-use crate::model::{Category, Fact, SourceKind, Verdict, Warning};
+use crate::model::{Category, Fact, Verdict, Warning};
+use crate::sources::SourceKind;
 use crate::sources::trainlog::{self, StepPoint};
 use serde::Serialize;
 

@@ -9,7 +9,8 @@ pub mod template;
 pub mod xid;
 
 use crate::facts;
-use crate::model::{self, Action, Category, RuleStatus, SourceKind, Text, text};
+use crate::model::{self, Action, Category, RuleStatus, Text, text};
+use crate::sources::SourceKind;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::Path;

@@ -1,9 +1,10 @@
-//! Source-kind detection as a table: file-name patterns first, then sniffing the first few
-//! KiB. Adding a kind is adding a row, never another `if`, with one exception: trainwreck's
+//! Source-kind detection as a table (the `detect` of each kind's row in `kinds`): file-name
+//! patterns first, then sniffing the first few KiB. Adding a kind is adding a row, never
+//! another `if`, with one exception: trainwreck's
 //! own saved output is recognised by its content before any name (a report is never
 //! evidence, whatever it was saved as). It must not parse anything.
 
-use crate::model::SourceKind;
+use super::kinds::{ByName, Detect, KINDS, SourceKind, Table};
 use regex_automata::meta;
 use regex_automata::{Input, MatchKind, PatternSet};
 use std::sync::OnceLock;
@@ -11,290 +12,22 @@ use std::sync::OnceLock;
 /// How many bytes of a file detection looks at.
 pub const SNIFF_BYTES: usize = 8192;
 
-struct Row {
-    kind: SourceKind,
-    /// Case-insensitive regexes over the file name (not the directory).
-    names: &'static [&'static str],
-    /// Regexes over the first `SNIFF_BYTES`; each one that matches adds one point.
-    sniff: &'static [&'static str],
-    /// Points needed from sniffing alone.
-    min_points: usize,
+/// The detection table: the kinds with a `Detect::Table` row, in row order (earlier rows win
+/// ties).
+fn table() -> impl Iterator<Item = (SourceKind, &'static Table)> {
+    KINDS.iter().filter_map(|k| match &k.detect {
+        Detect::Table(t) => Some((k.kind, t)),
+        Detect::ByContent => None,
+    })
 }
-
-/// The table. Order breaks ties: earlier rows win. `OWN_REPORT` must stay first.
-static TABLE: &[Row] = &[
-    Row {
-        kind: SourceKind::OwnReport,
-        names: &[r"^trainwreck[\w.-]*\.(json|md|xml|txt|log)$"],
-        sniff: &[
-            // --format json (analyze) and triage's JSON
-            r#""schema"\s*:\s*"trainwreck\.(report|triage)/"#,
-            // --format markdown
-            r"\A\s*## trainwreck: ",
-            // --format junit
-            r#"<testsuites name="trainwreck""#,
-            // the terminal table, saved with `> report.txt`
-            r"\Atrainwreck: (no failure|\S+ (—|-) |.{0,80} in \d+ inputs?\.)",
-        ],
-        min_points: 1,
-    },
-    Row {
-        kind: SourceKind::Notes,
-        names: &[
-            r"\.(md|markdown)$",
-            r"^label\.json$",
-            r"^GROUND_TRUTH",
-            r"^(README|NOTES)(\.txt)?$",
-        ],
-        // A label file by content: the fixture format (`category` and `accept`).
-        sniff: &[
-            r#"\A\s*\{\s*"category"\s*:\s*"\w+""#,
-            r#""accept"\s*:\s*\["#,
-        ],
-        min_points: 2,
-    },
-    Row {
-        kind: SourceKind::CaptureManifest,
-        names: &[r"^manifest\.json$"],
-        sniff: &[r#""schema"\s*:\s*"trainwreck\.capture/"#],
-        min_points: 1,
-    },
-    Row {
-        kind: SourceKind::CapturePeaks,
-        names: &[r"^peaks\.txt$"],
-        sniff: &[r"(?m)^(shm|cgroup|host|gpu)\.[\w.]+: \d+$"],
-        min_points: 1,
-    },
-    Row {
-        kind: SourceKind::CaptureExit,
-        names: &[r"^exit_status\.txt$"],
-        sniff: &[r"(?m)^(exit_code: -?\d+|signal: SIG[A-Z]+ \(\d+\))$"],
-        min_points: 1,
-    },
-    Row {
-        kind: SourceKind::CaptureSamples,
-        names: &[r"^samples\.csv$"],
-        sniff: &[r"^t_ms,"],
-        min_points: 1,
-    },
-    Row {
-        kind: SourceKind::TorchelasticError,
-        names: &[r"^error\.json$", r"torchelastic.*\.json$"],
-        sniff: &[
-            r#"^\s*\{\s*"message"\s*:"#,
-            r#""errorTraits""#,
-            r#""extraInfo"\s*:\s*\{"#,
-        ],
-        min_points: 2,
-    },
-    Row {
-        kind: SourceKind::DockerInspect,
-        names: &[r"docker.?inspect"],
-        sniff: &[r#""HostConfig"\s*:"#, r#""ShmSize"\s*:"#],
-        min_points: 2,
-    },
-    Row {
-        kind: SourceKind::K8sPod,
-        names: &[r"(kubectl|describe|pod).*\.(txt|log|ya?ml|json)$"],
-        sniff: &[
-            r"(?m)^Name:\s+\S+\n(?:.*\n){0,3}?Namespace:",
-            r"(?m)^\s*Last State:\s+Terminated",
-            r#"(?m)^\s*(kind:\s*Pod|"kind":\s*"Pod")"#,
-            r"(?m)^\s*Reason:\s+OOMKilled",
-        ],
-        min_points: 2,
-    },
-    Row {
-        kind: SourceKind::NvidiaSmiCsv,
-        names: &[r"nvidia.?smi.*(query|csv)", r"\.csv$"],
-        sniff: &[
-            r"(?m)^index, ?name",
-            r"memory\.(used|total)( \[MiB\])?",
-            // --query-compute-apps, --query-remapped-rows
-            r"(?m)^pid, ?process_name",
-            r"(?m)^gpu_bus_id, ?remapped_rows\.",
-            // noheader: a row with a PCI bus id among comma-separated fields
-            r"(?m)^\d+, [^,\n]+, [0-9A-F]{8}:[0-9A-F]{2}:[0-9A-F]{2}\.\d",
-        ],
-        min_points: 1,
-    },
-    Row {
-        kind: SourceKind::NvidiaSmiQ,
-        names: &[r"nvidia.?smi.*[-_]q\b", r"nvidia.?smi.*-q\.txt$"],
-        sniff: &[
-            r"==============NVSMI LOG==============",
-            r"(?m)^Attached GPUs\s+:",
-        ],
-        min_points: 1,
-    },
-    Row {
-        kind: SourceKind::NvidiaSmi,
-        names: &[r"^nvidia.?smi(\.txt|\.log|)$"],
-        sniff: &[r"NVIDIA-SMI \d", r"\| GPU\s+Name\s+"],
-        min_points: 1,
-    },
-    Row {
-        kind: SourceKind::Df,
-        names: &[r"^df([-_.].*)?$"],
-        sniff: &[r"(?m)^Filesystem\s+(Size|1[KM]?-blocks|1B-blocks|Type|\d+[KMG]?-blocks)"],
-        min_points: 1,
-    },
-    Row {
-        kind: SourceKind::Meminfo,
-        names: &[r"meminfo"],
-        sniff: &[r"(?m)^MemTotal:\s+\d+ kB", r"(?m)^MemAvailable:"],
-        min_points: 1,
-    },
-    Row {
-        kind: SourceKind::Free,
-        names: &[r"^free([-_.].*)?$"],
-        sniff: &[r"(?m)^\s+total\s+used\s+free\s+shared\s+buff"],
-        min_points: 1,
-    },
-    Row {
-        kind: SourceKind::CgroupMemory,
-        names: &[
-            r"^memory\.(events(\.local)?|max|current|peak|high|low|min|stat|swap\.\w+|oom\.group|pressure)$",
-            r"^memory\.(limit_in_bytes|usage_in_bytes|max_usage_in_bytes|failcnt|oom_control|memsw\.\w+)$",
-        ],
-        sniff: &[r"(?m)^oom_kill \d+\n", r"(?m)^oom_kill_disable \d"],
-        min_points: 1,
-    },
-    Row {
-        kind: SourceKind::Ulimit,
-        names: &[r"ulimit", r"^limits(\.txt)?$", r"proc_limits"],
-        sniff: &[
-            r"(?m)^open files\s+\(-n\)",
-            r"(?m)^max locked memory\s+\(",
-            r"(?m)^Limit\s+Soft Limit\s+Hard Limit",
-        ],
-        min_points: 1,
-    },
-    Row {
-        kind: SourceKind::Dmesg,
-        names: &[
-            r"dmesg",
-            r"kern\.log",
-            r"^syslog",
-            r"journal.*-k",
-            r"^messages$",
-        ],
-        sniff: &[
-            r"(?m)^\[\s*\d+\.\d{6}\] ",
-            // dmesg -H: deltas and minute headers
-            r"(?m)^\[\s*\+\d+\.\d{6}\] ",
-            r"(?m)^\[[A-Z][a-z]{2}\d{1,2} \d\d:\d\d\] ",
-            // dmesg --time-format iso
-            r"(?m)^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d,\d{6}[+-]\d\d:\d\d ",
-            // journalctl/syslog with localized (CJK) month names
-            r"(?m)^\d{1,2}[月월] +\d+ \d\d:\d\d:\d\d \S+ kernel: ",
-            r"(?m)^\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\] ",
-            r"(?m)^\S+ +\d+ \d\d:\d\d:\d\d \S+ kernel: ",
-            r"(?m)^\d{4}-\d\d-\d\dT\S+ \S+ kernel: ",
-            r"NVRM: ",
-        ],
-        min_points: 1,
-    },
-    Row {
-        kind: SourceKind::CoreText,
-        names: &[r"coredumpctl", r"gdb.*(bt|backtrace)", r"backtrace"],
-        sniff: &[
-            r"(?m)^\s*PID: \d+ \(.*\)\n\s*UID:",
-            r"(?m)^#\d+\s+0x[0-9a-f]+ in ",
-            r"(?m)^COREDUMP_SIGNAL=",
-            r"(?m)^Program terminated with signal SIG",
-        ],
-        min_points: 1,
-    },
-    Row {
-        kind: SourceKind::SlurmLog,
-        names: &[r"^slurm-\d+(_\d+)?\.out$", r"sacct", r"scontrol"],
-        sniff: &[
-            r"slurmstepd: error:",
-            r"(?m)^\s*JobId=\d+ JobName=",
-            r"(?m)^JobID\s+JobName",
-            r"(?m)^JobID\|",
-        ],
-        min_points: 1,
-    },
-    Row {
-        kind: SourceKind::EnvDump,
-        names: &[
-            r"^env(iron(ment)?)?(\.txt)?$",
-            r"pip.?(list|freeze)",
-            r"collect.?env",
-            r"ds.?report",
-        ],
-        sniff: &[
-            r"(?m)^PyTorch version: ",
-            r"(?m)^Package\s+Version\n-+ -+",
-            r"(?m)^(PATH|HOME|HOSTNAME)=",
-            r"(?m)^torch==\d",
-            // pip freeze: two `name==version` lines in a row
-            r"(?m)^[A-Za-z0-9_.\-]+==\d\S*\n[A-Za-z0-9_.\-]+==\d",
-            r"DeepSpeed general environment info:",
-        ],
-        min_points: 1,
-    },
-    Row {
-        kind: SourceKind::UcxMpiLog,
-        names: &[],
-        sniff: &[
-            r"(?m)^\[\S+:\d+:\d+:\d+\] +\S+\.c:\d+ ",
-            r"\[\d+,\d+\]<std(out|err)>:",
-            r"==== backtrace \(tid:",
-            r"Caught signal \d+ \(",
-        ],
-        min_points: 1,
-    },
-    Row {
-        kind: SourceKind::DeepspeedLog,
-        names: &[],
-        sniff: &[
-            r"\[(INFO|WARNING|ERROR)\] \[(launch|runner|engine|logging|config|utils)\.py:\d+:",
-            r"deepspeed\.launcher",
-            r"DeepSpeed ",
-        ],
-        min_points: 1,
-    },
-    Row {
-        kind: SourceKind::HfTrainerLog,
-        names: &[],
-        sniff: &[
-            r"\[(INFO|WARNING)\|(trainer|training_args|modeling_utils)\.py:\d+\]",
-            r"\{'loss': ",
-            r"llamafactory",
-            r"\*\*\*\*\* Running training \*\*\*\*\*",
-        ],
-        min_points: 1,
-    },
-    Row {
-        kind: SourceKind::TorchLog,
-        names: &[r"^(std(out|err)|console|train|rank\d+|.*rank.?\d+.*)\.(log|txt)$"],
-        sniff: &[
-            r"\[rank\d+\]:",
-            r"\[default\d+\]:",
-            r"torch/distributed/",
-            r"torch\.distributed",
-            r"ProcessGroupNCCL",
-            r"Traceback \(most recent call last\)",
-        ],
-        min_points: 1,
-    },
-    Row {
-        kind: SourceKind::NcclLog,
-        names: &[r"nccl.*\.(log|txt)$"],
-        sniff: &[r"NCCL (INFO|WARN) "],
-        min_points: 1,
-    },
-];
-
-/// `TABLE`'s row of trainwreck's own output.
-const OWN_REPORT: usize = 0;
 
 /// The table compiled as two regex sets (one automaton each instead of a hundred regexes:
 /// start-up cost), with each pattern's row.
 struct Compiled {
+    /// The table's rows.
+    rows: Vec<(SourceKind, &'static Table)>,
+    /// The row of trainwreck's own output, recognised by content before any name.
+    own_report: usize,
     names: Set,
     name_row: Vec<usize>,
     sniffs: Set,
@@ -374,7 +107,8 @@ fn compiled() -> &'static Compiled {
     static C: OnceLock<Compiled> = OnceLock::new();
     C.get_or_init(|| {
         let (mut names, mut name_row, mut sniffs, mut sniff_row) = (vec![], vec![], vec![], vec![]);
-        for (row, r) in TABLE.iter().enumerate() {
+        let rows: Vec<_> = table().collect();
+        for (row, (_, r)) in rows.iter().enumerate() {
             for p in r.names {
                 names.push(format!("(?i){p}"));
                 name_row.push(row);
@@ -385,6 +119,11 @@ fn compiled() -> &'static Compiled {
             }
         }
         Compiled {
+            own_report: rows
+                .iter()
+                .position(|(k, _)| *k == SourceKind::OwnReport)
+                .expect("a row for trainwreck's own output"),
+            rows,
             names: ascii_set(&names),
             name_row,
             sniffs: ascii_set(&sniffs),
@@ -429,7 +168,7 @@ pub fn is_control(b: u8) -> bool {
 /// or after the table: an ELF core or another binary by its first bytes, a Flight Recorder
 /// dump by its pickle header, plain text when no row agrees.
 pub fn table_kinds() -> impl Iterator<Item = SourceKind> {
-    TABLE.iter().map(|r| r.kind)
+    table().map(|(k, _)| k)
 }
 
 /// Pick the kind of a file from its name (without directories) and its first bytes.
@@ -443,22 +182,22 @@ pub fn detect(file_name: &str, head: &[u8]) -> SourceKind {
     }
     let c = compiled();
     let lname = file_name.trim_end_matches(".gz");
-    let mut name_rows = vec![false; TABLE.len()];
+    let mut name_rows = vec![false; c.rows.len()];
     for i in c.names.matches(lname.as_bytes()) {
         name_rows[c.name_row[i]] = true;
     }
-    let mut points = vec![0usize; TABLE.len()];
+    let mut points = vec![0usize; c.rows.len()];
     for i in c.sniffs.matches(head) {
         points[c.sniff_row[i]] += 1;
     }
-    if points[OWN_REPORT] > 0 {
+    if points[c.own_report] > 0 {
         return SourceKind::OwnReport;
     }
     let name_kind = |generic: bool| {
-        TABLE.iter().enumerate().find_map(|(row, r)| {
-            let is_generic = matches!(r.kind, SourceKind::TorchLog | SourceKind::NcclLog);
+        c.rows.iter().enumerate().find_map(|(row, (kind, r))| {
+            let is_generic = matches!(r.by_name, ByName::Hints);
             (is_generic == generic && name_rows[row] && sniff_agrees(r, points[row], head))
-                .then_some(r.kind)
+                .then_some(*kind)
         })
     };
     if let Some(k) = name_kind(false) {
@@ -471,10 +210,10 @@ pub fn detect(file_name: &str, head: &[u8]) -> SourceKind {
         return SourceKind::Binary;
     }
     let mut best: Option<(SourceKind, usize)> = None;
-    for (row, r) in TABLE.iter().enumerate() {
+    for (row, (kind, r)) in c.rows.iter().enumerate() {
         let p = points[row];
         if p >= r.min_points && p > 0 && best.is_none_or(|(_, b)| p > b) {
-            best = Some((r.kind, p));
+            best = Some((*kind, p));
         }
     }
     best.map(|(k, _)| k)
@@ -482,32 +221,20 @@ pub fn detect(file_name: &str, head: &[u8]) -> SourceKind {
         .unwrap_or(SourceKind::Text)
 }
 
-/// A file name alone is not enough for log kinds named generically (`console.log` can hold
-/// anything): for those the name only decides among kinds whose content does not contradict.
-/// `points`: how many of the row's sniff patterns matched the head.
-fn sniff_agrees(row: &Row, points: usize, head: &[u8]) -> bool {
-    match row.kind {
-        // A generically named log (`console.log`) is only a hint, used when content says nothing.
-        SourceKind::TorchLog | SourceKind::NcclLog => true,
-        // Notes are notes by name whatever they quote.
-        SourceKind::Notes => true,
-        // An environment dump by name may be filtered (`env | grep -E 'SLURM|NCCL' > env.txt`):
-        // without PATH or HOME, its lines being `NAME=value` agrees with the name.
-        SourceKind::EnvDump => points > 0 || head.is_empty() || assignments(head),
-        // Structured snapshots: the name is strong evidence, but an empty or foreign file is
-        // not that snapshot (a `df.txt` holding an error message is plain text).
-        kind => {
-            head.is_empty()
-                || row.sniff.is_empty()
-                || points > 0
-                || matches!(kind, SourceKind::CgroupMemory | SourceKind::Ulimit)
+/// Whether the content agrees with a name that matched `row` (its `by_name`). `points`: how
+/// many of the row's sniff patterns matched the head.
+fn sniff_agrees(row: &Table, points: usize, head: &[u8]) -> bool {
+    match row.by_name {
+        ByName::Decides | ByName::Hints => true,
+        ByName::UnlessContradicted(agrees) => {
+            head.is_empty() || row.sniff.is_empty() || points > 0 || agrees.is_some_and(|f| f(head))
         }
     }
 }
 
 /// A head whose first lines (up to five, blank lines aside) are all `NAME=value`, as `env`
 /// prints them.
-fn assignments(head: &[u8]) -> bool {
+pub(crate) fn assignments(head: &[u8]) -> bool {
     let mut lines = head
         .split(|&b| b == b'\n')
         .map(|l| l.strip_suffix(b"\r").unwrap_or(l))

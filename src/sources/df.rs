@@ -236,7 +236,8 @@ impl FactParser for DfParser {
 
 #[cfg(test)]
 mod tests {
-    use crate::model::{FactValue, SourceKind};
+    use crate::model::FactValue;
+    use crate::sources::SourceKind;
     use crate::sources::parse_text;
 
     fn val(out: &crate::sources::FactOut, name: &str) -> Option<FactValue> {

@@ -650,7 +650,8 @@ impl FactParser for DmesgParser {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{FactValue, SourceKind};
+    use crate::model::FactValue;
+    use crate::sources::SourceKind;
     use crate::sources::parse_text;
 
     fn count(out: &FactOut, name: &str) -> Option<i64> {

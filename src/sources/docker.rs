@@ -115,7 +115,8 @@ impl FactParser for InspectParser {
 
 #[cfg(test)]
 mod tests {
-    use crate::model::{FactValue, SourceKind};
+    use crate::model::FactValue;
+    use crate::sources::SourceKind;
     use crate::sources::parse_text;
 
     #[test]

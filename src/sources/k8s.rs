@@ -491,7 +491,8 @@ impl FactParser for PodParser {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{FactValue, SourceKind};
+    use crate::model::FactValue;
+    use crate::sources::SourceKind;
     use crate::sources::parse_text;
 
     fn get<'a>(out: &'a FactOut, name: &str) -> Option<&'a FactValue> {

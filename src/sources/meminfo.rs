@@ -178,7 +178,8 @@ impl FactParser for FreeParser {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{FactValue, SourceKind};
+    use crate::model::FactValue;
+    use crate::sources::SourceKind;
     use crate::sources::parse_text;
 
     #[test]

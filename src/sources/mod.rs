@@ -1,4 +1,4 @@
-//! Sources: what each kind of input file is and what it says. Opening an input (`open`: the one
+//! Sources: what each kind of input file is (`kinds`, one row per kind) and what it says. Opening an input (`open`: the one
 //! place that opens, decompresses, decodes and detects; `archive`: the members of a tar or zip;
 //! `encoding`: text not in UTF-8; `holes`: runs of NULs in a log), the streaming line reader, prefix peeling (rank/host/time), one fact parser per snapshot kind, the launcher/NCCL line reader and each
 //! log's last lines. Sources emit lines, facts and typed events; they never import the rule
@@ -19,6 +19,7 @@ pub(crate) mod envdump;
 pub mod flight_recorder;
 pub(crate) mod holes;
 pub(crate) mod k8s;
+pub mod kinds;
 pub(crate) mod last_lines;
 pub mod launcher;
 pub(crate) mod meminfo;
@@ -35,7 +36,8 @@ pub(crate) mod ulimit;
 pub(crate) mod units;
 pub(crate) mod unmangle;
 
-use crate::model::{Fact, SourceKind, Text};
+use crate::model::{Fact, Text};
+pub use kinds::SourceKind;
 use std::collections::BTreeMap;
 
 /// What a source event is. Closed: a parser that reads something new adds a kind here.
@@ -123,29 +125,13 @@ pub trait FactParser {
     fn finish(&mut self, _out: &mut FactOut) {}
 }
 
-/// The fact parser for a kind of file, if that kind carries facts.
+/// The fact parser for a kind of file (its row's), if that kind carries facts.
 /// `file_name` is the bare name (cgroup files say what they hold only through their name).
 pub fn fact_parser(kind: SourceKind, file_name: &str) -> Option<Box<dyn FactParser>> {
-    Some(match kind {
-        SourceKind::Df => Box::new(df::DfParser::new()),
-        SourceKind::Meminfo => Box::new(meminfo::MeminfoParser::default()),
-        SourceKind::Free => Box::new(meminfo::FreeParser::for_file(file_name)),
-        SourceKind::CgroupMemory => Box::new(cgroup::CgroupParser::for_file(file_name)),
-        SourceKind::Dmesg => Box::new(dmesg::DmesgParser::default()),
-        SourceKind::NvidiaSmi => Box::new(nvidia_smi::TableParser::default()),
-        SourceKind::NvidiaSmiQ => Box::new(nvidia_smi::QueryParser::default()),
-        SourceKind::NvidiaSmiCsv => Box::new(nvidia_smi::CsvParser::default()),
-        SourceKind::Ulimit => Box::new(ulimit::UlimitParser::default()),
-        SourceKind::TorchelasticError => Box::new(torchelastic::ErrorFileParser::default()),
-        SourceKind::SlurmLog => Box::new(slurm::SlurmParser::default()),
-        SourceKind::K8sPod => Box::new(k8s::PodParser::default()),
-        SourceKind::DockerInspect => Box::new(docker::InspectParser::default()),
-        SourceKind::EnvDump => Box::new(envdump::EnvDumpParser::default()),
-        SourceKind::CoreText => Box::new(elfcore::text::CoreTextParser::new()),
-        SourceKind::CapturePeaks => Box::new(capture_files::PeaksParser),
-        SourceKind::CaptureExit => Box::new(capture_files::ExitStatusParser),
-        _ => return None,
-    })
+    match kind.read() {
+        kinds::Reading::Lines(Some(parser)) => Some(parser(file_name)),
+        _ => None,
+    }
 }
 
 /// Feed a whole text through a parser, as the analyzer does with a file's lines.

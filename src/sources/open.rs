@@ -10,8 +10,9 @@
 //! opened here, and that handle is checked against the listing and the path once the read is
 //! done (`Watch`), so a file truncated, grown, replaced or deleted while read is said once.
 
+use super::kinds::{Reading, SourceKind};
 use crate::inputs::{FileId, Input, Source};
-use crate::model::{SourceKind, Text, text};
+use crate::model::{Text, text};
 use crate::sources::archive;
 use crate::sources::decompress::{Container, decoder, sniff};
 use crate::sources::encoding::{self, Decoded, Transcode};
@@ -822,8 +823,8 @@ fn classify<'a>(at: At<'_>, name: &str, head: &[u8]) -> (SourceKind, How<'a>) {
         };
         return (kind, How::Skip(Some(why)));
     }
-    let how = match kind {
-        SourceKind::ElfCore => match at {
+    let how = match kind.read() {
+        Reading::Core => match at {
             At::File(p) => How::Core(p.to_path_buf()),
             At::Stdin => How::Skip(Some(text!(
                 "an ELF core on stdin is not read: save it to a file and pass its path",
@@ -835,16 +836,16 @@ fn classify<'a>(at: At<'_>, name: &str, head: &[u8]) -> (SourceKind, How<'a>) {
                 "不读取归档里的 ELF core（读取 core 需要文件本身）：请先解压出来，再传入它的路径"
             ))),
         },
-        SourceKind::FlightRecorder => How::FlightRecorder,
-        SourceKind::Binary => {
+        Reading::FlightRecorder => How::FlightRecorder,
+        Reading::NotRead => {
             let k = kind.as_str();
             How::Skip(Some(text!("{k} file: not scanned", "二进制文件：不扫描")))
         }
-        // What a capture recorded about itself, listed in the inputs but not evidence.
-        // trainwreck's own saved reports and people's notes: listed, never evidence.
-        SourceKind::CaptureSamples => How::Samples,
-        SourceKind::CaptureManifest | SourceKind::OwnReport | SourceKind::Notes => How::Skip(None),
-        _ => How::Lines(fact_parser(kind, name)),
+        Reading::Samples => How::Samples,
+        // What a capture recorded about itself, trainwreck's own saved reports and people's
+        // notes: listed in the inputs, never evidence.
+        Reading::Listed => How::Skip(None),
+        Reading::Lines(parser) => How::Lines(parser.map(|p| p(name))),
     };
     (kind, how)
 }
@@ -879,11 +880,9 @@ pub fn splittable(input: &Input) -> Option<(SourceKind, std::fs::File)> {
     let path = input.display.as_str();
     let name = path.rsplit('/').next().unwrap_or(path);
     let kind = detect::detect(name, &head);
-    match kind {
-        SourceKind::ElfCore | SourceKind::Binary | SourceKind::FlightRecorder => None,
-        k if !k.is_scanned() => None,
-        _ if fact_parser(kind, name).is_some() => None,
-        _ => Some((kind, file)),
+    match kind.read() {
+        Reading::Lines(None) => Some((kind, file)),
+        _ => None,
     }
 }
 

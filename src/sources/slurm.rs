@@ -261,7 +261,8 @@ impl FactParser for SlurmParser {
 
 #[cfg(test)]
 mod tests {
-    use crate::model::{FactValue, SourceKind};
+    use crate::model::FactValue;
+    use crate::sources::SourceKind;
     use crate::sources::{FactOut, parse_text};
 
     fn get<'a>(out: &'a FactOut, name: &str) -> Option<&'a FactValue> {

@@ -144,7 +144,8 @@ impl FactParser for ErrorFileParser {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{FactValue, SourceKind};
+    use crate::model::FactValue;
+    use crate::sources::SourceKind;
     use crate::sources::parse_text;
 
     #[test]

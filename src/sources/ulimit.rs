@@ -119,7 +119,8 @@ impl FactParser for UlimitParser {
 
 #[cfg(test)]
 mod tests {
-    use crate::model::{FactValue, SourceKind};
+    use crate::model::FactValue;
+    use crate::sources::SourceKind;
     use crate::sources::parse_text;
 
     #[test]

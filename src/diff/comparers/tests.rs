@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::diff::{Run, compare};
-use crate::model::SourceKind;
+use crate::sources::SourceKind;
 use crate::sources::{parse_text, trainlog};
 
 /// A run from snapshot texts (kind, file name, text) and log texts.
