@@ -1,5 +1,5 @@
-//! The shared vocabulary every stage speaks: facts with provenance, warnings,
-//! and the closed vocabularies (category, action, verdict, rule status) as enums with one
+//! The shared vocabulary every stage speaks: facts with provenance, warnings, texts for
+//! people in both languages, and the closed vocabularies (category, action, verdict, rule status) as enums with one
 //! spelling each. Plain data only: nothing here reads files, runs regexes or prints.
 
 use serde::Serialize;
@@ -123,17 +123,56 @@ impl Fact {
     }
 }
 
-/// A message for people in both report languages, made once from the same values: English
-/// and Chinese side by side, so nothing that builds one can leave out its Chinese. Analysis
-/// builds these (see [`text!`]); only `report/` picks the language
-/// (`report::i18n::Tr::warning_text`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A text for people in both report languages: every content text (a warning, a finding's
+/// title or fix, a diff's label and headline, a rule's documentation) is one. Made once from
+/// the same values, English and Chinese side by side, so nothing that builds one with
+/// [`text!`] can leave out its Chinese; a text from a user's rule file may have none (`zh`
+/// empty), and then reads in English in every language ([`Text::get`]). Analysis builds
+/// these; only `report/` picks the language. In JSON a text is the pair of keys it has always
+/// been, `name` and `name_zh` (the `keys` module).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Text {
     pub en: String,
+    /// Empty where no Chinese was given.
     pub zh: String,
 }
 
 impl Text {
+    /// A text in both languages.
+    pub fn new(en: impl Into<String>, zh: impl Into<String>) -> Text {
+        Text {
+            en: en.into(),
+            zh: zh.into(),
+        }
+    }
+
+    /// A text given in English, with its Chinese where one was given (a rule file's `_zh`
+    /// keys are optional outside the built-in rules).
+    pub fn given(en: impl Into<String>, zh: Option<impl Into<String>>) -> Text {
+        Text {
+            en: en.into(),
+            zh: zh.map(Into::into).unwrap_or_default(),
+        }
+    }
+
+    /// The text in `lang`: its Chinese where it has one, else its English.
+    pub fn get(&self, lang: Lang) -> &str {
+        match lang {
+            Lang::Zh if !self.zh.is_empty() => &self.zh,
+            _ => &self.en,
+        }
+    }
+
+    /// The Chinese, where one was given.
+    pub fn zh(&self) -> Option<&str> {
+        (!self.zh.is_empty()).then_some(self.zh.as_str())
+    }
+
+    /// Both languages, for a change made to each alike (redaction).
+    pub fn each_mut(&mut self) -> impl Iterator<Item = &mut String> {
+        [&mut self.en, &mut self.zh].into_iter()
+    }
+
     /// Several messages as one sentence, each language with its own separator.
     pub fn join(parts: &[Text], en: &str, zh: &str) -> Text {
         let side = |pick: fn(&Text) -> &str, sep| -> String {
@@ -202,14 +241,132 @@ macro_rules! text {
 }
 pub(crate) use text;
 
+/// How a [`Text`] field is written in JSON: as the pair of keys the reports have always had,
+/// `name` (the English) and `name_zh` (the Chinese, left out where there is none). A field
+/// is `#[serde(flatten, with = "crate::model::keys::name")]`; the field may be a `Text`, an
+/// `Option<Text>` (`name: null` when absent) or a `Vec<Text>` (two arrays, `null` where an
+/// item has no Chinese). Key names are facts of the JSON schema: one module per name.
+pub mod keys {
+    use super::Text;
+    use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+    use serde::ser::{SerializeMap, Serializer};
+
+    /// A field type that holds texts, written as its two keys.
+    pub trait Field: Sized {
+        fn write<M: SerializeMap>(&self, en: &str, zh: &str, map: &mut M) -> Result<(), M::Error>;
+        /// From the two keys' values (`None` where a key is absent).
+        fn read(en: Option<String>, zh: Option<String>) -> Option<Self>;
+    }
+
+    impl Field for Text {
+        fn write<M: SerializeMap>(&self, en: &str, zh: &str, map: &mut M) -> Result<(), M::Error> {
+            map.serialize_entry(en, &self.en)?;
+            if let Some(z) = self.zh() {
+                map.serialize_entry(zh, z)?;
+            }
+            Ok(())
+        }
+        fn read(en: Option<String>, zh: Option<String>) -> Option<Self> {
+            Some(Text::given(en?, zh))
+        }
+    }
+
+    impl Field for Option<Text> {
+        fn write<M: SerializeMap>(&self, en: &str, zh: &str, map: &mut M) -> Result<(), M::Error> {
+            match self {
+                Some(t) => t.write(en, zh, map),
+                None => map.serialize_entry(en, &None::<String>),
+            }
+        }
+        fn read(en: Option<String>, zh: Option<String>) -> Option<Self> {
+            Some(Text::read(en, zh))
+        }
+    }
+
+    impl Field for Vec<Text> {
+        fn write<M: SerializeMap>(&self, en: &str, zh: &str, map: &mut M) -> Result<(), M::Error> {
+            let ens: Vec<&str> = self.iter().map(|t| t.en.as_str()).collect();
+            let zhs: Vec<Option<&str>> = self.iter().map(Text::zh).collect();
+            map.serialize_entry(en, &ens)?;
+            map.serialize_entry(zh, &zhs)
+        }
+        fn read(_: Option<String>, _: Option<String>) -> Option<Self> {
+            None
+        }
+    }
+
+    pub fn write<F: Field, S: Serializer>(
+        f: &F,
+        en: &str,
+        zh: &str,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        f.write(en, zh, &mut map)?;
+        map.end()
+    }
+
+    pub fn read<'de, F: Field, D: Deserializer<'de>>(
+        en: &'static str,
+        zh: &'static str,
+        d: D,
+    ) -> Result<F, D::Error> {
+        struct Pair(&'static str, &'static str);
+        impl<'de> Visitor<'de> for Pair {
+            type Value = (Option<String>, Option<String>);
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                write!(f, "`{}` and `{}`", self.0, self.1)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+                let (mut en, mut zh) = (None, None);
+                while let Some(k) = m.next_key::<String>()? {
+                    if k == self.0 {
+                        en = m.next_value::<Option<String>>()?;
+                    } else if k == self.1 {
+                        zh = m.next_value::<Option<String>>()?;
+                    } else {
+                        m.next_value::<IgnoredAny>()?;
+                    }
+                }
+                Ok((en, zh))
+            }
+        }
+        let (e, z) = d.deserialize_map(Pair(en, zh))?;
+        F::read(e, z).ok_or_else(|| serde::de::Error::missing_field(en))
+    }
+
+    /// One module per key name, for `#[serde(with = …)]`.
+    macro_rules! names {
+        ($($name:ident),+ $(,)?) => {$(
+            pub mod $name {
+                pub fn serialize<F: super::Field, S: serde::Serializer>(
+                    f: &F,
+                    s: S,
+                ) -> Result<S::Ok, S::Error> {
+                    super::write(f, stringify!($name), concat!(stringify!($name), "_zh"), s)
+                }
+                #[allow(dead_code)]
+                pub fn deserialize<'de, F: super::Field, D: serde::Deserializer<'de>>(
+                    d: D,
+                ) -> Result<F, D::Error> {
+                    super::read(stringify!($name), concat!(stringify!($name), "_zh"), d)
+                }
+            }
+        )+};
+    }
+    names!(
+        fixes, headline, lookalikes, message, next_time, title, warnings, what, why
+    );
+}
+
 /// Something the tool could not read, or read only in part. Never fatal. Its message is in
 /// English (`message`, the stable field) and in Chinese (`message_zh`), both always present.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Warning {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
-    pub message: String,
-    pub message_zh: String,
+    #[serde(flatten, with = "keys::message")]
+    pub message: Text,
 }
 
 /// `path: message`, or the message alone when no input is named; in English (a report in
@@ -217,18 +374,21 @@ pub struct Warning {
 impl std::fmt::Display for Warning {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.path {
-            Some(p) => write!(f, "{p}: {}", self.message),
-            None => f.write_str(&self.message),
+            Some(p) => write!(f, "{p}: {}", self.message.en),
+            None => f.write_str(&self.message.en),
         }
     }
 }
 
 impl Warning {
-    pub fn new(path: Option<&str>, message: Text) -> Warning {
+    pub fn new(path: Option<&str>, mut message: Text) -> Warning {
+        // Both languages always present: a message with no Chinese reads in English in both.
+        if message.zh.is_empty() {
+            message.zh = message.en.clone();
+        }
         Warning {
             path: path.map(str::to_string),
-            message: message.en,
-            message_zh: message.zh,
+            message,
         }
     }
 }
@@ -624,6 +784,54 @@ mod tests {
             serde_json::to_string(&w).unwrap(),
             r#"{"path":"a.log","message":"cannot read","message_zh":"无法读取"}"#
         );
+    }
+
+    /// A text field is written as the two keys the reports have always had, and read back
+    /// from them: `name_zh` left out where there is no Chinese, `name: null` for an absent
+    /// `Option<Text>`, two arrays for a `Vec<Text>`.
+    #[test]
+    fn a_text_is_its_two_json_keys_and_reads_back() {
+        #[derive(Serialize, serde::Deserialize, Debug, PartialEq)]
+        struct S {
+            a: u8,
+            #[serde(flatten, with = "keys::title")]
+            title: Option<Text>,
+            #[serde(flatten, with = "keys::what")]
+            what: Text,
+            z: u8,
+        }
+        let mut s = S {
+            a: 1,
+            title: Some(Text::new("T", "标题")),
+            what: Text::given("W", None::<String>),
+            z: 2,
+        };
+        let json = serde_json::to_string(&s).unwrap();
+        assert_eq!(
+            json,
+            r#"{"a":1,"title":"T","title_zh":"标题","what":"W","z":2}"#
+        );
+        assert_eq!(serde_json::from_str::<S>(&json).unwrap(), s);
+        s.title = None;
+        let json = serde_json::to_string(&s).unwrap();
+        assert_eq!(json, r#"{"a":1,"title":null,"what":"W","z":2}"#);
+        assert_eq!(serde_json::from_str::<S>(&json).unwrap(), s);
+
+        #[derive(Serialize)]
+        struct V {
+            #[serde(flatten, with = "keys::fixes")]
+            fixes: Vec<Text>,
+        }
+        let v = V {
+            fixes: vec![Text::new("f", "修"), Text::given("g", None::<&str>)],
+        };
+        assert_eq!(
+            serde_json::to_string(&v).unwrap(),
+            r#"{"fixes":["f","g"],"fixes_zh":["修",null]}"#
+        );
+        assert_eq!(Text::given("W", None::<String>).get(Lang::Zh), "W");
+        assert_eq!(Text::new("T", "标题").get(Lang::Zh), "标题");
+        assert_eq!(Text::new("T", "标题").get(Lang::En), "T");
     }
 
     #[test]

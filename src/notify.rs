@@ -157,10 +157,7 @@ pub fn of_triage(t: &Triage, lang: Lang) -> Option<Value> {
     );
     let mut groups = Vec::new();
     for g in failed.iter().take(5) {
-        let cause = g
-            .title
-            .as_deref()
-            .map(|t| pick(lang, t, g.title_zh.as_deref()));
+        let cause = g.title.as_ref().map(|t| t.get(lang).to_string());
         text.push_str(&format!(
             "\n• {}× *{}* ({})",
             g.count,
@@ -189,7 +186,7 @@ pub fn of_triage(t: &Triage, lang: Lang) -> Option<Value> {
         "text": text,
         "command": "triage",
         "verdict": top.verdict.as_str(),
-        "cause": top.title.as_deref().map(|t| pick(lang, t, top.title_zh.as_deref())),
+        "cause": top.title.as_ref().map(|t| t.get(lang)),
         "action": top.action.as_str(),
         "fingerprint": top.fingerprint,
         "runs_total": t.runs_total,

@@ -17,7 +17,7 @@ fn diagnose(paths: &[String]) -> trainwreck::report::Report {
 
 fn warned(r: &trainwreck::report::Report, path_end: &str, needle: &str) -> bool {
     r.warnings.iter().any(|w| {
-        w.path.as_deref().is_some_and(|p| p.ends_with(path_end)) && w.message.contains(needle)
+        w.path.as_deref().is_some_and(|p| p.ends_with(path_end)) && w.message.en.contains(needle)
     })
 }
 
@@ -321,12 +321,14 @@ fn a_hole_in_the_middle_of_a_log_is_skipped_and_the_text_after_it_read() {
         assert_eq!(r.verdict, Verdict::Diagnosed, "{p:?}: {:?}", r.warnings);
         assert_eq!(r.top().unwrap().category, Category::ShmExhausted, "{p:?}");
         assert!(
-            r.warnings.iter().any(|w| w.message.contains(&said)),
+            r.warnings.iter().any(|w| w.message.en.contains(&said)),
             "{p:?}: {:?}",
             r.warnings
         );
         assert!(
-            !r.warnings.iter().any(|w| w.message.contains("bytes long")),
+            !r.warnings
+                .iter()
+                .any(|w| w.message.en.contains("bytes long")),
             "{p:?}: a hole read as a long line: {:?}",
             r.warnings
         );
@@ -356,7 +358,7 @@ fn many_holes_are_one_warning_and_every_text_between_them_is_read() {
     let w: Vec<&str> = r
         .warnings
         .iter()
-        .map(|w| w.message.as_str())
+        .map(|w| w.message.en.as_str())
         .filter(|m| m.contains("NUL"))
         .collect();
     assert_eq!(w.len(), 1, "{w:?}");

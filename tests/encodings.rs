@@ -66,8 +66,8 @@ fn is_line(evidence: &str, line: &str) -> bool {
 fn not_utf8_warnings(r: &Report) -> Vec<String> {
     r.warnings
         .iter()
-        .filter(|w| w.message.contains("not UTF-8"))
-        .map(|w| w.message.clone())
+        .filter(|w| w.message.en.contains("not UTF-8"))
+        .map(|w| w.message.en.clone())
         .collect()
 }
 
@@ -303,7 +303,7 @@ fn bytes_a_decoded_log_cannot_decode_are_said_once() {
     let w: Vec<_> = r
         .warnings
         .iter()
-        .filter(|w| w.message.contains("some of its bytes are not GB18030"))
+        .filter(|w| w.message.en.contains("some of its bytes are not GB18030"))
         .collect();
     assert_eq!(w.len(), 1, "{:?}", r.warnings);
 }

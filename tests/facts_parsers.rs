@@ -34,14 +34,7 @@ fn run(rel: &str) -> (SourceKind, FactOut) {
     let out = FactOut {
         facts: a.facts.all().to_vec(),
         events: a.events.into_iter().map(|(_, e)| e).collect(),
-        warnings: a
-            .warnings
-            .into_iter()
-            .map(|w| trainwreck::model::Text {
-                en: w.message,
-                zh: w.message_zh,
-            })
-            .collect(),
+        warnings: a.warnings.into_iter().map(|w| w.message).collect(),
         samples: a.samples.into_iter().next(),
     };
     (a.inputs[0].kind, out)

@@ -138,11 +138,11 @@ fn a_file_truncated_while_read_gives_one_warning_naming_the_sizes() {
     let w: Vec<_> = a
         .warnings
         .iter()
-        .filter(|w| w.message.contains("bytes"))
+        .filter(|w| w.message.en.contains("bytes"))
         .collect();
     assert_eq!(w.len(), 1, "{:?}", a.warnings);
     assert!(
-        w[0].message.contains(&format!(
+        w[0].message.en.contains(&format!(
             "changed from {full} to 10 bytes between listing and opening"
         )),
         "{:?}",

@@ -395,7 +395,7 @@ fn a_progress_bar_line_longer_than_the_read_buffer_still_yields_its_last_message
     assert!(
         r.warnings
             .iter()
-            .any(|w| w.message.contains("after its last carriage return")),
+            .any(|w| w.message.en.contains("after its last carriage return")),
         "{:?}",
         r.warnings
     );

@@ -34,7 +34,7 @@ fn a_folder_named_before_something_is_not_a_snapshot() {
         assert!(
             r.warnings
                 .iter()
-                .all(|w| !w.message.contains("before the run")),
+                .all(|w| !w.message.en.contains("before the run")),
             "{:?}",
             r.warnings
         );
@@ -73,9 +73,9 @@ fn a_guessed_before_folder_is_history_and_the_report_says_why() {
     let w = r
         .warnings
         .iter()
-        .find(|w| w.message.contains("before the run"))
+        .find(|w| w.message.en.contains("before the run"))
         .expect("a warning naming the guess");
-    assert!(w.message.contains("`before/`"), "{}", w.message);
+    assert!(w.message.en.contains("`before/`"), "{}", w.message.en);
     let input = r
         .inputs
         .iter()
@@ -94,7 +94,7 @@ fn an_old_kernel_event_set_aside_is_named_by_its_line_and_state_snapshots_are_no
     let w = r
         .warnings
         .iter()
-        .find(|w| w.message.contains("before the run started"))
+        .find(|w| w.message.en.contains("before the run started"))
         .expect("the old event is said");
     assert_eq!(
         w.path.as_deref(),
@@ -102,16 +102,20 @@ fn an_old_kernel_event_set_aside_is_named_by_its_line_and_state_snapshots_are_no
         "{w:?}"
     );
     assert!(
-        w.message.contains("oom-kill:constraint=CONSTRAINT_MEMCG")
+        w.message
+            .en
+            .contains("oom-kill:constraint=CONSTRAINT_MEMCG")
             && w.message
+                .en
                 .contains("was already at snapshot_before/dmesg-tail.txt:10")
             && w.message
+                .en
                 .contains("an older event, not counted as evidence")
-            && w.message.contains("(and 8 more such lines)"),
+            && w.message.en.contains("(and 8 more such lines)"),
         "{}",
-        w.message
+        w.message.en
     );
-    assert!(w.message_zh.contains("更早的事件"), "{}", w.message_zh);
+    assert!(w.message.zh.contains("更早的事件"), "{}", w.message.zh);
     // The same limits before and after are the run's limits, not history: no warning.
     assert!(
         r.warnings

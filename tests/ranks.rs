@@ -53,7 +53,11 @@ fn case04_names_rank0_not_torchruns_victim() {
     assert_eq!(dog.symptom_of.as_deref(), Some(LAGGING_RULE));
     timeouts_are_symptoms("04", &r);
     // The flight recorder dumps were read, not skipped.
-    assert!(!r.warnings.iter().any(|w| w.message.contains("not scanned")));
+    assert!(
+        !r.warnings
+            .iter()
+            .any(|w| w.message.en.contains("not scanned"))
+    );
 }
 
 #[test]

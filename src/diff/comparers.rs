@@ -6,16 +6,15 @@
 //! differ only in run ids, dates or hashes), are never listed.
 
 use super::{Cite, Difference, Run, Side, UNLIMITED, Unit, Value};
-use crate::model::{Category, Fact, FactValue};
+use crate::model::{Category, Fact, FactValue, Text};
 use Category::*;
 
 /// One thing a run tells, ready to compare.
 #[derive(Debug, Clone)]
 pub struct Item {
     pub key: String,
-    pub what: String,
-    /// `what` in Chinese; the same text where the label is the input's own name.
-    pub what_zh: String,
+    /// For people; the Chinese is the same text where the label is the input's own name.
+    pub what: Text,
     pub value: Value,
     pub unit: Unit,
     /// Relative difference below which two numbers count as the same (run-to-run jitter).
@@ -601,8 +600,11 @@ pub fn pair(c: &Comparer, good: &Reading, bad: &Reading) -> Vec<Difference> {
             }
         }
         out.push(Difference {
-            what: proto.what.clone(),
-            what_zh: (proto.what_zh != proto.what).then(|| proto.what_zh.clone()),
+            // A label that is the input's own name has no Chinese of its own.
+            what: Text::given(
+                &proto.what.en,
+                (proto.what.zh != proto.what.en).then_some(&proto.what.zh),
+            ),
             key: key.to_string(),
             source: c.name,
             good: gv,
@@ -646,8 +648,7 @@ type Label<'a> = (&'a str, &'a str);
 fn item(key: &str, (what, what_zh): Label, unit: Unit, f: &Fact) -> Item {
     Item {
         key: key.to_string(),
-        what: what.to_string(),
-        what_zh: what_zh.to_string(),
+        what: Text::new(what, what_zh),
         value: value_of(f, unit),
         unit,
         tolerance: 0.0,
@@ -1172,8 +1173,7 @@ fn trajectory(run: &Run) -> Reading {
     let mut traj = |key: &str, (what, zh): Label, unit: Unit, v: f64, tol: f64, c: Option<Cite>| {
         items.push(Item {
             key: key.to_string(),
-            what: what.to_string(),
-            what_zh: zh.to_string(),
+            what: Text::new(what, zh),
             value: Value::Num(v),
             unit,
             tolerance: tol,
@@ -1236,8 +1236,7 @@ fn trajectory(run: &Run) -> Reading {
         // A run that printed its settings but logged no step died before its first.
         items.push(Item {
             key: "trajectory.steps".into(),
-            what: "steps reached".into(),
-            what_zh: "训练到的步数".into(),
+            what: Text::new("steps reached", "训练到的步数"),
             value: Value::Num(0.0),
             unit: Unit::Count,
             tolerance: 0.0,

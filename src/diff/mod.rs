@@ -15,7 +15,7 @@ pub mod trajectory;
 use crate::analyze::Engine;
 use crate::correlate::{Finding, RULED_OUT_BELOW};
 use crate::facts::FactSet;
-use crate::model::{Category, Fact, Verdict, Warning};
+use crate::model::{Category, Fact, Lang, Text, Verdict, Warning};
 use crate::sources::SourceKind;
 use crate::sources::trainlog::{self, StepPoint};
 use serde::Serialize;
@@ -221,12 +221,11 @@ pub enum Side {
 /// One thing that differs.
 #[derive(Debug, Clone, Serialize)]
 pub struct Difference {
-    /// For people: `/dev/shm size`, `DataLoader workers`.
-    pub what: String,
-    /// `what` in Chinese (`/dev/shm 大小`); absent where the label is the input's own name
-    /// (an environment variable).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub what_zh: Option<String>,
+    /// For people: `/dev/shm size`, `DataLoader workers`; in Chinese (`what_zh`:
+    /// `/dev/shm 大小`) except where the label is the input's own name (an environment
+    /// variable).
+    #[serde(flatten, with = "crate::model::keys::what")]
+    pub what: Text,
     /// Stable: `shm.size_bytes`, `config.micro_batch`, `env.NCCL_DEBUG`.
     pub key: String,
     /// The comparer that found it.
@@ -287,9 +286,8 @@ pub struct RunSummary {
 pub struct TopFinding {
     pub rule: String,
     pub category: Category,
-    pub title: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub title_zh: Option<String>,
+    #[serde(flatten, with = "crate::model::keys::title")]
+    pub title: Text,
 }
 
 impl RunSummary {
@@ -300,8 +298,7 @@ impl RunSummary {
             top: run.top().map(|f| TopFinding {
                 rule: f.rule.clone(),
                 category: f.category,
-                title: f.title.clone(),
-                title_zh: f.title_zh.clone(),
+                title: Text::given(&f.title, f.title_zh.as_ref()),
             }),
             steps: run.steps.iter().map(|p| p.step).max(),
         }
@@ -316,11 +313,10 @@ pub struct Diff {
     pub bad: RunSummary,
     /// "Likely culprit: …" when the most relevant difference explains the bad run's top
     /// finding; else what can be said.
+    /// In both languages (`headline`, `headline_zh`).
+    #[serde(flatten, with = "crate::model::keys::headline")]
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub headline: Option<String>,
-    /// The headline in Chinese (present whenever `headline` is).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub headline_zh: Option<String>,
+    pub headline: Option<Text>,
     /// Most relevant first.
     pub differences: Vec<Difference>,
     /// Where the bad run's trajectory left the good run's band, when both logged steps.
@@ -334,12 +330,11 @@ pub struct Diff {
     /// part of `trainwreck.diff/1`.
     #[serde(skip)]
     pub memory: memory::MemoryCurves,
-    /// Inputs either side could not read (each says which side).
+    /// Inputs either side could not read (each says which side), in both languages
+    /// (`warnings`, `warnings_zh`, one for one).
+    #[serde(flatten, with = "crate::model::keys::warnings")]
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
-    /// The same warnings in Chinese, one for one.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub warnings_zh: Vec<String>,
+    pub warnings: Vec<Text>,
 }
 
 /// How strongly a difference counts, by what it explains (docs/diff.md "Relevance").
@@ -387,18 +382,18 @@ pub fn compare(good: &Run, bad: &Run) -> Diff {
     }
     // Most relevant first; ties keep the comparers' order (stable sort).
     differences.sort_by(|a, b| b.relevance.total_cmp(&a.relevance));
-    let (headline, headline_zh) = headline(&differences, bad, top).unzip();
+    let headline = headline(&differences, bad, top);
     let parting = trajectory::parting(good, bad);
     let curves = trajectory::curves(good, bad);
     let memory = memory::curves(good, bad);
-    let (mut warnings, mut warnings_zh) = (Vec::new(), Vec::new());
+    let mut warnings = Vec::new();
     for (side, side_zh, run) in [("good", "正常运行", good), ("bad", "失败运行", bad)] {
         for w in &run.warnings {
-            warnings.push(format!("{side}: {w}"));
-            warnings_zh.push(match &w.path {
-                Some(p) => format!("{side_zh}：{p}: {}", w.message_zh),
-                None => format!("{side_zh}：{}", w.message_zh),
-            });
+            let zh = match &w.path {
+                Some(p) => format!("{side_zh}：{p}: {}", w.message.zh),
+                None => format!("{side_zh}：{}", w.message.zh),
+            };
+            warnings.push(Text::new(format!("{side}: {w}"), zh));
         }
     }
     Diff {
@@ -406,44 +401,42 @@ pub fn compare(good: &Run, bad: &Run) -> Diff {
         good: RunSummary::of(good),
         bad: RunSummary::of(bad),
         headline,
-        headline_zh,
         differences,
         parting,
         curves,
         memory,
         warnings,
-        warnings_zh,
     }
 }
 
 /// The headline in English and in Chinese: both are data of the comparison, as a finding's
 /// `title` and `title_zh` are (the report picks one; the JSON carries both).
-fn headline(diffs: &[Difference], bad: &Run, top: Option<Category>) -> Option<(String, String)> {
+fn headline(diffs: &[Difference], bad: &Run, top: Option<Category>) -> Option<Text> {
     let first = diffs.first();
     let n = diffs.len();
     match (top, first) {
         (Some(t), Some(d)) if d.explains.contains(&t) => {
             let (b, g) = (d.shown(Side::Bad), d.shown(Side::Good));
             let (bz, gz) = (d.shown_zh(Side::Bad), d.shown_zh(Side::Good));
-            Some((
+            Some(Text::new(
                 format!(
                     "Likely culprit: {} {b} here vs {g} in the good run (can explain {t}, the top finding)",
-                    d.what
+                    d.what.en
                 ),
                 format!(
                     "最可能的原因：{}，本次为 {bz}，正常那次为 {gz}（能解释首要发现 {t}）",
-                    d.what_zh.as_deref().unwrap_or(&d.what)
+                    d.what.get(Lang::Zh)
                 ),
             ))
         }
-        (Some(t), _) => Some((
+        (Some(t), _) => Some(Text::new(
             format!(
                 "No difference found explains {t} (the top finding); {} listed",
                 plural(n, "difference")
             ),
             format!("没有哪项差异能解释首要发现 {t}；共列出 {n} 项差异"),
         )),
-        (None, _) if bad.verdict == Some(Verdict::NoFailure) => Some((
+        (None, _) if bad.verdict == Some(Verdict::NoFailure) => Some(Text::new(
             format!(
                 "The second run did not fail either; {} listed",
                 plural(n, "difference")
@@ -469,15 +462,14 @@ impl Diff {
         fn each(f: &mut dyn FnMut(Option<&str>, &str) -> String, t: &mut String) {
             *t = f(None, t);
         }
-        for t in self.headline.iter_mut().chain(self.headline_zh.iter_mut()) {
+        for t in self.headline.iter_mut().flat_map(Text::each_mut) {
             each(f, t);
         }
         for s in [&mut self.good, &mut self.bad] {
             s.paths.iter_mut().for_each(|t| each(f, t));
         }
         for d in &mut self.differences {
-            each(f, &mut d.what);
-            d.what_zh.iter_mut().for_each(|t| each(f, t));
+            d.what.each_mut().for_each(|t| each(f, t));
             for (side, v) in [(Side::Good, &mut d.good), (Side::Bad, &mut d.bad)] {
                 // A value is masked by its key (`config.db_password`) as well as by its shape;
                 // the comparer's own word for "not set" is not a value.
@@ -502,7 +494,11 @@ impl Diff {
         each(f, &mut self.curves.bad_path);
         each(f, &mut self.memory.good_path);
         each(f, &mut self.memory.bad_path);
-        for t in self.warnings.iter_mut().chain(self.warnings_zh.iter_mut()) {
+        // Every English warning, then every Chinese one (the order pseudonyms are given in).
+        for t in self.warnings.iter_mut().map(|w| &mut w.en) {
+            each(f, t);
+        }
+        for t in self.warnings.iter_mut().map(|w| &mut w.zh) {
             each(f, t);
         }
     }

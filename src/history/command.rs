@@ -4,7 +4,7 @@
 //! `report::history`'s.
 
 use super::{Location, RecordContext, RunRecord, Store, stats::Unit};
-use crate::model::{Note, Seen};
+use crate::model::{Note, Seen, Text};
 use crate::redact::Redactor;
 use crate::report::format::{self, Format, View};
 use crate::report::history::{FleetReport, FleetStats, ListEntry};
@@ -280,7 +280,7 @@ fn seen_redacted(seen: &mut Seen, red: &mut Redactor) {
 fn list_redacted(l: &mut [ListEntry], red: &mut Redactor) {
     for e in l {
         e.hosts = e.hosts.iter().map(|h| red.host(h)).collect();
-        for t in e.title.iter_mut().chain(e.title_zh.iter_mut()) {
+        for t in e.title.iter_mut().flat_map(Text::each_mut) {
             *t = red.text(t);
         }
         if let Some(n) = &mut e.note {
@@ -326,8 +326,7 @@ fn report_redacted(f: &mut FleetReport, red: &mut Redactor) {
         for t in r
             .job
             .iter_mut()
-            .chain(r.title.iter_mut())
-            .chain(r.title_zh.iter_mut())
+            .chain(r.title.iter_mut().flat_map(Text::each_mut))
         {
             *t = red.text(t);
         }

@@ -6,7 +6,7 @@
 use super::backend::Value;
 use super::stats::{SUSPECT_CLASSES, Unit};
 use super::{Result, Store, utc};
-use crate::model::Verdict;
+use crate::model::{Text, Verdict};
 use crate::report::history::{DayCount, FleetReport, FleetRun, GpuCell, RecentRun};
 use crate::report::triage::{CitedLine, MAX_CITED};
 use std::collections::BTreeMap;
@@ -152,11 +152,9 @@ impl Store {
                 job: r[1].text(),
                 verdict: r[2].text().unwrap_or_default(),
                 category: r[3].text(),
-                title: r[4].text(),
-                // The Chinese title is in the stored report's lead finding, where it had one.
-                title_zh: r[10].text().and_then(|j| {
-                    let v: serde_json::Value = serde_json::from_str(&j).ok()?;
-                    Some(v["findings"][0]["title_zh"].as_str()?.to_string())
+                title: r[4].text().map(|en| {
+                    // The Chinese title is in the stored report's lead finding, where it had one.
+                    Text::given(en, r[10].text().and_then(super::lead_title_zh))
                 }),
                 fingerprint: r[5].text(),
                 confidence: r[6].real(),

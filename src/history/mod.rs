@@ -15,7 +15,7 @@ pub use backend::{HistoryError, Result};
 pub use record::{RecordContext, RunRecord};
 
 use crate::correlate::fingerprint;
-use crate::model::{Note, Seen, SeenRun};
+use crate::model::{Note, Seen, SeenRun, Text};
 use backend::{Backend, Postgres, Sqlite, Value};
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};
@@ -129,6 +129,12 @@ pub fn now() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0)
+}
+
+/// The Chinese title of a stored report's lead finding, where it had one.
+fn lead_title_zh(report: String) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(&report).ok()?;
+    Some(v["findings"][0]["title_zh"].as_str()?.to_string())
 }
 
 pub fn utc(secs: i64) -> String {
@@ -441,11 +447,9 @@ impl Store {
                 last_seen: r[3].int().map(utc),
                 category: r[4].text(),
                 rule: latest.and_then(|l| l[0].text()),
-                title: latest.and_then(|l| l[1].text()),
-                // The Chinese title is in the stored report's lead finding, where it had one.
-                title_zh: latest.and_then(|l| l[2].text()).and_then(|j| {
-                    let v: serde_json::Value = serde_json::from_str(&j).ok()?;
-                    Some(v["findings"][0]["title_zh"].as_str()?.to_string())
+                title: latest.and_then(|l| l[1].text()).map(|en| {
+                    // The Chinese title is in the stored report's lead finding, where it had one.
+                    Text::given(en, latest.and_then(|l| l[2].text()).and_then(lead_title_zh))
                 }),
                 hosts,
                 note,

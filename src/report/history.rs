@@ -4,7 +4,7 @@
 //! rows those views show are defined here (as `report::triage` holds triage's), so `history`
 //! depends on `report` and not back.
 
-use crate::model::{Note, Seen};
+use crate::model::{Note, Seen, Text};
 use crate::report::i18n::{Lang, Tr};
 use crate::report::table::Tables;
 use serde::{Deserialize, Serialize};
@@ -18,10 +18,9 @@ pub struct ListEntry {
     pub count: u64,
     pub category: Option<String>,
     pub rule: Option<String>,
-    pub title: Option<String>,
-    /// `title` in Chinese, from the stored report, when its lead finding had one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title_zh: Option<String>,
+    /// The lead finding's title; `title_zh` from the stored report, when it had one.
+    #[serde(flatten, with = "crate::model::keys::title")]
+    pub title: Option<Text>,
     pub first_seen: Option<String>,
     pub last_seen: Option<String>,
     pub hosts: Vec<String>,
@@ -141,10 +140,9 @@ pub struct RecentRun {
     pub host: Option<String>,
     pub verdict: String,
     pub category: Option<String>,
-    pub title: Option<String>,
-    /// `title` in Chinese, from the stored report, when its lead finding had one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub title_zh: Option<String>,
+    /// The lead finding's title; `title_zh` from the stored report, when it had one.
+    #[serde(flatten, with = "crate::model::keys::title")]
+    pub title: Option<Text>,
     pub action: String,
     pub confidence: Option<f64>,
     pub fingerprint: Option<String>,
@@ -318,13 +316,7 @@ pub fn list(entries: &[ListEntry], tables: Tables, lang: Lang) -> String {
     for e in entries {
         let what = match &e.note {
             Some(n) => tr.history_note(&super::cut(&n.text, 60)),
-            None => {
-                let title = match lang {
-                    Lang::Zh => e.title_zh.as_ref().or(e.title.as_ref()),
-                    Lang::En => e.title.as_ref(),
-                };
-                super::cut(title.map_or("", String::as_str), 60)
-            }
+            None => super::cut(e.title.as_ref().map_or("", |t| t.get(lang)), 60),
         };
         tables.row(
             &mut t,

@@ -70,9 +70,7 @@ impl Tr {
     }
     /// A triage group's title (its lead run's), in the report's language where the rule gave it.
     pub fn group_title(self, g: &crate::report::triage::Group) -> Option<&str> {
-        g.title
-            .as_deref()
-            .map(|t| self.pick(t, g.title_zh.as_ref()))
+        g.title.as_ref().map(|t| t.get(self.0))
     }
     pub fn why(self, e: &Evidence) -> Option<&str> {
         e.why.as_deref().map(|w| self.pick(w, e.why_zh.as_ref()))
@@ -235,15 +233,11 @@ impl Tr {
     }
     /// A warning's message in the report's language.
     pub fn warning_text(self, w: &Warning) -> &str {
-        match self.0 {
-            Lang::En => &w.message,
-            Lang::Zh => &w.message_zh,
-        }
+        w.message.get(self.0)
     }
     /// A `diff`'s warning `i` (`good: path: message`), in the report's language.
     pub fn diff_warning(self, d: &crate::diff::Diff, i: usize) -> &str {
-        let zh = d.warnings_zh.get(i).filter(|_| self.zh());
-        zh.or(d.warnings.get(i)).map_or("", String::as_str)
+        d.warnings.get(i).map_or("", |w| w.get(self.0))
     }
     /// `path: message` (the message alone when no input is named), the message in the
     /// report's language. The colon after a path stays ASCII, as compilers print a location.
@@ -632,7 +626,7 @@ impl Tr {
 
     /// A difference's label, in the report's language where the comparer gave it.
     pub fn diff_what(self, d: &Difference) -> &str {
-        self.pick(&d.what, d.what_zh.as_ref())
+        d.what.get(self.0)
     }
     /// A side's value: as read, with our own words for it (`unlimited`, `unset`) in the
     /// report's language.
@@ -643,9 +637,7 @@ impl Tr {
         }
     }
     pub fn diff_headline(self, d: &Diff) -> Option<&str> {
-        d.headline
-            .as_deref()
-            .map(|h| self.pick(h, d.headline_zh.as_ref()))
+        d.headline.as_ref().map(|h| h.get(self.0))
     }
     pub fn diff_section(self) -> &'static str {
         match self.0 {
@@ -1924,7 +1916,7 @@ impl Tr {
     }
     /// The bad run's top finding: its title in the report's language.
     pub fn html_diff_top_title(self, t: &crate::diff::TopFinding) -> &str {
-        self.pick(&t.title, t.title_zh.as_ref())
+        t.title.get(self.0)
     }
     /// A table of differences: the columns.
     pub fn html_diff_header(self) -> [&'static str; 6] {

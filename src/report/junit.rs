@@ -104,7 +104,9 @@ pub fn render_triage(t: &crate::report::triage::Triage) -> String {
                     xml(&what),
                     xml(&format!(
                         "{what} — {} (action {}, fingerprint {})",
-                        g.title.as_deref().unwrap_or("no rule explains it"),
+                        g.title
+                            .as_ref()
+                            .map_or("no rule explains it", |t| t.en.as_str()),
                         g.action,
                         g.fingerprint.as_deref().unwrap_or("none")
                     ))

@@ -223,8 +223,7 @@ impl Report {
         }
         for w in &mut self.warnings {
             w.path.iter_mut().for_each(&mut each);
-            each(&mut w.message);
-            each(&mut w.message_zh);
+            w.message.each_mut().for_each(&mut each);
         }
         for e in &mut self.last_errors {
             each(&mut e.text);

@@ -3,7 +3,7 @@
 //! and `rules patterns` (every signature as a line `rg -f` accepts). Formats only; it reads
 //! rules, never logs.
 
-use crate::model::{Action, Category, RuleStatus};
+use crate::model::{Action, Category, RuleStatus, Text};
 use crate::report::i18n::{Lang, Tr};
 use crate::rules::xid::XidEntry;
 use crate::rules::{KnowledgeBase, Role, Rule, template::Piece, template::Template};
@@ -76,33 +76,28 @@ pub struct Explain {
     /// True for findings the engine makes itself (TW99xx): no rule file behind them, and
     /// only code, name, category and `what` are known.
     pub engine: bool,
-    pub title: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub title_zh: Option<String>,
+    #[serde(flatten, with = "crate::model::keys::title")]
+    pub title: Option<Text>,
     pub category: Category,
     pub action: Action,
     pub role: Option<Role>,
     pub status: Option<RuleStatus>,
     /// The rule file (`builtin:shm_exhausted.toml` or a path).
     pub source: Option<String>,
-    pub what: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub what_zh: Option<String>,
-    pub why: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub why_zh: Option<String>,
-    pub lookalikes: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub lookalikes_zh: Option<String>,
+    #[serde(flatten, with = "crate::model::keys::what")]
+    pub what: Text,
+    #[serde(flatten, with = "crate::model::keys::why")]
+    pub why: Option<Text>,
+    #[serde(flatten, with = "crate::model::keys::lookalikes")]
+    pub lookalikes: Option<Text>,
     pub signatures: Vec<ExplainSignature>,
     pub conditions: Vec<ExplainCondition>,
-    /// Fix texts with their template variables as `{name}`.
-    pub fixes: Vec<String>,
-    /// Each fix in Chinese, where the rule gives it (same order as `fixes`).
-    pub fixes_zh: Vec<Option<String>>,
-    pub next_time: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub next_time_zh: Option<String>,
+    /// Fix texts with their template variables as `{name}`; `fixes_zh` has each one's
+    /// Chinese where the rule gives it (`null` where not).
+    #[serde(flatten, with = "crate::model::keys::fixes")]
+    pub fixes: Vec<Text>,
+    #[serde(flatten, with = "crate::model::keys::next_time")]
+    pub next_time: Option<Text>,
     pub references: Vec<String>,
 }
 
@@ -112,19 +107,18 @@ impl Explain {
             code: r.code.clone(),
             name: r.name.clone(),
             engine: false,
-            title: Some(r.title.clone()),
-            title_zh: r.title_zh.clone(),
+            title: Some(Text::given(&r.title, r.title_zh.as_ref())),
             category: r.category,
             action: r.category.action(),
             role: Some(r.role),
             status: Some(r.status),
             source: Some(r.origin.clone()),
-            what: r.doc_what.clone(),
-            what_zh: r.doc_what_zh.clone(),
-            why: Some(r.doc_why.clone()),
-            why_zh: r.doc_why_zh.clone(),
-            lookalikes: r.doc_lookalikes.clone(),
-            lookalikes_zh: r.doc_lookalikes_zh.clone(),
+            what: Text::given(&r.doc_what, r.doc_what_zh.as_ref()),
+            why: Some(Text::given(&r.doc_why, r.doc_why_zh.as_ref())),
+            lookalikes: r
+                .doc_lookalikes
+                .as_ref()
+                .map(|l| Text::given(l, r.doc_lookalikes_zh.as_ref())),
             signatures: r
                 .signatures
                 .iter()
@@ -144,14 +138,20 @@ impl Explain {
                     trigger: c.trigger,
                 })
                 .collect(),
-            fixes: r.fixes.iter().map(|f| template_text(&f.text)).collect(),
-            fixes_zh: r
+            fixes: r
                 .fixes
                 .iter()
-                .map(|f| f.text_zh.as_ref().map(template_text))
+                .map(|f| {
+                    Text::given(
+                        template_text(&f.text),
+                        f.text_zh.as_ref().map(template_text),
+                    )
+                })
                 .collect(),
-            next_time: r.next_time.clone(),
-            next_time_zh: r.next_time_zh.clone(),
+            next_time: r
+                .next_time
+                .as_ref()
+                .map(|n| Text::given(n, r.next_time_zh.as_ref())),
             references: r.references.clone(),
         }
     }
@@ -163,24 +163,18 @@ impl Explain {
             name: e.name.to_string(),
             engine: true,
             title: None,
-            title_zh: None,
             category: e.category,
             action: e.category.action(),
             role: None,
             status: None,
             source: Some(e.module.to_string()),
-            what: e.what.to_string(),
-            what_zh: Some(e.what_zh.to_string()),
+            what: Text::new(e.what, e.what_zh),
             why: None,
-            why_zh: None,
             lookalikes: None,
-            lookalikes_zh: None,
             signatures: Vec::new(),
             conditions: Vec::new(),
             fixes: Vec::new(),
-            fixes_zh: Vec::new(),
             next_time: None,
-            next_time_zh: None,
             references: Vec::new(),
         }
     }
@@ -201,12 +195,9 @@ fn template_text(t: &Template) -> String {
 /// otherwise); codes, names, categories, regexes and fact names stay as they are.
 pub fn explain(e: &Explain, lang: Lang) -> String {
     let tr = Tr(lang);
-    let pick = |en: &Option<String>, zh: &Option<String>| -> String {
-        match (lang, zh) {
-            (Lang::Zh, Some(z)) => z.clone(),
-            _ => en.clone().unwrap_or_default(),
-        }
-    };
+    fn pick(t: &Option<Text>, lang: Lang) -> &str {
+        t.as_ref().map_or("", |t| t.get(lang))
+    }
     let sep = tr.after_label();
     if e.engine {
         return format!(
@@ -217,14 +208,14 @@ pub fn explain(e: &Explain, lang: Lang) -> String {
             e.category,
             tr.made_by_the_engine_not_a_file(e.source.as_deref().unwrap_or("src/correlate")),
             tr.explain_what(),
-            pick(&Some(e.what.clone()), &e.what_zh)
+            e.what.get(lang)
         );
     }
     let mut s = format!(
         "{} {} — {}\n{}{sep}{}{}\n{}{sep}{}\n{}{sep}{}\n{}{sep}{}\n\n## {}\n{}\n\n## {}\n{}\n",
         e.code,
         e.name,
-        pick(&e.title, &e.title_zh),
+        pick(&e.title, lang),
         tr.explain_category(),
         e.category,
         tr.explain_action(e.action),
@@ -235,15 +226,15 @@ pub fn explain(e: &Explain, lang: Lang) -> String {
         tr.explain_source(),
         e.source.clone().unwrap_or_default(),
         tr.explain_what(),
-        pick(&Some(e.what.clone()), &e.what_zh),
+        e.what.get(lang),
         tr.explain_why(),
-        pick(&e.why, &e.why_zh)
+        pick(&e.why, lang)
     );
     if e.lookalikes.is_some() {
         s.push_str(&format!(
             "\n## {}\n{}\n",
             tr.explain_lookalikes(),
-            pick(&e.lookalikes, &e.lookalikes_zh)
+            pick(&e.lookalikes, lang)
         ));
     }
     if !e.signatures.is_empty() {
@@ -266,15 +257,14 @@ pub fn explain(e: &Explain, lang: Lang) -> String {
         }
     }
     s.push_str(&format!("\n## {}\n", tr.fix_heading()));
-    for (i, f) in e.fixes.iter().enumerate() {
-        let zh = e.fixes_zh.get(i).cloned().flatten();
-        s.push_str(&format!("  - {}\n", pick(&Some(f.clone()), &zh)));
+    for f in &e.fixes {
+        s.push_str(&format!("  - {}\n", f.get(lang)));
     }
     if e.next_time.is_some() {
         s.push_str(&format!(
             "\n## {}\n{}\n",
             tr.explain_next_time(),
-            pick(&e.next_time, &e.next_time_zh)
+            pick(&e.next_time, lang)
         ));
     }
     if !e.references.is_empty() {

@@ -2,7 +2,7 @@
 //! renderings: JSON, a table for people, Markdown for a job summary. Formats only; the
 //! grouping is `triage::group`'s.
 
-use crate::model::{Action, Category, Verdict, Warning};
+use crate::model::{Action, Category, Text, Verdict, Warning};
 use crate::report::i18n::{Lang, Tr};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -50,10 +50,9 @@ pub struct Group {
     pub verdict: Verdict,
     pub category: Option<Category>,
     pub action: Action,
-    pub title: Option<String>,
-    /// The title in Chinese, where the rule gives one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub title_zh: Option<String>,
+    /// Its lead run's title (`title`, `title_zh` where the rule gives it).
+    #[serde(flatten, with = "crate::model::keys::title")]
+    pub title: Option<Text>,
     pub first_seen: Option<String>,
     pub last_seen: Option<String>,
     /// Where those dates came from: `logs` (the failure's own timestamps) or `mtime` (file

@@ -44,7 +44,6 @@ pub fn group(outcomes: &[RunOutcome], warnings: Vec<Warning>) -> Triage {
                 category: lead.category,
                 action: lead.action,
                 title: lead.title.clone(),
-                title_zh: lead.title_zh.clone(),
                 first_seen: seen.iter().min().map(|s| s.to_string()),
                 last_seen: seen.iter().max().map(|s| s.to_string()),
                 // The weaker source when the runs differ: a date that may be a copy's.
@@ -135,7 +134,6 @@ mod tests {
             category: Some(Category::GpuHardwareXid),
             action: Action::ReplaceHardware,
             title: None,
-            title_zh: None,
             confidence: Some(0.9),
             hosts: vec![h.into()],
             gpus: vec![],

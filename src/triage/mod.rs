@@ -14,7 +14,7 @@ pub use discover::discover;
 pub use group::group;
 
 use crate::analyze::Engine;
-use crate::model::{Action, Category, Verdict};
+use crate::model::{Action, Category, Text, Verdict};
 use crate::report::Report;
 use crate::rules::KnowledgeBase;
 use regex::Regex;
@@ -65,10 +65,9 @@ pub struct RunOutcome {
     pub fingerprint: Option<String>,
     pub category: Option<Category>,
     pub action: Action,
-    pub title: Option<String>,
-    /// The title in Chinese, where the rule gives one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub title_zh: Option<String>,
+    /// The lead finding's title (`title`, `title_zh` where the rule gives it).
+    #[serde(flatten, with = "crate::model::keys::title")]
+    pub title: Option<Text>,
     pub confidence: Option<f64>,
     pub hosts: Vec<String>,
     pub gpus: Vec<String>,
@@ -139,8 +138,7 @@ fn outcome(path: &Path, r: &Report) -> RunOutcome {
         fingerprint: r.fingerprint.clone(),
         category: lead.map(|f| f.category),
         action: action_of(r),
-        title: lead.map(|f| f.title.clone()),
-        title_zh: lead.and_then(|f| f.title_zh.clone()),
+        title: lead.map(|f| Text::given(&f.title, f.title_zh.as_ref())),
         confidence: lead.map(|f| f.confidence),
         hosts: hosts.into_iter().collect(),
         gpus: gpus.into_iter().collect(),

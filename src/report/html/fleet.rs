@@ -259,10 +259,7 @@ fn top(f: &FleetReport, days: &[String], tr: Tr) -> Markup {
             tbody {
                 "\n"
                 @for (r, t) in f.top.iter().enumerate() {
-                    @let title = match tr.0 {
-                        Lang::Zh => t.title_zh.as_deref().or(t.title.as_deref()),
-                        Lang::En => t.title.as_deref(),
-                    };
+                    @let title = t.title.as_ref().map(|t| t.get(tr.0));
                     tr.fingerprint {
                         td { "#" (r + 1) }
                         td { (t.count) }
@@ -492,10 +489,7 @@ fn recent(f: &FleetReport, tr: Tr) -> Markup {
             tbody {
                 "\n"
                 @for r in f.recent.iter().take(MAX_RECENT) {
-                    @let title = match tr.0 {
-                        Lang::Zh => r.title_zh.as_deref().or(r.title.as_deref()),
-                        Lang::En => r.title.as_deref(),
-                    };
+                    @let title = r.title.as_ref().map(|t| t.get(tr.0));
                     tr.run {
                         td.mono { (r.at) }
                         td { (cut(r.job.as_deref().unwrap_or(""), 80)) }
