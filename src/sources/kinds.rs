@@ -12,12 +12,15 @@ use super::{
 use serde::Serialize;
 use std::fmt;
 
+/// Makes a kind's fact parser for a file of this bare name.
+pub(crate) type MakeParser = fn(&str) -> Box<dyn FactParser>;
+
 /// How the files of a kind are read.
 #[derive(Clone, Copy)]
 pub(crate) enum Reading {
     /// Line by line, the rules scanning every line; the fact parser made for the file's bare
     /// name (cgroup files say what they hold only through it) is fed the same lines.
-    Lines(Option<fn(&str) -> Box<dyn FactParser>>),
+    Lines(Option<MakeParser>),
     /// An ELF core: the core reader, from the file itself.
     Core,
     /// A PyTorch Flight Recorder dump (pickle).
