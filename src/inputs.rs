@@ -155,7 +155,10 @@ fn phase_warnings(inputs: &[Input], warnings: &mut Vec<Warning>) {
 }
 
 /// As for the inputs of a directory, for the report paths of an archive's members.
-pub fn phase_warnings_of<'p>(paths: impl Iterator<Item = &'p str>, warnings: &mut Vec<Warning>) {
+pub(crate) fn phase_warnings_of<'p>(
+    paths: impl Iterator<Item = &'p str>,
+    warnings: &mut Vec<Warning>,
+) {
     let mut guessed: BTreeMap<(String, bool), Vec<&str>> = BTreeMap::new();
     for p in paths {
         if let (phase, Some((name, true))) = phase_of(p) {
@@ -195,7 +198,7 @@ pub fn collect(args: &[String]) -> (Vec<Input>, Vec<Warning>) {
 
 /// As `collect`; `follow_links`: also follow links in a walked directory that leave it
 /// (`--follow-links`), up to `limits::LINKED_FILES` files reached that way.
-pub fn collect_with(args: &[String], follow_links: bool) -> (Vec<Input>, Vec<Warning>) {
+pub(crate) fn collect_with(args: &[String], follow_links: bool) -> (Vec<Input>, Vec<Warning>) {
     let mut out = Vec::new();
     let mut warnings = Vec::new();
     let mut stdin_seen = false;
@@ -399,7 +402,7 @@ fn is_split_output(name: &str) -> bool {
 
 /// Of report paths listed with whether each is a capture's manifest (an archive's members),
 /// the ones a directory walk would drop as a capture's duplicate output (below).
-pub fn capture_duplicates(listed: &[(&str, bool)]) -> Vec<usize> {
+pub(crate) fn capture_duplicates(listed: &[(&str, bool)]) -> Vec<usize> {
     fn split(p: &str) -> (&str, &str) {
         p.rsplit_once('/').unwrap_or(("", p))
     }

@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-pub const SCHEMA: &str = "trainwreck.capture/1";
+pub(crate) const SCHEMA: &str = "trainwreck.capture/1";
 
 /// One file written by a capture, relative to the capture directory.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]

@@ -56,12 +56,12 @@ impl ReadSeek for Spooled {
 
 /// A POSIX (`ustar\0`) or GNU (`ustar  `) tar header: the magic at offset 257 of the first
 /// 512-byte block.
-pub fn is_tar(head: &[u8]) -> bool {
+pub(crate) fn is_tar(head: &[u8]) -> bool {
     head.len() >= 512 && &head[257..262] == b"ustar"
 }
 
 /// A zip's first local file header (or the end record of an empty zip).
-pub fn is_zip(head: &[u8]) -> bool {
+pub(crate) fn is_zip(head: &[u8]) -> bool {
     head.starts_with(b"PK\x03\x04") || head.starts_with(b"PK\x05\x06")
 }
 
@@ -69,7 +69,7 @@ pub fn is_zip(head: &[u8]) -> bool {
 /// `<name>/data.pkl`: `training_args.bin`, `optimizer.pt` in every run's output directory):
 /// tensors, not logs, so it is one binary input, not a walk over its members, once its member
 /// list confirms it (`is_torch_checkpoint`).
-pub fn is_torch_save(head: &[u8]) -> bool {
+pub(crate) fn is_torch_save(head: &[u8]) -> bool {
     if !head.starts_with(b"PK\x03\x04") || head.len() < 30 {
         return false;
     }
@@ -91,7 +91,7 @@ pub fn is_torch_save(head: &[u8]) -> bool {
 /// directory whose first member is a `data.pkl` (made with `zip -D`, stored) is an archive of
 /// logs, not a checkpoint. Reads only the member list, up to `limits::ARCHIVE_MEMBERS` files
 /// of it; leaves `r` at its start.
-pub fn is_torch_checkpoint(r: &mut dyn ReadSeek) -> bool {
+pub(crate) fn is_torch_checkpoint(r: &mut dyn ReadSeek) -> bool {
     let known = {
         static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
         RE.get_or_init(|| {
@@ -134,7 +134,7 @@ pub fn is_torch_checkpoint(r: &mut dyn ReadSeek) -> bool {
 /// in memory, up to `limits::ZIP_SPOOL_BYTES` in all: `held` is what the archive it is in
 /// holds already (a zip in a zip read from a pipe), so the two together stay under the one
 /// cap. A bigger one is refused with the reason.
-pub fn spool(mut r: impl Read, held: u64) -> Result<Spooled, Text> {
+pub(crate) fn spool(mut r: impl Read, held: u64) -> Result<Spooled, Text> {
     use crate::limits::ZIP_SPOOL_BYTES;
     let room = ZIP_SPOOL_BYTES.saturating_sub(held);
     let mut buf = Vec::new();
@@ -390,7 +390,7 @@ impl<R: Read> Read for SparseData<R> {
 /// the walk has to say (links, special files, where a damaged archive stopped).
 /// `outer` is the cap on the stream's decompression, when it is compressed: a member cut
 /// short by it is that cap's warning (said by the caller), not a truncated archive.
-pub fn tar_members(
+pub(crate) fn tar_members(
     r: impl Read,
     outer: Option<&crate::sources::open::GzipState>,
     total: &Inflated,
@@ -519,7 +519,7 @@ pub fn tar_members(
 /// end), or lists nothing while the archive starts with a member, is walked from its local
 /// headers instead, up to where it stops.
 /// Its members' decompression is counted in the analysis's `total`.
-pub fn zip_members(
+pub(crate) fn zip_members(
     mut r: impl ReadSeek,
     total: &Inflated,
     each: &mut dyn FnMut(Member<'_>),

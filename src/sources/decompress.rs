@@ -10,7 +10,7 @@ use std::fs::File;
 use std::io::{self, BufReader, Read};
 
 /// The largest single read a `Rewindable` serves.
-pub const MAX_READ: usize = 64 << 20;
+pub(crate) const MAX_READ: usize = 64 << 20;
 
 /// A compressed file (gzip, zstd, xz, lz4, bzip2) decompressed as a stream: what was read is kept
 /// (only the requested ranges, so memory stays at headers + notes + the few pages the stack
@@ -28,7 +28,7 @@ pub struct Rewindable {
 }
 
 /// Restarts allowed per file: each one decompresses it again up to the wanted offset.
-pub const MAX_REWINDS: usize = 48;
+pub(crate) const MAX_REWINDS: usize = 48;
 
 impl Rewindable {
     /// A stream over `f`, compressed as `container` says (`Elf`/`Other` are read as they are).

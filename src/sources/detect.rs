@@ -10,7 +10,7 @@ use regex_automata::{Input, MatchKind, PatternSet};
 use std::sync::OnceLock;
 
 /// How many bytes of a file detection looks at.
-pub const SNIFF_BYTES: usize = 8192;
+pub(crate) const SNIFF_BYTES: usize = 8192;
 
 /// The detection table: the kinds with a `Detect::Table` row, in row order (earlier rows win
 /// ties).
@@ -99,7 +99,7 @@ fn ascii_set(patterns: &[String]) -> Set {
 
 /// Compile the detection tables now (from a spare thread while the rules load), so the
 /// first file's detection does not wait for them.
-pub fn warm_up() {
+pub(crate) fn warm_up() {
     compiled();
 }
 
@@ -133,25 +133,25 @@ fn compiled() -> &'static Compiled {
 }
 
 /// Magic numbers of binary formats we recognise before anything else.
-pub fn is_elf(head: &[u8]) -> bool {
+pub(crate) fn is_elf(head: &[u8]) -> bool {
     head.starts_with(b"\x7fELF")
 }
-pub fn is_gzip(head: &[u8]) -> bool {
+pub(crate) fn is_gzip(head: &[u8]) -> bool {
     head.starts_with(&[0x1f, 0x8b])
 }
-pub fn is_zstd(head: &[u8]) -> bool {
+pub(crate) fn is_zstd(head: &[u8]) -> bool {
     head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd])
 }
-pub fn is_xz(head: &[u8]) -> bool {
+pub(crate) fn is_xz(head: &[u8]) -> bool {
     head.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0])
 }
-pub fn is_pickle(head: &[u8]) -> bool {
+pub(crate) fn is_pickle(head: &[u8]) -> bool {
     head.len() >= 2 && head[0] == 0x80 && (2..=5).contains(&head[1])
 }
 
 /// Text with a few stray NULs (a worker's signal handler writes one) is still text;
 /// a head that is mostly control bytes is not.
-pub fn looks_binary(head: &[u8]) -> bool {
+pub(crate) fn looks_binary(head: &[u8]) -> bool {
     if head.is_empty() {
         return false;
     }
@@ -160,7 +160,7 @@ pub fn looks_binary(head: &[u8]) -> bool {
 }
 
 /// A control byte text has no use for: not tab, line ends, form feed or ESC (colours).
-pub fn is_control(b: u8) -> bool {
+pub(crate) fn is_control(b: u8) -> bool {
     b < 0x09 || (0x0e..0x1b).contains(&b)
 }
 

@@ -519,7 +519,7 @@ pub fn decode_line(bytes: &[u8]) -> Cow<'_, str> {
 
 /// The command that converts a GBK/GB18030 file to UTF-8, for the file at `path` when it is
 /// one (not stdin, not an archive member), quoted for a POSIX shell.
-pub fn iconv_command(path: &str) -> String {
+pub(crate) fn iconv_command(path: &str) -> String {
     let file = if path.contains("!/") || path.starts_with('<') || path == "-" {
         "FILE".to_string()
     } else if path

@@ -153,7 +153,7 @@ fn interrupt(t: &str) -> bool {
 
 /// torchrun's report that it received a Ctrl-C (`Received Signals.SIGINT death signal,
 /// shutting down workers`; `Received 2 death signal` before torch 2.2).
-pub fn torchrun_interrupt(t: &str) -> bool {
+pub(crate) fn torchrun_interrupt(t: &str) -> bool {
     t.contains(" death signal, shutting down workers")
         && (t.contains("Received Signals.SIGINT ")
             || t.contains("Received SIGINT ")

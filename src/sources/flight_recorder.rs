@@ -12,7 +12,7 @@ fn underflow() -> Text {
 }
 
 /// Dumps bigger than this are not read (a 2000-entry trace is well under 10 MiB).
-pub const MAX_BYTES: usize = crate::limits::FLIGHT_RECORDER_BYTES;
+pub(crate) const MAX_BYTES: usize = crate::limits::FLIGHT_RECORDER_BYTES;
 /// At most this many values are built (memo gets copy their values and count again).
 const MAX_NODES: usize = 4_000_000;
 /// Deepest nesting of MARKs kept open at once.
@@ -65,7 +65,7 @@ impl Value {
 }
 
 /// Interpret a pickle (protocols 0–5, data opcodes only). Errors name the opcode and offset.
-pub fn unpickle(data: &[u8]) -> Result<Value, Text> {
+pub(crate) fn unpickle(data: &[u8]) -> Result<Value, Text> {
     if data.len() > MAX_BYTES {
         return Err(text!(
             "pickle is {} bytes, more than the {} read",
@@ -394,7 +394,7 @@ pub struct FrDump {
 }
 
 /// Rank number from a dump's file name: the digits at its end.
-pub fn rank_from_name(name: &str) -> Option<u32> {
+pub(crate) fn rank_from_name(name: &str) -> Option<u32> {
     let digits: String = name
         .chars()
         .rev()
@@ -503,7 +503,7 @@ pub struct FrGap {
 
 /// Compare the ranks' dumps: for each sequence number, who recorded it and as what.
 /// Only the first gap per process group is reported (later ones follow from it).
-pub fn gaps(dumps: &[FrDump]) -> Vec<FrGap> {
+pub(crate) fn gaps(dumps: &[FrDump]) -> Vec<FrGap> {
     let mut by_pg: BTreeMap<String, BTreeMap<i64, Vec<(u32, String)>>> = BTreeMap::new();
     let mut ranks_seen: Vec<u32> = Vec::new();
     for d in dumps {

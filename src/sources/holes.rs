@@ -16,10 +16,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A run of NULs this long in a head is a hole, not a stray NUL (a worker's signal handler
 /// writes one) nor a binary format's padding of a few bytes.
-pub const MIN_HOLE: usize = 64;
+pub(crate) const MIN_HOLE: usize = 64;
 
 /// Whether `head` holds a hole: a run of `MIN_HOLE` NULs or more.
-pub fn has_hole(head: &[u8]) -> bool {
+pub(crate) fn has_hole(head: &[u8]) -> bool {
     memchr::memmem::find(head, &[0u8; MIN_HOLE]).is_some()
 }
 
@@ -316,7 +316,7 @@ pub fn warning(n: u64) -> Option<Text> {
 }
 
 /// The reason an input that holds nothing but NUL bytes is not read.
-pub fn only_nuls(n: u64) -> Text {
+pub(crate) fn only_nuls(n: u64) -> Text {
     text!(
         "holds only NUL bytes ({n}: a hole, as logrotate's copytruncate or a crash leaves, with no text after it): nothing to read",
         "只有 NUL 字节（{n} 个：logrotate 的 copytruncate 或崩溃留下的空洞，其后没有文本）：没有可读的内容"

@@ -183,7 +183,7 @@ impl Describe {
 
 /// A block-style YAML subset as kubectl writes it (maps, `- ` lists, plain scalars) → JSON value.
 /// Block scalars (`|`, `>`) are skipped; flow collections are kept as strings.
-pub fn yaml_to_value(text: &str) -> Value {
+pub(crate) fn yaml_to_value(text: &str) -> Value {
     let lines: Vec<(usize, &str)> = text
         .lines()
         .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#') && l.trim() != "---")

@@ -10,7 +10,7 @@ use crate::sources::{detect, prefix};
 use std::io::{Read, Seek, SeekFrom};
 
 /// How much of each log's end is read for its last sign of life.
-pub const TAIL_BYTES: u64 = 64 * 1024;
+pub(crate) const TAIL_BYTES: u64 = 64 * 1024;
 
 /// At most this many ranks' last lines are kept per file.
 const MAX_RANKS: usize = 4096;

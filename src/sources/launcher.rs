@@ -425,7 +425,7 @@ fn process_event(h: &LineHit, c: &regex::Captures, who: &Attribution) -> Option<
 }
 
 /// The signal a negative exit status (or 128 + n) names, e.g. -7 → `SIGBUS`.
-pub fn signal_name(n: i64) -> Option<&'static str> {
+pub(crate) fn signal_name(n: i64) -> Option<&'static str> {
     i32::try_from(n)
         .ok()
         .and_then(crate::sources::elfcore::signals::signal_name)
@@ -435,7 +435,7 @@ pub fn signal_name(n: i64) -> Option<&'static str> {
 /// signal named, or the one a negative or >128 status implies), and `launcher.exit_code` for a
 /// DeepSpeed exit that names no rank. A worker known only by its local rank (torchelastic's
 /// header, DeepSpeed's `--local_rank`) is counted under that number: on one node it is the rank.
-pub fn exit_facts(events: &[LaunchEvent]) -> Vec<Fact> {
+pub(crate) fn exit_facts(events: &[LaunchEvent]) -> Vec<Fact> {
     let mut out = Vec::new();
     for e in events {
         let What::WorkerExit {

@@ -449,7 +449,7 @@ impl io::Seek for Positional<'_> {
 /// One byte range of a big plain file, read through the one handle `splittable` opened for
 /// all its ranges: every range comes from the same file, even if the path is renamed over or
 /// deleted meanwhile (the watch then says so, once per file).
-pub fn open_range<'f>(
+pub(crate) fn open_range<'f>(
     input: &Input,
     file: &'f std::fs::File,
     start: u64,
@@ -483,7 +483,7 @@ pub fn open(input: &Input) -> Result<Opened<'static>, Text> {
 
 /// Open `input`, decompress it (counted in the analysis's `total`), detect its kind and decide
 /// how it is read. `Err` is the warning to report when it cannot be opened or read at all.
-pub fn open_in(input: &Input, total: &Inflated) -> Result<Opened<'static>, Text> {
+pub(crate) fn open_in(input: &Input, total: &Inflated) -> Result<Opened<'static>, Text> {
     let path = input.display.as_str();
     let read = Arc::new(AtomicU64::new(0));
     let mut watch = None;
@@ -601,7 +601,7 @@ pub enum At<'p> {
 /// `limits::ZIP_SPOOL_BYTES`.
 /// `cap`: the member's own cap (`archive::Member::cap`), whose warning the caller gives: a
 /// member it stopped before its first byte is not said to be empty.
-pub fn open_member<'a>(
+pub(crate) fn open_member<'a>(
     display: &str,
     raw: Box<dyn Read + 'a>,
     cap: &GzipState,
@@ -854,7 +854,7 @@ fn classify<'a>(at: At<'_>, name: &str, head: &[u8]) -> (SourceKind, How<'a>) {
 /// compressed, UTF-8 without a BOM, not binary, no fact parser that needs its lines in order),
 /// and the one handle all its ranges are read from; `None` otherwise, or when the file at the path is no longer
 /// the one listed (the whole-file path then reads and reports it).
-pub fn splittable(input: &Input) -> Option<(SourceKind, std::fs::File)> {
+pub(crate) fn splittable(input: &Input) -> Option<(SourceKind, std::fs::File)> {
     let Source::File(p) = &input.source else {
         return None;
     };
@@ -888,7 +888,7 @@ pub fn splittable(input: &Input) -> Option<(SourceKind, std::fs::File)> {
 
 /// Whether a file of this name is probably read line by line by a fact parser (dmesg,
 /// snapshots), from its name alone: for ordering the work by cost, never for reading it.
-pub fn parsed_by_name(display: &str) -> bool {
+pub(crate) fn parsed_by_name(display: &str) -> bool {
     let name = display.rsplit('/').next().unwrap_or(display);
     fact_parser(detect::detect(name, b""), name).is_some()
 }

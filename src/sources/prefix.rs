@@ -38,7 +38,7 @@ struct Forms {
 
 /// Compile the forms now (from a spare thread while the rules load), so the first line peeled
 /// does not wait for them.
-pub fn warm_up() {
+pub(crate) fn warm_up() {
     all_forms();
 }
 
@@ -199,13 +199,13 @@ fn set_time(a: &mut Attribution, t: String) {
 
 /// Peel every recognised prefix off `line`. Returns the attribution and the byte offset
 /// where the bare message starts.
-pub fn peel(line: &str) -> (Attribution, usize) {
+pub(crate) fn peel(line: &str) -> (Attribution, usize) {
     peel_with(line, true)
 }
 
 /// Where the bare message of `line` starts, as `peel` says, without reading the prefixes'
 /// fields (no capture groups: several times cheaper, for the scanner's rereads).
-pub fn message_start(line: &str) -> usize {
+pub(crate) fn message_start(line: &str) -> usize {
     peel_with(line, false).1
 }
 
@@ -261,7 +261,7 @@ fn peel_forms(line: &str, attribute: bool, all: &Forms) -> (Attribution, usize) 
 
 /// Rank (or local rank) and host from a file's path: torchrun `--log-dir` layouts
 /// (`attempt_0/3/stderr.log`), `rank3.log`, `*_rank3_*`, `node-x/…`.
-pub fn from_path(path: &str) -> Attribution {
+pub(crate) fn from_path(path: &str) -> Attribution {
     // Each regex is compiled only for a path holding its literal (a few ms each: start-up on
     // a small input must not pay for the layouts its paths do not have).
     static RANK: OnceLock<Regex> = OnceLock::new();

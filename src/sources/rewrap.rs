@@ -6,7 +6,7 @@
 
 /// Files are looked at for a terminal's wrapped rows in a first chunk read before this
 /// many bytes.
-pub const WRAP_SCAN_BYTES: u64 = 1 << 20;
+pub(crate) const WRAP_SCAN_BYTES: u64 = 1 << 20;
 
 /// Lines shorter than this are never taken for a terminal's wrap.
 const MIN_WRAP: usize = 60;

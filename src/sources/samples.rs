@@ -11,7 +11,7 @@ use crate::model::{Text, text};
 
 /// A samples file bigger than this is not read (the sampler keeps its rows in the low
 /// thousands by doubling its stride, each row under 200 bytes).
-pub const MAX_BYTES: usize = 8 << 20;
+pub(crate) const MAX_BYTES: usize = 8 << 20;
 /// At most this many rows are kept; past it every other row is dropped, keeping each pair's
 /// larger values, as the sampler itself downsamples.
 const MAX_ROWS: usize = 4096;
@@ -168,7 +168,7 @@ pub struct Series {
 /// The memories `s` holds, in the order of its columns, each with its limit as `fact` gives
 /// it (by [`Memory::limit_fact`]'s name). The host's is memory in use: MemTotal less each
 /// sample's MemAvailable, so only when MemTotal is known.
-pub fn memories(s: &Samples, fact: &dyn Fn(&str) -> Option<u64>) -> Vec<Series> {
+pub(crate) fn memories(s: &Samples, fact: &dyn Fn(&str) -> Option<u64>) -> Vec<Series> {
     let mut out = Vec::new();
     for c in &s.columns {
         let Some(what) = Memory::of_column(&c.name) else {
@@ -211,7 +211,7 @@ const CLIMB_MIN_SAMPLES: usize = 20;
 /// first sample above zero to its last) cut into four quarters of time, each quarter's highest
 /// value above the one before by at least a tenth of the peak, the first at most 60 % of it.
 /// A run that loads, settles and then fails has a flat second half and is not a climb.
-pub fn gpu_climbs(s: &Samples) -> Vec<Climb> {
+pub(crate) fn gpu_climbs(s: &Samples) -> Vec<Climb> {
     let mut out = Vec::new();
     for c in &s.columns {
         let Some(Memory::Gpu(gpu)) = Memory::of_column(&c.name) else {

@@ -13,10 +13,10 @@ use crate::model::Fact;
 use crate::sources::prefix;
 
 /// Longest config file read whole (ds_config JSON, YAML): such files are a few KiB.
-pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+pub(crate) const MAX_CONFIG_BYTES: u64 = 1 << 20;
 /// At most this many step points are kept per file (the trajectory is compared at its start
 /// and where it parts; a multi-day log's millions of steps are not needed).
-pub const MAX_STEPS: usize = 20_000;
+pub(crate) const MAX_STEPS: usize = 20_000;
 /// At most this many settings are read from one printed dict or config file.
 const MAX_SETTINGS: usize = 400;
 
@@ -48,7 +48,7 @@ pub struct TrainLog {
 }
 
 /// `--batch-size`, `per_device_train_batch_size`, `Batch-Size` → `batch_size`.
-pub fn normalize_key(k: &str) -> String {
+pub(crate) fn normalize_key(k: &str) -> String {
     k.trim()
         .trim_start_matches('-')
         .trim_matches(|c| c == '\'' || c == '"')
@@ -67,7 +67,7 @@ fn setting(key: &str, value: &str, lineno: u64, line: &str) -> Option<Fact> {
 
 /// What a terminal showed of a line redrawn with carriage returns (a progress bar): its
 /// last non-blank part.
-pub fn last_redraw(line: &str) -> &str {
+pub(crate) fn last_redraw(line: &str) -> &str {
     line.rsplit('\r')
         .find(|p| !p.trim().is_empty())
         .unwrap_or(line)
@@ -466,7 +466,7 @@ impl TrainLogParser {
 /// A DeepSpeed / training config JSON: every leaf as `config.<path_joined_by_underscores>`
 /// (`zero_optimization.stage` → `config.zero_optimization_stage`), when the document holds
 /// at least one key a training config has. Facts carry the line the key is on.
-pub fn json_config(text: &str) -> Option<Vec<Fact>> {
+pub(crate) fn json_config(text: &str) -> Option<Vec<Fact>> {
     let v: serde_json::Value = serde_json::from_str(text).ok()?;
     let obj = v.as_object()?;
     const MARKS: &[&str] = &[
@@ -526,7 +526,7 @@ pub fn json_config(text: &str) -> Option<Vec<Fact>> {
 
 /// A LLaMA-Factory style YAML config: `key: value` lines (nested keys joined by `_`), when
 /// it holds at least one training key. Lists and multi-line values are skipped.
-pub fn yaml_config(text: &str) -> Option<Vec<Fact>> {
+pub(crate) fn yaml_config(text: &str) -> Option<Vec<Fact>> {
     const MARKS: &[&str] = &[
         "per_device_train_batch_size",
         "gradient_accumulation_steps",

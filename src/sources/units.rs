@@ -7,7 +7,7 @@
 /// Powers of 1024 whatever the spelling, as `df -h`, `free -h`, nvidia-smi and PyTorch mean
 /// them; the unit's case does not matter. A bare number is taken as `bare_unit` bytes; an
 /// explicit `B`/`bytes` means bytes.
-pub fn size_1024(s: &str, bare_unit: u64) -> Option<u64> {
+pub(crate) fn size_1024(s: &str, bare_unit: u64) -> Option<u64> {
     let s = s.trim();
     let split = s
         .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == ','))
@@ -41,7 +41,7 @@ pub fn size_1024(s: &str, bare_unit: u64) -> Option<u64> {
 }
 
 /// A Kubernetes quantity: `6Gi`, `512Mi`, `1G` (10^9), `500M`, `128974848`, `129e6`, `1k`.
-pub fn k8s_quantity(s: &str) -> Option<u64> {
+pub(crate) fn k8s_quantity(s: &str) -> Option<u64> {
     let s = s.trim().trim_matches('"');
     let bin: &[(&str, u64)] = &[
         ("Ki", 1 << 10),
@@ -80,7 +80,7 @@ fn finite_u64(v: f64) -> Option<u64> {
 }
 
 /// Slurm durations: `MM:SS`, `HH:MM:SS`, `D-HH:MM:SS`, `D-HH`, `MM`; `UNLIMITED` → None.
-pub fn slurm_duration(s: &str) -> Option<u64> {
+pub(crate) fn slurm_duration(s: &str) -> Option<u64> {
     let s = s.trim();
     let (days, rest) = match s.split_once('-') {
         Some((d, r)) => (d.parse::<u64>().ok()?, r),
@@ -102,7 +102,7 @@ pub fn slurm_duration(s: &str) -> Option<u64> {
 }
 
 /// Month number from an English abbreviation or a CJK form (`12月`, `12월`).
-pub fn month_number(s: &str) -> Option<u32> {
+pub(crate) fn month_number(s: &str) -> Option<u32> {
     const EN: [&str; 12] = [
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];
@@ -118,7 +118,7 @@ pub fn month_number(s: &str) -> Option<u32> {
 }
 
 /// Days since 1970-01-01 → (year, month, day), proleptic Gregorian (H. Hinnant's algorithm).
-pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
+pub(crate) fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);
@@ -132,7 +132,7 @@ pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
 }
 
 /// (year, month, day) → days since 1970-01-01 (inverse of `civil_from_days`).
-pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+pub(crate) fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
     let yoe = y.rem_euclid(400);
@@ -143,7 +143,7 @@ pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
 }
 
 /// `YYYY-MM-DDTHH:MM:SS[.f]` (offset ignored) → Unix seconds, treating it as UTC.
-pub fn epoch_from_iso(s: &str) -> Option<f64> {
+pub(crate) fn epoch_from_iso(s: &str) -> Option<f64> {
     let b = s.as_bytes();
     if b.len() < 19 || b.get(4) != Some(&b'-') || b.get(10) != Some(&b'T') {
         return None;
@@ -175,7 +175,7 @@ pub fn epoch_from_iso(s: &str) -> Option<f64> {
 }
 
 /// Unix seconds (UTC) → `YYYY-MM-DDTHH:MM:SSZ`, for records the tool writes itself.
-pub fn utc_z(secs: u64) -> String {
+pub(crate) fn utc_z(secs: u64) -> String {
     let (y, m, d) = civil_from_days((secs / 86_400) as i64);
     let t = secs % 86_400;
     format!(
@@ -187,7 +187,7 @@ pub fn utc_z(secs: u64) -> String {
 }
 
 /// Unix seconds (UTC) → `YYYY-MM-DDTHH:MM:SS[.ffffff]`.
-pub fn iso_from_epoch(secs: f64) -> Option<String> {
+pub(crate) fn iso_from_epoch(secs: f64) -> Option<String> {
     if !secs.is_finite() || !(0.0..=1e12).contains(&secs) {
         return None;
     }
@@ -209,7 +209,7 @@ pub fn iso_from_epoch(secs: f64) -> Option<String> {
 }
 
 /// `Sun Nov 29 19:10:17 2026` (dmesg -T, ctime) → `2026-11-29T19:10:17`.
-pub fn iso_from_ctime(s: &str) -> Option<String> {
+pub(crate) fn iso_from_ctime(s: &str) -> Option<String> {
     let mut it = s.split_whitespace();
     let _dow = it.next()?;
     let mon = month_number(it.next()?)?;
@@ -222,7 +222,7 @@ pub fn iso_from_ctime(s: &str) -> Option<String> {
     Some(format!("{year:04}-{mon:02}-{day:02}T{hms}"))
 }
 
-pub fn is_hms(s: &str) -> bool {
+pub(crate) fn is_hms(s: &str) -> bool {
     let b = s.as_bytes();
     b.len() == 8
         && b[2] == b':'

@@ -154,7 +154,7 @@ const MIN_DOUBLED: usize = 16;
 /// `KeyError: 'x'`); `None` when any run is not doubled. Runs of a class merge across the
 /// two copies, so a doubled run is exactly a square; a line that happens to hold one
 /// (`aa`) is not doubled everywhere.
-pub fn undouble(line: &[u8]) -> Option<Vec<u8>> {
+pub(crate) fn undouble(line: &[u8]) -> Option<Vec<u8>> {
     if line.len() < MIN_DOUBLED {
         return None;
     }
