@@ -52,6 +52,12 @@ pub const CLEAN_END: &[&str] = &[
     "training finished",
     "Destroy COMPLETE",
     "`Trainer.fit` stopped",
+    "Training is over",
+    "training is over",
+    "Training is Over",
+    // DeepLabCut's `train_network` when it returns
+    // (deeplabcut/pose_estimation_tensorflow/training.py).
+    "The network is now trained",
 ];
 
 /// One kept line.

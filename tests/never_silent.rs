@@ -170,6 +170,11 @@ fn a_warning_followed_by_a_clean_end_is_survived_not_the_cause() {
     );
     let f = &survived.findings[0];
     assert!(f.strength < 0.3 && f.against.iter().any(|a| a.text.contains("ended cleanly")));
+    // The verdict and the shown findings agree (issue 27): the ruled-out finding is shown as
+    // ruled out, not at the confidence its rule would have had (0.89 before).
+    for f in &survived.findings {
+        assert!(f.confidence <= f.strength, "{}: {}", f.rule, f.confidence);
+    }
 }
 
 /// The top finding's category and its first evidence line number, for the stall cases.
@@ -263,5 +268,65 @@ fn runs_that_end_well_or_may_still_be_going_stay_healthy() {
     ] {
         let r = diagnose_text("train.log", text);
         assert_eq!(r.verdict, Verdict::NoFailure, "{text:?}: {:?}", r.findings);
+    }
+}
+
+/// What ended the process decides (issue 27, T2318/T2319): a thread's or a child process's
+/// traceback (CPython prints it from `threading.py`'s `_bootstrap_inner` or
+/// `multiprocessing/process.py`'s `_bootstrap`, and the main program goes on) in a run that
+/// reports its own completion, before or after it, is not the run's failure; the main
+/// program's traceback after its completion line is still a failure at exit, and a child's
+/// traceback with no completion anywhere still says the run died.
+#[test]
+fn a_threads_or_childs_traceback_in_a_completed_run_is_not_its_failure_but_a_main_one_is() {
+    let child = "\
+Traceback (most recent call last):
+  File \"/opt/py/lib/python3.11/multiprocessing/process.py\", line 314, in _bootstrap
+    self.run()
+  File \"/opt/py/lib/python3.11/multiprocessing/process.py\", line 108, in run
+    self._target(*self._args, **self._kwargs)
+  File \"/srv/job/writer.py\", line 52, in drain
+    rec = q.get()
+EOFError
+";
+    let thread = "\
+Exception in thread prefetch-2:
+Traceback (most recent call last):
+  File \"/opt/py/lib/python3.11/threading.py\", line 1045, in _bootstrap_inner
+    self.run()
+  File \"/srv/job/prefetch.py\", line 88, in run
+    batch = self.source.next_batch()
+BrokenPipeError: [Errno 32] Broken pipe
+";
+    let main = "\
+Traceback (most recent call last):
+  File \"/srv/job/train.py\", line 310, in <module>
+    export(model)
+  File \"/srv/job/train.py\", line 270, in export
+    torch.save(model.state_dict(), out)
+RuntimeError: File /ckpt/final.pt cannot be opened.
+";
+    let steps = "epoch 9 step 4000 loss 0.41\nepoch 9 step 4001 loss 0.40\n";
+    let done = "Training finished after 10 epochs\n";
+    for (name, text) in [
+        ("child after completion", format!("{steps}{done}{child}")),
+        ("thread after completion", format!("{steps}{done}{thread}")),
+        ("thread before completion", format!("{steps}{thread}{done}")),
+    ] {
+        let r = diagnose_text("train.log", &text);
+        assert_eq!(r.verdict, Verdict::NoFailure, "{name}: {:?}", r.findings);
+        assert!(
+            r.findings.iter().all(|f| f.confidence < 0.3),
+            "{name}: {:?}",
+            r.findings
+        );
+    }
+    for (name, text) in [
+        ("main after completion", format!("{steps}{done}{main}")),
+        ("child, no completion", format!("{steps}{child}")),
+        ("thread, no completion", format!("{steps}{thread}")),
+    ] {
+        let r = diagnose_text("train.log", &text);
+        assert_ne!(r.verdict, Verdict::NoFailure, "{name}");
     }
 }

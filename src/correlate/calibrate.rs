@@ -9,9 +9,10 @@
 //!
 //! It must not decide anything: ranking, the ruled-out floor, the verdict and the fingerprint
 //! are settled on `strength` before [`apply`] runs, and it keeps their order (both curves rise
-//! with strength; a later cause is never shown above the first).
+//! with strength; a later cause is never shown above the first; a ruled-out finding is shown
+//! below the floor, as it was ranked).
 
-use super::{Finding, GENERIC};
+use super::{Finding, GENERIC, RULED_OUT_BELOW};
 use serde::Deserialize;
 use std::sync::OnceLock;
 
@@ -147,18 +148,24 @@ pub fn apply(cal: &Calibration, findings: &mut [Finding]) {
 impl Calibration {
     /// The calibrated confidences of one report's findings (strengths and places in `rank`'s
     /// order), rounded to hundredths as shown: a finding after the first cause is never shown
-    /// above it.
+    /// above it, and a ruled-out one (strength below [`RULED_OUT_BELOW`]) never above its
+    /// strength, so a report that found no failure never shows a ruled-out finding at 0.5.
     pub fn confidences(&self, strengths: &[f64], places: &[Place]) -> Vec<f64> {
         let mut top: Option<f64> = None;
         strengths
             .iter()
             .zip(places)
             .map(|(&s, place)| {
-                let c = match place {
+                let mut c = match place {
                     Place::First => self.first.at(s),
                     Place::FirstGeneric => self.first_generic.at(s),
                     Place::Other => top.map_or(self.other.at(s), |t| self.other.at(s).min(t)),
                 };
+                // Ruled out (below the floor, or argued down to it): shown as ruled out,
+                // never lifted by a curve above the strength the evidence left it.
+                if s < RULED_OUT_BELOW {
+                    c = c.min(s);
+                }
                 if *place != Place::Other {
                     top = Some(c);
                 }

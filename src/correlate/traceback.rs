@@ -112,32 +112,78 @@ fn unraisable_header(t: &str) -> bool {
     t.starts_with("Exception ignored ")
 }
 
-/// The lines of every such ignored report in the run's error tail, as (input, first line,
-/// last line): from its header to the exception line that ends it. The report is printed in
-/// one piece, so a gap of more than a few lines between kept lines ends it too.
-pub fn ignored_reports(a: &Analysis) -> Vec<(usize, u64, u64)> {
+/// A traceback printed by a thread or a child process, not by the main program: CPython
+/// prints an uncaught exception in a `threading.Thread` from `Lib/threading.py`'s
+/// `_bootstrap_inner` under `Exception in thread NAME:`, and one in a `multiprocessing.Process`
+/// from `Lib/multiprocessing/process.py`'s `_bootstrap` under `Process NAME:`. The thread or
+/// the child ends there; the main program goes on. The header, or the traceback's outermost
+/// frame, says so.
+fn thread_header(t: &str) -> bool {
+    t.starts_with("Exception in thread ")
+}
+
+fn detached_frame(path: &str, func: &str) -> bool {
+    let p = path.replace('\\', "/");
+    (p.ends_with("/threading.py") && func == "_bootstrap_inner")
+        || (p.ends_with("/multiprocessing/process.py") && func == "_bootstrap")
+}
+
+/// Why a report's exception did not end the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotFatal {
+    /// Python's unraisable hook: an exception in a `__del__` or at exit, ignored.
+    Ignored,
+    /// A thread's or a child process's traceback in a run that reports its own completion
+    /// (before it or after it, `errtail::CLEAN_END`): logged, and the main program went on.
+    Detached,
+}
+
+/// The lines of every such report in the run's error tail, as (input, first line, last line)
+/// and why it did not end the run: an ignored report from its header to the exception line
+/// that ends it, and a thread's or child's traceback (from its header or its `Traceback` line)
+/// to its exception line, where the same file says the run completed. A main program's
+/// traceback after its completion line is still a failure at exit: the process's last word.
+/// A report is printed in one piece, so a gap of more than a few lines between kept lines ends
+/// it too.
+pub fn ignored_reports(a: &Analysis) -> Vec<(usize, u64, u64, NotFatal)> {
     const GAP: u64 = 4;
-    let Some(exc_re) = EXCEPTION.as_ref() else {
+    let (Some(exc_re), Some(frame_re)) = (EXCEPTION.as_ref(), FRAME.as_ref()) else {
         return Vec::new();
     };
-    let mut out: Vec<(usize, u64, u64)> = Vec::new();
-    let mut open: Option<(usize, u64, u64)> = None;
+    let completed = |input: usize| a.clean_end.iter().any(|(i, _)| *i == input);
+    let mut out: Vec<(usize, u64, u64, NotFatal)> = Vec::new();
+    let mut open: Option<(usize, u64, u64, NotFatal)> = None;
+    // A `Traceback` line whose first frame is not read yet: (input, its line).
+    let mut header: Option<(usize, u64)> = None;
     for l in &a.error_tail {
         let t = bare(&l.text);
-        if let Some((input, first, last)) = open {
+        if let Some((input, first, last, why)) = open {
             if input != l.input || l.line > last + GAP {
                 open = None;
             } else {
-                open = Some((input, first, l.line));
+                open = Some((input, first, l.line, why));
                 if exc_re.is_match(t) {
-                    out.push((input, first, l.line));
+                    out.push((input, first, l.line, why));
                     open = None;
                 }
                 continue;
             }
         }
+        let first_frame = header.take();
         if unraisable_header(t) {
-            open = Some((l.input, l.line, l.line));
+            open = Some((l.input, l.line, l.line, NotFatal::Ignored));
+        } else if thread_header(t) && completed(l.input) {
+            open = Some((l.input, l.line, l.line, NotFatal::Detached));
+        } else if t.contains("Traceback (most recent call last)") {
+            header = Some((l.input, l.line));
+        } else if let Some((input, at)) = first_frame
+            && input == l.input
+            && completed(input)
+            && frame_re
+                .captures(t)
+                .is_some_and(|c| detached_frame(&c[1], &c[3]))
+        {
+            open = Some((input, at, l.line, NotFatal::Detached));
         }
     }
     // A header whose exception line was not kept: the header alone is the report.
@@ -148,10 +194,10 @@ pub fn ignored_reports(a: &Analysis) -> Vec<(usize, u64, u64)> {
 }
 
 /// Whether line `line` of input `input` lies in one of `spans` ([`ignored_reports`]).
-pub fn in_ignored(spans: &[(usize, u64, u64)], input: usize, line: u64) -> bool {
+pub fn in_ignored(spans: &[(usize, u64, u64, NotFatal)], input: usize, line: u64) -> bool {
     spans
         .iter()
-        .any(|&(i, first, last)| i == input && (first..=last).contains(&line))
+        .any(|&(i, first, last, _)| i == input && (first..=last).contains(&line))
 }
 
 /// Every traceback of the run's own logs in the error tail, in order.

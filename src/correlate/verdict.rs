@@ -207,7 +207,7 @@ pub fn verdict(findings: &[Finding], a: &Analysis) -> Verdict {
     } else if findings.iter().any(|f| {
         !f.score
             .iter()
-            .any(|c| c.what == SURVIVED || c.what == IGNORED)
+            .any(|c| c.what == SURVIVED || c.what == IGNORED || c.what == DETACHED)
     }) || failure_signs(a)
     {
         Verdict::UnknownFailure
@@ -233,11 +233,18 @@ fn is_warning(text: &str) -> bool {
 pub const IGNORED: &str =
     "ignored: Python reported this exception and went on (`Exception ignored …`)";
 
-/// A finding whose every cited line lies in Python's report of an exception it ignored
-/// (`traceback::ignored_reports`: an exception in a `__del__` or at exit) names no failure:
-/// the program went on. Its confidence drops below the floor and `against` says why. A finding
+/// The score term that marks a finding as a thread's or child process's exception in a run
+/// that completed (see `discount_ignored`).
+pub const DETACHED: &str =
+    "not fatal: a thread or a child process raised it, and the run reports its own completion";
+
+/// A finding whose every cited line lies in a report of an exception that did not end the
+/// run (`traceback::ignored_reports`: one Python ignored in a `__del__` or at exit, or a
+/// thread's or child process's in a run that reports its completion) names no failure: the
+/// program went on. Its confidence drops below the floor and `against` says why. A finding
 /// with other lines too keeps them only.
 pub fn discount_ignored(a: &Analysis, findings: &mut [Finding]) {
+    use super::traceback::NotFatal;
     let spans = super::traceback::ignored_reports(a);
     if spans.is_empty() {
         return;
@@ -256,10 +263,12 @@ pub fn discount_ignored(a: &Analysis, findings: &mut [Finding]) {
         } else {
             // The report's header line, as the tail kept it.
             let (path, line) = (f.evidence[0].path.clone(), f.evidence[0].line);
-            let header = a.inputs.iter().position(|x| x.path == path).and_then(|i| {
-                let &(_, first, _) = spans
+            let span = a.inputs.iter().position(|x| x.path == path).and_then(|i| {
+                spans
                     .iter()
-                    .find(|s| line.is_some_and(|l| s.0 == i && (s.1..=s.2).contains(&l)))?;
+                    .find(|s| line.is_some_and(|l| s.0 == i && (s.1..=s.2).contains(&l)))
+            });
+            let header = span.and_then(|&(i, first, _, _)| {
                 a.error_tail
                     .iter()
                     .find(|t| t.input == i && t.line == first)
@@ -269,16 +278,28 @@ pub fn discount_ignored(a: &Analysis, findings: &mut [Finding]) {
                 Some((l, t)) => (Some(l), t),
                 None => (line, f.evidence[0].text.clone()),
             };
+            let (why, why_zh, what) = match span.map(|s| s.3) {
+                Some(NotFatal::Detached) => (
+                    "a thread or a child process raised this exception and ended there; the run reports its own completion: it did not end the run",
+                    "这个异常是某个线程或子进程抛出的，它在那里结束了；训练本身报告了完成：它没有终止训练",
+                    DETACHED,
+                ),
+                _ => (
+                    "Python printed this exception as one it ignored (in a __del__ or at exit) and went on: it did not end the run",
+                    "Python 把这个异常当作已忽略的异常打印出来（发生在 __del__ 或退出时）然后继续运行：它没有终止训练",
+                    IGNORED,
+                ),
+            };
             f.confidence = f.confidence.min(RULED_OUT_BELOW * 0.5);
             f.against.push(Against {
                 path,
                 line,
                 text,
-                why: "Python printed this exception as one it ignored (in a __del__ or at exit) and went on: it did not end the run".into(),
-                why_zh: Some("Python 把这个异常当作已忽略的异常打印出来（发生在 __del__ 或退出时）然后继续运行：它没有终止训练".into()),
+                why: why.into(),
+                why_zh: Some(why_zh.into()),
             });
             f.score.push(super::Contribution {
-                what: IGNORED.into(),
+                what: what.into(),
                 weight: -1.0,
             });
         }
