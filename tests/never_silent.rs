@@ -54,6 +54,20 @@ fn every_fatal_one_liner_is_a_failure_and_is_shown() {
         "KeyboardInterrupt",
         "Reason: CrashLoopBackOff",
         "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)",
+        // The rest of item 1's shapes, one line each: a platform's kill reason and exit
+        // statuses, a scheduler's end state, an NCCL WARN with a completion status, a
+        // socket's errno text, a CUDA error enum, a signal's death alone.
+        "      Reason:       OOMKilled",
+        "command terminated with exit code 137",
+        "failed (exitcode: -7) local_rank: 0 (pid: 881) of binary: /opt/venv/bin/python",
+        "slurmstepd: error: *** STEP 7731.0 ON gpu-b04 CANCELLED AT 2026-11-30T02:11:09 ***",
+        "gpu-b04:3312:3390 [1] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer 10.1.2.3<40122> with status=12 opcode=0 len=0 vendor err 129 (Recv)",
+        "recv: Connection reset by peer",
+        "cudaErrorLaunchFailure: unspecified launch failure",
+        "Segmentation fault",
+        "Bus error",
+        "Killed",
+        "Segmentation fault (core dumped)",
     ] {
         let r = diagnose_text("paste.txt", &format!("{line}\n"));
         assert_ne!(r.verdict, Verdict::NoFailure, "{line:?}");
