@@ -408,12 +408,15 @@ fn is_abort(text: &str) -> bool {
         || t.contains("return code = -6")
 }
 
-/// What the NCCL watchdog prints when it gives up on a collective: in a `what():` after a
-/// `terminate`, this names the abort as the watchdog's own.
+/// What ProcessGroupNCCL throws when NCCL gave up (`torch/csrc/distributed/c10d/
+/// ProcessGroupNCCL.cpp`): the watchdog's timeout, or a communicator aborted on an NCCL error
+/// (`NCCL communicator was aborted on rank N. Original reason for failure was: NCCL error: …`).
+/// In a `what():` after a `terminate`, this names the abort as NCCL's own.
 fn is_watchdog_text(text: &str) -> bool {
     text.contains("Watchdog caught collective operation timeout")
         || text.contains("watchdog thread terminated with exception")
         || text.contains("Some NCCL operations have failed or timed out")
+        || text.contains("NCCL communicator was aborted")
 }
 
 /// What ProcessGroupNCCL logs just before it rethrows the watchdog's exception (which ends in
@@ -423,18 +426,20 @@ fn is_watchdog_teardown(text: &str) -> bool {
         || text.contains("we are taking the entire process down")
 }
 
-/// Native-crash findings that are the NCCL watchdog's own abort: every line they cite is an
-/// abort, and a `terminate called after throwing` among them is the watchdog's: the
-/// `what():` printed right after it is the timeout, or (a paste cut after the terminate)
-/// the lines just before it announce the watchdog's teardown. The watchdog throws to take the
-/// process down after a collective timed out; that abort is the timeout's consequence, never
+/// Native-crash findings that are NCCL's own abort: every line they cite is an abort, and a
+/// `terminate called after throwing` among them is the watchdog's: the `what():` printed
+/// right after it is the timeout or the communicator NCCL aborted on its error, or (a paste
+/// cut after the terminate) the lines just before it announce the watchdog's teardown. The
+/// watchdog throws to take the process down after a collective timed out or NCCL failed
+/// (an IB completion error, a peer gone); that abort is the NCCL failure's consequence, never
 /// a crash of its own. A finding that also cites a real crash (SIGSEGV, a fault in a library),
 /// or whose `what()` names another error, is not one of these.
 fn watchdog_aborts(a: &Analysis, findings: &[Finding]) -> BTreeSet<String> {
-    let timed_out = findings
-        .iter()
-        .any(|f| f.category == Category::NcclTimeout && f.rule != LAGGING_RULE);
-    if !timed_out {
+    let nccl_failed = findings.iter().any(|f| {
+        matches!(f.category, Category::NcclTimeout | Category::NcclNetwork)
+            && f.rule != LAGGING_RULE
+    });
+    if !nccl_failed {
         return BTreeSet::new();
     }
     // The lines of one file near an abort, as the error tail and the timeout findings'
@@ -446,7 +451,7 @@ fn watchdog_aborts(a: &Analysis, findings: &[Finding]) -> BTreeSet<String> {
         });
         let cited = findings
             .iter()
-            .filter(|f| f.category == Category::NcclTimeout)
+            .filter(|f| matches!(f.category, Category::NcclTimeout | Category::NcclNetwork))
             .flat_map(|f| f.evidence.iter())
             .filter_map(|e| {
                 (e.path == path && e.line.is_some_and(|l| lines.contains(&l)))
