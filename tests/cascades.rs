@@ -83,3 +83,44 @@ fn a_missing_socket_interface_is_fixed_in_the_config_not_by_retrying_elsewhere()
         "the category's default differs"
     );
 }
+
+/// An abort whose `what()` is the communicator NCCL aborted on its own error is how the
+/// process died of that error, not a native crash of its own (issue 27 item 3: causal order
+/// from what each message means): the IB completion error is the cause. An abort whose
+/// `what()` names another error stays a cause.
+#[test]
+fn an_abort_on_the_communicator_nccl_aborted_follows_the_nccl_failure() {
+    let warn = "hostb:5120:5177 [1] transport/net_ib.cc:843 NCCL WARN NET/IB : Got completion from peer 10.9.0.4<41230> with error 12, opcode 0, len 0, vendor err 129\n";
+    let abort = |what: &str| {
+        format!(
+            "{warn}terminate called after throwing an instance of 'std::runtime_error'\n  what():  {what}\nERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -6) local_rank: 1 (pid: 5120) of binary: /venv/bin/python3\n"
+        )
+    };
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(
+        d.path().join("worker.log"),
+        abort("NCCL communicator was aborted on rank 1.  Original reason for failure was: NCCL error: unhandled system error, NCCL version 2.10.3"),
+    )
+    .unwrap();
+    let r = diagnose(d.path());
+    assert_eq!(
+        r.top().unwrap().category,
+        Category::NcclNetwork,
+        "{:?}",
+        r.findings
+    );
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(
+        d.path().join("worker.log"),
+        abort("basic_string::_M_construct null not valid"),
+    )
+    .unwrap();
+    let r = diagnose(d.path());
+    assert!(
+        r.findings
+            .iter()
+            .any(|f| f.category == Category::SegfaultNative && f.symptom_of.is_none()),
+        "{:?}",
+        r.findings
+    );
+}
