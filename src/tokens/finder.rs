@@ -44,12 +44,15 @@ enum How {
     Candidate,
 }
 
-/// Strings in one automaton, and for each, (token, what an occurrence means) for every
-/// token that holds it (a string is in an automaton once).
+/// A string of an automaton, and (token, what an occurrence means) for every token that
+/// holds it (a string is in an automaton once).
+type Owned = (Vec<u8>, Vec<(usize, How)>);
+
+/// Strings in one automaton, and their owners.
 #[derive(Default)]
 struct Strings {
     ac: Option<AhoCorasick>,
-    owners: Vec<(Vec<u8>, Vec<(usize, How)>)>,
+    owners: Vec<Owned>,
     /// The automaton could not be built: each of its tokens is a candidate everywhere.
     failed: bool,
 }
