@@ -35,6 +35,9 @@ pub struct ShiftOr {
     lens_of: Box<[u16; 256]>,
     /// Lines holding this byte are candidates too (bucket 0 flags it).
     marker: Option<u8>,
+    /// The CPU has AVX2 (detected once, when the filter is built): blocks go through
+    /// `skip_blocks_avx2`.
+    avx2: bool,
 }
 
 /// An open-addressing set of up-to-8-byte keys (0 = empty: no window is all NUL bytes).
@@ -247,6 +250,7 @@ impl ShiftOr {
             folded_tails,
             lens_of,
             marker,
+            avx2: has_avx2(),
         }
     }
 
@@ -289,7 +293,7 @@ impl ShiftOr {
         while i < n {
             let end = if i >= 1 && i + 8 <= n {
                 // Whole blocks of 8 positions until one flags a window end.
-                let (at, lo, check) = skip_blocks(reach, hay, i, state);
+                let (at, lo, check) = self.skip_blocks(reach, hay, i, state);
                 (i, state) = (at, lo);
                 if check == !0 {
                     continue;
@@ -331,18 +335,45 @@ impl ShiftOr {
     }
 }
 
-/// From `i` (at least 1), shift whole blocks of 8 positions through the state until one
-/// flags a window end. Each position's reach entry shifts by its distance from the
-/// block's end into 16 lanes, with the carried state in lanes 8..15; lanes 7..14 are the
-/// window ends i+7 .. i. Returns the flagged block's start, its lanes 0..7 (the state it
-/// carries out) and lanes 7..14 (`check`, all ones when nothing is flagged: then `i` is
-/// where fewer than 8 bytes are left).
-#[inline(always)]
-fn skip_blocks(reach: &[u64; DOMAIN], hay: &[u8], i: usize, state: u64) -> (usize, u64, u64) {
+/// Whether this CPU runs the AVX2 block loop.
+fn has_avx2() -> bool {
     #[cfg(target_arch = "x86_64")]
-    return skip_blocks_sse2(reach, hay, i, state);
+    return std::arch::is_x86_feature_detected!("avx2");
     #[cfg(not(target_arch = "x86_64"))]
-    return skip_blocks_u64(reach, hay, i, state);
+    return false;
+}
+
+impl ShiftOr {
+    /// From `i` (at least 1), shift whole blocks of 8 positions through the state until one
+    /// flags a window end. Each position's reach entry shifts by its distance from the
+    /// block's end into 16 lanes, with the carried state in lanes 8..15; lanes 7..14 are the
+    /// window ends i+7 .. i. Returns the flagged block's start, its lanes 0..7 (the state it
+    /// carries out) and lanes 7..14 (`check`, all ones when nothing is flagged: then `i` is
+    /// where fewer than 8 bytes are left). Three forms give the same answer (a randomised
+    /// test compares them): AVX2 where the CPU has it, SSE2 on any other x86_64, u64 halves
+    /// elsewhere.
+    #[inline(always)]
+    fn skip_blocks(
+        &self,
+        reach: &[u64; DOMAIN],
+        hay: &[u8],
+        i: usize,
+        state: u64,
+    ) -> (usize, u64, u64) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if self.avx2 {
+                // SAFETY: `avx2` is set only where the CPU was found to have AVX2.
+                return unsafe { skip_blocks_avx2(reach, hay, i, state) };
+            }
+            skip_blocks_sse2(reach, hay, i, state)
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = self.avx2;
+            skip_blocks_u64(reach, hay, i, state)
+        }
+    }
 }
 
 /// The reach entries of the 8 positions of the block at `i` (pairs from `i - 1`).
@@ -416,6 +447,56 @@ fn skip_blocks_sse2(
         }
         (i, _mm_cvtsi128_si64(st) as u64, !0)
     }
+}
+
+/// `skip_blocks` with AVX2: the 8 pair indexes of a block are made from one 16-byte load,
+/// the 8 reach entries fetched by two gathers, each shifted by its distance from the block's
+/// end with per-lane shifts (the u64 form's `lo` and `hi` halves, four entries at a time) and
+/// the halves ORed together. Blocks whose 16-byte load would pass the end are left to the
+/// SSE2 form.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn skip_blocks_avx2(
+    reach: &[u64; DOMAIN],
+    hay: &[u8],
+    mut i: usize,
+    state: u64,
+) -> (usize, u64, u64) {
+    use std::arch::x86_64::*;
+    let table = reach.as_ptr().cast::<i64>();
+    // Entry k of a block goes to `lo` shifted left by 8 * (7 - k) bits, to `hi` shifted right
+    // by 8 * (k + 1) (64 or more gives 0).
+    let lo_a = _mm256_setr_epi64x(56, 48, 40, 32);
+    let lo_b = _mm256_setr_epi64x(24, 16, 8, 0);
+    let hi_a = _mm256_setr_epi64x(8, 16, 24, 32);
+    let hi_b = _mm256_setr_epi64x(40, 48, 56, 64);
+    let low_bits = _mm_set1_epi16((DOMAIN - 1) as i16);
+    let mut st = _mm_cvtsi64_si128(state as i64);
+    while i + 15 <= hay.len() {
+        // SAFETY: bytes i - 1 .. i + 15 are inside `hay` (i >= 1, checked above); every index
+        // is below DOMAIN, the table's length.
+        unsafe {
+            let v = _mm_loadu_si128(hay.as_ptr().add(i - 1).cast::<__m128i>());
+            // 16-bit lane k: byte k, then byte k + 1 (the pair ending at position i + k).
+            let pairs = _mm_unpacklo_epi8(v, _mm_srli_si128::<1>(v));
+            let idx = _mm256_cvtepu16_epi32(_mm_and_si128(pairs, low_bits));
+            let a = _mm256_i32gather_epi64::<8>(table, _mm256_castsi256_si128(idx));
+            let b = _mm256_i32gather_epi64::<8>(table, _mm256_extracti128_si256::<1>(idx));
+            let lo = _mm256_or_si256(_mm256_sllv_epi64(a, lo_a), _mm256_sllv_epi64(b, lo_b));
+            let hi = _mm256_or_si256(_mm256_srlv_epi64(a, hi_a), _mm256_srlv_epi64(b, hi_b));
+            // [lo0|lo1, hi0|hi1, lo2|lo3, hi2|hi3], then its two halves ORed: [lo, hi].
+            let x = _mm256_or_si256(_mm256_unpacklo_epi64(lo, hi), _mm256_unpackhi_epi64(lo, hi));
+            let y = _mm_or_si128(_mm256_castsi256_si128(x), _mm256_extracti128_si256::<1>(x));
+            let full = _mm_or_si128(y, _mm_slli_si128::<8>(st));
+            let check = _mm_cvtsi128_si64(_mm_srli_si128::<7>(full)) as u64;
+            if check != !0 {
+                return (i, _mm_cvtsi128_si64(full) as u64, check);
+            }
+            st = full;
+        }
+        i += 8;
+    }
+    skip_blocks_sse2(reach, hay, i, _mm_cvtsi128_si64(st) as u64)
 }
 
 #[cfg(test)]
@@ -502,7 +583,8 @@ mod tests {
         }
     }
 
-    /// The portable block loop and the SSE2 one agree, block for block.
+    /// The portable block loop, the SSE2 one and (where the CPU has it) the AVX2 one agree,
+    /// block for block.
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn portable_and_sse2_blocks_agree() {
@@ -525,6 +607,75 @@ mod tests {
                     let a = skip_blocks_u64(reach, hay, i, st);
                     let b = skip_blocks_sse2(reach, hay, i, st);
                     assert_eq!(a, b, "from {i}");
+                    if has_avx2() {
+                        // SAFETY: the CPU has AVX2.
+                        let c = unsafe { skip_blocks_avx2(reach, hay, i, st) };
+                        assert_eq!(a, c, "AVX2 from {i}");
+                    }
+                    if a.2 == !0 {
+                        break;
+                    }
+                    (i, st) = (a.0 + 8, a.1);
+                }
+            }
+        }
+    }
+
+    /// The three block loops agree, block for block, on random window sets (over a small
+    /// alphabet, so blocks flag often, and over all bytes) and random text, from every start
+    /// and with carried states of every kind; AVX2 only where this CPU has it.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn block_loops_agree_randomised() {
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut rnd = move |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let avx2 = has_avx2();
+        const ALPHA: &[u8] = b"abcAB :x_(\n";
+        for trial in 0..400 {
+            let any_byte = trial % 4 == 0;
+            let byte = |rnd: &mut dyn FnMut(usize) -> usize| {
+                if any_byte {
+                    rnd(256) as u8
+                } else {
+                    ALPHA[rnd(ALPHA.len())]
+                }
+            };
+            let n = 1 + rnd(if trial % 3 == 0 { 300 } else { 10 });
+            let windows: Vec<Window> = (0..n)
+                .map(|_| Window {
+                    bytes: (0..2 + rnd(WINDOW - 1)).map(|_| byte(&mut rnd)).collect(),
+                    folded: rnd(4) == 0,
+                })
+                .collect();
+            let so = ShiftOr::new(&windows, if rnd(2) == 0 { Some(0x1b) } else { None });
+            let reach: &[u64; DOMAIN] = so.reach[..].try_into().unwrap();
+            let mut hay: Vec<u8> = (0..1 + rnd(200)).map(|_| byte(&mut rnd)).collect();
+            for _ in 0..rnd(4) {
+                let w = &windows[rnd(windows.len())].bytes;
+                let at = rnd(hay.len());
+                hay.splice(at..at, w.iter().copied());
+            }
+            for start in 1..hay.len() {
+                let state = match rnd(3) {
+                    0 => 0,
+                    1 => !0,
+                    _ => (rnd(1 << 30) as u64) << 34 | rnd(1 << 30) as u64,
+                };
+                let (mut i, mut st) = (start, state);
+                loop {
+                    let a = skip_blocks_u64(reach, &hay, i, st);
+                    let b = skip_blocks_sse2(reach, &hay, i, st);
+                    assert_eq!(a, b, "trial {trial}: SSE2 from {i}");
+                    if avx2 {
+                        // SAFETY: the CPU has AVX2.
+                        let c = unsafe { skip_blocks_avx2(reach, &hay, i, st) };
+                        assert_eq!(a, c, "trial {trial}: AVX2 from {i}");
+                    }
                     if a.2 == !0 {
                         break;
                     }
