@@ -103,6 +103,13 @@ pub const FREQUENT_WORDS: &[&str] = &[
     "processgroupnccl",
 ];
 
+/// The capitalised frequent words followed by `: ` that healthy training logs write (the
+/// heads `scripts/window_freq.py --heads` finds on any line of its healthy background). A
+/// case-sensitive literal that starts with another such head (`Error: `, the head of an
+/// exception or error message) is not frequent: healthy text writes those words in lower case
+/// or in capitals, not as a message head.
+pub const HEALTHY_HEADS: &[&str] = &["Comm: ", "Memory: ", "Warning: "];
+
 /// Why a pattern cannot be scanned efficiently or at all.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PatternError {
@@ -179,6 +186,22 @@ pub fn rare_window(lit: &[u8]) -> &[u8] {
         }
     }
     best.map_or(lit, |(_, s)| &lit[s..s + w])
+}
+
+/// A trigram seen at least 2^(HELD_BITS - 1) times in the healthy background of
+/// `trigram_frequency` (about 20 MB, 110,000 lines: one line in a thousand) is common there.
+const HELD_BITS: u8 = 8;
+
+/// Whether healthy training logs may hold `lit`: each of its trigrams (ASCII lower-cased) is
+/// common in the background text (`HELD_BITS`). A literal with a rare trigram is rare; one
+/// shorter than a trigram may be anywhere. `should`, `incompatible with` are held (healthy
+/// warnings give advice); `Error: `, `Bus error` are not.
+fn held(lit: &[u8]) -> bool {
+    let lower = lit.to_ascii_lowercase();
+    lower.len() < 3
+        || lower
+            .windows(3)
+            .all(|t| trigram_frequency(t[0], t[1], t[2]) >= HELD_BITS)
 }
 
 /// For each first byte, the indexes of the `frequent_words` (of `MIN_LITERAL` to `WINDOW`
@@ -269,6 +292,9 @@ pub fn lint_literals(hir: &Hir) -> Result<Vec<Lit>, PatternError> {
 /// A literal that would let most lines of a training log through the prefilter: too short, or
 /// one frequent word. The lint refuses a pattern whose only literal is one.
 fn is_frequent(lit: &[u8]) -> bool {
+    if is_rare_head(lit) {
+        return false;
+    }
     match trim_to_words(lit) {
         Some(t) => t.len() < MIN_LITERAL || is_frequent_word(t),
         None => true,
@@ -280,11 +306,30 @@ fn is_frequent(lit: &[u8]) -> bool {
 /// `'train_loss': `, can make it rare), but a pattern that also holds another literal is keyed
 /// on that one.
 pub fn is_weak(lit: &[u8]) -> bool {
+    if is_rare_head(lit) {
+        return false;
+    }
     trim_to_words(lit).is_none_or(|t| {
         t.split(|b| !word_byte(b))
             .filter(|w| !w.is_empty())
             .all(is_frequent_word)
     })
+}
+
+/// A case-sensitive literal that starts with a message head healthy logs do not write: one
+/// frequent word spelled capitalised (`Error`), then `: ` (`HEALTHY_HEADS`). Only an exact
+/// literal can hold a capital: a case-insensitive one is lower-cased.
+fn is_rare_head(lit: &[u8]) -> bool {
+    let Some(word) = lit.iter().position(|b| !b.is_ascii_alphabetic()) else {
+        return false;
+    };
+    let (w, rest) = lit.split_at(word);
+    w.len() >= 2
+        && w[0].is_ascii_uppercase()
+        && w[1..].iter().all(u8::is_ascii_lowercase)
+        && rest.starts_with(b": ")
+        && is_frequent_word(w)
+        && !HEALTHY_HEADS.iter().any(|h| lit.starts_with(h.as_bytes()))
 }
 
 /// The literal from its first to its last letter or digit (ASCII, or any non-ASCII byte); `None`
@@ -351,12 +396,14 @@ fn required_literals(hir: &Hir) -> Option<Vec<Lit>> {
             };
             let consider = |set: Vec<Lit>, best: &mut Option<Vec<Lit>>| {
                 // Prefer sets with no frequent member, then sets with no member made only
-                // of frequent words, then the longest shortest member, then fewer members.
+                // of frequent words, then sets with no member healthy logs hold, then the
+                // longest shortest member, then fewer members.
                 let score = |s: &Vec<Lit>| {
                     let min = s.iter().map(|l| l.bytes.len()).min().unwrap_or(0);
                     let rare = !s.iter().any(|l| is_frequent(&l.bytes));
                     let strong = !s.iter().any(|l| is_weak(&l.bytes));
-                    (rare, strong, min.min(32), usize::MAX - s.len())
+                    let unheld = min >= MIN_LITERAL && !s.iter().any(|l| held(&l.bytes));
+                    (rare, strong, unheld, min.min(32), usize::MAX - s.len())
                 };
                 if best.as_ref().is_none_or(|b| score(&set) > score(b)) {
                     *best = Some(set);
@@ -377,6 +424,27 @@ fn required_literals(hir: &Hir) -> Option<Vec<Lit>> {
                     consider(vec![l], best);
                 }
             };
+            // An alternation of plain literals just before the run (`(?:Error|Exception): `):
+            // each alternative followed by the run is a longer literal set.
+            let mut before: Option<Vec<Lit>> = None;
+            let extend = |before: &Option<Vec<Lit>>, run: &Lit, best: &mut Option<Vec<Lit>>| {
+                if let Some(alts) = before
+                    && !run.bytes.is_empty()
+                {
+                    let set = alts
+                        .iter()
+                        .map(|a| {
+                            let folded = a.folded || run.folded;
+                            let mut bytes = [&a.bytes[..], &run.bytes[..]].concat();
+                            if folded {
+                                bytes.make_ascii_lowercase();
+                            }
+                            Lit { bytes, folded }
+                        })
+                        .collect();
+                    consider(set, best);
+                }
+            };
             for s in subs {
                 match s.kind() {
                     HirKind::Literal(l) => run.bytes.extend_from_slice(&l.0),
@@ -386,16 +454,38 @@ fn required_literals(hir: &Hir) -> Option<Vec<Lit>> {
                         run.folded |= folded;
                     }
                     _ => {
+                        extend(&before, &run, &mut best);
                         flush(&mut run, &mut best);
+                        before = literal_alternation(s);
                         if let Some(set) = required_literals(s) {
                             consider(set, &mut best);
                         }
                     }
                 }
             }
+            extend(&before, &run, &mut best);
             flush(&mut run, &mut best);
             best
         }
+        _ => None,
+    }
+}
+
+/// The alternatives of an alternation (or a group around one) whose every branch is one plain
+/// literal, exact bytes: what a literal that follows it can be appended to.
+fn literal_alternation(hir: &Hir) -> Option<Vec<Lit>> {
+    match hir.kind() {
+        HirKind::Capture(c) => literal_alternation(&c.sub),
+        HirKind::Alternation(subs) => subs
+            .iter()
+            .map(|s| match s.kind() {
+                HirKind::Literal(l) => Some(Lit {
+                    bytes: l.0.to_vec(),
+                    folded: false,
+                }),
+                _ => None,
+            })
+            .collect(),
         _ => None,
     }
 }

@@ -642,7 +642,7 @@ mod tests {
         assert_eq!(lits(r"(?i)out of memory").unwrap(), vec!["out of memory"]);
         assert_eq!(
             lits(r"(foo bar|baz qux) \d+").unwrap(),
-            vec!["foo bar", "baz qux"]
+            vec!["foo bar ", "baz qux "]
         );
         assert_eq!(
             lits(r"\d+ exits with return code = -?\d+").unwrap(),
@@ -820,6 +820,47 @@ mod tests {
         // Alone, such a literal is allowed: punctuation can make it rare.
         assert!(lits(r"'train_loss': \d").is_ok());
         assert!(is_weak(b"NCCL INFO ") && !is_weak(b"NCCL INFO Bootstrap : no socket"));
+    }
+
+    #[test]
+    fn a_message_head_healthy_logs_do_not_write_is_preferred() {
+        let exact = |b: &[u8]| Lit {
+            bytes: b.to_vec(),
+            folded: false,
+        };
+        // `Error: ` spelled so is no healthy line's (healthy logs write `error`, `ERROR`): it
+        // wins over advice words that healthy warnings hold.
+        assert_eq!(
+            pattern_literals(
+                r"Error: .*?\b(?:[Yy]ou (?:should|must|need to)|[Pp]lease) set `(?P<s>\w+)`"
+            ),
+            Ok(vec![exact(b"Error: ")])
+        );
+        // An alternation of literals takes the literal after it.
+        assert_eq!(
+            pattern_literals(r"(?:Error|Exception): (?:(?P<a>[^:]{1,80}?)) is incompatible with"),
+            Ok(vec![exact(b"Error: "), exact(b"Exception: ")])
+        );
+        assert_eq!(
+            pattern_literals(r"(?P<k>Timeout|Closed)Error\b"),
+            Ok(vec![exact(b"TimeoutError"), exact(b"ClosedError")])
+        );
+        // Alone it passes the lint; in any case, in lower case, or as a head healthy logs
+        // write (`Warning: `), the word is as frequent as ever.
+        assert!(lits(r"Error: \d+").is_ok());
+        for w in [
+            r"(?i)Error: \d+",
+            r"error: \d+",
+            r"ERROR: \d+",
+            r"Warning: \d+",
+            r"Error\d",
+        ] {
+            assert!(
+                matches!(lits(w), Err(PatternError::FrequentLiteral(_))),
+                "{w}"
+            );
+        }
+        assert!(is_weak(b"Warning: ") && !is_weak(b"Error: ") && is_weak(b"Error"));
     }
 
     /// The window picker, as its definition reads: for each start, whether the window holds a
