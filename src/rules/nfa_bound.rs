@@ -100,6 +100,55 @@ fn bound(hir: &Hir) -> u64 {
     }
 }
 
+/// Most bytes one long bounded repetition (`x{m,n}`, `n` 16 or more) of a built-in regex may
+/// add to its NFA bound: a confirming matcher is compiled on the scan threads for the first
+/// candidate line holding its literal, so every run that meets the literal pays for the
+/// copies (`.{0,300}?` is 300 copies of `.`'s UTF-8 automaton, 160 KB). A capture meant to be
+/// cut short (python_exception's `(?P<msg>.{0,160})`, 86 KB) fits.
+pub const BUILTIN_REPETITION_BYTES: u64 = 96 * 1024;
+
+/// The lint of a built-in regex's compile cost: `Err` naming the long bounded repetition and
+/// the fix where one passes `BUILTIN_REPETITION_BYTES`; else its NFA bound.
+pub fn lint_cost(src: &str) -> Result<u64, String> {
+    let hir = crate::scan::literals::parse(src).map_err(|e| e.to_string())?;
+    match costliest_repetition(&hir) {
+        Some((c, piece)) if c > BUILTIN_REPETITION_BYTES => Err(format!(
+            "{src:?}: the bounded repetition `{}` adds up to {c} bytes of NFA (more than \
+             BUILTIN_REPETITION_BYTES = {BUILTIN_REPETITION_BYTES}) to compile on the candidate \
+             lines: write `.*?` (or `[^X]*?`, X the character it must not cross) instead of a \
+             long bounded repetition of a wide class, or anchor the pattern tighter",
+            piece.escape_debug()
+        )),
+        _ => Ok(nfa_bytes_bound(&hir)),
+    }
+}
+
+/// The long bounded repetition (`x{m,n}`, `n` 16 or more) of `hir` whose copies weigh most in
+/// `nfa_bytes_bound`: what they add (`n` copies of the repeated piece and their unions) and
+/// the piece written as a regex (`[^\n]{0,300}?`). `None` when it has none. What the lint of
+/// built-in regexes names when one costs too much to compile on the candidate lines.
+pub fn costliest_repetition(hir: &Hir) -> Option<(u64, String)> {
+    let here = match hir.kind() {
+        HirKind::Repetition(r) if r.max.is_some_and(|m| m >= 16) => {
+            Some((bound(hir), hir.to_string()))
+        }
+        _ => None,
+    };
+    let inner = match hir.kind() {
+        HirKind::Capture(c) => costliest_repetition(&c.sub),
+        HirKind::Repetition(r) => costliest_repetition(&r.sub),
+        HirKind::Concat(subs) | HirKind::Alternation(subs) => subs
+            .iter()
+            .filter_map(costliest_repetition)
+            .max_by_key(|c| c.0),
+        _ => None,
+    };
+    match (here, inner) {
+        (Some(a), Some(b)) => Some(if b.0 > a.0 { b } else { a }),
+        (a, b) => a.or(b),
+    }
+}
+
 /// A non-ASCII Unicode class: the UTF-8 compiler's target (an empty state) and one sparse
 /// state per distinct node of its shared UTF-8 automaton, with their transitions. For a small
 /// class, at most one state and one transition per byte range of its UTF-8 sequences; a
@@ -238,6 +287,30 @@ mod tests {
         ] {
             check(re);
         }
+    }
+
+    /// The lint of built-in regexes: no long bounded repetition adds more than
+    /// `BUILTIN_REPETITION_BYTES` to what a confirming matcher compiles.
+    #[test]
+    fn no_built_in_regex_repeats_a_wide_class_at_length() {
+        let kb = crate::rules::KnowledgeBase::load(&[]).unwrap();
+        let mut over = Vec::new();
+        for r in &kb.rules {
+            let regexes = r.signatures.iter().flat_map(|s| {
+                std::iter::once(&s.regex).chain(s.preceded_by.as_ref().map(|p| &p.0))
+            });
+            for re in regexes {
+                if let Err(e) = lint_cost(re.as_str()) {
+                    over.push(format!("rule {} ({}): {e}", r.code, r.name));
+                }
+            }
+        }
+        assert!(over.is_empty(), "{}", over.join("\n"));
+        // What it refuses, and what it says.
+        let e = lint_cost(r"Error: .{0,300}?\bplease set (?P<s>\w+)").unwrap_err();
+        assert!(e.contains("{0,300}?`") && e.contains("write `.*?`"), "{e}");
+        assert!(lint_cost(r"Error: .*?\bplease set (?P<s>\w+)").is_ok());
+        assert!(lint_cost(r"Error: [^:]{0,80}?\bplease").is_ok());
     }
 
     /// Random regexes over the constructs the compiler treats differently (literals, ASCII,
