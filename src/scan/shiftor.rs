@@ -35,8 +35,8 @@ pub struct ShiftOr {
     lens_of: Box<[u16; 256]>,
     /// Lines holding this byte are candidates too (bucket 0 flags it).
     marker: Option<u8>,
-    /// The CPU has AVX2 (detected once, when the filter is built): blocks go through
-    /// `skip_blocks_avx2`.
+    /// Blocks go through `skip_blocks_avx2` (decided once, when the filter is built: the CPU
+    /// has AVX2 and it was asked for).
     avx2: bool,
 }
 
@@ -250,7 +250,7 @@ impl ShiftOr {
             folded_tails,
             lens_of,
             marker,
-            avx2: has_avx2(),
+            avx2: use_avx2(),
         }
     }
 
@@ -335,7 +335,18 @@ impl ShiftOr {
     }
 }
 
-/// Whether this CPU runs the AVX2 block loop.
+/// Whether the AVX2 block loop runs: the CPU has AVX2 and `TRAINWRECK_PREFILTER=avx2` asks for
+/// it. Not the default: it executes a fifth fewer instructions than the SSE2 loop but its
+/// gathers made it no faster on the machines measured (`docs/performance.md`), so it waits for
+/// a CPU where it is.
+fn use_avx2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return std::env::var_os("TRAINWRECK_PREFILTER").is_some_and(|v| v == "avx2") && has_avx2();
+    #[cfg(not(target_arch = "x86_64"))]
+    return false;
+}
+
+/// Whether this CPU has AVX2.
 fn has_avx2() -> bool {
     #[cfg(target_arch = "x86_64")]
     return std::arch::is_x86_feature_detected!("avx2");
@@ -350,8 +361,8 @@ impl ShiftOr {
     /// window ends i+7 .. i. Returns the flagged block's start, its lanes 0..7 (the state it
     /// carries out) and lanes 7..14 (`check`, all ones when nothing is flagged: then `i` is
     /// where fewer than 8 bytes are left). Three forms give the same answer (a randomised
-    /// test compares them): AVX2 where the CPU has it, SSE2 on any other x86_64, u64 halves
-    /// elsewhere.
+    /// test compares them): AVX2 where asked for and the CPU has it, else SSE2 on x86_64, u64
+    /// halves elsewhere.
     #[inline(always)]
     fn skip_blocks(
         &self,
