@@ -105,10 +105,13 @@ fn bound(hir: &Hir) -> u64 {
 /// candidate line holding its literal, so every run that meets the literal pays for the
 /// copies (`.{0,300}?` is 300 copies of `.`'s UTF-8 automaton, 160 KB). A capture meant to be
 /// cut short (python_exception's `(?P<msg>.{0,160})`, 86 KB) fits.
+#[cfg(test)]
 pub const BUILTIN_REPETITION_BYTES: u64 = 96 * 1024;
 
-/// The lint of a built-in regex's compile cost: `Err` naming the long bounded repetition and
+/// The lint of a built-in regex's compile cost (run over every built-in rule by the test
+/// below, so `cargo test` refuses a costly one): `Err` naming the long bounded repetition and
 /// the fix where one passes `BUILTIN_REPETITION_BYTES`; else its NFA bound.
+#[cfg(test)]
 pub fn lint_cost(src: &str) -> Result<u64, String> {
     let hir = crate::scan::literals::parse(src).map_err(|e| e.to_string())?;
     match costliest_repetition(&hir) {
@@ -127,6 +130,7 @@ pub fn lint_cost(src: &str) -> Result<u64, String> {
 /// `nfa_bytes_bound`: what they add (`n` copies of the repeated piece and their unions) and
 /// the piece written as a regex (`[^\n]{0,300}?`). `None` when it has none. What the lint of
 /// built-in regexes names when one costs too much to compile on the candidate lines.
+#[cfg(test)]
 pub fn costliest_repetition(hir: &Hir) -> Option<(u64, String)> {
     let here = match hir.kind() {
         HirKind::Repetition(r) if r.max.is_some_and(|m| m >= 16) => {
