@@ -219,6 +219,12 @@ pub static DERIVED: &[Derived] = &[
         compute: startup_collective,
     },
     Derived {
+        name: "derive.startup_tokenizing",
+        unit: Unit::Text,
+        doc: "only when the timed-out collective's own cited line carries a datasets 'Running tokenizer on dataset' progress bar: the start-up work still running was tokenization",
+        compute: startup_tokenizing,
+    },
+    Derived {
         name: "derive.state_dict_prefix",
         unit: Unit::Text,
         doc: "when a state_dict's missing and unexpected keys differ by one constant prefix: that prefix, and whether to add or strip it",
@@ -832,6 +838,27 @@ pub(crate) const STARTUP_COLLECTIVES: u64 = 8;
 fn startup_collective(ctx: &DeriveCtx) -> Option<String> {
     let seq: u64 = ctx.capture("seq")?.trim().parse().ok()?;
     (seq <= STARTUP_COLLECTIVES).then(|| seq.to_string())
+}
+
+/// The progress bar `datasets` prints while a tokenizing `map` runs (LLaMA-Factory, the
+/// transformers examples). tqdm rewrites its line with a carriage return, so when the
+/// watchdog fires during tokenization its message lands on the bar's line: the bar on the
+/// timed-out collective's own cited line says the rank still busy was tokenizing.
+const TOKENIZING_BAR: &str = "Running tokenizer on dataset";
+
+/// Whether a cited line of the finding carries the tokenizing progress bar (see
+/// `TOKENIZING_BAR`): the start-up work that outlasted the timeout was tokenization.
+fn startup_tokenizing(ctx: &DeriveCtx) -> Option<String> {
+    ctx.lines
+        .iter()
+        .any(|l| l.contains(TOKENIZING_BAR))
+        .then(|| {
+            if ctx.zh() {
+                "对数据集做 tokenize".to_string()
+            } else {
+                "tokenizing the dataset".to_string()
+            }
+        })
 }
 
 /// A process-group timeout this short or shorter was set on purpose (PyTorch's defaults are 10
