@@ -214,11 +214,13 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("ranks-interleaved", "TW0305", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW0306", R_INTERLEAVE), // 3 of 3 examples lost
     ("ranks-interleaved", "TW0401", R_INTERLEAVE), // 7 of 9 examples lost
+    ("ranks-interleaved", "TW0411", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW0502", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW0601", R_INTERLEAVE), // 8 of 14 examples lost
     ("ranks-interleaved", "TW0602", R_INTERLEAVE), // 4 of 4 examples lost
     ("ranks-interleaved", "TW0603", R_INTERLEAVE), // 1 of 1 examples lost
     ("ranks-interleaved", "TW0604", R_INTERLEAVE), // 3 of 3 examples lost
+    ("ranks-interleaved", "TW0611", R_INTERLEAVE), // 1 of 4 examples lost
     ("ranks-interleaved", "TW0701", R_INTERLEAVE), // 6 of 10 examples lost
     ("ranks-interleaved", "TW0702", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW0703", R_INTERLEAVE), // 4 of 6 examples lost
