@@ -195,8 +195,10 @@ fn manglings() -> Vec<Mangling> {
 const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("zh-same-line", "TW0203", R_CJK_IN_PROSE), // 1 of 15 examples lost
     ("python-repr", "TW0208", R_REPR_CONTEXT),  // 1 of 4 examples lost
+    ("python-repr", "TW0209", R_REPR_CONTEXT),  // 3 of 4 examples lost
     ("python-repr", "TW1107", R_REPR_CONTEXT),  // 1 of 1 examples lost
     ("python-repr", "TW1604", R_REPR_CONTEXT),  // 1 of 1 examples lost
+    ("python-repr", "TW2003", R_REPR_CONTEXT),  // 5 of 5 examples lost
     ("python-repr", "TW2304", R_REPR_CONTEXT),  // 1 of 1 examples lost
     ("ranks-interleaved", "TW0103", R_INTERLEAVE), // 1 of 3 examples lost
     ("ranks-interleaved", "TW0105", R_INTERLEAVE), // 1 of 3 examples lost
@@ -208,6 +210,7 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("ranks-interleaved", "TW0204", R_INTERLEAVE), // 3 of 6 examples lost
     ("ranks-interleaved", "TW0206", R_INTERLEAVE), // 1 of 3 examples lost
     ("ranks-interleaved", "TW0208", R_INTERLEAVE), // 4 of 4 examples lost
+    ("ranks-interleaved", "TW0209", R_INTERLEAVE), // 4 of 4 examples lost
     ("ranks-interleaved", "TW0301", R_INTERLEAVE), // 2 of 19 examples lost
     ("ranks-interleaved", "TW0302", R_INTERLEAVE), // 3 of 3 examples lost
     ("ranks-interleaved", "TW0304", R_INTERLEAVE), // 2 of 2 examples lost
@@ -248,6 +251,7 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("ranks-interleaved", "TW1903", R_INTERLEAVE), // 7 of 7 examples lost
     ("ranks-interleaved", "TW2001", R_INTERLEAVE), // 7 of 13 examples lost
     ("ranks-interleaved", "TW2002", R_INTERLEAVE), // 7 of 7 examples lost
+    ("ranks-interleaved", "TW2003", R_INTERLEAVE), // 5 of 5 examples lost
     ("ranks-interleaved", "TW2104", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW2105", R_INTERLEAVE), // 3 of 4 examples lost
     ("ranks-interleaved", "TW2109", R_INTERLEAVE), // 2 of 2 examples lost
@@ -266,6 +270,7 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("ranks-interleaved", "TW2503", R_INTERLEAVE), // 1 of 9 examples lost
     ("ranks-interleaved", "TW2504", R_INTERLEAVE), // 2 of 2 examples lost
     ("tmux-pad-80", "TW1202", R_PAD_PIECE),     // 1 of 2 examples lost
+    ("wrap-80", "TW0209", R_WRAP_WIDEST_GLYPHS), // 1 of 4 examples lost
     ("wrap-80", "TW1903", R_WRAP_GLYPHS),       // 1 of 7 examples lost
     ("wrap-80", "TW2202", R_WRAP_GLYPHS),       // 1 of 6 examples lost
 ];
@@ -279,6 +284,7 @@ const R_WRAP_GLYPHS: &str = "a wrapped row with multi-byte progress-bar glyphs i
 /// (`analyze`'s `padded_rows`, every way for up to three runs), but a joined line counts only
 /// for a match no piece holds alone; a `df` row's first piece already matches, as a mount
 /// path cut short, so the whole row's hit is dropped as a duplicate of a piece's.
+const R_WRAP_WIDEST_GLYPHS: &str = "a progress-bar row's multi-byte glyphs make it the chunk's longest line in bytes, so the rows the terminal cut at its width are shorter than it and are not rejoined";
 const R_PAD_PIECE: &str = "the row's first piece alone matches (a cut mount path), so the rejoined row's hit is taken for a duplicate";
 
 /// A message in Chinese (the shell's `已杀死` under a Chinese locale) glued to Chinese prose on
