@@ -32,7 +32,7 @@ const CURVE_TOLERANCE: f64 = 0.02;
 fn calibrated(cal: &Calibration, points: &[Point]) -> Vec<(f64, bool)> {
     let strengths: Vec<f64> = points.iter().map(|p| p.strength).collect();
     let places: Vec<Place> = points.iter().map(|p| p.place).collect();
-    cal.confidences(&strengths, &places)
+    cal.confidences(&strengths, &places, false)
         .into_iter()
         .zip(points.iter().map(|p| p.right))
         .collect()
@@ -172,7 +172,7 @@ fn a_report_shows_calibrated_confidences_in_rank_order_and_keeps_the_strength() 
     let top = &r.findings[0];
     assert_eq!(
         top.confidence,
-        cal.confidences(&[top.strength], &[Place::First])[0]
+        cal.confidences(&[top.strength], &[Place::First], false)[0]
     );
     for f in &r.findings[1..] {
         assert!(

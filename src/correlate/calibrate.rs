@@ -130,8 +130,9 @@ pub fn parse(text: &str) -> Result<Calibration, String> {
 }
 
 /// Replace each finding's confidence by its calibrated one, keeping the strength it was
-/// ranked on. `findings` must already be in `rank`'s order.
-pub fn apply(cal: &Calibration, findings: &mut [Finding]) {
+/// ranked on. `findings` must already be in `rank`'s order; `no_failure` is the verdict's
+/// (see [`Calibration::confidences`]).
+pub fn apply(cal: &Calibration, findings: &mut [Finding], no_failure: bool) {
     let places = Place::of(findings);
     for f in findings.iter_mut() {
         f.strength = f.confidence;
@@ -139,7 +140,7 @@ pub fn apply(cal: &Calibration, findings: &mut [Finding]) {
     let strengths: Vec<f64> = findings.iter().map(|f| f.strength).collect();
     for (f, c) in findings
         .iter_mut()
-        .zip(cal.confidences(&strengths, &places))
+        .zip(cal.confidences(&strengths, &places, no_failure))
     {
         f.confidence = c;
     }
@@ -148,9 +149,12 @@ pub fn apply(cal: &Calibration, findings: &mut [Finding]) {
 impl Calibration {
     /// The calibrated confidences of one report's findings (strengths and places in `rank`'s
     /// order), rounded to hundredths as shown: a finding after the first cause is never shown
-    /// above it, and a ruled-out one (strength below [`RULED_OUT_BELOW`]) never above its
-    /// strength, so a report that found no failure never shows a ruled-out finding at 0.5.
-    pub fn confidences(&self, strengths: &[f64], places: &[Place]) -> Vec<f64> {
+    /// above it. In a report whose verdict is that the run did not fail (`no_failure`), a
+    /// ruled-out finding (strength below [`RULED_OUT_BELOW`]) is never shown above its
+    /// strength, so such a report never shows one at 0.5. In a failed run the curve stands
+    /// for a weak finding too: a bare shell `Killed` (strength 0.2) is measured right in most
+    /// real threads, and showing it at its strength would under-state it (docs/calibration.md).
+    pub fn confidences(&self, strengths: &[f64], places: &[Place], no_failure: bool) -> Vec<f64> {
         let mut top: Option<f64> = None;
         strengths
             .iter()
@@ -161,9 +165,9 @@ impl Calibration {
                     Place::FirstGeneric => self.first_generic.at(s),
                     Place::Other => top.map_or(self.other.at(s), |t| self.other.at(s).min(t)),
                 };
-                // Ruled out (below the floor, or argued down to it): shown as ruled out,
-                // never lifted by a curve above the strength the evidence left it.
-                if s < RULED_OUT_BELOW {
+                // Ruled out in a run that did not fail (below the floor, or argued down to
+                // it): shown as ruled out, never lifted by a curve above its strength.
+                if no_failure && s < RULED_OUT_BELOW {
                     c = c.min(s);
                 }
                 if *place != Place::Other {
@@ -306,7 +310,7 @@ mod tests {
     #[test]
     fn the_shipped_file_parses() {
         let c = shipped();
-        let shown = c.confidences(&[0.9, 0.9], &[Place::First, Place::Other]);
+        let shown = c.confidences(&[0.9, 0.9], &[Place::First, Place::Other], false);
         assert!(shown[0] >= shown[1], "{shown:?}");
     }
 }

@@ -316,7 +316,11 @@ pub fn correlate(kb: &KnowledgeBase, a: &Analysis) -> Diagnosis {
     rank(&mut findings);
     let verdict = verdict::verdict(&findings, a);
     let fingerprint = fingerprint::compute(kb, &findings, a, verdict);
-    calibrate::apply(calibrate::shipped(), &mut findings);
+    calibrate::apply(
+        calibrate::shipped(),
+        &mut findings,
+        verdict == Verdict::NoFailure,
+    );
     let last_errors = if verdict == Verdict::UnknownFailure {
         verdict::last_errors(a)
     } else {
