@@ -1,7 +1,7 @@
 //! Any text as coredumpctl / journal / gdb output: the parser must never panic.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use trainwreck::model::SourceKind;
+use trainwreck::sources::SourceKind;
 use trainwreck::sources::{FactOut, fact_parser};
 
 fuzz_target!(|data: &[u8]| {
