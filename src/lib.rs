@@ -28,6 +28,8 @@ pub mod report;
 pub mod rules;
 pub mod scan;
 pub mod sources;
+#[cfg(test)]
+mod testrand;
 pub(crate) mod timeline;
 pub mod tokens;
 pub mod triage;

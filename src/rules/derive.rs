@@ -1907,6 +1907,16 @@ mod tests {
     use super::*;
     use crate::model::Fact;
 
+    /// `f` on these lines alone (no facts, no captures), in `lang`.
+    fn on_lines(f: fn(&DeriveCtx) -> Option<String>, lines: &[&str], lang: Lang) -> Option<String> {
+        f(&DeriveCtx {
+            facts: &FactSet::new(),
+            captures: &[],
+            lines,
+            lang,
+        })
+    }
+
     fn facts(list: &[(&str, i64)]) -> FactSet {
         let mut s = FactSet::new();
         for (n, v) in list {
@@ -1943,15 +1953,7 @@ mod tests {
 
     #[test]
     fn a_crash_while_an_installed_package_is_imported_names_it() {
-        let s = FactSet::new();
-        let ext = |lines: &[&str]| {
-            crashing_extension(&DeriveCtx {
-                facts: &s,
-                captures: &[],
-                lines,
-                lang: Lang::En,
-            })
-        };
+        let ext = |lines: &[&str]| on_lines(crashing_extension, lines, Lang::En);
         assert_eq!(
             ext(&[
                 "  File \"/env/lib/python3.9/site-packages/torch/_ops.py\", line 255 in load_library",
@@ -1975,14 +1977,7 @@ mod tests {
 
     #[test]
     fn a_constant_key_prefix_says_which_way_to_rename() {
-        let run = |lines: &[&str]| {
-            state_dict_prefix(&DeriveCtx {
-                facts: &FactSet::default(),
-                captures: &[],
-                lines,
-                lang: Lang::En,
-            })
-        };
+        let run = |lines: &[&str]| on_lines(state_dict_prefix, lines, Lang::En);
         let more = run(&[
             "\tMissing key(s) in state_dict: \"module.module.a.weight\", \"module.module.b.bias\", \"module.module.c.w",
             "\tUnexpected key(s) in state_dict: \"module.a.weight\", \"module.b.bias\".",
@@ -2008,15 +2003,7 @@ mod tests {
 
     #[test]
     fn a_gpu_ooms_phase_comes_from_its_innermost_frames() {
-        let s = FactSet::new();
-        let phase = |lines: &[&str]| {
-            gpu_oom_phase(&DeriveCtx {
-                facts: &s,
-                captures: &[],
-                lines,
-                lang: Lang::En,
-            })
-        };
+        let phase = |lines: &[&str]| on_lines(gpu_oom_phase, lines, Lang::En);
         let vae = phase(&[
             "[rank1]:   File \"/srv/t2i/train.py\", line 88, in main",
             "[rank1]:   File \"/env/site-packages/diffusers/models/autoencoders/autoencoder_kl.py\", line 301, in decode",
@@ -2065,15 +2052,7 @@ mod tests {
 
     #[test]
     fn a_gpu_ooms_phase_past_the_forward_names_its_own_lever() {
-        let s = FactSet::new();
-        let phase = |lines: &[&str]| {
-            gpu_oom_phase(&DeriveCtx {
-                facts: &s,
-                captures: &[],
-                lines,
-                lang: Lang::En,
-            })
-        };
+        let phase = |lines: &[&str]| on_lines(gpu_oom_phase, lines, Lang::En);
         let starts = |lines: &[&str], with: &str| {
             let got = phase(lines);
             assert!(
@@ -2145,7 +2124,7 @@ mod tests {
         // vLLM's own weight-load line, without frames.
         let caps = [("engine_load_oom".to_string(), "x".to_string())];
         let load = gpu_oom_phase(&DeriveCtx {
-            facts: &s,
+            facts: &FactSet::new(),
             captures: &caps,
             lines: &[],
             lang: Lang::Zh,
@@ -2179,15 +2158,7 @@ mod tests {
 
     #[test]
     fn a_projects_own_op_directory_in_the_frames_is_named() {
-        let s = FactSet::new();
-        let at = |lines: &[&str]| {
-            local_extension(&DeriveCtx {
-                facts: &s,
-                captures: &[],
-                lines,
-                lang: Lang::En,
-            })
-        };
+        let at = |lines: &[&str]| on_lines(local_extension, lines, Lang::En);
         let op = r#"  File "/data/proj/seg/ops/functions/deform_func.py", line 26, in forward"#;
         assert!(
             at(&[op]).unwrap().starts_with(
@@ -2206,15 +2177,7 @@ mod tests {
 
     #[test]
     fn an_attention_backend_in_the_frames_names_its_switch() {
-        let s = FactSet::new();
-        let at = |lines: &[&str], lang| {
-            attention_backend(&DeriveCtx {
-                facts: &s,
-                captures: &[],
-                lines,
-                lang,
-            })
-        };
+        let at = |lines: &[&str], lang| on_lines(attention_backend, lines, lang);
         let hf = r#"  File "/opt/env/lib/python3.12/site-packages/transformers/integrations/flash_attention.py", line 66, in flash_attention_forward"#;
         let kernel = r#"  File "/opt/env/lib/python3.12/site-packages/flash_attn/flash_attn_interface.py", line 165, in _flash_attn_varlen_forward"#;
         let got = at(&[hf, kernel], Lang::En).unwrap();
@@ -2230,15 +2193,7 @@ mod tests {
 
     #[test]
     fn ranks_are_out_of_step_only_at_one_number_in_different_calls() {
-        let s = FactSet::new();
-        let at = |lines: &[&str]| {
-            ranks_out_of_step(&DeriveCtx {
-                facts: &s,
-                captures: &[],
-                lines,
-                lang: Lang::En,
-            })
-        };
+        let at = |lines: &[&str]| on_lines(ranks_out_of_step, lines, Lang::En);
         let w = |rank: u32, seq: u32, op: &str, n: u64| {
             format!(
                 "[rank{rank}]:[E ProcessGroupNCCL.cpp:616] [Rank {rank}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum={seq}, OpType={op}, NumelIn={n}, NumelOut={n}, Timeout(ms)=600000) ran for 600050 milliseconds before timing out."

@@ -322,13 +322,7 @@ mod tests {
     /// captures, look-arounds), nested.
     #[test]
     fn the_bound_holds_for_random_regexes() {
-        let mut seed = 0x2545_F491_4F6C_DD1Du64;
-        let mut rnd = move |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut rnd = crate::testrand::below(0x2545_F491_4F6C_DD1Du64);
         fn random_regex(rnd: &mut dyn FnMut(usize) -> usize, depth: usize) -> String {
             let leaf = [
                 "abc",

@@ -532,13 +532,7 @@ mod tests {
     /// window (folded ones in any case) or an escape byte followed by something.
     #[test]
     fn candidates_are_exactly_the_lines_with_a_window_randomised() {
-        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-        let mut rnd = move |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut rnd = crate::testrand::below(0x9E37_79B9_7F4A_7C15u64);
         const ALPHA: &[u8] = b"abcAB :x_(";
         for trial in 0..300 {
             let n = 1 + rnd(if trial % 3 == 0 { 400 } else { 12 });
@@ -638,13 +632,7 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn block_loops_agree_randomised() {
-        let mut seed = 0x2545_F491_4F6C_DD1Du64;
-        let mut rnd = move |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut rnd = crate::testrand::below(0x2545_F491_4F6C_DD1Du64);
         let avx2 = has_avx2();
         const ALPHA: &[u8] = b"abcAB :x_(\n";
         for trial in 0..400 {

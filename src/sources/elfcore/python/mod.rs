@@ -414,13 +414,7 @@ mod tests {
     /// layout must return, bounded, without panicking (fuzz/python_frames runs it unbounded).
     #[test]
     fn random_memory_never_panics_or_loops() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut rnd = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut rnd = crate::testrand::xorshift(0x2545_f491_4f6c_dd1du64);
         for round in 0..600 {
             let mut b = vec![0u8; 8192];
             for w in b.chunks_exact_mut(8) {
