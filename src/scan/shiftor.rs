@@ -35,9 +35,6 @@ pub struct ShiftOr {
     lens_of: Box<[u16; 256]>,
     /// Lines holding this byte are candidates too (bucket 0 flags it).
     marker: Option<u8>,
-    /// Blocks go through `skip_blocks_avx2` (decided once, when the filter is built: the CPU
-    /// has AVX2 and it was asked for).
-    avx2: bool,
 }
 
 /// An open-addressing set of up-to-8-byte keys (0 = empty: no window is all NUL bytes).
@@ -250,7 +247,6 @@ impl ShiftOr {
             folded_tails,
             lens_of,
             marker,
-            avx2: use_avx2(),
         }
     }
 
@@ -335,34 +331,16 @@ impl ShiftOr {
     }
 }
 
-/// Whether the AVX2 block loop runs: the CPU has AVX2 and `TRAINWRECK_PREFILTER=avx2` asks for
-/// it. Not the default: it executes a fifth fewer instructions than the SSE2 loop but its
-/// gathers made it no faster on the machines measured (`docs/performance.md`), so it waits for
-/// a CPU where it is.
-fn use_avx2() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    return std::env::var_os("TRAINWRECK_PREFILTER").is_some_and(|v| v == "avx2") && has_avx2();
-    #[cfg(not(target_arch = "x86_64"))]
-    return false;
-}
-
-/// Whether this CPU has AVX2.
-fn has_avx2() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    return std::arch::is_x86_feature_detected!("avx2");
-    #[cfg(not(target_arch = "x86_64"))]
-    return false;
-}
-
 impl ShiftOr {
     /// From `i` (at least 1), shift whole blocks of 8 positions through the state until one
     /// flags a window end. Each position's reach entry shifts by its distance from the
     /// block's end into 16 lanes, with the carried state in lanes 8..15; lanes 7..14 are the
     /// window ends i+7 .. i. Returns the flagged block's start, its lanes 0..7 (the state it
     /// carries out) and lanes 7..14 (`check`, all ones when nothing is flagged: then `i` is
-    /// where fewer than 8 bytes are left). Three forms give the same answer (a randomised
-    /// test compares them): AVX2 where asked for and the CPU has it, else SSE2 on x86_64, u64
-    /// halves elsewhere.
+    /// where fewer than 8 bytes are left). Two forms give the same answer (a randomised test
+    /// compares them): SSE2 on x86_64, u64 halves elsewhere. (An AVX2 form that fetched the
+    /// 8 entries with gathers ran a fifth fewer instructions and was slower on both machines
+    /// measured: it was removed.)
     #[inline(always)]
     fn skip_blocks(
         &self,
@@ -372,18 +350,9 @@ impl ShiftOr {
         state: u64,
     ) -> (usize, u64, u64) {
         #[cfg(target_arch = "x86_64")]
-        {
-            if self.avx2 {
-                // SAFETY: `avx2` is set only where the CPU was found to have AVX2.
-                return unsafe { skip_blocks_avx2(reach, hay, i, state) };
-            }
-            skip_blocks_sse2(reach, hay, i, state)
-        }
+        return skip_blocks_sse2(reach, hay, i, state);
         #[cfg(not(target_arch = "x86_64"))]
-        {
-            let _ = self.avx2;
-            skip_blocks_u64(reach, hay, i, state)
-        }
+        return skip_blocks_u64(reach, hay, i, state);
     }
 }
 
@@ -424,7 +393,9 @@ fn skip_blocks_u64(
 
 /// `skip_blocks` with the 16 lanes in one SSE2 register. The state stays in a vector
 /// register from block to block: the only dependency between blocks is one shift and one
-/// OR.
+/// OR. Two blocks go through an iteration and one test of their lanes ANDed says whether
+/// either flagged a window end (a flagged lane is a 0 bit, which the AND keeps); the bytes
+/// and the table are read without bounds checks (the loop's own bounds hold them in).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn skip_blocks_sse2(
@@ -434,12 +405,19 @@ fn skip_blocks_sse2(
     state: u64,
 ) -> (usize, u64, u64) {
     use std::arch::x86_64::*;
-    // SAFETY: SSE2 is part of the x86_64 baseline; these are register-only operations.
+    assert!(i >= 1, "a block's first pair starts one byte before it");
+    let (n, bytes, table) = (hay.len(), hay.as_ptr(), reach.as_ptr());
+    // SAFETY: SSE2 is part of the x86_64 baseline. `block(j, _)` reads bytes j - 1 .. j + 8,
+    // called only with 1 <= i <= j and j + 8 <= n (the loops' conditions), so inside `hay`;
+    // each table index is masked below DOMAIN, the table's length.
     unsafe {
-        let mut st = _mm_cvtsi64_si128(state as i64);
-        while i + 8 <= hay.len() {
-            let r = entries(reach, hay, i);
-            let v = |k: usize| _mm_cvtsi64_si128(r[k] as i64);
+        // The block at j: each position's entry shifted by its distance from the block's end,
+        // ORed, with the carried lanes 0..7 of `st` in lanes 8..15.
+        let block = |j: usize, st: __m128i| {
+            let v = |k: usize| {
+                let pair = bytes.add(j - 1 + k).cast::<u16>().read_unaligned();
+                _mm_loadl_epi64(table.add(pair_domain(pair)).cast::<__m128i>())
+            };
             let a = _mm_or_si128(
                 _mm_or_si128(_mm_slli_si128::<7>(v(0)), _mm_slli_si128::<6>(v(1))),
                 _mm_or_si128(_mm_slli_si128::<5>(v(2)), _mm_slli_si128::<4>(v(3))),
@@ -448,66 +426,35 @@ fn skip_blocks_sse2(
                 _mm_or_si128(_mm_slli_si128::<3>(v(4)), _mm_slli_si128::<2>(v(5))),
                 _mm_or_si128(_mm_slli_si128::<1>(v(6)), v(7)),
             );
-            let full = _mm_or_si128(_mm_or_si128(a, c), _mm_slli_si128::<8>(st));
-            let check = _mm_cvtsi128_si64(_mm_srli_si128::<7>(full)) as u64;
-            if check != !0 {
-                return (i, _mm_cvtsi128_si64(full) as u64, check);
+            _mm_or_si128(_mm_or_si128(a, c), _mm_slli_si128::<8>(st))
+        };
+        let check = |full: __m128i| _mm_cvtsi128_si64(_mm_srli_si128::<7>(full)) as u64;
+        let low = |full: __m128i| _mm_cvtsi128_si64(full) as u64;
+        let mut st = _mm_cvtsi64_si128(state as i64);
+        while i + 16 <= n {
+            let first = block(i, st);
+            let second = block(i + 8, first);
+            if check(_mm_and_si128(first, second)) != !0 {
+                let c = check(first);
+                if c != !0 {
+                    return (i, low(first), c);
+                }
+                return (i + 8, low(second), check(second));
+            }
+            st = second;
+            i += 16;
+        }
+        if i + 8 <= n {
+            let full = block(i, st);
+            let c = check(full);
+            if c != !0 {
+                return (i, low(full), c);
             }
             st = full;
             i += 8;
         }
-        (i, _mm_cvtsi128_si64(st) as u64, !0)
+        (i, low(st), !0)
     }
-}
-
-/// `skip_blocks` with AVX2: the 8 pair indexes of a block are made from one 16-byte load,
-/// the 8 reach entries fetched by two gathers, each shifted by its distance from the block's
-/// end with per-lane shifts (the u64 form's `lo` and `hi` halves, four entries at a time) and
-/// the halves ORed together. Blocks whose 16-byte load would pass the end are left to the
-/// SSE2 form.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn skip_blocks_avx2(
-    reach: &[u64; DOMAIN],
-    hay: &[u8],
-    mut i: usize,
-    state: u64,
-) -> (usize, u64, u64) {
-    use std::arch::x86_64::*;
-    let table = reach.as_ptr().cast::<i64>();
-    // Entry k of a block goes to `lo` shifted left by 8 * (7 - k) bits, to `hi` shifted right
-    // by 8 * (k + 1) (64 or more gives 0).
-    let lo_a = _mm256_setr_epi64x(56, 48, 40, 32);
-    let lo_b = _mm256_setr_epi64x(24, 16, 8, 0);
-    let hi_a = _mm256_setr_epi64x(8, 16, 24, 32);
-    let hi_b = _mm256_setr_epi64x(40, 48, 56, 64);
-    let low_bits = _mm_set1_epi16((DOMAIN - 1) as i16);
-    let mut st = _mm_cvtsi64_si128(state as i64);
-    while i + 15 <= hay.len() {
-        // SAFETY: bytes i - 1 .. i + 15 are inside `hay` (i >= 1, checked above); every index
-        // is below DOMAIN, the table's length.
-        unsafe {
-            let v = _mm_loadu_si128(hay.as_ptr().add(i - 1).cast::<__m128i>());
-            // 16-bit lane k: byte k, then byte k + 1 (the pair ending at position i + k).
-            let pairs = _mm_unpacklo_epi8(v, _mm_srli_si128::<1>(v));
-            let idx = _mm256_cvtepu16_epi32(_mm_and_si128(pairs, low_bits));
-            let a = _mm256_i32gather_epi64::<8>(table, _mm256_castsi256_si128(idx));
-            let b = _mm256_i32gather_epi64::<8>(table, _mm256_extracti128_si256::<1>(idx));
-            let lo = _mm256_or_si256(_mm256_sllv_epi64(a, lo_a), _mm256_sllv_epi64(b, lo_b));
-            let hi = _mm256_or_si256(_mm256_srlv_epi64(a, hi_a), _mm256_srlv_epi64(b, hi_b));
-            // [lo0|lo1, hi0|hi1, lo2|lo3, hi2|hi3], then its two halves ORed: [lo, hi].
-            let x = _mm256_or_si256(_mm256_unpacklo_epi64(lo, hi), _mm256_unpackhi_epi64(lo, hi));
-            let y = _mm_or_si128(_mm256_castsi256_si128(x), _mm256_extracti128_si256::<1>(x));
-            let full = _mm_or_si128(y, _mm_slli_si128::<8>(st));
-            let check = _mm_cvtsi128_si64(_mm_srli_si128::<7>(full)) as u64;
-            if check != !0 {
-                return (i, _mm_cvtsi128_si64(full) as u64, check);
-            }
-            st = full;
-        }
-        i += 8;
-    }
-    skip_blocks_sse2(reach, hay, i, _mm_cvtsi128_si64(st) as u64)
 }
 
 #[cfg(test)]
@@ -588,8 +535,7 @@ mod tests {
         }
     }
 
-    /// The portable block loop, the SSE2 one and (where the CPU has it) the AVX2 one agree,
-    /// block for block.
+    /// The portable block loop and the SSE2 one agree, block for block.
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn portable_and_sse2_blocks_agree() {
@@ -612,11 +558,6 @@ mod tests {
                     let a = skip_blocks_u64(reach, hay, i, st);
                     let b = skip_blocks_sse2(reach, hay, i, st);
                     assert_eq!(a, b, "from {i}");
-                    if has_avx2() {
-                        // SAFETY: the CPU has AVX2.
-                        let c = unsafe { skip_blocks_avx2(reach, hay, i, st) };
-                        assert_eq!(a, c, "AVX2 from {i}");
-                    }
                     if a.2 == !0 {
                         break;
                     }
@@ -626,14 +567,13 @@ mod tests {
         }
     }
 
-    /// The three block loops agree, block for block, on random window sets (over a small
+    /// The two block loops agree, block for block, on random window sets (over a small
     /// alphabet, so blocks flag often, and over all bytes) and random text, from every start
-    /// and with carried states of every kind; AVX2 only where this CPU has it.
+    /// and with carried states of every kind.
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn block_loops_agree_randomised() {
         let mut rnd = crate::testrand::below(0x2545_F491_4F6C_DD1Du64);
-        let avx2 = has_avx2();
         const ALPHA: &[u8] = b"abcAB :x_(\n";
         for trial in 0..400 {
             let any_byte = trial % 4 == 0;
@@ -670,11 +610,6 @@ mod tests {
                     let a = skip_blocks_u64(reach, &hay, i, st);
                     let b = skip_blocks_sse2(reach, &hay, i, st);
                     assert_eq!(a, b, "trial {trial}: SSE2 from {i}");
-                    if avx2 {
-                        // SAFETY: the CPU has AVX2.
-                        let c = unsafe { skip_blocks_avx2(reach, &hay, i, st) };
-                        assert_eq!(a, c, "trial {trial}: AVX2 from {i}");
-                    }
                     if a.2 == !0 {
                         break;
                     }
