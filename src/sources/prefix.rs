@@ -6,7 +6,9 @@
 
 use crate::model::Attribution;
 use regex::Regex;
-use regex::bytes::{Captures, Regex as BytesRegex, RegexSet};
+use regex::bytes::{Captures, Regex as BytesRegex};
+use regex_automata::{Input, MatchKind, PatternSet, meta};
+use std::cell::RefCell;
 use std::sync::OnceLock;
 
 /// One prefix form: a regex anchored at the start of what is left of the line.
@@ -33,7 +35,9 @@ fn month_num(m: &str) -> Option<u32> {
 #[derive(Clone)]
 struct Forms {
     each: Vec<Form>,
-    set: RegexSet,
+    /// Every form's pattern, matched overlapping (`regex::bytes::RegexSet`'s configuration):
+    /// asked through a `PatternSet` its caller reuses, not one allocated per question.
+    set: meta::Regex,
 }
 
 /// Compile the forms now (from a spare thread while the rules load), so the first line peeled
@@ -48,9 +52,19 @@ fn all_forms() -> &'static Forms {
         let each = form_list();
         // The same patterns with the same (ASCII) classes: the set says exactly which forms
         // match here.
-        let set = regex::bytes::RegexSetBuilder::new(each.iter().map(|f| f.re.as_str()))
-            .unicode(false)
-            .build()
+        let set = meta::Builder::new()
+            .configure(
+                meta::Config::new()
+                    .match_kind(MatchKind::All)
+                    .utf8_empty(false)
+                    .which_captures(regex_automata::nfa::thompson::WhichCaptures::None),
+            )
+            .syntax(
+                regex_automata::util::syntax::Config::new()
+                    .unicode(false)
+                    .utf8(false),
+            )
+            .build_many(&each.iter().map(|f| f.re.as_str()).collect::<Vec<_>>())
             .expect("prefix regex set");
         Forms { each, set }
     })
@@ -215,12 +229,22 @@ fn peel_with(line: &str, attribute: bool) -> (Attribution, usize) {
         /// caches from a pool that, when several threads want one at once, builds a throwaway
         /// cache per search (regex-automata's `Pool`): on 16 scan threads peeling every NCCL
         /// identity line, that tripled the CPU time. A clone has its own pool.
-        static FORMS: Forms = all_forms().clone();
+        static FORMS: (Forms, RefCell<PatternSet>) = {
+            let forms = all_forms().clone();
+            let here = PatternSet::new(forms.set.pattern_len());
+            (forms, RefCell::new(here))
+        };
     }
-    FORMS.with(|all| peel_forms(line, attribute, all))
+    FORMS.with(|(all, here)| peel_forms(line, attribute, all, &mut here.borrow_mut()))
 }
 
-fn peel_forms(line: &str, attribute: bool, all: &Forms) -> (Attribution, usize) {
+/// `here`: a set of the forms' size, reused from line to line.
+fn peel_forms(
+    line: &str,
+    attribute: bool,
+    all: &Forms,
+    here: &mut PatternSet,
+) -> (Attribution, usize) {
     let mut a = Attribution::default();
     let mut pos = 0;
     // Each form may apply once; forms can come in any order (`[rank0]:[E1129 …]`). A form's
@@ -229,17 +253,28 @@ fn peel_forms(line: &str, attribute: bool, all: &Forms) -> (Attribution, usize) 
     let mut used: [Option<&str>; 32] = [None; 32];
     'outer: loop {
         let rest = &line[pos..];
-        let here = all.set.matches(rest.as_bytes());
-        for i in here.iter() {
+        here.clear();
+        all.set
+            .which_overlapping_matches(&Input::new(rest.as_bytes()), here);
+        for i in here.iter().map(|p| p.as_usize()) {
             let form = &all.each[i];
-            let Some(m) = form.re.find(rest.as_bytes()) else {
-                continue;
+            // Attributing, the captures' whole match is the match: one search, not two.
+            let (end, caps) = if attribute {
+                let Some(c) = form.re.captures(rest.as_bytes()) else {
+                    continue;
+                };
+                (c.get(0).map_or(0, |m| m.end()), Some(c))
+            } else {
+                let Some(m) = form.re.find(rest.as_bytes()) else {
+                    continue;
+                };
+                (m.end(), None)
             };
             // (Every form ends on an ASCII byte; the check keeps a slip from splitting a char.)
-            if m.end() == 0 || !rest.is_char_boundary(m.end()) {
+            if end == 0 || !rest.is_char_boundary(end) {
                 continue;
             }
-            let text = rest[..m.end()].trim_end();
+            let text = rest[..end].trim_end();
             if used[i].is_some_and(|before| before != text) {
                 continue;
             }
@@ -247,11 +282,11 @@ fn peel_forms(line: &str, attribute: bool, all: &Forms) -> (Attribution, usize) 
             if i == all.each.len() - 1 && pos != 0 {
                 continue;
             }
-            if attribute && let Some(c) = form.re.captures(rest.as_bytes()) {
+            if let Some(c) = caps {
                 (form.apply)(&c, &mut a);
             }
             used[i] = Some(text);
-            pos += m.end();
+            pos += end;
             continue 'outer;
         }
         break;
