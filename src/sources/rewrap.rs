@@ -15,43 +15,52 @@ const MIN_WRAP: usize = 60;
 /// terminal cuts every row at its width, so no line is longer) and at least `MIN_WRAP`
 /// bytes. Each run of them with the line that ends it is one logical line: its first line
 /// number and its pieces' byte ranges. A program's log rarely has more than a few lines of
-/// exactly its longest length, so joining costs little there.
+/// exactly its longest length, so joining costs little there: the pass that finds the
+/// longest length keeps where lines of it start, and only those are walked again.
 pub fn wrapped_lines(chunk: &[u8], first: u64) -> Vec<(u64, Vec<(usize, usize)>)> {
     let mut longest = 0;
+    // Lines (index in the chunk, start) of the longest length so far.
+    let mut starts: Vec<(u64, usize)> = Vec::new();
     let mut at = 0;
-    for nl in memchr::memchr_iter(b'\n', chunk) {
-        longest = longest.max(nl - at);
+    for (k, nl) in memchr::memchr_iter(b'\n', chunk).enumerate() {
+        if nl - at > longest {
+            longest = nl - at;
+            starts.clear();
+        }
+        if nl - at == longest {
+            starts.push((k as u64, at));
+        }
         at = nl + 1;
     }
     let mut out: Vec<(u64, Vec<(usize, usize)>)> = Vec::new();
     if longest < MIN_WRAP {
         return out;
     }
-    let (mut at, mut lineno) = (0, first);
-    let mut run: Vec<(usize, usize)> = Vec::new();
-    let mut run_start = first;
-    while at < chunk.len() {
-        let end = memchr::memchr(b'\n', &chunk[at..]).map_or(chunk.len(), |i| at + i);
-        if !run.is_empty() {
-            // The line after a full row continues it (unless it is blank).
-            if end > at {
+    let line_end = |at: usize| memchr::memchr(b'\n', &chunk[at..]).map_or(chunk.len(), |i| at + i);
+    // A run starts at a longest line after the last run's end; it takes the longest lines
+    // that follow and the line that ends it (unless blank).
+    let mut done = 0;
+    for (k, start) in starts {
+        if start < done {
+            continue;
+        }
+        let mut run = vec![(start, start + longest)];
+        let mut at = start + longest + 1;
+        while at < chunk.len() {
+            let end = line_end(at);
+            let len = end - at;
+            if len > 0 {
                 run.push((at, end));
             }
-            if end - at != longest || end == at {
-                if run.len() > 1 {
-                    out.push((run_start, std::mem::take(&mut run)));
-                }
-                run.clear();
+            at = end + 1;
+            if len != longest {
+                break;
             }
-        } else if end - at == longest {
-            run_start = lineno;
-            run.push((at, end));
         }
-        at = end + 1;
-        lineno += 1;
-    }
-    if run.len() > 1 {
-        out.push((run_start, run));
+        done = at;
+        if run.len() > 1 {
+            out.push((first + k, run));
+        }
     }
     out
 }
@@ -127,6 +136,81 @@ pub fn padded_rows(chunk: &[u8], first: u64) -> Vec<(u64, Vec<(usize, usize)>)> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `wrapped_lines` as it was first written: every line walked a second time.
+    fn wrapped_lines_walking_every_line(
+        chunk: &[u8],
+        first: u64,
+    ) -> Vec<(u64, Vec<(usize, usize)>)> {
+        let mut longest = 0;
+        let mut at = 0;
+        for nl in memchr::memchr_iter(b'\n', chunk) {
+            longest = longest.max(nl - at);
+            at = nl + 1;
+        }
+        let mut out: Vec<(u64, Vec<(usize, usize)>)> = Vec::new();
+        if longest < MIN_WRAP {
+            return out;
+        }
+        let (mut at, mut lineno) = (0, first);
+        let mut run: Vec<(usize, usize)> = Vec::new();
+        let mut run_start = first;
+        while at < chunk.len() {
+            let end = memchr::memchr(b'\n', &chunk[at..]).map_or(chunk.len(), |i| at + i);
+            if !run.is_empty() {
+                if end > at {
+                    run.push((at, end));
+                }
+                if end - at != longest || end == at {
+                    if run.len() > 1 {
+                        out.push((run_start, std::mem::take(&mut run)));
+                    }
+                    run.clear();
+                }
+            } else if end - at == longest {
+                run_start = lineno;
+                run.push((at, end));
+            }
+            at = end + 1;
+            lineno += 1;
+        }
+        if run.len() > 1 {
+            out.push((run_start, run));
+        }
+        out
+    }
+
+    /// Random chunks of lines of a few lengths (many of the longest, blank lines, runs at
+    /// the start and at the end, with and without a final newline): the runs found are
+    /// those of the walk over every line.
+    #[test]
+    fn wrapped_runs_are_those_of_the_walk_over_every_line() {
+        let mut rnd = crate::testrand::below(0x51_7cc1_b727_220au64);
+        for trial in 0..2000 {
+            let width = MIN_WRAP - 2 + rnd(6);
+            let mut chunk = Vec::new();
+            for _ in 0..rnd(30) {
+                let len = match rnd(5) {
+                    0 | 1 => width,
+                    2 => 0,
+                    3 => rnd(width + 1),
+                    _ => width - 1 - rnd(3).min(width - 1),
+                };
+                chunk.extend(std::iter::repeat_n(b'a' + rnd(3) as u8, len));
+                chunk.push(b'\n');
+            }
+            if rnd(3) == 0 {
+                chunk.extend(std::iter::repeat_n(b'z', rnd(width + 2)));
+            }
+            let first = 1 + rnd(100) as u64;
+            assert_eq!(
+                wrapped_lines(&chunk, first),
+                wrapped_lines_walking_every_line(&chunk, first),
+                "trial {trial}: {:?}",
+                String::from_utf8_lossy(&chunk)
+            );
+        }
+    }
 
     #[test]
     fn padded_rows_are_found_with_their_line_numbers() {
