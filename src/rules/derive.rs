@@ -87,6 +87,12 @@ pub static DERIVED: &[Derived] = &[
         compute: firewall_plan,
     },
     Derived {
+        name: "derive.fused_attention",
+        unit: Unit::Text,
+        doc: "where a NaN run's log names the fused scaled-dot-product attention path (a confirming line's text: `attn_implementation` set to `sdpa`, `cudnn_sdp_enabled` True)",
+        compute: fused_attention,
+    },
+    Derived {
         name: "derive.gpu_memory_climb",
         unit: Unit::Text,
         doc: "only for a GPU OOM in a run whose sampled GPU memory climbed through the whole run (a fact of the samples), outside a load: find what is kept across steps",
@@ -235,6 +241,12 @@ pub static DERIVED: &[Derived] = &[
         unit: Unit::Text,
         doc: "how long the job ran against its time limit (scontrol RunTime/TimeLimit) and what to request",
         compute: time_limit_plan,
+    },
+    Derived {
+        name: "derive.tunableop",
+        unit: Unit::Text,
+        doc: "where a faulting run's log shows PyTorch TunableOp switched on (a confirming line's text: `PYTORCH_TUNABLEOP_ENABLED=1`)",
+        compute: tunableop,
     },
     Derived {
         name: "derive.xid_explain",
@@ -1032,6 +1044,13 @@ fn oom_step_phase(frames: &[(&str, &str)], zh: bool) -> Option<String> {
                     "_post_init_method" | "_convert_to_deepspeed_param" | "_zero_init_param"
                 ))
     };
+    // The trainer saving the optimizer state (HF Trainer's `_save_optimizer_and_scheduler`,
+    // DeepSpeed's ZeRO checkpoint): the states, not the weights, are what the save gathers.
+    let optimizer_save = |p: &str, f: &str| {
+        f == "_save_optimizer_and_scheduler"
+            || (p.contains("deepspeed")
+                && matches!(f, "_save_zero_checkpoint" | "_get_zero_ckpt_name"))
+    };
     let save = |_: &str, f: &str| {
         f.split('_').any(|w| w == "save") || matches!(f, "state_dict" | "full_state_dict")
     };
@@ -1053,7 +1072,7 @@ fn oom_step_phase(frames: &[(&str, &str)], zh: bool) -> Option<String> {
         return Some(engine_start_oom(zh));
     }
     // Each phase with its lever (Chinese, English), tried in order.
-    let phases: [(&FrameTest, bool, &str, &str); 4] = [
+    let phases: [(&FrameTest, bool, &str, &str); 5] = [
         (
             &optimizer,
             false,
@@ -1065,6 +1084,12 @@ fn oom_step_phase(frames: &[(&str, &str)], zh: bool) -> Option<String> {
             false,
             "减少要训练的参数（LoRA 或其他 PEFT 方法），或者把参数和优化器状态 offload 到 CPU（FSDP `cpu_offload`、ZeRO-3 offload），或者用更多、更大的 GPU：显存不够发生在 FSDP/ZeRO 切分模型的时候，第一步还没开始，全量模型的状态在这些卡上放不下，任何 batch 设置都没用。",
             "Train fewer parameters (LoRA or another parameter-efficient method), offload parameters and optimizer states to the CPU (FSDP `cpu_offload`, ZeRO-3 offload), or use more or larger GPUs: the OOM is raised while FSDP or ZeRO shards the model, before the first step, so the full model's states do not fit on these cards whatever the batch.",
+        ),
+        (
+            &optimizer_save,
+            false,
+            "保存 checkpoint 时不要带优化器状态（HF Trainer / LLaMA-Factory 的 `save_only_model: true`），或者把优化器状态 offload 到 CPU：显存不够发生在保存优化器状态的时候（ZeRO/分片的优化器状态要先收集起来），不是训练的某一步；这样保存的 checkpoint 恢复训练时优化器会重新开始。",
+            "Save the checkpoints without the optimizer state (HF Trainer and LLaMA-Factory: `save_only_model: true`), or offload the optimizer states to the CPU: the OOM is raised while the optimizer state is gathered for the save, not in a training step; a checkpoint saved this way resumes with a fresh optimizer.",
         ),
         (
             &save,
@@ -1620,6 +1645,28 @@ fn nan_after_finite(ctx: &DeriveCtx) -> Option<String> {
     ctx.capture("nan_after_finite")
         .map(|c| c.trim().to_string())
         .filter(|c| !c.is_empty())
+}
+
+/// The text of a confirmation's capture `name`, trimmed; `None` when absent or empty.
+fn confirmed(ctx: &DeriveCtx, name: &str) -> Option<String> {
+    ctx.capture(name)
+        .map(|c| c.trim().to_string())
+        .filter(|c| !c.is_empty())
+}
+
+/// Where a NaN run names the fused scaled-dot-product attention path (capture
+/// `fused_attention` of a confirmation): fused bf16/fp16 attention kernels are a known NaN
+/// source on some model, GPU and torch combinations, so the attention implementation is the
+/// first thing to change.
+fn fused_attention(ctx: &DeriveCtx) -> Option<String> {
+    confirmed(ctx, "fused_attention")
+}
+
+/// PyTorch TunableOp switched on for the run (capture `tunableop` of a confirmation): its
+/// tuning runs candidate GEMMs on copies of the operands, and several releases sized those
+/// copies wrongly for batched or strided GEMMs, which faults on read.
+fn tunableop(ctx: &DeriveCtx) -> Option<String> {
+    confirmed(ctx, "tunableop")
 }
 
 /// `load_best_model_at_end` with the evaluation off (capture `eval_off`): with nothing to
