@@ -219,6 +219,7 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("ranks-interleaved", "TW0401", R_INTERLEAVE), // 7 of 9 examples lost
     ("ranks-interleaved", "TW0411", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW0502", R_INTERLEAVE), // 2 of 2 examples lost
+    ("ranks-interleaved", "TW0550", R_INTERLEAVE), // 3 of 3 examples lost
     ("ranks-interleaved", "TW0601", R_INTERLEAVE), // 8 of 14 examples lost
     ("ranks-interleaved", "TW0602", R_INTERLEAVE), // 4 of 4 examples lost
     ("ranks-interleaved", "TW0603", R_INTERLEAVE), // 1 of 1 examples lost
@@ -232,6 +233,7 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("ranks-interleaved", "TW0902", R_INTERLEAVE), // 2 of 3 examples lost
     ("ranks-interleaved", "TW0903", R_INTERLEAVE), // 1 of 2 examples lost
     ("ranks-interleaved", "TW0905", R_INTERLEAVE), // 1 of 4 examples lost
+    ("ranks-interleaved", "TW0950", R_INTERLEAVE), // 3 of 3 examples lost
     ("ranks-interleaved", "TW1002", R_INTERLEAVE), // 4 of 4 examples lost
     ("ranks-interleaved", "TW1101", R_INTERLEAVE), // 2 of 8 examples lost
     ("ranks-interleaved", "TW1102", R_INTERLEAVE), // 3 of 3 examples lost
@@ -246,17 +248,20 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("ranks-interleaved", "TW1402", R_INTERLEAVE), // 1 of 1 examples lost
     ("ranks-interleaved", "TW1601", R_INTERLEAVE), // 2 of 9 examples lost
     ("ranks-interleaved", "TW1604", R_INTERLEAVE), // 1 of 1 examples lost
+    ("ranks-interleaved", "TW1650", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW1801", R_INTERLEAVE), // 6 of 13 examples lost
     ("ranks-interleaved", "TW1902", R_INTERLEAVE), // 7 of 7 examples lost
     ("ranks-interleaved", "TW1903", R_INTERLEAVE), // 7 of 7 examples lost
     ("ranks-interleaved", "TW2001", R_INTERLEAVE), // 7 of 13 examples lost
     ("ranks-interleaved", "TW2002", R_INTERLEAVE), // 7 of 7 examples lost
     ("ranks-interleaved", "TW2003", R_INTERLEAVE), // 5 of 5 examples lost
+    ("ranks-interleaved", "TW2050", R_INTERLEAVE), // 4 of 4 examples lost
     ("ranks-interleaved", "TW2104", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW2105", R_INTERLEAVE), // 3 of 4 examples lost
     ("ranks-interleaved", "TW2109", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW2111", R_INTERLEAVE), // 1 of 1 examples lost
     ("ranks-interleaved", "TW2114", R_INTERLEAVE), // 4 of 4 examples lost
+    ("ranks-interleaved", "TW2150", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW2201", R_INTERLEAVE), // 5 of 11 examples lost
     ("ranks-interleaved", "TW2202", R_INTERLEAVE), // 5 of 6 examples lost
     ("ranks-interleaved", "TW2203", R_INTERLEAVE), // 3 of 3 examples lost
