@@ -219,6 +219,12 @@ pub static DERIVED: &[Derived] = &[
         compute: short_time_request,
     },
     Derived {
+        name: "derive.single_generation",
+        unit: Unit::Text,
+        doc: "where a GRPO run says it samples one completion per prompt (a confirmation's capture `single_generation`: `--num_generations 1`, `num_generations: 1`): its group normalisation divides by the standard deviation of one sample",
+        compute: single_generation,
+    },
+    Derived {
         name: "derive.startup_collective",
         unit: Unit::Text,
         doc: "the sequence number of a timed-out collective when it is among a process group's first few (the ranks were still starting up)",
@@ -1667,6 +1673,12 @@ fn fused_attention(ctx: &DeriveCtx) -> Option<String> {
 /// copies wrongly for batched or strided GEMMs, which faults on read.
 fn tunableop(ctx: &DeriveCtx) -> Option<String> {
     confirmed(ctx, "tunableop")
+}
+
+/// A GRPO run sampling one completion per prompt (the capture `single_generation` of a
+/// confirmation): beside a NaN loss, the group of one is the cause.
+fn single_generation(ctx: &DeriveCtx) -> Option<String> {
+    confirmed(ctx, "single_generation")
 }
 
 /// `load_best_model_at_end` with the evaluation off (capture `eval_off`): with nothing to
