@@ -486,6 +486,25 @@ pub fn other_processes(lines: &[&str]) -> Vec<(u32, f64)> {
     out
 }
 
+/// The processes a CUDA OOM message names that are not the failing one. Inside a container
+/// NVML reports host pids, so PyTorch cannot recognise its own process: the failing process is
+/// then listed as `Process N has X memory in use` and no line says `this process has`. A
+/// process holding this process's PyTorch memory plus what a CUDA context and libraries take
+/// (up to 2 GiB more) is that process, not another holder of the card.
+fn foreign_processes(torch: Option<f64>, lines: &[&str]) -> Vec<(u32, f64)> {
+    let mut named = other_processes(lines);
+    let says_self = lines.iter().any(|l| l.contains("this process has"));
+    if !says_self
+        && let Some(t) = torch
+        && let Some(i) = named
+            .iter()
+            .position(|(_, b)| *b >= t && *b <= t + 2.0 * GIB)
+    {
+        named.remove(i);
+    }
+    named
+}
+
 /// Who holds the card, from the message's figures; `None` when it gives none.
 pub fn gpu_memory_holder(captures: &[(String, String)], lines: &[&str]) -> Option<GpuMemoryHolder> {
     let cap = |n: &str| {
@@ -495,7 +514,7 @@ pub fn gpu_memory_holder(captures: &[(String, String)], lines: &[&str]) -> Optio
             .and_then(|(_, v)| parse_size(v))
     };
     let (total, torch) = (cap("total"), torch_held(cap("allocated"), lines));
-    let others: f64 = other_processes(lines).iter().map(|(_, b)| b).sum();
+    let others: f64 = foreign_processes(torch, lines).iter().map(|(_, b)| b).sum();
     match (total, torch) {
         (Some(total), Some(torch)) if torch < 0.5 * total || others > torch => {
             Some(GpuMemoryHolder::OtherProcess)
@@ -517,7 +536,7 @@ fn gpu_oom_plan(ctx: &DeriveCtx) -> Option<String> {
     if gpu_memory_holder(ctx.captures, ctx.lines) == Some(GpuMemoryHolder::OtherProcess)
         && let Some(total) = total
     {
-        let named = other_processes(ctx.lines);
+        let named = foreign_processes(torch_held(by_torch, ctx.lines), ctx.lines);
         let torch = torch_held(by_torch, ctx.lines).unwrap_or(0.0);
         let other = if named.is_empty() {
             (total - torch - free.unwrap_or(0.0)).max(0.0)
@@ -2530,6 +2549,62 @@ mod tests {
         );
         assert_eq!(
             gpu_memory_holder(&caps_old, &old_other),
+            Some(GpuMemoryHolder::OtherProcess)
+        );
+    }
+
+    /// In a container NVML gives host pids, so the failing process is listed as `Process N`
+    /// with no `this process has` line: a process holding this process's PyTorch memory plus a
+    /// CUDA context is the run itself, and the plan is its own batch (T2610). One holding
+    /// far more, or a message that names this process separately, is still another holder.
+    #[test]
+    fn own_process_listed_by_host_pid_is_not_another_holder() {
+        let caps = ctx_caps(&[
+            ("tried", "196.00 MiB"),
+            ("total", "15.77 GiB"),
+            ("free", "141.06 MiB"),
+            ("allocated", "14.61 GiB"),
+        ]);
+        let msg = |proc_line: &str| {
+            format!(
+                "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 196.00 MiB. GPU 5 has a total capacity of 15.77 GiB of which 141.06 MiB is free. {proc_line}Of the allocated memory 14.61 GiB is allocated by PyTorch, and 512.38 MiB is reserved by PyTorch but unallocated."
+            )
+        };
+        let own = msg("Process 2881 has 15.62 GiB memory in use. ");
+        assert_eq!(
+            gpu_memory_holder(&caps, &[own.as_str()]),
+            Some(GpuMemoryHolder::ThisProcess)
+        );
+        let s = facts(&[]);
+        let plan = gpu_oom_plan(&DeriveCtx {
+            facts: &s,
+            captures: &caps,
+            lines: &[own.as_str()],
+            lang: Lang::En,
+        })
+        .unwrap();
+        assert!(
+            plan.contains("micro-batch") && !plan.contains("pid 2881"),
+            "{plan}"
+        );
+        // Another process: it holds more than this one's PyTorch memory plus a context could.
+        let big = msg("Process 2881 has 15.62 GiB memory in use. ");
+        let small_caps = ctx_caps(&[
+            ("tried", "196.00 MiB"),
+            ("total", "15.77 GiB"),
+            ("free", "141.06 MiB"),
+            ("allocated", "6.00 GiB"),
+        ]);
+        assert_eq!(
+            gpu_memory_holder(&small_caps, &[big.as_str()]),
+            Some(GpuMemoryHolder::OtherProcess)
+        );
+        // This process named separately: the listed one is someone else.
+        let named = msg(
+            "Process 2881 has 15.62 GiB memory in use. Including non-PyTorch memory, this process has 15.20 GiB memory in use. ",
+        );
+        assert_eq!(
+            gpu_memory_holder(&caps, &[named.as_str()]),
             Some(GpuMemoryHolder::OtherProcess)
         );
     }
