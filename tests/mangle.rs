@@ -199,6 +199,7 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("python-repr", "TW1107", R_REPR_CONTEXT),  // 1 of 1 examples lost
     ("python-repr", "TW1604", R_REPR_CONTEXT),  // 1 of 1 examples lost
     ("python-repr", "TW2003", R_REPR_CONTEXT),  // 5 of 5 examples lost
+    ("python-repr", "TW2006", R_REPR_CONTEXT),  // 2 of 2 examples lost
     ("python-repr", "TW2304", R_REPR_CONTEXT),  // 1 of 1 examples lost
     ("ranks-interleaved", "TW0103", R_INTERLEAVE), // 1 of 3 examples lost
     ("ranks-interleaved", "TW0105", R_INTERLEAVE), // 1 of 3 examples lost
@@ -248,6 +249,7 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("ranks-interleaved", "TW1402", R_INTERLEAVE), // 1 of 1 examples lost
     ("ranks-interleaved", "TW1601", R_INTERLEAVE), // 2 of 9 examples lost
     ("ranks-interleaved", "TW1604", R_INTERLEAVE), // 1 of 1 examples lost
+    ("ranks-interleaved", "TW1605", R_INTERLEAVE), // 1 of 2 examples lost
     ("ranks-interleaved", "TW1650", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW1801", R_INTERLEAVE), // 6 of 13 examples lost
     ("ranks-interleaved", "TW1902", R_INTERLEAVE), // 7 of 7 examples lost
@@ -255,12 +257,16 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("ranks-interleaved", "TW2001", R_INTERLEAVE), // 7 of 13 examples lost
     ("ranks-interleaved", "TW2002", R_INTERLEAVE), // 7 of 7 examples lost
     ("ranks-interleaved", "TW2003", R_INTERLEAVE), // 5 of 5 examples lost
+    ("ranks-interleaved", "TW2004", R_INTERLEAVE), // 2 of 2 examples lost
+    ("ranks-interleaved", "TW2005", R_INTERLEAVE), // 3 of 3 examples lost
+    ("ranks-interleaved", "TW2006", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW2050", R_INTERLEAVE), // 4 of 4 examples lost
     ("ranks-interleaved", "TW2104", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW2105", R_INTERLEAVE), // 3 of 4 examples lost
     ("ranks-interleaved", "TW2109", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW2111", R_INTERLEAVE), // 1 of 1 examples lost
     ("ranks-interleaved", "TW2114", R_INTERLEAVE), // 4 of 4 examples lost
+    ("ranks-interleaved", "TW2117", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW2150", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW2201", R_INTERLEAVE), // 5 of 11 examples lost
     ("ranks-interleaved", "TW2202", R_INTERLEAVE), // 5 of 6 examples lost
