@@ -57,6 +57,12 @@ pub static DERIVED: &[Derived] = &[
         compute: crash_package,
     },
     Derived {
+        name: "derive.crash_release",
+        unit: Unit::Text,
+        doc: "only when the run's own package listing (a `pip list` row, a `pip freeze` pin, merged in by a confirmation) shows a release `CRASHING_RELEASES` lists as crashing the process upstream: pin the release that does not",
+        compute: crash_release,
+    },
+    Derived {
         name: "derive.crashing_extension",
         unit: Unit::Text,
         doc: "the installed package whose import the crash's Python stack is in (a compiled extension built for another torch or CUDA)",
@@ -247,6 +253,12 @@ pub static DERIVED: &[Derived] = &[
         unit: Unit::Text,
         doc: "how long the job ran against its time limit (scontrol RunTime/TimeLimit) and what to request",
         compute: time_limit_plan,
+    },
+    Derived {
+        name: "derive.torch_import_clash",
+        unit: Unit::Text,
+        doc: "only when the crash is inside torch's own import (faulthandler's frame at `torch/__init__.py … in <module>`, or a `python -c` that imports another module and then torch printing the fault): a native library loaded before torch clashes with torch's",
+        compute: torch_import_clash,
     },
     Derived {
         name: "derive.tunableop",
@@ -862,6 +874,92 @@ fn crash_package(ctx: &DeriveCtx) -> Option<String> {
         format!(
             "Install another build of the package that owns `{dir}`: upgrade {dist}, or pin the release that worked. The crash is inside its own bundled native library (`{lib}`); check too that no second copy of the same libraries (another wheel, a conda package, a system install) is loaded beside it."
         )
+    })
+}
+
+/// A package release known upstream to crash the process: the package as `pip` names it, the
+/// crashing releases, the release to install instead, what crashes, and the upstream thread
+/// that established it (a row needs one).
+struct CrashingRelease {
+    package: &'static str,
+    bad: &'static [&'static str],
+    good: &'static str,
+    what: &'static str,
+    what_zh: &'static str,
+    /// Where the crash and its remedy were established (kept here so a row cannot lack it).
+    #[allow(dead_code)]
+    upstream: &'static str,
+}
+
+/// Releases that crash the process beside torch, each with its upstream evidence. The
+/// confirmation `crashing-release-installed` reads the packages' rows out of a pasted listing.
+const CRASHING_RELEASES: &[CrashingRelease] = &[
+    CrashingRelease {
+        package: "scipy",
+        bad: &["1.4.0"],
+        good: "1.4.1 (or back to 1.3.3)",
+        what: "its 1.4.0 wheels crash the process when torch (or TensorFlow) is imported after it, as `import transformers` or scikit-learn does",
+        what_zh: "它的 1.4.0 wheel 在之后再导入 torch（或 TensorFlow）时会让进程崩溃，`import transformers` 或 scikit-learn 就会这样导入",
+        upstream: "https://github.com/scipy/scipy/issues/11237",
+    },
+    CrashingRelease {
+        package: "sentencepiece",
+        bad: &["0.1.92", "0.1.93", "0.1.94"],
+        good: "0.1.91 (or 0.1.95 and later)",
+        what: "its 0.1.92-0.1.94 wheels crash the process in torch calls once it is imported (transformers and texar import it at start-up)",
+        what_zh: "它的 0.1.92-0.1.94 wheel 被导入后，torch 的调用会让进程崩溃（transformers、texar 启动时就会导入它）",
+        upstream: "https://github.com/huggingface/transformers/issues/4857",
+    },
+];
+
+/// The first package listing row (captures `installed_pkg` and `installed_ver` of one hit) whose
+/// release `CRASHING_RELEASES` lists: the run has a release known to crash beside torch, so
+/// pinning the one that does not is the first step, before any hunt for the crashing library.
+fn crash_release(ctx: &DeriveCtx) -> Option<String> {
+    let (row, ver) = ctx.captures.windows(2).find_map(|w| {
+        let (pkg, ver) = (&w[0], &w[1]);
+        if pkg.0 != "installed_pkg" || ver.0 != "installed_ver" {
+            return None;
+        }
+        let row = CRASHING_RELEASES
+            .iter()
+            .find(|r| r.package.eq_ignore_ascii_case(&pkg.1))?;
+        row.bad.contains(&ver.1.as_str()).then_some((row, ver.1.clone()))
+    })?;
+    let p = row.package;
+    Some(if ctx.zh() {
+        format!(
+            "把 {p} 从 {ver} 换成 {good}（`pip install \"{p}=={pin}\"`，并在 requirements 里固定它）：{what}。",
+            good = row.good,
+            pin = row.good.split_whitespace().next().unwrap_or(row.good),
+            what = row.what_zh,
+        )
+    } else {
+        format!(
+            "Pin {p} {good} in place of the installed {ver} (`pip install \"{p}=={pin}\"`, and pin it in the requirements): {what}.",
+            good = row.good,
+            pin = row.good.split_whitespace().next().unwrap_or(row.good),
+            what = row.what,
+        )
+    })
+}
+
+/// The crash is inside torch's own import: faulthandler's stack has a frame at module level of
+/// `torch/__init__.py`, or a `python -c` that imported another module and then torch printed
+/// the fault (the confirmation's capture `import_then_torch`). torch's native libraries load
+/// then, and one that an earlier import already put in the process (another wheel's bundled
+/// C++ runtime, OpenMP, pybind11 or protobuf) clashes with them: import order is the lever.
+fn torch_import_clash(ctx: &DeriveCtx) -> Option<String> {
+    let in_torch_init = ctx.lines.iter().any(|l| {
+        let l = l.replace('\\', "/");
+        l.contains("/torch/__init__.py\"") && l.trim_end().ends_with(" in <module>")
+    });
+    (in_torch_init || ctx.capture("import_then_torch").is_some()).then(|| {
+        if ctx.zh() {
+            "先导入 torch（把 `import torch` 放到入口脚本最上面，早于其他带 native 库的包），或者把另一个包换成和这个 torch 兼容的版本：崩溃发生在 torch 自己的导入过程中，这时它的 native 库与之前某个导入已经加载进进程的库（另一个 wheel 自带的 C++ 运行时、OpenMP、pybind11 或 protobuf）冲突；单独执行 `python -c 'import torch'` 不崩溃就说明是导入顺序的问题。".to_string()
+        } else {
+            "Import torch first (move `import torch` to the top of the entry script, ahead of the other packages with native libraries), or install a release of the other package that fits this torch: the crash is inside torch's own import, where its native libraries clash with ones an earlier import already loaded (another wheel's bundled C++ runtime, OpenMP, pybind11 or protobuf); `python -c 'import torch'` alone not crashing confirms the import order.".to_string()
+        }
     })
 }
 
