@@ -39,6 +39,12 @@ pub static DERIVED: &[Derived] = &[
         compute: batch_plan,
     },
     Derived {
+        name: "derive.c10d_static_plan",
+        unit: Unit::Text,
+        doc: "only when the launch used the c10d rendezvous backend (the confirmation `rendezvous-c10d-backend`'s capture `rdzv_c10d`): the static rendezvous with an address every node reaches",
+        compute: c10d_static_plan,
+    },
+    Derived {
         name: "derive.collate_allocation",
         unit: Unit::Text,
         doc: "only when a host allocation failed inside the DataLoader's collation (its traceback's frames): the collating function",
@@ -151,6 +157,12 @@ pub static DERIVED: &[Derived] = &[
         unit: Unit::Text,
         doc: "only when a frame of the crash's Python stack is in the project's own compiled-op directory (`ops`, `csrc`, `_ext`, outside the installed packages): rebuild the ops there against the installed torch and CUDA",
         compute: local_extension,
+    },
+    Derived {
+        name: "derive.loopback_late_master",
+        unit: Unit::Text,
+        doc: "only when a store client waited minutes (`wait_ms`) for a store on this same machine (a loopback `host`): nothing blocks a loopback connection, so rank 0 had not created the store yet",
+        compute: loopback_late_master,
     },
     Derived {
         name: "derive.memlock_plan",
@@ -924,7 +936,9 @@ fn crash_release(ctx: &DeriveCtx) -> Option<String> {
         let row = CRASHING_RELEASES
             .iter()
             .find(|r| r.package.eq_ignore_ascii_case(&pkg.1))?;
-        row.bad.contains(&ver.1.as_str()).then_some((row, ver.1.clone()))
+        row.bad
+            .contains(&ver.1.as_str())
+            .then_some((row, ver.1.clone()))
     })?;
     let p = row.package;
     Some(if ctx.zh() {
@@ -1597,6 +1611,48 @@ fn ranks_out_of_step(ctx: &DeriveCtx) -> Option<String> {
     } else {
         format!(
             "Make every rank issue the same collectives in the same order: at collective #{seq} rank {ra} ran {oa} of {na} elements while rank {rb} ran {ob} of {nb}, so the ranks are out of step, not one of them stuck; either one rank ran more batches than another (uneven shards or an IterableDataset: give every rank the same number of batches, `drop_last=True`, a DistributedSampler) or some ranks reduced what the others did not (a loss term or metric present on some ranks only: reduce the same keys on every rank, zero-filled). `TORCH_DISTRIBUTED_DEBUG=DETAIL` reports the mismatch at the call instead of a timeout."
+        )
+    })
+}
+
+/// A rendezvous failure in a launch with the c10d backend (capture `rdzv_c10d`): the store and
+/// the master address the workers are told are the ones rank 0's agent advertises (its own
+/// hostname), which another node or container may not reach; the static rendezvous uses the
+/// address the user gives.
+fn c10d_static_plan(ctx: &DeriveCtx) -> Option<String> {
+    ctx.capture("rdzv_c10d")?;
+    Some(if ctx.zh() {
+        "改用 static rendezvous，并给一个所有节点都能连到的地址（`--rdzv_backend=static --master_addr=<rank 0 的地址> --master_port=<端口> --node_rank=<n>`），或者让容器使用 host 网络：用 `--rdzv_backend c10d` 时，worker 去连的 store 和 master 地址是 rank 0 的 agent 自己公布的（它自己的主机名，在容器里就是容器的地址），而这个节点连不上它们。torch 2.1 及以上可以用 `--local_addr` 指定 agent 公布的地址。".to_string()
+    } else {
+        "Launch with the static rendezvous and an address every node reaches (`--rdzv_backend=static --master_addr=<rank 0's address> --master_port=<port> --node_rank=<n>`), or run the containers with host networking: under `--rdzv_backend c10d` the store and the master address the workers connect to are the ones rank 0's agent advertises (its own hostname, inside a container the container's address), and this node could not reach them. On torch 2.1+ `--local_addr` sets the address the agent advertises.".to_string()
+    })
+}
+
+/// A wait for the store this long or longer is the process group's own timeout (minutes), not a
+/// launcher's short retry (seconds): the others had been in `init_process_group` that long.
+/// A rank 0 that crashed first leaves its own error in the input, which is then the cause.
+const LATE_MASTER_MS: u64 = 300_000;
+
+/// A TCPStore client that waited `LATE_MASTER_MS` or more for a store at a loopback address
+/// (`host` 127.x, `localhost`, `::1`): on one machine nothing routes, filters or resolves a
+/// connection wrongly, so the store did not exist yet: rank 0 reached `init_process_group` that
+/// much later than the others (loading or preprocessing data, downloading a model first).
+fn loopback_late_master(ctx: &DeriveCtx) -> Option<String> {
+    let host = ctx.capture("host")?.trim();
+    let port = ctx.capture("port")?;
+    let ms: u64 = ctx.capture("wait_ms")?.parse().ok()?;
+    let loopback = host.starts_with("127.") || host == "localhost" || host == "::1";
+    if !loopback || ms < LATE_MASTER_MS {
+        return None;
+    }
+    let min = ms / 60_000;
+    Some(if ctx.zh() {
+        format!(
+            "让 rank 0 更早执行到 `init_process_group`，或者调大超时：其他 rank 在本机的 {host}:{port} 上等了 {min} 分钟的 store，本机连接不会被路由或防火墙挡住，所以是 rank 0 还在忙别的（加载或预处理数据集、下载模型），还没创建 store。事先把数据准备好一次（或者在进程组建立之后只让 rank 0 处理，其余 rank 在 barrier 上等），或者给 `init_process_group` 传更长的 `timeout=`（accelerate：`InitProcessGroupKwargs(timeout=…)`）。"
+        )
+    } else {
+        format!(
+            "Let rank 0 reach `init_process_group` sooner, or raise the timeout: the other ranks waited {min} minutes for the store at {host}:{port} on this same machine, where nothing blocks a connection, so rank 0 was still busy with something else (loading or preprocessing the dataset, downloading a model) and had not created it. Prepare the data once beforehand (or on rank 0 after the process group exists, the others waiting at a barrier), or pass a longer `timeout=` to `init_process_group` (accelerate: `InitProcessGroupKwargs(timeout=…)`)."
         )
     })
 }
