@@ -485,3 +485,92 @@ fn a_library_calling_a_method_the_frameworks_type_lacks_says_upgrade_the_framewo
     ));
     assert!(!s.starts_with("Upgrade torch"), "{s}");
 }
+
+#[test]
+fn a_framework_failing_in_its_own_source_checkout_says_update_it() {
+    // Every frame outside the installed packages is one package under a repository named for
+    // it (run from its clone): the framework failed, not a script of the user's.
+    let (f, s) = first(&tb(
+        &[
+            (
+                "/data/clones/Bolt-Trainer/src/bolttrainer/cli.py",
+                12,
+                "<module>",
+            ),
+            (
+                "/data/clones/Bolt-Trainer/src/bolttrainer/loop/runner.py",
+                88,
+                "fit",
+            ),
+            (
+                &format!("{SITE}/transformers/trainer.py"),
+                2400,
+                "_inner_training_loop",
+            ),
+            (
+                "/data/clones/Bolt-Trainer/src/bolttrainer/loop/hooks.py",
+                51,
+                "on_epoch_end",
+            ),
+        ],
+        "TypeError: '<' not supported between instances of 'NoneType' and 'int'",
+    ));
+    assert_eq!(f.category, Category::PythonException, "{f:?}");
+    assert!(
+        s.starts_with("Update bolttrainer to its latest code"),
+        "{s}"
+    );
+
+    // A project of the user's own (its directory not named for the package it holds) keeps the
+    // line to fix.
+    let (_, s) = first(&tb(
+        &[
+            ("/home/ana/experiments/seg/train.py", 30, "<module>"),
+            ("/home/ana/experiments/seg/engine/loop.py", 61, "fit"),
+        ],
+        "TypeError: '<' not supported between instances of 'NoneType' and 'int'",
+    ));
+    assert!(!s.contains("latest code"), "{s}");
+}
+
+#[test]
+fn a_failure_inside_torchs_checkpoint_machinery_under_a_framework_names_the_version_pair() {
+    // The framework (an installed package or a checkout named for it) drove a sharded save;
+    // torch's planner raised: the two disagree about the layout, the file is not the question.
+    let (f, s) = first(&tb(
+        &[
+            ("/opt/jobs/pretrain.py", 90, "<module>"),
+            ("/opt/Kite-LM/kite/ckpt/sharded.py", 212, "save"),
+            (
+                &format!("{SITE}/torch/distributed/checkpoint/state_dict_saver.py"),
+                150,
+                "save",
+            ),
+            (
+                &format!("{SITE}/torch/distributed/checkpoint/default_planner.py"),
+                404,
+                "create_global_plan",
+            ),
+        ],
+        "AssertionError",
+    ));
+    assert_eq!(f.category, Category::CheckpointError, "{f:?}");
+    assert!(
+        s.starts_with("Pin torch to the release kite is written for"),
+        "{s}"
+    );
+
+    // The user's own script calling the same machinery names no framework: no version pair.
+    let (_, s) = first(&tb(
+        &[
+            ("/home/ana/exp/save.py", 20, "<module>"),
+            (
+                &format!("{SITE}/torch/distributed/checkpoint/default_planner.py"),
+                404,
+                "create_global_plan",
+            ),
+        ],
+        "AssertionError",
+    ));
+    assert!(!s.contains("is written for"), "{s}");
+}

@@ -997,8 +997,10 @@ const REMEDIES: &[fn(&Raised<'_>) -> Option<Remedy>] = &[
     unknown_registry_name,
     generated_syntax_error,
     framework_older_than_library,
+    checkpoint_machinery_skew,
     api_skew,
     library_own_code,
+    checkout_own_code,
 ];
 
 /// An installed library's own frame calls a method on the framework's core type (a
@@ -1457,6 +1459,119 @@ fn library_own_code(r: &Raised<'_>) -> Option<Remedy> {
         });
     }
     None
+}
+
+/// The package a path outside the installed packages belongs to when it sits in a source
+/// checkout named for it: a directory under a repository directory whose name holds the
+/// package's (`LLaMA-Factory/src/llamafactory`, `ms-swift/swift`, `Megatron-LM/megatron`,
+/// `torchtitan/torchtitan`). Returns the package name and its directory.
+fn checkout_of(path: &str) -> Option<(String, String)> {
+    let mut segs: Vec<&str> = path.split(['/', '\\']).collect();
+    segs.pop(); // the file
+    let norm = |s: &str| -> String {
+        s.chars()
+            .filter(char::is_ascii_alphanumeric)
+            .map(|c| c.to_ascii_lowercase())
+            .collect()
+    };
+    (1..segs.len()).find_map(|i| {
+        let pkg = segs[i];
+        let repo = match segs[i - 1] {
+            "src" if i >= 2 => segs[i - 2],
+            r => r,
+        };
+        let (p, r) = (norm(pkg), norm(repo));
+        let named = p.len() >= 3
+            && r.contains(&p)
+            && pkg.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        named.then(|| (pkg.to_string(), segs[..=i].join("/")))
+    })
+}
+
+/// The framework whose source checkout (`checkout_of`) holds every frame of the traceback
+/// outside the installed packages, the innermost included: the script that ran is the
+/// framework's own entry point and no code of the user's is on the stack.
+fn checkout_package(tb: &Traceback) -> Option<(String, String)> {
+    let own: Vec<&Frame> = tb
+        .frames
+        .iter()
+        .filter(|f| !internal_frame(&f.path))
+        .collect();
+    let innermost_own = tb.frames.last().is_some_and(|f| !internal_frame(&f.path));
+    if own.len() < 2 || !innermost_own {
+        return None;
+    }
+    let first = checkout_of(&own[0].path)?;
+    own.iter()
+        .all(|f| checkout_of(&f.path).as_ref() == Some(&first))
+        .then_some(first)
+}
+
+/// torch's own distributed-checkpoint and FSDP state-dict code, which plans, gathers and
+/// matches a sharded checkpoint's entries.
+const TORCH_CHECKPOINT_MACHINERY: &[&str] =
+    &["/torch/distributed/checkpoint/", "/torch/distributed/fsdp/"];
+
+/// An exception raised inside torch's distributed-checkpoint or FSDP state-dict machinery (its
+/// innermost frame there) while a training framework drove the save or load (the nearest frame
+/// outside torch is an installed package or a framework's checkout, not a script of the
+/// user's): that machinery reads the plan the framework built, not the bytes of a file, so
+/// a missing key, an assertion or a wrong type there is the framework and this torch
+/// disagreeing about the checkpoint's layout: a version pair, not a damaged file.
+fn checkpoint_machinery_skew(r: &Raised<'_>) -> Option<Remedy> {
+    let Raised { tb, msg, .. } = r;
+    let in_machinery = |f: &Frame| {
+        let p = f.path.replace('\\', "/");
+        TORCH_CHECKPOINT_MACHINERY.iter().any(|m| p.contains(m))
+    };
+    let inner = tb.frames.last()?;
+    if !in_machinery(inner) {
+        return None;
+    }
+    let caller = tb
+        .frames
+        .iter()
+        .rev()
+        .find(|f| package_of(f).as_deref() != Some("torch"))?;
+    let fw = package_of(caller)
+        .filter(|p| !DISPATCHERS.contains(&p.as_str()))
+        .or_else(|| checkout_of(&caller.path).map(|(p, _)| p))?;
+    Some(Remedy {
+        en: format!(
+            "Pin torch to the release {fw} is written for (its requirements or release notes name it), or update {fw} to a release that supports this torch: the failure is inside torch's own checkpoint machinery as {fw} drives it (`{}: {}`), which plans and matches the checkpoint's entries rather than reading a file's bytes, so the two disagree about the layout; the checkpoint itself is most likely whole.",
+            tb.ty,
+            clip(msg)
+        ),
+        zh: format!(
+            "把 torch 固定到 {fw} 适配的版本（它的 requirements 或发布说明里写着），或者把 {fw} 升级到支持当前 torch 的版本：出错的是 {fw} 调用的 torch 自己的 checkpoint 逻辑（`{}: {}`），它处理的是 checkpoint 条目的规划和匹配，不是文件的字节，说明两者对 checkpoint 的布局理解不一致；checkpoint 文件本身多半是完整的。",
+            tb.ty,
+            clip(msg)
+        ),
+    })
+}
+
+/// An exception raised in a framework's own code run from its source checkout (`checkout_package`):
+/// no frame of the user's is on the stack, so the framework failed on its own (a regression, or a
+/// clash with the libraries installed beside it), and its newer code or the release that worked is
+/// the step, not a line to fix.
+fn checkout_own_code(r: &Raised<'_>) -> Option<Remedy> {
+    let Raised { tb, msg, .. } = r;
+    if !(OWN_CODE_FAILED.contains(&tb.ty.as_str()) || tb.ty == "ValueError") {
+        return None;
+    }
+    let (pkg, dir) = checkout_package(tb)?;
+    Some(Remedy {
+        en: format!(
+            "Update {pkg} to its latest code (`git pull` in `{dir}`'s checkout and reinstall it, e.g. `pip install -e .`), or check out the release that worked: every frame outside the installed packages is {pkg}'s own code run from that checkout, so {pkg} itself failed (`{}: {}`), which a newer commit often fixes (search its issues for the message).",
+            tb.ty,
+            clip(msg)
+        ),
+        zh: format!(
+            "把 {pkg} 更新到最新代码（在 `{dir}` 所在的仓库里 `git pull` 再重新安装，比如 `pip install -e .`），或者切回之前能用的版本：已安装的包之外的每一个栈帧都是从这个源码目录运行的 {pkg} 自己的代码，所以是 {pkg} 本身出错了（`{}: {}`），新的提交往往已经修复（用报错信息搜一下它的 issue）。",
+            tb.ty,
+            clip(msg)
+        ),
+    })
 }
 
 fn clip(s: &str) -> String {
