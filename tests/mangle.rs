@@ -198,6 +198,7 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("python-repr", "TW0209", R_REPR_CONTEXT),  // 3 of 4 examples lost
     ("python-repr", "TW1107", R_REPR_CONTEXT),  // 1 of 1 examples lost
     ("python-repr", "TW1604", R_REPR_CONTEXT),  // 1 of 1 examples lost
+    ("python-repr", "TW1802", R_REPR_CONTEXT),  // 1 of 3 examples lost
     ("python-repr", "TW2003", R_REPR_CONTEXT),  // 5 of 5 examples lost
     ("python-repr", "TW2006", R_REPR_CONTEXT),  // 2 of 2 examples lost
     ("python-repr", "TW2304", R_REPR_CONTEXT),  // 1 of 1 examples lost
@@ -250,8 +251,10 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("ranks-interleaved", "TW1601", R_INTERLEAVE), // 2 of 9 examples lost
     ("ranks-interleaved", "TW1604", R_INTERLEAVE), // 1 of 1 examples lost
     ("ranks-interleaved", "TW1605", R_INTERLEAVE), // 1 of 2 examples lost
+    ("ranks-interleaved", "TW1606", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW1650", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW1801", R_INTERLEAVE), // 6 of 13 examples lost
+    ("ranks-interleaved", "TW1802", R_INTERLEAVE), // 3 of 3 examples lost
     ("ranks-interleaved", "TW1902", R_INTERLEAVE), // 7 of 7 examples lost
     ("ranks-interleaved", "TW1903", R_INTERLEAVE), // 7 of 7 examples lost
     ("ranks-interleaved", "TW2001", R_INTERLEAVE), // 7 of 13 examples lost
