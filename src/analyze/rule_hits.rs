@@ -7,6 +7,7 @@ use super::lookback::preceded;
 use super::stream::{Consumer, Seen};
 use super::{Engine, FileResult, MAX_HITS_PER_SIG_FILE, MAX_TEXT, RuleHit};
 use crate::model::Attribution;
+use crate::scan::FullRegex;
 use crate::sources::SourceKind;
 use crate::sources::encoding::decode_line;
 use crate::sources::prefix;
@@ -95,14 +96,12 @@ impl Consumer for RuleHits<'_, '_> {
 
 /// The line's text for citing: whole when short; otherwise a window around the match
 /// (a one-line JSON error file or a glued progress bar can be kilobytes long).
-fn excerpt(full: &str, re: &regex::bytes::Regex) -> String {
+fn excerpt(full: &str, re: &FullRegex) -> String {
     let t = full.trim();
     if t.len() <= MAX_TEXT {
         return t.to_string();
     }
-    let (ms, me) = re
-        .find(t.as_bytes())
-        .map_or((0, 0), |m| (m.start(), m.end()));
+    let (ms, me) = re.find(t.as_bytes()).map_or((0, 0), |m| (m.start, m.end));
     let mut start = ms.saturating_sub(120);
     let mut end = (me + 200).min(t.len()).max((start + MAX_TEXT).min(t.len()));
     while !t.is_char_boundary(start) {
@@ -125,7 +124,7 @@ fn excerpt(full: &str, re: &regex::bytes::Regex) -> String {
 fn make_hit(
     rule: usize,
     signature: usize,
-    re: &regex::bytes::Regex,
+    re: &FullRegex,
     line: u64,
     bytes: &[u8],
     raw: &[u8],
@@ -135,8 +134,8 @@ fn make_hit(
     let m = re.find(bytes);
     let seg = match m {
         Some(m) => {
-            let s = memchr::memrchr(b'\r', &bytes[..m.start()]).map_or(0, |i| i + 1);
-            let e = memchr::memchr(b'\r', &bytes[m.end()..]).map_or(bytes.len(), |i| m.end() + i);
+            let s = memchr::memrchr(b'\r', &bytes[..m.start]).map_or(0, |i| i + 1);
+            let e = memchr::memchr(b'\r', &bytes[m.end..]).map_or(bytes.len(), |i| m.end + i);
             &bytes[s..e]
         }
         None => bytes,
@@ -166,17 +165,11 @@ fn make_hit(
     if attr.host.is_none() {
         attr.host = base.host.clone();
     }
-    let mut captures = Vec::new();
-    if let Some(c) = re.captures(seg) {
-        for name in re.capture_names().flatten() {
-            if let Some(v) = c.name(name) {
-                captures.push((
-                    name.to_string(),
-                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                ));
-            }
-        }
-    }
+    let captures = re
+        .named_captures(seg)
+        .into_iter()
+        .map(|(name, v)| (name.to_string(), String::from_utf8_lossy(v).into_owned()))
+        .collect();
     let text = excerpt(&full, re);
     RuleHit {
         rule,
