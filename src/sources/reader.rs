@@ -1,13 +1,19 @@
 //! Streaming reader: hands out chunks of whole lines from any `Read`, over one reused
-//! buffer, so a multi-GB log never sits in memory. Lines longer than the buffer are cut
+//! buffer, so a multi-GB log never sits in memory. The buffer starts small and grows only
+//! for a line that does not fit, up to the longest line kept whole; a longer line is cut
 //! (and reported), never allowed to grow it without bound; of a cut line, what follows its
 //! last `\r` (the message a progress bar's redraws end in) is handed out too, as the same
-//! line, bounded by the buffer's size.
+//! line, bounded by that length.
 
 use std::io::{self, Read};
 
-/// Default size of the reusable buffer: also the longest line kept whole.
+/// The longest line a default reader keeps whole (what its buffer may grow to).
 pub const DEFAULT_BUF: usize = crate::limits::LINE_BYTES;
+
+/// What a reader's buffer starts at: each scan thread holds one, so this, not the longest
+/// line, is what a thread costs in read buffer. 256 KiB reads as fast as 1 MiB (a chunk's
+/// fixed cost is small beside a quarter of a megabyte of lines).
+const START_BUF: usize = 256 << 10;
 
 /// A line longer than the buffer: where it was and how long it really was.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,6 +27,8 @@ pub struct LongLine {
 pub struct ChunkReader<R> {
     inner: R,
     buf: Vec<u8>,
+    /// The longest line kept whole: what `buf` may grow to.
+    cap: usize,
     /// Valid data is `buf[start..end]`.
     start: usize,
     end: usize,
@@ -42,16 +50,15 @@ pub struct ChunkReader<R> {
 }
 
 thread_local! {
-    /// The buffer of this thread's last reader of the default size, for its next one: a reader
-    /// per file would otherwise allocate and zero 1 MiB for each (its old bytes are never read:
-    /// only what a read put there is handed out), and a freed block that size stays in the
-    /// process's memory anyway.
+    /// The buffer of this thread's last default reader, for its next one: a reader per file
+    /// would otherwise allocate and zero a buffer for each (its old bytes are never read: only
+    /// what a read put there is handed out). Kept at the size it grew to.
     static SPARE: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
 impl<R> Drop for ChunkReader<R> {
     fn drop(&mut self) {
-        if self.buf.len() == DEFAULT_BUF {
+        if self.cap == DEFAULT_BUF {
             let buf = std::mem::take(&mut self.buf);
             // Gone only while the thread itself ends.
             let _ = SPARE.try_with(|s| s.set(buf));
@@ -64,21 +71,23 @@ impl<R: Read> ChunkReader<R> {
         Self::with_capacity(inner, DEFAULT_BUF)
     }
 
+    /// A reader that keeps lines of up to `cap` bytes whole.
     pub fn with_capacity(inner: R, cap: usize) -> Self {
         let cap = cap.max(64);
-        let buf = SPARE
-            .try_with(|s| {
-                let spare = s.take();
-                if spare.len() == cap {
-                    return spare;
-                }
-                s.set(spare);
-                vec![0; cap]
-            })
-            .unwrap_or_else(|_| vec![0; cap]);
+        let fresh = || vec![0; cap.min(START_BUF)];
+        let buf = if cap == DEFAULT_BUF {
+            SPARE
+                .try_with(|s| Some(s.take()).filter(|b| !b.is_empty()))
+                .ok()
+                .flatten()
+                .unwrap_or_else(fresh)
+        } else {
+            fresh()
+        };
         ChunkReader {
             inner,
             buf,
+            cap,
             start: 0,
             end: 0,
             eof: false,
@@ -161,7 +170,7 @@ impl<R: Read> ChunkReader<R> {
                 let data = &self.buf[self.start..self.end];
                 let nl = memchr::memchr(b'\n', data);
                 let part = &data[..nl.unwrap_or(data.len())];
-                keep_after_cr(&mut self.cr_tail, part, self.buf.len());
+                keep_after_cr(&mut self.cr_tail, part, self.cap);
                 skip.bytes += part.len() as u64;
                 self.start += part.len();
                 let ended = match nl {
@@ -225,6 +234,13 @@ impl<R: Read> ChunkReader<R> {
                 }
                 return Ok(None);
             }
+            if self.start == 0 && self.end == self.buf.len() && self.buf.len() < self.cap {
+                // One line fills the buffer: grow it, up to the longest line kept whole.
+                let grown = (self.buf.len() * 2).min(self.cap);
+                self.buf.resize(grown, 0);
+                self.fill()?;
+                continue;
+            }
             if self.start == 0 && self.end == self.buf.len() {
                 // One line fills the whole buffer: hand out its head, skip the rest.
                 let lineno = self.next_lineno;
@@ -234,7 +250,7 @@ impl<R: Read> ChunkReader<R> {
                     after_cr: 0,
                 });
                 self.cr_tail = None;
-                keep_after_cr(&mut self.cr_tail, &self.buf, self.buf.len());
+                keep_after_cr(&mut self.cr_tail, &self.buf, self.cap);
                 self.start = self.end;
                 // The head is returned as its own chunk; the line number advances when the
                 // skip finds the newline.
@@ -400,6 +416,40 @@ mod tests {
         assert_eq!(r.buf.as_ptr(), was);
         assert_eq!(r.next_chunk().unwrap(), Some((&b"a\nb\nc"[..], 1)));
         assert_eq!(r.next_chunk().unwrap(), None);
+    }
+
+    #[test]
+    fn a_line_longer_than_the_first_buffer_grows_it_and_is_kept_whole() {
+        let mut text = b"first\n".to_vec();
+        for n in [START_BUF + 10, 3 * START_BUF, DEFAULT_BUF] {
+            text.extend(std::iter::repeat_n(b'x', n));
+            text.push(b'\n');
+        }
+        text.extend_from_slice(b"last\n");
+        let mut r = ChunkReader::new(&text[..]);
+        assert_eq!(r.buf.len(), START_BUF);
+        let mut got = Vec::new();
+        while let Some((chunk, first)) = r.next_chunk().unwrap() {
+            got.extend(lines(chunk, first).map(|(n, l)| (n, l.len())));
+        }
+        // The line of exactly the longest length is cut (no room for its newline), as before.
+        let cut = r
+            .long_lines
+            .iter()
+            .map(|l| (l.lineno, l.bytes))
+            .collect::<Vec<_>>();
+        assert_eq!(cut, vec![(4, DEFAULT_BUF as u64)]);
+        assert_eq!(
+            got,
+            vec![
+                (1, 5),
+                (2, START_BUF + 10),
+                (3, 3 * START_BUF),
+                (4, DEFAULT_BUF),
+                (5, 4)
+            ]
+        );
+        assert_eq!(r.buf.len(), DEFAULT_BUF);
     }
 
     #[test]
