@@ -343,51 +343,72 @@ fn load_builtin(rules: &mut Vec<Rule>, errors: &mut Vec<LoadError>) {
     }
 }
 
-/// The `--rules` files, in the order given, compiled in parallel, all drawing on the one total
-/// (`Budget::Shared`). When a regex finds the total short (the load is then sure to fail), they
-/// are loaded again one after another with exact sizes, so the errors are those of a load in
-/// order, the same whichever file got there first. The parallel pass compiles at most the
-/// total and one regex a thread past it, the redo at most the total.
+/// The `--rules` files, in the order given: each read and parsed on its own thread, then their
+/// rules compiled in parallel rule by rule (a thousand signatures in two files would otherwise
+/// compile on two threads), all drawing on the one total (`Budget::Shared`); rules and errors
+/// come out in file and rule order whatever the threads did. When a regex finds the total
+/// short (the load is then sure to fail), the files are loaded again one after another with
+/// exact sizes, so the errors are those of a load in order, the same whichever rule got there
+/// first. The parallel pass compiles at most the total and one regex a thread past it, the redo
+/// at most the total.
 fn load_user_files(
     files: &[std::path::PathBuf],
     rules: &mut Vec<Rule>,
     errors: &mut Vec<LoadError>,
 ) {
-    let shared = SharedTotal::default();
-    let parts = in_parallel(files.len(), |i| {
+    let mut read = in_parallel(files.len(), |i| {
         let f = &files[i];
-        let (mut r, mut e) = (Vec::new(), Vec::new());
         let text = std::fs::read_to_string(f).map_err(|err| LoadError {
             file: f.display().to_string(),
             key: "-".into(),
             message: format!("cannot read: {err}"),
-        });
-        if let Ok(t) = &text {
-            let origin = f.display().to_string();
-            load_text_within(&origin, t, &mut r, &mut e, &mut Budget::Shared(&shared));
+        })?;
+        let parsed = parse_text(&f.display().to_string(), &text);
+        Ok((text, parsed))
+    });
+    // Every parsed rule with its file, each taken by the thread that compiles it.
+    let (mut owner, mut slots) = (Vec::new(), Vec::new());
+    for (fi, r) in read.iter_mut().enumerate() {
+        if let Ok((_, Ok(file))) = r {
+            for raw in std::mem::take(&mut file.rule) {
+                owner.push(fi);
+                slots.push(std::sync::Mutex::new(Some(raw)));
+            }
         }
-        (text, r, e)
+    }
+    let shared = SharedTotal::default();
+    let origins: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    let compiled = in_parallel(slots.len(), |k| {
+        let raw_rule = slots[k]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .expect("each rule is compiled once");
+        compile(&origins[owner[k]], raw_rule, &mut Budget::Shared(&shared))
     });
     if !shared.short.load(std::sync::atomic::Ordering::Relaxed) {
-        for (text, mut r, mut e) in parts {
-            if let Err(read) = text {
-                e.push(read);
+        let mut compiled = owner.iter().zip(compiled).peekable();
+        for (fi, r) in read.into_iter().enumerate() {
+            match r {
+                Err(e) | Ok((_, Err(e))) => errors.push(e),
+                Ok(_) => {
+                    while let Some((_, c)) = compiled.next_if(|(f, _)| **f == fi) {
+                        match c {
+                            Ok(rule) => rules.push(rule),
+                            Err(mut e) => errors.append(&mut e),
+                        }
+                    }
+                }
             }
-            rules.append(&mut r);
-            errors.append(&mut e);
         }
         return;
     }
     let mut left = crate::limits::RULE_REGEX_TOTAL_BYTES;
-    for (f, (text, _, _)) in files.iter().zip(parts) {
-        match text {
-            Ok(t) => load_text_within(
-                &f.display().to_string(),
-                &t,
-                rules,
-                errors,
-                &mut Budget::Left(&mut left),
-            ),
+    for (origin, r) in origins.iter().zip(read) {
+        match r {
+            Ok((text, _)) => {
+                load_text_within(origin, &text, rules, errors, &mut Budget::Left(&mut left))
+            }
             Err(read) => errors.push(read),
         }
     }
@@ -491,41 +512,44 @@ fn load_text_within(
     errors: &mut Vec<LoadError>,
     budget: &mut Budget,
 ) {
-    let file: schema::RuleFile = match toml::from_str(text) {
-        Ok(f) => f,
-        Err(e) => {
-            let (file, key) = match e.span() {
-                Some(span) => {
-                    let before = &text[..span.start.min(text.len())];
-                    let line = before.matches('\n').count() + 1;
-                    let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
-                    let at = text.get(span.clone()).unwrap_or("").trim();
-                    let key = if !at.is_empty()
-                        && at.len() <= 64
-                        && at
-                            .chars()
-                            .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
-                    {
-                        at.to_string()
-                    } else {
-                        "-".to_string()
-                    };
-                    (format!("{origin}:{line}:{col}"), key)
-                }
-                None => (origin.to_string(), "-".to_string()),
-            };
-            errors.push(LoadError {
-                file,
-                key,
-                message: format!(
-                    "{}; see README.md \"Writing a rule\" for the keys a rule may have",
-                    e.message()
-                ),
-            });
-            return;
+    match parse_text(origin, text) {
+        Ok(file) => compile_file(origin, file, rules, errors, budget),
+        Err(e) => errors.push(e),
+    }
+}
+
+/// A rule file's TOML, or the load error saying where (file, line, column) and at which key.
+fn parse_text(origin: &str, text: &str) -> Result<schema::RuleFile, LoadError> {
+    toml::from_str(text).map_err(|e| {
+        let (file, key) = match e.span() {
+            Some(span) => {
+                let before = &text[..span.start.min(text.len())];
+                let line = before.matches('\n').count() + 1;
+                let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+                let at = text.get(span.clone()).unwrap_or("").trim();
+                let key = if !at.is_empty()
+                    && at.len() <= 64
+                    && at
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+                {
+                    at.to_string()
+                } else {
+                    "-".to_string()
+                };
+                (format!("{origin}:{line}:{col}"), key)
+            }
+            None => (origin.to_string(), "-".to_string()),
+        };
+        LoadError {
+            file,
+            key,
+            message: format!(
+                "{}; see README.md \"Writing a rule\" for the keys a rule may have",
+                e.message()
+            ),
         }
-    };
-    compile_file(origin, file, rules, errors, budget);
+    })
 }
 
 /// Compile a parsed file's rules, collecting every error.
