@@ -363,10 +363,12 @@ impl<'kb> Engine<'kb> {
         // arena and cannot reuse it. Hand those free pages back before the run's peak
         // (1.6 MiB of an 8-thread run on 100 MB).
         #[cfg(all(target_os = "linux", target_env = "gnu"))]
-        // SAFETY: malloc_trim only returns free memory to the system; every thread that
-        // allocated in the other arenas has ended.
-        unsafe {
-            libc::malloc_trim(0);
+        if threads > 1 {
+            // SAFETY: malloc_trim only returns free memory to the system; every thread that
+            // allocated in the other arenas has ended.
+            unsafe {
+                libc::malloc_trim(0);
+            }
         }
         let mut a = Analysis::default();
         for parts in results.into_inner().unwrap_or_else(|e| e.into_inner()) {

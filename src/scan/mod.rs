@@ -591,30 +591,64 @@ impl Matcher {
     }
 }
 
-/// A pattern's full regex, for a hit's place in its line and its captures: `build_regex`'s
-/// engine and settings (the same matches, the same groups), its search caches shared by every
-/// scan thread (`shared`) instead of `regex`'s one per thread. A pattern that hits on every
-/// thread (an NCCL identity line) otherwise grew a forward and a reverse lazy DFA on each:
-/// 11.6 MB of an 8-thread run's 36.6 MB heap on 100 MB.
+/// A pattern's full regex, for a hit's place in its line and its captures (and a launcher
+/// line's fields): `build_regex`'s engine and settings (the same matches, the same groups), its
+/// search caches shared by every scan thread (`shared`) instead of `regex`'s one per thread. A
+/// pattern that hits on every thread (an NCCL identity line) otherwise grew a forward and a
+/// reverse lazy DFA on each: 11.6 MB of an 8-thread run's 36.6 MB heap on 100 MB. No one-pass
+/// DFA, which `regex` builds for every regex with groups and keeps (1.5 MB for the launcher's
+/// line shapes alone): the groups of the few short lines read this way come from the bounded
+/// backtracker, the same groups.
 pub struct FullRegex {
     re: regex_automata::meta::Regex,
     caches: shared::Caches<regex_automata::meta::Cache>,
 }
 
+/// The groups of one match of a `FullRegex` over text: group `i` by `get(i)` or `[i]` (which
+/// panics for a group that did not take part, as `regex::Captures` does).
+pub struct Groups<'h> {
+    text: &'h str,
+    caps: regex_automata::util::captures::Captures,
+}
+
+impl<'h> Groups<'h> {
+    pub fn get(&self, i: usize) -> Option<&'h str> {
+        self.caps.get_group(i).map(|sp| &self.text[sp.range()])
+    }
+}
+
+impl std::ops::Index<usize> for Groups<'_> {
+    type Output = str;
+    fn index(&self, i: usize) -> &str {
+        self.get(i).expect("the group took part in the match")
+    }
+}
+
 impl FullRegex {
-    /// `None` where `build_regex` fails (the size limit).
+    /// Over bytes, as `build_regex`; `None` where it fails (the size limit).
     fn new(src: &str) -> Option<FullRegex> {
+        Self::build(src, false)
+    }
+
+    /// Over text, as `regex::Regex::new` (matches never split a character); for built-in
+    /// patterns, which always compile.
+    pub fn text(src: &str) -> FullRegex {
+        Self::build(src, true).expect("a built-in regex compiles")
+    }
+
+    fn build(src: &str, utf8: bool) -> Option<FullRegex> {
         use regex_automata::{MatchKind, meta, util::syntax};
-        // What `regex::bytes::RegexBuilder` gives `build_regex`'s settings.
+        // What `regex`'s builders give these settings, less the one-pass DFA.
         let re = meta::Builder::new()
             .configure(
                 meta::Config::new()
                     .nfa_size_limit(Some(REGEX_SIZE_LIMIT))
                     .hybrid_cache_capacity(2 << 20)
                     .match_kind(MatchKind::LeftmostFirst)
-                    .utf8_empty(false),
+                    .utf8_empty(utf8)
+                    .onepass(false),
             )
-            .syntax(syntax::Config::new().unicode(true).utf8(false))
+            .syntax(syntax::Config::new().unicode(true).utf8(utf8))
             .build(src)
             .ok()?;
         Some(FullRegex {
@@ -649,6 +683,38 @@ impl FullRegex {
             .enumerate()
             .filter_map(|(i, name)| Some((name?, &haystack[caps.get_group(i)?.range()])))
             .collect()
+    }
+
+    /// The groups of the leftmost-first match in `text`.
+    pub fn captures<'h>(&self, text: &'h str) -> Option<Groups<'h>> {
+        self.captures_from(text, 0)
+    }
+
+    fn captures_from<'h>(&self, text: &'h str, at: usize) -> Option<Groups<'h>> {
+        let mut caps = self.re.create_captures();
+        let input = regex_automata::Input::new(text).range(at..);
+        self.with(|c| self.re.search_captures_with(c, &input, &mut caps));
+        caps.is_match().then_some(Groups { text, caps })
+    }
+
+    /// The groups of each successive non-overlapping match in `text` (`regex`'s
+    /// `captures_iter`; an empty match moves on a character).
+    pub fn captures_all<'h>(&self, text: &'h str) -> Vec<Groups<'h>> {
+        let mut out = Vec::new();
+        let mut at = 0;
+        while at <= text.len() {
+            let Some(g) = self.captures_from(text, at) else {
+                break;
+            };
+            let m = g.caps.get_match().expect("a match").range();
+            at = if m.is_empty() {
+                m.end + text[m.end..].chars().next().map_or(1, char::len_utf8)
+            } else {
+                m.end
+            };
+            out.push(g);
+        }
+        out
     }
 }
 

@@ -11,6 +11,7 @@
 
 use crate::fact_names;
 use crate::model::{Attribution, Fact};
+use crate::scan::{FullRegex, Groups};
 use crate::sources::prefix;
 use regex::Regex;
 use std::sync::OnceLock;
@@ -114,13 +115,14 @@ const BLOCK_HOST_SPAN: u64 = 6;
 
 /// The regex of one line shape, compiled the first time a line of that shape is read: most
 /// runs hold a few of the shapes, and each compiled regex costs memory until the process ends.
-fn regex(line: Line) -> &'static Regex {
-    static R: [OnceLock<Regex>; LINES.len()] = [const { OnceLock::new() }; LINES.len()];
+/// Its search caches are shared by the scan threads (`FullRegex`).
+fn regex(line: Line) -> &'static FullRegex {
+    static R: [OnceLock<FullRegex>; LINES.len()] = [const { OnceLock::new() }; LINES.len()];
     let ix = LINES
         .iter()
         .position(|(l, _)| *l == line)
         .expect("every Line has a regex in LINES");
-    R[ix].get_or_init(|| Regex::new(LINES[ix].1).expect("launcher line regex"))
+    R[ix].get_or_init(|| FullRegex::text(LINES[ix].1))
 }
 
 fn ran_for() -> &'static Regex {
@@ -279,9 +281,9 @@ pub fn read(hits: &[LineHit], base: &Attribution) -> Vec<LaunchEvent> {
                 }
             }
             Line::CollectiveFingerprint => {
-                for c in regex(h.line).captures_iter(h.text) {
+                for c in regex(h.line).captures_all(h.text) {
                     let of = unum(&c, 1).or(who.rank);
-                    let seq = c.get(2).and_then(|x| x.as_str().parse::<u64>().ok());
+                    let seq = c.get(2).and_then(|x| x.parse::<u64>().ok());
                     if let (Some(of), Some(seq)) = (of, seq) {
                         let op = c[3].to_string();
                         push(What::Fingerprint { of, seq, op }, who.clone());
@@ -304,20 +306,20 @@ pub fn read(hits: &[LineHit], base: &Attribution) -> Vec<LaunchEvent> {
 }
 
 /// Capture `i` as a signed number (an exit code, a count).
-fn num(c: &regex::Captures, i: usize) -> Option<i64> {
-    c.get(i).and_then(|x| x.as_str().parse::<i64>().ok())
+fn num(c: &Groups, i: usize) -> Option<i64> {
+    c.get(i).and_then(|x| x.parse::<i64>().ok())
 }
 
 /// Capture `i` as an unsigned number (a rank, a pid).
-fn unum(c: &regex::Captures, i: usize) -> Option<u32> {
-    c.get(i).and_then(|x| x.as_str().parse::<u32>().ok())
+fn unum(c: &Groups, i: usize) -> Option<u32> {
+    c.get(i).and_then(|x| x.parse::<u32>().ok())
 }
 
 /// A worker's exit as one of the launchers reports it, and who exited; `None` for a block's
 /// exit line with no rank line near it. `block` is the torchelastic failure block being read.
 fn worker_exit(
     h: &LineHit,
-    c: &regex::Captures,
+    c: &Groups,
     block: &Block,
     mut who: Attribution,
 ) -> Option<(What, Attribution)> {
@@ -373,7 +375,7 @@ fn worker_exit(
         }
         Line::SpawnExit => {
             let rank = unum(c, 1)?;
-            let signal = c.get(3).map(|m| m.as_str().to_string());
+            let signal = c.get(3).map(str::to_string);
             exit(ExitVia::Spawn, Some(rank), None, None, num(c, 2), signal)
         }
         _ => return None,
@@ -383,7 +385,7 @@ fn worker_exit(
 
 /// What a line about one process says: a teardown signal, the NCCL watchdog's timeout, a
 /// collective's state, a data-loader worker killed, or which pid a rank is.
-fn process_event(h: &LineHit, c: &regex::Captures, who: &Attribution) -> Option<What> {
+fn process_event(h: &LineHit, c: &Groups, who: &Attribution) -> Option<What> {
     Some(match h.line {
         Line::SendingSignal => What::Teardown {
             pid: unum(c, 1)?,
