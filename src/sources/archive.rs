@@ -376,9 +376,14 @@ impl<R: Read> Read for SparseData<R> {
             if k == 0 || self.read.load(Relaxed) != before {
                 return Ok(k);
             }
-            self.holes.dropped.set(self.holes.dropped.get() + k as u64);
-            if self.total.fetch_add(k as u64, Relaxed) + k as u64 >= crate::limits::GZIP_BYTES_TOTAL
-            {
+            // Of the read that reaches the cap, only what was left of it counts as skipped:
+            // what a member says it skipped never passes the cap, whatever the read's size.
+            let was = self.total.fetch_add(k as u64, Relaxed);
+            let left = crate::limits::GZIP_BYTES_TOTAL.saturating_sub(was);
+            self.holes
+                .dropped
+                .set(self.holes.dropped.get() + left.min(k as u64));
+            if was + k as u64 >= crate::limits::GZIP_BYTES_TOTAL {
                 self.holes.capped.set(true);
                 return Ok(0);
             }
