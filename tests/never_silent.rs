@@ -344,3 +344,104 @@ RuntimeError: File /ckpt/final.pt cannot be opened.
         assert_ne!(r.verdict, Verdict::NoFailure, "{name}");
     }
 }
+
+/// Stack dumps of a run that stopped printing (issue 27): someone dumps a stuck run, so a
+/// dump is a hang, never a healthy run. Where each process stands decides the kind: ranks in
+/// different places never meet (collective_mismatch); every dumped process in the same
+/// collective waits on its transport (nccl_network first); a dump after a clean end is not a
+/// hang. py-spy's, faulthandler's and gdb's formats, written here in our own words.
+#[test]
+fn stack_dumps_of_a_stuck_run_say_where_its_ranks_stand() {
+    let apart = diagnose_text(
+        "hang.txt",
+        concat!(
+            "epoch 2 step 400/900 loss 0.91\n",
+            "# silent for an hour\n",
+            "$ py-spy dump --pid 9001\n",
+            "Process 9001: python run.py\n",
+            "Python v3.11.2 (/usr/bin/python3.11)\n",
+            "\n",
+            "Thread 9001 (active): \"MainThread\"\n",
+            "    all_gather_object (torch/distributed/distributed_c10d.py:2410)\n",
+            "    sync_metrics (myproj/eval.py:77)\n",
+            "    run_eval (myproj/loop.py:140)\n",
+            "$ py-spy dump --pid 9002\n",
+            "Process 9002: python run.py\n",
+            "Thread 9002 (active): \"MainThread\"\n",
+            "    forward (myproj/model.py:31)\n",
+            "    train_step (myproj/loop.py:96)\n",
+        ),
+    );
+    assert_eq!(apart.verdict, Verdict::UnknownFailure);
+    assert_eq!(top(&apart), ("collective_mismatch".to_string(), Some(8)));
+    let f = &apart.findings[0];
+    assert!(
+        f.fix
+            .starts_with("Make every rank call the same collectives"),
+        "{}",
+        f.fix
+    );
+    assert!(f.fix.contains("all_gather_object ("), "{}", f.fix);
+
+    // One rank's faulthandler dump, prefixed by the launcher, inside the collective.
+    let one = diagnose_text(
+        "rank0.log",
+        concat!(
+            "[rank0]: loading shards done\n",
+            "[rank0]:Current thread 0x00007f3a1c (most recent call first):\n",
+            "[rank0]:  File \"/env/torch/distributed/distributed_c10d.py\", line 1999 in all_reduce\n",
+            "[rank0]:  File \"/srv/job/main.py\", line 12 in <module>\n",
+        ),
+    );
+    assert_eq!(one.verdict, Verdict::UnknownFailure);
+    let cats: Vec<String> = one
+        .findings
+        .iter()
+        .map(|f| f.category.to_string())
+        .collect();
+    assert_eq!(cats[..2], ["nccl_network", "nccl_timeout"], "{cats:?}");
+    assert!(one.findings[0].fix.contains("NCCL_P2P_DISABLE=1"));
+
+    // gdb's backtrace of NCCL's proxy thread in its socket transport.
+    let gdb = diagnose_text(
+        "bt.txt",
+        concat!(
+            "Thread 9 (Thread 0x7fa0 (LWP 5120)):\n",
+            "#0  0x00007fa1 in poll () from /lib64/libc.so.6\n",
+            "#1  0x00007fa2 in socketPollConnect () from /opt/nccl/lib/libnccl.so.2\n",
+            "#2  0x00007fa3 in start_thread () from /lib64/libpthread.so.0\n",
+        ),
+    );
+    assert_eq!(top(&gdb), ("nccl_network".to_string(), Some(3)));
+}
+
+#[test]
+fn a_stack_dump_after_a_clean_end_or_a_traceback_is_no_hang() {
+    let done = diagnose_text(
+        "train.log",
+        concat!(
+            "step 10/10 loss 0.2\n",
+            "Training completed.\n",
+            "Thread 77 (idle): \"MainThread\"\n",
+            "    wait (threading.py:320)\n",
+        ),
+    );
+    assert_eq!(done.verdict, Verdict::NoFailure, "{:?}", done.findings);
+    // A traceback's frames are not a dump: the exception decides, as always.
+    let tb = diagnose_text(
+        "train.log",
+        concat!(
+            "Traceback (most recent call last):\n",
+            "  File \"/srv/job/main.py\", line 12, in <module>\n",
+            "    dist.all_reduce(t)\n",
+            "KeyError: 'rank'\n",
+        ),
+    );
+    assert!(
+        tb.findings
+            .iter()
+            .all(|f| f.category.to_string() != "collective_mismatch"),
+        "{:?}",
+        tb.findings
+    );
+}

@@ -1,16 +1,20 @@
 //! Runs that stop without an error line: a log whose output ends mid-run with the shell's
 //! prompt back (the process vanished: a SIGKILL, most often the kernel's OOM killer), one the
 //! user interrupted after it printed nothing more, one that ends repeating a failure warning
-//! (stuck retrying it), or one that ends in distributed start-up (the first collective never
-//! completed). Read from how each log stops (`sources::ending`); only asked when nothing else
-//! says the run died. The second tier classifies these lines like any salient line; this
+//! (stuck retrying it), one that ends in distributed start-up (the first collective never
+//! completed), or one whose end holds stack dumps of its live processes (py-spy, faulthandler,
+//! gdb: someone dumped a run that stopped printing), read for where each process stands: ranks
+//! standing in different collectives, or some in one and some not, never meet; all in one
+//! collective wait on its transport. Read from how each log stops (`sources::ending`); only
+//! asked when nothing else says the run died. The second tier classifies these lines like any salient line; this
 //! module adds what the ending itself says (its terms and fix). Returns data; never reads
 //! files or formats output.
 
 use super::ErrorLine;
 use crate::analyze::Analysis;
 use crate::model::Category;
-use crate::sources::ending::Stop;
+use crate::sources::ending::{EndLine, Stop};
+use crate::sources::stackdump::Dump;
 
 /// How a run stopped without an error line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,6 +29,14 @@ pub enum Kind {
     StalledTraining,
     /// The same failure warning, over and over, to the end.
     Retrying,
+    /// Stack dumps of two or more processes standing in different collectives (or some in
+    /// one, some in none): their collective sequences diverged.
+    RanksApart,
+    /// Stack dumps whose processes all stand in the same collective (or one process's, in
+    /// one): it never completed.
+    InCollective,
+    /// Stack dumps of a stuck run, none in a collective.
+    DumpedElsewhere,
 }
 
 /// One line that says the run stopped, and how.
@@ -50,6 +62,22 @@ impl Kind {
             Kind::StalledTraining => &[(Category::NcclTimeout, 0.3), (Category::NcclNetwork, 0.15)],
             // Its tokens say what it retries.
             Kind::Retrying => &[],
+            // One rank in a collective the others never reach: the mismatch itself; the
+            // watchdog's timeout is what a user would see next.
+            Kind::RanksApart => &[
+                (Category::CollectiveMismatch, 0.4),
+                (Category::NcclTimeout, 0.2),
+            ],
+            // Every dumped rank waits in the same collective: its transport never delivered
+            // (broken peer-to-peer, a wrong interface), or a rank not dumped is elsewhere.
+            Kind::InCollective => &[
+                (Category::NcclNetwork, 0.3),
+                (Category::NcclTimeout, 0.25),
+                (Category::CollectiveMismatch, 0.15),
+            ],
+            // A main thread blocked outside any collective is most often waiting on the GPU
+            // stream (`.item()`, a synchronize) behind a collective kernel that never ends.
+            Kind::DumpedElsewhere => &[(Category::NcclTimeout, 0.2), (Category::Other, 0.15)],
         }
     }
 
@@ -60,6 +88,9 @@ impl Kind {
             Kind::StalledStarting => "ending: nothing after distributed start-up",
             Kind::StalledTraining => "ending: nothing after the last step until an interrupt",
             Kind::Retrying => "ending: one failure warning repeated to the end",
+            Kind::RanksApart => "stack dumps: the ranks stand in different collectives",
+            Kind::InCollective => "stack dumps: the processes wait in one collective",
+            Kind::DumpedElsewhere => "stack dumps: the processes are stuck outside any collective",
         }
     }
 
@@ -70,6 +101,9 @@ impl Kind {
             Kind::StalledStarting => "结尾：分布式启动之后再无输出",
             Kind::StalledTraining => "结尾：最后一步之后再无输出，直到被中断",
             Kind::Retrying => "结尾：同一条失败警告一直重复到最后",
+            Kind::RanksApart => "调用栈转储：各 rank 停在不同的集合通信里",
+            Kind::InCollective => "调用栈转储：各进程都在等同一个集合通信",
+            Kind::DumpedElsewhere => "调用栈转储：进程卡在集合通信之外",
         }
     }
 
@@ -88,6 +122,21 @@ impl Kind {
             (Kind::StalledTraining, Category::NcclTimeout) => Some((
                 "While it hangs, dump every rank's stack (`py-spy dump --pid <PID>` on each) to find the rank that is not in the collective, and rerun with `TORCH_NCCL_DUMP_ON_TIMEOUT=1` and a finite `timeout` in `init_process_group` so the hang ends in a Flight Recorder dump. Why: the run stopped printing after its last step until it was interrupted (`{line}`).",
                 "在卡住时对每个 rank 抓调用栈（在各 rank 上 `py-spy dump --pid <PID>`），找出没有进入集合通信的那个 rank；重跑时设置 `TORCH_NCCL_DUMP_ON_TIMEOUT=1`，并在 `init_process_group` 里给一个有限的 `timeout`，让卡住以 Flight Recorder 转储结束。原因：最后一步之后再无输出，直到被手动中断（`{line}`）。",
+            )),
+            (Kind::RanksApart, Category::CollectiveMismatch) => Some((
+                "Make every rank call the same collectives in the same order: find the collective in the dump (`{line}`) and the condition under which only some ranks reach it (a branch on the rank, a path or object that exists on rank 0 alone, a callback, checkpoint or logging step that calls a broadcast or barrier on some ranks only), and take it out of the branch or run it on every rank. Why: the stack dumps show the ranks standing in different places, one in this collective and another elsewhere, so neither can ever complete.",
+                "让每个 rank 以相同的顺序调用相同的集合通信：在转储里找到这个集合通信（`{line}`），以及只有部分 rank 会走到它的条件（按 rank 分支、只在 rank 0 上存在的路径或对象、只在部分 rank 上调用 broadcast 或 barrier 的回调、保存 checkpoint 或记录日志的步骤），把它移出分支或让每个 rank 都执行。原因：调用栈转储显示各 rank 停在不同的位置，一个在这个集合通信里，另一个在别处，谁都无法完成。",
+            )),
+            (Kind::InCollective, Category::NcclNetwork) => Some((
+                "Test the GPUs' transport: rerun with `NCCL_DEBUG=INFO` and `NCCL_P2P_DISABLE=1` on one host (if it then runs, peer-to-peer between the GPUs is broken: check `nvidia-smi topo -m`, PCIe ACS or the IOMMU in the BIOS, or the driver), and across nodes pin `NCCL_SOCKET_IFNAME=<nic>` to the interface that carries the nodes' addresses. Why: the stack dump shows the process waiting inside a collective (`{line}`) that never completed, with nothing printed.",
+                "检查 GPU 之间的通信通道：在单机上用 `NCCL_DEBUG=INFO` 和 `NCCL_P2P_DISABLE=1` 重跑（如果这样能跑，说明 GPU 之间的 P2P 坏了：查看 `nvidia-smi topo -m`、BIOS 里的 PCIe ACS 或 IOMMU，或者驱动），多机时用 `NCCL_SOCKET_IFNAME=<网卡>` 把 NCCL 固定到承载节点地址的网卡上。原因：调用栈转储显示进程在一个一直没有完成的集合通信里等待（`{line}`），没有任何输出。",
+            )),
+            (
+                Kind::RanksApart | Kind::InCollective | Kind::DumpedElsewhere,
+                Category::NcclTimeout,
+            ) => Some((
+                "Dump the stack of every rank while it hangs (`py-spy dump --pid <PID>` on each), not only some, to find the rank that is not in the collective, and rerun with `TORCH_NCCL_DUMP_ON_TIMEOUT=1` and a finite `timeout` in `init_process_group` so the hang ends in a Flight Recorder dump that names it. Why: the stack dump shows a process stuck (`{line}`) with nothing printed: a collective that never completed.",
+                "在卡住时对每个 rank 都抓调用栈（在每个 rank 上 `py-spy dump --pid <PID>`），而不只是部分 rank，找出没有进入集合通信的那个 rank；重跑时设置 `TORCH_NCCL_DUMP_ON_TIMEOUT=1`，并在 `init_process_group` 里给一个有限的 `timeout`，让卡住以指明它的 Flight Recorder 转储结束。原因：调用栈转储显示进程卡住（`{line}`），没有任何输出：一个集合通信一直没有完成。",
             )),
             _ => None,
         }
@@ -120,6 +169,22 @@ fn in_training(text: &str) -> bool {
     .is_match(text)
 }
 
+/// How a log's stack dumps say the run stood, and the frame to cite: ranks apart when two
+/// processes stand differently (cited at a collective's frame), all in one collective, or
+/// stuck outside any. `None` without a dump.
+fn from_dumps(dumps: &[Dump]) -> Option<(Kind, &EndLine)> {
+    let first = dumps.first()?;
+    let held = dumps.iter().find(|d| d.stands.is_some());
+    let kind = if dumps.iter().any(|d| d.stands != first.stands) {
+        Kind::RanksApart
+    } else if held.is_some() {
+        Kind::InCollective
+    } else {
+        Kind::DumpedElsewhere
+    };
+    Some((kind, &held.unwrap_or(first).at))
+}
+
 /// The lines that say the run stopped without an error line, one per log at most. Empty
 /// when a log shows a clean end or the process exited 0, or when there is no such stop.
 pub fn signs(a: &Analysis) -> Vec<Sign> {
@@ -136,6 +201,18 @@ pub fn signs(a: &Analysis) -> Vec<Sign> {
             || !input.kind.is_scanned()
             || a.clean_end.iter().any(|(ci, _)| ci == i)
         {
+            continue;
+        }
+        // Stack dumps of its processes say where the run stood, whatever came after them.
+        if let Some((kind, at)) = from_dumps(&e.dumps) {
+            out.push(Sign {
+                line: ErrorLine {
+                    path: input.path.clone(),
+                    line: at.line,
+                    text: at.text.clone(),
+                },
+                kind,
+            });
             continue;
         }
         let Some(last) = &e.last else { continue };

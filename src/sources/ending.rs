@@ -47,6 +47,9 @@ pub struct Ending {
     /// The last progress line (`epoch 3/10`, `iter: 250/1034`, a tqdm bar) at or before
     /// `last`, and whether every counter in it is short of its total.
     pub progress: Option<(EndLine, bool)>,
+    /// The stack dumps of live processes among the end's lines (`stackdump`), one per
+    /// process, oldest first.
+    pub dumps: Vec<super::stackdump::Dump>,
 }
 
 impl Ending {
@@ -58,6 +61,9 @@ impl Ending {
         }
         if let Some((e, _)) = self.progress.as_mut() {
             at(e);
+        }
+        for d in &mut self.dumps {
+            at(&mut d.at);
         }
     }
 }
@@ -191,7 +197,10 @@ pub fn read<'a>(rev: impl Iterator<Item = &'a str>) -> Ending {
         .take(WINDOW)
         .map(|l| l.rsplit('\r').find(|p| !p.trim().is_empty()).unwrap_or(""))
         .collect();
-    let mut end = Ending::default();
+    let mut end = Ending {
+        dumps: super::stackdump::read(&rev, |t| prompt(t).is_some()),
+        ..Ending::default()
+    };
     // Index into `rev` of the program's last line, and the stop seen after it.
     let mut last: Option<usize> = None;
     let mut stop = Stop::Open;

@@ -30,6 +30,7 @@ pub mod reader;
 pub(crate) mod rewrap;
 pub(crate) mod samples;
 pub(crate) mod slurm;
+pub(crate) mod stackdump;
 pub(crate) mod torchelastic;
 pub(crate) mod trainlog;
 pub(crate) mod ulimit;
