@@ -306,3 +306,40 @@ fn a_frameworks_list_of_possible_causes_is_no_candidate() {
         "{got:?}"
     );
 }
+
+/// An actor's death as Ray reports it (issue 27): the death a Ray traceback ends in is how the
+/// failure surfaced, not a code bug, so what Ray says killed it leads — a node preempted by
+/// the autoscaler, a worker past its pod's memory — and, where Ray names nothing, the deaths a
+/// process has without a word of its own (host OOM, a native crash) are in the top three. The
+/// traceback's frame lines do not keep the exception above the token its own line holds.
+#[test]
+fn an_actors_death_names_what_ray_says_killed_it_or_the_deaths_of_its_kind() {
+    let tb = |tail: &str| {
+        format!(
+            "Traceback (most recent call last):\n  File \"/jobs/rl/main.py\", line 51, in <module>\n    out = ray.get(worker.step.remote(batch))\n  File \"/venv/lib/python3.11/site-packages/ray/_private/worker.py\", line 2771, in get\n    raise value\nray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.\n\tclass_name: Rollout\n{tail}"
+        )
+    };
+    let preempted = diagnose_text(&tb(concat!(
+        "The actor died because its node has died. Node Id: 77aa01\n",
+        "\tthe actor's node was preempted: reclaimed by the cloud provider\n",
+    )));
+    assert_eq!(
+        roots(&preempted).first(),
+        Some(&Category::PreemptedOrTimeLimit),
+        "{:?}",
+        roots(&preempted)
+    );
+    let k8s = diagnose_text(&tb(
+        "The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit detail: Worker exits unexpectedly. Worker exits with an exit code None. The worker may have exceeded K8s pod memory limits.\n",
+    ));
+    assert_eq!(roots(&k8s).first(), Some(&Category::HostOom));
+    let bare = diagnose_text(&tb(""));
+    let cats = roots(&bare);
+    assert_eq!(cats.first(), Some(&Category::HostOom), "{cats:?}");
+    assert!(cats[..3].contains(&Category::SegfaultNative), "{cats:?}");
+    // A remote task's own exception keeps its kind: the wrapper says only that it was remote.
+    let remote = diagnose_text(
+        "ray.exceptions.RayTaskError(FileNotFoundError): ray::load() (pid=31, ip=10.0.0.4)\nFileNotFoundError: [Errno 2] No such file or directory: '/data/shard-0001.parquet'\n",
+    );
+    assert_eq!(roots(&remote).first(), Some(&Category::ConfigError));
+}

@@ -193,8 +193,8 @@ pub fn apply(a: &Analysis, findings: &mut Vec<Finding>) {
     }
 }
 
-/// A generic finding (an uncaught exception, an unknown error) whose every cited line holds a
-/// token of a specific kind (`DistBackendError: … unhandled system error` is an NCCL failure
+/// A generic finding (an uncaught exception, an unknown error) whose every cited line (but a
+/// traceback's frames) holds a token of a specific kind (`DistBackendError: … unhandled system error` is an NCCL failure
 /// carried by an exception) says how the failure surfaced, not what it was: it ranks below
 /// the strongest specific candidate its lines point at, and its score says why.
 fn demote_carriers(findings: &mut [Finding], ranked: &[(Category, Candidate)]) {
@@ -207,8 +207,11 @@ fn demote_carriers(findings: &mut [Finding], ranked: &[(Category, Candidate)]) {
         .iter_mut()
         .filter(|f| GENERIC.contains(&f.category) && f.symptom_of.is_none())
     {
-        let carried = !f.evidence.is_empty()
-            && f.evidence.iter().all(|e| {
+        // A traceback's frame lines say where it surfaced; the lines that say what it was
+        // (the exception, the messages) decide.
+        let said: Vec<&Evidence> = f.evidence.iter().filter(|e| !frame_line(&e.text)).collect();
+        let carried = !said.is_empty()
+            && said.iter().all(|e| {
                 table
                     .hits(&e.text)
                     .any(|t| t.weights.first().is_some_and(|w| w.0 == *best_cat))
@@ -223,6 +226,12 @@ fn demote_carriers(findings: &mut [Finding], ranked: &[(Category, Candidate)]) {
             f.confidence = (below * 100.0).round() / 100.0;
         }
     }
+}
+
+/// A Python traceback's frame line (`File "…", line N, in f`), whatever its prefix.
+fn frame_line(text: &str) -> bool {
+    let t = super::traceback::bare(text);
+    t.starts_with("File \"") && t.contains("\", line ")
 }
 
 /// A finding of the launcher's Ctrl-C (`sources::ending::torchrun_interrupt`).
