@@ -302,10 +302,10 @@ mod tests {
             "Timeout (0:20:00)!\n",
             "[rank0]:Current thread 0x00007f00aa (most recent call first):\n",
             "[rank0]:  File \"/opt/torch/distributed/distributed_c10d.py\", line 2050 in all_reduce\n",
-            "[rank0]:  File \"/work/train.py\", line 90 in step\n",
+            "[rank0]:  File \"/srv/job/train.py\", line 90 in step\n",
             "[rank1]:Current thread 0x00007f00bb (most recent call first):\n",
             "[rank1]:  File \"/opt/torch/distributed/distributed_c10d.py\", line 2050 in all_reduce\n",
-            "[rank1]:  File \"/work/train.py\", line 90 in step\n",
+            "[rank1]:  File \"/srv/job/train.py\", line 90 in step\n",
         ));
         assert_eq!(d.len(), 2, "{d:?}");
         assert_eq!(d[0].rank, Some(0));
