@@ -252,13 +252,15 @@ pub struct Engine<'kb> {
 }
 
 /// Build the tables every engine reads and no rule file changes (the detection tables, the
-/// second tier's tokens and their finder, the line-prefix forms), so a command can do it on a spare thread while
+/// second tier's tokens and their finder, the line-prefix forms, the regexes correlation
+/// reads every run with), so a command can do it on a spare thread while
 /// the rules load: `Engine::new` and the first file then find them ready instead of building
 /// them in line. The detection tables, the largest, get this thread; the others a second one.
 pub fn warm_up() {
     std::thread::spawn(|| {
         crate::tokens::warm_up();
         crate::sources::prefix::warm_up();
+        crate::correlate::warm_up();
     });
     detect::warm_up();
 }

@@ -118,6 +118,12 @@ static SUBSTS: LazyLock<Vec<Subst>> = LazyLock::new(|| {
 static COLLAPSE: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"#(?:[\s,.:;/_x*+-]*#)+").ok());
 
+/// Compile the replacements now (see `correlate::warm_up`).
+pub(crate) fn warm_up() {
+    LazyLock::force(&SUBSTS);
+    LazyLock::force(&COLLAPSE);
+}
+
 /// Replace tokens mixing letters and digits that look like ids (container ids, hashes, temp
 /// names) and then every remaining digit run.
 fn ids_and_numbers(s: &str) -> String {

@@ -51,6 +51,12 @@ pub static EXCEPTION: LazyLock<Option<Regex>> = LazyLock::new(|| {
 pub static FRAME: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r#"^File "([^"]+)", line (\d+), in (\S+)"#).ok());
 
+/// Compile the regexes every run's tail is read with now (see `correlate::warm_up`).
+pub(crate) fn warm_up() {
+    LazyLock::force(&EXCEPTION);
+    LazyLock::force(&FRAME);
+}
+
 /// A SyntaxError's location line: `File "path", line N` (no function: the file did not load).
 static SYNTAX_AT: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r#"^File "([^"]+)", line (\d+)$"#).ok());

@@ -45,6 +45,13 @@ fn sign_of(text: &str) -> Option<Sign> {
     best
 }
 
+/// Compile the sign and warning regexes now (see `correlate::warm_up`): asking each once
+/// builds it.
+pub(crate) fn warm_up() {
+    sign_of_piece("");
+    is_warning("");
+}
+
 fn sign_of_piece(text: &str) -> Option<Sign> {
     static FATAL: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     static WORD: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
