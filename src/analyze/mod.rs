@@ -126,6 +126,10 @@ pub struct Analysis {
     pub clean_end: Vec<(usize, u64)>,
     /// Per log read to its end: how its output stops (`sources::ending`), its lines numbered.
     pub endings: Vec<(usize, sources::ending::Ending)>,
+    /// The error tail's reports that did not end the run, as `correlate::traceback::
+    /// ignored_reports` finds them: read once per analysis there (each of its readers
+    /// otherwise read every tail line again), after the analysis is complete.
+    pub ignored: std::sync::OnceLock<Vec<crate::correlate::traceback::Ignored>>,
 }
 
 impl Analysis {

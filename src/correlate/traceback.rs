@@ -151,7 +151,14 @@ pub enum NotFatal {
 /// traceback after its completion line is still a failure at exit: the process's last word.
 /// A report is printed in one piece, so a gap of more than a few lines between kept lines ends
 /// it too.
-pub fn ignored_reports(a: &Analysis) -> Vec<(usize, u64, u64, NotFatal)> {
+pub fn ignored_reports(a: &Analysis) -> &[Ignored] {
+    a.ignored.get_or_init(|| read_ignored(a))
+}
+
+/// One report that did not end the run: (input, first line, last line, why).
+pub type Ignored = (usize, u64, u64, NotFatal);
+
+fn read_ignored(a: &Analysis) -> Vec<Ignored> {
     const GAP: u64 = 4;
     let (Some(exc_re), Some(frame_re)) = (EXCEPTION.as_ref(), FRAME.as_ref()) else {
         return Vec::new();
@@ -256,7 +263,7 @@ fn tracebacks(a: &Analysis) -> Vec<Traceback> {
             });
         } else if let Some(c) = exc_re.captures(t) {
             let ty = c[1].to_string();
-            let raised = !in_ignored(&ignored, l.input, l.line);
+            let raised = !in_ignored(ignored, l.input, l.line);
             if raised && !WRAPPERS.contains(&ty.as_str()) && (!frames.is_empty() || header) {
                 out.push(Traceback {
                     frames: std::mem::take(&mut frames),

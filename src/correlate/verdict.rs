@@ -131,7 +131,7 @@ pub fn death_signs(a: &Analysis) -> Vec<ErrorLine> {
     let ignored = super::traceback::ignored_reports(a);
     let mut out: Vec<ErrorLine> = Vec::new();
     for (t, input) in run_tail(a) {
-        if super::traceback::in_ignored(&ignored, t.input, t.line) {
+        if super::traceback::in_ignored(ignored, t.input, t.line) {
             continue;
         }
         let survived = a
@@ -258,7 +258,7 @@ pub fn discount_ignored(a: &Analysis, findings: &mut [Finding]) {
     }
     let inside = |path: &str, line: Option<u64>| {
         let input = a.inputs.iter().position(|x| x.path == path);
-        matches!((input, line), (Some(i), Some(l)) if super::traceback::in_ignored(&spans, i, l))
+        matches!((input, line), (Some(i), Some(l)) if super::traceback::in_ignored(spans, i, l))
     };
     for f in findings.iter_mut() {
         if f.evidence.is_empty() || f.symptom_of.is_some() {
