@@ -531,6 +531,23 @@ fn a_framework_failing_in_its_own_source_checkout_says_update_it() {
         "TypeError: '<' not supported between instances of 'NoneType' and 'int'",
     ));
     assert!(!s.contains("latest code"), "{s}");
+
+    // A project of the user's laid out as `repo/pkg/` cannot be told from a cloned framework by
+    // its paths: the fix also names the raising line for that reading.
+    let (f, _) = first(&tb(
+        &[
+            ("/home/ana/code/tinyllm/tinyllm/train.py", 88, "<module>"),
+            ("/home/ana/code/tinyllm/tinyllm/data.py", 41, "build_batch"),
+        ],
+        "ValueError: sequence length 4096 exceeds block size 2048",
+    ));
+    assert!(
+        f.fix.contains("your own project")
+            && f.fix
+                .contains("`/home/ana/code/tinyllm/tinyllm/data.py`, line 41"),
+        "{}",
+        f.fix
+    );
 }
 
 #[test]

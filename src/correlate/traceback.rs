@@ -1573,16 +1573,23 @@ fn checkout_own_code(r: &Raised<'_>) -> Option<Remedy> {
         return None;
     }
     let (pkg, dir) = checkout_package(tb)?;
+    // A project of the user's laid out as `repo/pkg/` looks the same by its paths: the remedy
+    // names the raising line for that reading too.
+    let inner = tb.frames.last()?;
     Some(Remedy {
         en: format!(
-            "Update {pkg} to its latest code (`git pull` in `{dir}`'s checkout and reinstall it, e.g. `pip install -e .`), or check out the release that worked: every frame outside the installed packages is {pkg}'s own code run from that checkout, so {pkg} itself failed (`{}: {}`), which a newer commit often fixes (search its issues for the message).",
+            "Update {pkg} to its latest code (`git pull` in `{dir}`'s checkout and reinstall it, e.g. `pip install -e .`), or check out the release that worked: every frame outside the installed packages is {pkg}'s own code run from that checkout, so {pkg} itself failed (`{}: {}`), which a newer commit often fixes (search its issues for the message). If `{dir}` is your own project rather than a clone of someone's framework, the error is raised at `{}`, line {}: fix it there.",
             tb.ty,
-            clip(msg)
+            clip(msg),
+            inner.path,
+            inner.src_line
         ),
         zh: format!(
-            "把 {pkg} 更新到最新代码（在 `{dir}` 所在的仓库里 `git pull` 再重新安装，比如 `pip install -e .`），或者切回之前能用的版本：已安装的包之外的每一个栈帧都是从这个源码目录运行的 {pkg} 自己的代码，所以是 {pkg} 本身出错了（`{}: {}`），新的提交往往已经修复（用报错信息搜一下它的 issue）。",
+            "把 {pkg} 更新到最新代码（在 `{dir}` 所在的仓库里 `git pull` 再重新安装，比如 `pip install -e .`），或者切回之前能用的版本：已安装的包之外的每一个栈帧都是从这个源码目录运行的 {pkg} 自己的代码，所以是 {pkg} 本身出错了（`{}: {}`），新的提交往往已经修复（用报错信息搜一下它的 issue）。如果 `{dir}` 是你自己的项目而不是克隆来的框架，错误抛出在 `{}` 第 {} 行：在那里修。",
             tb.ty,
-            clip(msg)
+            clip(msg),
+            inner.path,
+            inner.src_line
         ),
     })
 }
