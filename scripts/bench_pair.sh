@@ -12,14 +12,20 @@
 # loaded with `--rules`, the same three figures, and ripgrep given the same patterns. KB="" skips it.
 # Then a thread sweep: for each T in THREADS (default none, e.g. "1 2 4 8 16"), both builds with
 # `--threads T` and ripgrep with `-j T`, pinned to the first T CPUs of SWEEP_CPUS (default all).
+# SIZE_MB (default 1000) sets the generated corpus's size (4000 for the 4 GB sweep); each size has
+# its own directory, g1 for 1000 and g<SIZE_MB>m otherwise. ONLY_SWEEP=1 runs the thread sweep
+# alone (no two-core comparison, RSS or start-up; set KB="" too).
 set -euo pipefail
 old=$1 new=$2 rg=${3:-rg}
 gen=${GEN:-$(dirname "$0")/gen_logs.py}
-dir=${TW_BENCH_DIR:-/tmp}/g1
+size=${SIZE_MB:-1000}
+if [ "$size" = 1000 ]; then dir=${TW_BENCH_DIR:-/tmp}/g1; else dir=${TW_BENCH_DIR:-/tmp}/g${size}m; fi
 nproc; grep -m1 "model name" /proc/cpuinfo || true
-[ -d "$dir" ] || python3 "$gen" --out "$dir" --size-mb 1000 --ranks 64 --seed 1 --jobs "$(nproc)" >/dev/null
+[ -d "$dir" ] || python3 "$gen" --out "$dir" --size-mb "$size" --ranks 64 --seed 1 --jobs "$(nproc)" >/dev/null
 find "$dir" -type f -exec cat {} + >/dev/null
+if [ "${ONLY_SWEEP:-0}" != 1 ]; then
 python3 "$(dirname "$0")/bench_compare.py" "$dir" 12 before="$old" now="$new" --rg "$rg" --cpus "${CPUS:-2,3}"
+fi
 rss() { # BINARY [ARGS...]: peak RSS of one-thread analyses of the corpus, three runs
   for _ in 1 2 3; do
     taskset -c "${CPUS:-2,3}" python3 -c "
@@ -41,10 +47,12 @@ PY
 }
 tiny=$(mktemp --suffix=.log); echo "[rank0]: hello" >"$tiny"
 trap 'rm -f "$tiny"' EXIT
-echo "## peak RSS with one thread (MiB), three runs each"
-for b in "$old" "$new"; do rss "$b"; done
-echo "## start-up on a one-line input (ms, median of 30 after one warm-up)"
-for b in "$old" "$new"; do startup "$b"; done
+if [ "${ONLY_SWEEP:-0}" != 1 ]; then
+  echo "## peak RSS with one thread (MiB), three runs each"
+  for b in "$old" "$new"; do rss "$b"; done
+  echo "## start-up on a one-line input (ms, median of 30 after one warm-up)"
+  for b in "$old" "$new"; do startup "$b"; done
+fi
 
 for n in ${KB-1000 5000}; do
   kb=${TW_BENCH_DIR:-/tmp}/kb$n
