@@ -13,7 +13,7 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 /// Exit statuses (documented in README.md).
-pub mod exit {
+pub(crate) mod exit {
     /// The analysis ran (whatever the verdict).
     pub const OK: i32 = 0;
     /// `rules test` found failing examples.

@@ -246,7 +246,7 @@ pub(crate) use text;
 /// is `#[serde(flatten, with = "crate::model::keys::name")]`; the field may be a `Text`, an
 /// `Option<Text>` (`name: null` when absent) or a `Vec<Text>` (two arrays, `null` where an
 /// item has no Chinese). Key names are facts of the JSON schema: one module per name.
-pub mod keys {
+pub(crate) mod keys {
     use super::Text;
     use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
     use serde::ser::{SerializeMap, Serializer};
@@ -629,7 +629,7 @@ vocabulary! {
 }
 
 /// Exit statuses of `--exit-code action` (README.md "Exit statuses for automation").
-pub mod action_exit {
+pub(crate) mod action_exit {
     /// The run did not fail.
     pub const NO_FAILURE: i32 = 0;
     /// retry, retry-elsewhere, retry-or-investigate: infrastructure; rerunning may succeed.

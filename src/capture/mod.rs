@@ -26,7 +26,7 @@ pub use ulimit::ulimit_a;
 
 /// Fact names written to `peaks.txt` (defined, with every other fact name, in
 /// `crate::fact_names`).
-pub mod fact_names {
+pub(crate) mod fact_names {
     pub use crate::fact_names::{
         CGROUP_MEMORY_PEAK_BYTES, HOST_MEM_AVAILABLE_MIN_BYTES, SHM_PEAK_BYTES,
         gpu_memory_peak_bytes,

@@ -193,6 +193,7 @@ pub fn normalise_with(text: &str, hosts: &[String]) -> String {
 }
 
 /// [`normalise_with`] without known hosts.
+#[cfg(test)]
 pub fn normalise(text: &str) -> String {
     normalise_with(text, &[])
 }

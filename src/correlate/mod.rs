@@ -7,12 +7,12 @@
 
 pub mod calibrate;
 pub mod cascade;
-pub mod fingerprint;
-pub mod outside;
+pub(crate) mod fingerprint;
+pub(crate) mod outside;
 pub mod second_tier;
-pub mod stall;
-pub mod traceback;
-pub mod verdict;
+pub(crate) mod stall;
+pub(crate) mod traceback;
+pub(crate) mod verdict;
 
 pub use verdict::ErrorLine;
 

@@ -8,9 +8,9 @@
 //! renders it. Identical values are never listed, noise (times, pids, hosts, ports, paths
 //! with run ids, dates or hashes) never compared.
 
-pub mod comparers;
-pub mod memory;
-pub mod trajectory;
+pub(crate) mod comparers;
+pub(crate) mod memory;
+pub(crate) mod trajectory;
 
 use crate::analyze::Engine;
 use crate::correlate::{Finding, RULED_OUT_BELOW};
@@ -338,7 +338,7 @@ pub struct Diff {
 }
 
 /// How strongly a difference counts, by what it explains (docs/diff.md "Relevance").
-pub mod weight {
+pub(crate) mod weight {
     /// It explains the bad run's top finding.
     pub const TOP: f64 = 1.0;
     /// It explains another finding of the bad run.

@@ -117,6 +117,13 @@ impl Tr {
             Lang::Zh => "其他可能：",
         }
     }
+    /// Between a computed value's name and what it is, under a rule's fix in `rules explain`.
+    pub fn computed_colon(self) -> &'static str {
+        match self.0 {
+            Lang::En => ": ",
+            Lang::Zh => "：",
+        }
+    }
     pub fn fix_heading(self) -> &'static str {
         match self.0 {
             Lang::En => "Fix",

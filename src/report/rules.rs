@@ -96,9 +96,20 @@ pub struct Explain {
     /// Chinese where the rule gives it (`null` where not).
     #[serde(flatten, with = "crate::model::keys::fixes")]
     pub fixes: Vec<Text>,
+    /// Each `derive.*` value the fix templates use, with what it computes (in English, as
+    /// the source documents it); absent when they use none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub computed: Vec<ExplainComputed>,
     #[serde(flatten, with = "crate::model::keys::next_time")]
     pub next_time: Option<Text>,
     pub references: Vec<String>,
+}
+
+/// A computed template value (`{derive.shm_size}`) and what it is.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ExplainComputed {
+    pub name: String,
+    pub doc: String,
 }
 
 impl Explain {
@@ -148,6 +159,7 @@ impl Explain {
                     )
                 })
                 .collect(),
+            computed: computed_values(r),
             next_time: r
                 .next_time
                 .as_ref()
@@ -174,10 +186,30 @@ impl Explain {
             signatures: Vec::new(),
             conditions: Vec::new(),
             fixes: Vec::new(),
+            computed: Vec::new(),
             next_time: None,
             references: Vec::new(),
         }
     }
+}
+
+/// The `derive.*` values a rule's fix templates use, each once, in order of first use.
+fn computed_values(r: &Rule) -> Vec<ExplainComputed> {
+    let mut out: Vec<ExplainComputed> = Vec::new();
+    for f in &r.fixes {
+        for p in &f.text.pieces {
+            if let Piece::Var { name, .. } = p
+                && let Some(doc) = crate::rules::derive::doc(name)
+                && !out.iter().any(|c| &c.name == name)
+            {
+                out.push(ExplainComputed {
+                    name: name.clone(),
+                    doc: doc.to_string(),
+                });
+            }
+        }
+    }
+    out
 }
 
 /// A template with its variables as `{name}`.
@@ -259,6 +291,14 @@ pub fn explain(e: &Explain, lang: Lang) -> String {
     s.push_str(&format!("\n## {}\n", tr.fix_heading()));
     for f in &e.fixes {
         s.push_str(&format!("  - {}\n", f.get(lang)));
+    }
+    for c in &e.computed {
+        s.push_str(&format!(
+            "    {{{}}}{}{}\n",
+            c.name,
+            tr.computed_colon(),
+            c.doc
+        ));
     }
     if e.next_time.is_some() {
         s.push_str(&format!(
@@ -367,6 +407,42 @@ mod tests {
                 f.module
             );
         }
+    }
+
+    #[test]
+    fn computed_values_a_fix_uses_are_explained_once() {
+        let kb = KnowledgeBase::load(&[]).expect("builtin rules");
+        // The /dev/shm fixes use the computed size twice and its basis once.
+        let e = Explain::of_rule(kb.find("TW0101").expect("a rule TW0101"));
+        let names: Vec<&str> = e.computed.iter().map(|c| c.name.as_str()).collect();
+        assert!(names.contains(&"derive.shm_size_bytes"), "{names:?}");
+        assert_eq!(
+            names
+                .iter()
+                .filter(|n| **n == "derive.shm_size_bytes")
+                .count(),
+            1
+        );
+        let text = explain(&e, Lang::En);
+        let doc = crate::rules::derive::doc("derive.shm_size_bytes").expect("documented");
+        assert!(
+            text.contains(&format!("{{derive.shm_size_bytes}}: {doc}")),
+            "{text}"
+        );
+        let v = serde_json::to_value(&e).expect("serializable");
+        assert_eq!(v["computed"][0]["name"], names[0]);
+        // A rule whose fixes use no computed value has no `computed` key.
+        let plain = kb
+            .rules
+            .iter()
+            .find(|r| {
+                r.fixes
+                    .iter()
+                    .all(|f| f.text.vars().all(|v| !crate::rules::derive::is_derived(v)))
+            })
+            .expect("a rule without computed values");
+        let v = serde_json::to_value(Explain::of_rule(plain)).expect("serializable");
+        assert!(v.get("computed").is_none());
     }
 
     #[test]

@@ -296,6 +296,12 @@ pub fn is_derived(name: &str) -> bool {
     DERIVED.iter().any(|d| d.name == name)
 }
 
+/// What derived variable `name` computes and when it has a value (`rules explain` shows it
+/// beside a fix template that uses it); `None` for an unknown name.
+pub fn doc(name: &str) -> Option<&'static str> {
+    DERIVED.iter().find(|d| d.name == name).map(|d| d.doc)
+}
+
 /// Inputs a derivation may use.
 pub struct DeriveCtx<'a> {
     pub facts: &'a FactSet,

@@ -2,9 +2,9 @@
 //! compiled into the rules that run and one scanner over all their signatures. A malformed
 //! rule is a load error naming the file, the key and the fix. It never reads logs itself.
 
-pub mod derive;
+pub(crate) mod derive;
 mod nfa_bound;
-pub mod schema;
+pub(crate) mod schema;
 pub mod template;
 pub mod xid;
 

@@ -9,11 +9,11 @@
 //! rare lines pay for them. Knows nothing of rules, facts or files: patterns in,
 //! `(pattern, line)` hits out.
 
-pub mod ansi;
-pub mod literals;
-pub mod shared;
-pub mod shiftor;
-pub mod watch;
+pub(crate) mod ansi;
+pub(crate) mod literals;
+pub(crate) mod shared;
+pub(crate) mod shiftor;
+pub(crate) mod watch;
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 pub use literals::{FREQUENT_WORDS, Lit, MIN_LITERAL, PatternError, pattern_literals};

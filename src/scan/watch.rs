@@ -76,7 +76,8 @@ impl<O: Copy> Routes<O> {
         self.routes[id]
     }
 
-    /// The scanner id of `owner`'s pattern `local` (to reach its compiled regex).
+    /// The scanner id of `owner`'s pattern `local` (the tests' way to check a route).
+    #[cfg(test)]
     pub fn id_of(&self, owner: O, local: usize) -> Option<usize>
     where
         O: PartialEq,

@@ -272,6 +272,8 @@ const RAW: usize = 64 * 1024;
 const SWITCH_WINDOW: usize = 64;
 
 impl<R: Read> Transcode<R> {
+    /// A decoder with nobody to tell of a mid-stream switch (the tests').
+    #[cfg(test)]
     pub fn new(inner: R, from: TextEncoding) -> Self {
         Self::reporting(inner, &Decoded::new(from))
     }

@@ -7,7 +7,7 @@
 //! output.
 
 pub mod discover;
-pub mod group;
+pub(crate) mod group;
 
 pub use crate::report::triage::{CitedLine, Group, Recurrence, RunLines, SCHEMA, Suspect, Triage};
 pub use discover::discover;

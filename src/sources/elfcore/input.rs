@@ -4,7 +4,7 @@
 //! from the start, so the analysis asks for its ranges in ascending file order wherever it can.
 
 use crate::model::{Text, text};
-pub use crate::sources::decompress::{Container, Rewindable as Stream, decoder, sniff};
+pub use crate::sources::decompress::{Container, Rewindable as Stream, sniff};
 use std::fs::File;
 use std::io;
 

@@ -9,17 +9,17 @@
 //! Output: `CoreAnalysis` = facts (`core.*`, see `facts::CATALOG`), warnings (what was missing),
 //! and a serializable `CoreSummary` for the report.
 
-pub mod dwarf;
-pub mod input;
+pub(crate) mod dwarf;
+pub(crate) mod input;
 pub mod locate;
-pub mod notes;
+pub(crate) mod notes;
 pub mod owner;
 pub mod python;
-pub mod signals;
-pub mod stack;
-pub mod symbols;
-pub mod text;
-pub mod unwind;
+pub(crate) mod signals;
+pub(crate) mod stack;
+pub(crate) mod symbols;
+pub(crate) mod text;
+pub(crate) mod unwind;
 
 use crate::model::{Fact, Text, text};
 use input::{CoreBytes, FileBytes, SliceBytes, Stream};
