@@ -10,6 +10,8 @@
 //! outranks them. Works on the analysis as data; it never reads files or formats output.
 
 use super::{Contribution, Evidence, Finding, GENERIC, Origin, RULED_OUT_BELOW, stall};
+
+mod further;
 use crate::analyze::Analysis;
 use crate::model::Category;
 use crate::rules::Role;
@@ -77,6 +79,12 @@ fn against(findings: &[Finding], cat: Category) -> Vec<Contribution> {
 /// that rule's finding (the strongest specific finding keeps the top: the tokens never decide
 /// over a rule that knows the failure).
 pub fn apply(a: &Analysis, findings: &mut Vec<Finding>) {
+    by_tokens(a, findings);
+    further::add(a, findings);
+}
+
+/// The tokens' candidates (see [`apply`]).
+fn by_tokens(a: &Analysis, findings: &mut Vec<Finding>) {
     let live = |f: &Finding| f.symptom_of.is_none() && f.confidence >= RULED_OUT_BELOW;
     // The strongest specific cause a rule found, if any: the candidates rank below it.
     let explained = findings
