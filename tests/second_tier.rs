@@ -343,3 +343,65 @@ fn an_actors_death_names_what_ray_says_killed_it_or_the_deaths_of_its_kind() {
     );
     assert_eq!(roots(&remote).first(), Some(&Category::ConfigError));
 }
+
+/// Issue 27, ranks 2 and 3: a weak first cause (an uncaught exception raised inside a library)
+/// keeps the first rank, and the kinds of failure its failing line's message names follow it as
+/// low candidates; a strong specific cause and a run that did not fail gain none.
+#[test]
+fn a_weak_first_cause_is_followed_by_what_its_lines_name() {
+    let weak = "Traceback (most recent call last):\n  \
+        File \"/opt/venv/lib/python3.11/site-packages/kernels_x/build.py\", line 88, in load_ops\n    \
+        raise RuntimeError(msg)\n\
+        RuntimeError: Error building extension 'fused_norm_ops'\n";
+    let r = diagnose_text(weak);
+    let cats = roots(&r);
+    let first = r.findings.iter().find(|f| f.symptom_of.is_none()).unwrap();
+    assert!(
+        [Category::Other, Category::PythonException].contains(&first.category),
+        "{cats:?}"
+    );
+    let pos = cats.iter().position(|c| *c == Category::CudaDriverMismatch);
+    assert!(
+        pos.is_some_and(|p| (1..3).contains(&p)),
+        "the extension build names the CUDA toolkit at rank 2 or 3: {cats:?}"
+    );
+    let cand = r
+        .findings
+        .iter()
+        .find(|f| f.category == Category::CudaDriverMismatch)
+        .unwrap();
+    assert!(
+        cand.strength <= 0.35 && cand.strength < first.strength,
+        "{cand:?}"
+    );
+    assert!(cand.confidence < first.confidence, "{cand:?}");
+    assert!(
+        cand.evidence
+            .iter()
+            .any(|e| e.text.contains("Error building extension")),
+        "{:?}",
+        cand.evidence
+    );
+
+    // A specific rule's strong cause: nothing further is added beside it.
+    let strong = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.10 GiB of which 1.02 GiB is free.\n";
+    let r = diagnose_text(strong);
+    assert_eq!(roots(&r).first(), Some(&Category::GpuOom));
+    assert!(
+        !r.findings
+            .iter()
+            .any(|f| f.title.starts_with("Also possible") && f.title.contains("other evidence")),
+        "{:?}",
+        roots(&r)
+    );
+
+    // A run that did not fail: no candidate, still no failure.
+    let healthy = "step 10/100 loss 2.31\nstep 20/100 loss 2.02\ntraining complete\n";
+    let r = diagnose_text(healthy);
+    assert_eq!(r.verdict, Verdict::NoFailure);
+    assert!(
+        r.findings.iter().all(|f| f.confidence < 0.3),
+        "{:?}",
+        roots(&r)
+    );
+}
