@@ -29,10 +29,13 @@ pub const WEAK_BELOW: f64 = 0.6;
 /// line, a metric line).
 const ASIDE: f64 = 0.5;
 
+/// One hint: its id (cited in a finding's score), its regex, and the categories it weighs.
+type Hint = (&'static str, &'static str, &'static [(Category, f64)]);
+
 /// What a failing line's message says about the subsystem that failed, whatever program
 /// printed it: (id, regex, categories and weights). Read only on the lines that say the run
 /// died, and only when the first cause is weak: a hint names a place to look, never a cause.
-const HINTS: &[(&str, &str, &[(Category, f64)])] = &[
+const HINTS: &[Hint] = &[
     // The CUDA stack by name: the runtime, its libraries, the compiler, a GPU architecture
     // (not a device ordinal: `cuda:1` in a message about tensors names a device, not the stack).
     (
