@@ -201,6 +201,7 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("python-repr", "TW1802", R_REPR_CONTEXT),  // 1 of 3 examples lost
     ("python-repr", "TW2003", R_REPR_CONTEXT),  // 5 of 5 examples lost
     ("python-repr", "TW2006", R_REPR_CONTEXT),  // 2 of 2 examples lost
+    ("python-repr", "TW2169", R_REPR_CONTEXT),  // 1 of 3 examples lost
     ("python-repr", "TW2304", R_REPR_CONTEXT),  // 1 of 1 examples lost
     ("ranks-interleaved", "TW0103", R_INTERLEAVE), // 1 of 3 examples lost
     ("ranks-interleaved", "TW0105", R_INTERLEAVE), // 1 of 3 examples lost
@@ -271,6 +272,7 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("ranks-interleaved", "TW2114", R_INTERLEAVE), // 4 of 4 examples lost
     ("ranks-interleaved", "TW2117", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW2150", R_INTERLEAVE), // 2 of 2 examples lost
+    ("ranks-interleaved", "TW2169", R_INTERLEAVE), // 1 of 3 examples lost
     ("ranks-interleaved", "TW2201", R_INTERLEAVE), // 5 of 11 examples lost
     ("ranks-interleaved", "TW2202", R_INTERLEAVE), // 5 of 6 examples lost
     ("ranks-interleaved", "TW2203", R_INTERLEAVE), // 3 of 3 examples lost
