@@ -214,6 +214,7 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("ranks-interleaved", "TW0206", R_INTERLEAVE), // 1 of 3 examples lost
     ("ranks-interleaved", "TW0208", R_INTERLEAVE), // 4 of 4 examples lost
     ("ranks-interleaved", "TW0209", R_INTERLEAVE), // 4 of 4 examples lost
+    ("ranks-interleaved", "TW0268", R_INTERLEAVE), // 3 of 3 examples lost
     ("ranks-interleaved", "TW0301", R_INTERLEAVE), // 2 of 19 examples lost
     ("ranks-interleaved", "TW0302", R_INTERLEAVE), // 3 of 3 examples lost
     ("ranks-interleaved", "TW0304", R_INTERLEAVE), // 2 of 2 examples lost

@@ -57,6 +57,12 @@ pub static DERIVED: &[Derived] = &[
         compute: colocated_rollout,
     },
     Derived {
+        name: "derive.cpu_offload",
+        unit: Unit::Text,
+        doc: "where a host-OOM run's log shows parameters or optimizer states offloaded to CPU memory (a confirming line's text: `offload_params=True`, `enable_cpu_offload: true`, `offload_optimizer: true`)",
+        compute: cpu_offload,
+    },
+    Derived {
         name: "derive.crash_package",
         unit: Unit::Text,
         doc: "the installed Python package whose bundled native library holds the crashing pc (`site-packages/cv2/.libs/…`), from a core or a pasted gdb backtrace",
@@ -1845,6 +1851,13 @@ fn confirmed(ctx: &DeriveCtx, name: &str) -> Option<String> {
 /// first thing to change.
 fn fused_attention(ctx: &DeriveCtx) -> Option<String> {
     confirmed(ctx, "fused_attention")
+}
+
+/// Parameters or optimizer states offloaded to CPU memory (capture `cpu_offload` of a
+/// confirmation): beside a host OOM, the offload is what filled host RAM (T2805, T2806: an
+/// RL recipe offloading the actor or reference model on every rank of one node).
+fn cpu_offload(ctx: &DeriveCtx) -> Option<String> {
+    confirmed(ctx, "cpu_offload")
 }
 
 /// PyTorch TunableOp switched on for the run (capture `tunableop` of a confirmation): its
