@@ -591,3 +591,56 @@ fn a_failure_inside_torchs_checkpoint_machinery_under_a_framework_names_the_vers
     ));
     assert!(!s.contains("is written for"), "{s}");
 }
+
+/// An exception raised inside an RL reward (a verifier library under the reward function):
+/// the step is the reward catching it, not updating the library that raised (T2823's
+/// principle), while the same library raising outside any reward keeps the release step.
+#[test]
+fn an_exception_under_a_reward_function_says_catch_it_in_the_reward() {
+    let frames = |with_reward: bool| {
+        let mut v = vec![
+            (
+                format!("{SITE}/trl/trainer/grpo_trainer.py"),
+                843,
+                "_generate_and_score_completions".to_string(),
+            ),
+            (
+                "/work/rl/rewards.py".to_string(),
+                58,
+                "answer_reward".to_string(),
+            ),
+            (
+                format!("{SITE}/mathcheck/grader.py"),
+                591,
+                "verify".to_string(),
+            ),
+            (
+                format!("{SITE}/symcalc/relational.py"),
+                848,
+                "__new__".to_string(),
+            ),
+        ];
+        if !with_reward {
+            v[1] = (
+                "/work/rl/score.py".to_string(),
+                58,
+                "score_batch".to_string(),
+            );
+        }
+        v
+    };
+    let text = |with_reward: bool| {
+        let f = frames(with_reward);
+        let refs: Vec<(&str, u32, &str)> = f
+            .iter()
+            .map(|(p, l, n)| (p.as_str(), *l, n.as_str()))
+            .collect();
+        tb(&refs, "TypeError: Can only compare inequalities with Expr")
+    };
+    let (f, s) = first(&text(true));
+    assert_eq!(f.category, Category::PythonException, "{f:?}");
+    assert!(s.contains("try/except"), "{s}");
+    assert!(s.contains("answer_reward"), "{s}");
+    let (_, s) = first(&text(false));
+    assert!(!s.contains("try/except"), "{s}");
+}

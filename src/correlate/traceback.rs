@@ -1012,6 +1012,7 @@ const REMEDIES: &[fn(&Raised<'_>) -> Option<Remedy>] = &[
     framework_older_than_library,
     checkpoint_machinery_skew,
     api_skew,
+    reward_raised,
     library_own_code,
     checkout_own_code,
 ];
@@ -1422,6 +1423,52 @@ fn api_skew(r: &Raised<'_>) -> Option<Remedy> {
         });
     }
     None
+}
+
+/// A frame that computes an RL reward: a reward function called by the trainer (TRL's and
+/// Open-R1's `*_reward` functions, verl's `compute_score`, a `reward_fn`/`reward_func`), or
+/// the trainer's line that calls one (`reward_func(…)`).
+fn reward_frame(f: &Frame) -> bool {
+    let func = f.func.to_ascii_lowercase();
+    func.ends_with("_reward")
+        || matches!(
+            func.as_str(),
+            "reward_func" | "reward_fn" | "compute_score" | "compute_reward" | "reward_function"
+        )
+        || f.code
+            .as_deref()
+            .is_some_and(|c| c.contains("reward_func(") || c.contains("reward_fn("))
+}
+
+/// An exception raised inside a reward function, below the trainer's call to it: one
+/// completion the reward cannot judge (a verifier or parser raising on odd output) ends the
+/// whole run, so the step is the reward catching it, whichever library raised (T2823: sympy
+/// under math-verify under Open-R1's accuracy reward). Out-of-memory errors are not a
+/// reward's to catch.
+fn reward_raised(r: &Raised<'_>) -> Option<Remedy> {
+    let Raised { tb, msg, lower, .. } = r;
+    if lower.contains("out of memory") || tb.ty.contains("OutOfMemory") {
+        return None;
+    }
+    // The innermost reward frame: the reward itself, or the trainer's line calling it.
+    let f = tb.frames.iter().rev().find(|f| reward_frame(f))?;
+    let name = if f.func.to_ascii_lowercase().ends_with("_reward") {
+        format!("the reward function `{}`", f.func)
+    } else {
+        "the reward function".to_string()
+    };
+    Some(Remedy {
+        en: format!(
+            "Catch the exception inside {name}: wrap its verification in try/except and score a completion it cannot judge as 0 (log the sample), so one odd completion does not end the run — `{}: {}` was raised under the reward. Then update the library that raised it if it is a known bug.",
+            tb.ty,
+            clip(msg)
+        ),
+        zh: format!(
+            "在 {name} 里捕获这个异常：把校验包在 try/except 里，判不了的回答记 0 分（并记下这个样本），别让一条奇怪的回答终止整个训练——`{}: {}` 是在奖励函数下面抛出的。之后如果是已知 bug，再升级抛出它的那个库。",
+            tb.ty,
+            clip(msg)
+        ),
+    })
 }
 
 /// Exceptions that, raised by an installed library's own innermost frames, say its code failed
