@@ -1200,8 +1200,14 @@ fn oom_step_phase(frames: &[(&str, &str)], zh: bool) -> Option<String> {
             || (p.contains("deepspeed")
                 && matches!(f, "_save_zero_checkpoint" | "_get_zero_ckpt_name"))
     };
+    // A save's own function, not a dispatcher that also logs or evaluates (the HF Trainer's
+    // `_maybe_log_save_evaluate` runs the evaluation loop: T2824).
     let save = |_: &str, f: &str| {
-        f.split('_').any(|w| w == "save") || matches!(f, "state_dict" | "full_state_dict")
+        (f.split('_').any(|w| w == "save")
+            && !f
+                .split('_')
+                .any(|w| matches!(w, "evaluate" | "eval" | "log")))
+            || matches!(f, "state_dict" | "full_state_dict")
     };
     let eval_loop = |p: &str, f: &str| {
         (p.contains("-packages/") || p.contains("lightning"))
@@ -1249,8 +1255,8 @@ fn oom_step_phase(frames: &[(&str, &str)], zh: bool) -> Option<String> {
         (
             &eval_loop,
             true,
-            "降低评估的 batch（`per_device_eval_batch_size`）或生成长度，并在收集预测时把它们搬到 CPU（HF Trainer 的 `eval_accumulation_steps`，或者在每个评估 step 的输出上调用 `.cpu()`）：显存不够发生在评估循环里，它的 batch 和留下的输出都不由训练 batch 决定。",
-            "Lower the evaluation batch (`per_device_eval_batch_size`) or the generation length, and move the predictions to the CPU as they are gathered (HF Trainer's `eval_accumulation_steps`, or `.cpu()` on each evaluation step's outputs): the OOM is raised in the evaluation loop, whose batch and kept outputs the training batch does not set.",
+            "降低评估的 batch（`per_device_eval_batch_size`）或生成长度，在收集预测时把它们搬到 CPU（HF Trainer 的 `eval_accumulation_steps`，或者在每个评估 step 的输出上调用 `.cpu()`），或者少评估几次（调大 `eval_steps`，或训练完再评估）：显存不够发生在评估循环里，叠加在训练状态之上，它的 batch 和留下的输出都不由训练 batch 决定。",
+            "Lower the evaluation batch (`per_device_eval_batch_size`) or the generation length, move the predictions to the CPU as they are gathered (HF Trainer's `eval_accumulation_steps`, or `.cpu()` on each evaluation step's outputs), or evaluate less often (a larger `eval_steps`, or once after training): the OOM is raised in the evaluation loop, on top of the training state, whose batch and kept outputs the training batch does not set.",
         ),
     ];
     phases
