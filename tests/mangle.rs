@@ -243,6 +243,7 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("ranks-interleaved", "TW1102", R_INTERLEAVE), // 3 of 3 examples lost
     ("ranks-interleaved", "TW1104", R_INTERLEAVE), // 2 of 3 examples lost
     ("ranks-interleaved", "TW1107", R_INTERLEAVE), // 1 of 1 examples lost
+    ("ranks-interleaved", "TW1170", R_INTERLEAVE), // 5 of 8 examples lost
     ("ranks-interleaved", "TW1202", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW1203", R_INTERLEAVE), // 4 of 4 examples lost
     ("ranks-interleaved", "TW1204", R_INTERLEAVE), // 3 of 3 examples lost
@@ -274,6 +275,7 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("ranks-interleaved", "TW2117", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW2150", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW2169", R_INTERLEAVE), // 1 of 3 examples lost
+    ("ranks-interleaved", "TW2171", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW2201", R_INTERLEAVE), // 5 of 11 examples lost
     ("ranks-interleaved", "TW2202", R_INTERLEAVE), // 5 of 6 examples lost
     ("ranks-interleaved", "TW2203", R_INTERLEAVE), // 3 of 3 examples lost
