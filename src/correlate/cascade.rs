@@ -25,11 +25,11 @@ pub const LAGGING_RULE: &str = "watchdog-lagging-rank";
 /// What `rules explain` says about TW9901.
 pub const MISMATCH_WHAT: &str = "Ranks ran different collectives at the same sequence number (from `CollectiveFingerPrint` \
      lines of TORCH_DISTRIBUTED_DEBUG=DETAIL, or watchdog `WorkNCCL(SeqNum=…, OpType=…)` lines \
-     that disagree). A collective called conditionally or in a different order on some ranks: \
-     a code bug. The odd rank out, when there is one, is the origin.";
+     that disagree in op, or in element count for ops every rank sizes alike). A collective \
+     called conditionally or in a different order on some ranks: a code bug. The odd rank out, when there is one, is the origin.";
 /// `MISMATCH_WHAT` in Chinese.
 pub const MISMATCH_WHAT_ZH: &str = "各 rank 在同一个序号上执行了不同的集合通信（依据 TORCH_DISTRIBUTED_DEBUG=DETAIL \
-     的 `CollectiveFingerPrint` 行，或互相矛盾的 watchdog `WorkNCCL(SeqNum=…, OpType=…)` 行）。\
+     的 `CollectiveFingerPrint` 行，或在操作上、或在各 rank 本应一致的元素个数上互相矛盾的 watchdog `WorkNCCL(SeqNum=…, OpType=…)` 行）。\
      说明某个集合通信只在部分 rank 上按条件调用，或调用顺序不同：这是代码 bug。\
      如果有唯一与众不同的 rank，它就是起点。";
 
@@ -187,18 +187,41 @@ fn mismatch(evs: &[Event], flight: &[flight_recorder::FrDump]) -> Option<Mismatc
 /// from 1, so groups that hang together at start meet at small numbers in different ops);
 /// within one process group when the lines name it (`[PG ID n …]`); and only when each rank
 /// names one op: a rank in two groups can time out in two ops whose counters happen to meet.
+///
+/// The same op with different element counts disagrees too, for the ops whose input count
+/// every rank must share (an all-reduce, a broadcast, an all-gather's or reduce-scatter's input):
+/// ranks that all-reduced gradient buckets of different sizes built different gradients. The
+/// op is then labelled with its count (`ALLREDUCE of 4096 elements`). All-to-all, send and
+/// receive take per-rank sizes and never count.
 fn watchdogs_disagree(evs: &[Event]) -> Option<(u64, BTreeMap<String, OpRanks<'_>>)> {
-    let mut at: BTreeMap<(Option<u64>, u64), BTreeMap<String, OpRanks>> = BTreeMap::new();
+    let mut at: WatchdogsAt = BTreeMap::new();
+    let mut sized: WatchdogsAt = BTreeMap::new();
     for e in evs {
-        if let (Kind::Launch(What::Watchdog { seq, op, .. }), Some(rank)) = (&e.kind, e.who.rank)
+        if let (Kind::Launch(What::Watchdog { seq, op, numel, .. }), Some(rank)) =
+            (&e.kind, e.who.rank)
             && *seq > crate::rules::derive::STARTUP_COLLECTIVES
         {
             let key = (pg_id(&e.text), *seq);
             let slot = at.entry(key).or_default().entry(op.clone()).or_default();
             slot.0.insert(rank);
             slot.1.push(e);
+            let label = match numel {
+                Some(n) if same_count_op(op) => format!("{op} of {n} elements"),
+                _ => op.clone(),
+            };
+            let slot = sized.entry(key).or_default().entry(label).or_default();
+            slot.0.insert(rank);
+            slot.1.push(e);
         }
     }
+    first_disagreement(at).or_else(|| first_disagreement(sized))
+}
+
+/// Watchdog lines grouped by (process group, sequence number), then by the op they ran.
+type WatchdogsAt<'a> = BTreeMap<(Option<u64>, u64), BTreeMap<String, OpRanks<'a>>>;
+
+/// The first sequence number at which disjoint sets of ranks ran different ops.
+fn first_disagreement(at: WatchdogsAt<'_>) -> Option<(u64, BTreeMap<String, OpRanks<'_>>)> {
     let disjoint = |ops: &BTreeMap<String, OpRanks>| {
         let all: BTreeSet<u32> = ops.values().flat_map(|(r, _)| r.iter().copied()).collect();
         all.len() == ops.values().map(|(r, _)| r.len()).sum::<usize>()
@@ -206,6 +229,38 @@ fn watchdogs_disagree(evs: &[Event]) -> Option<(u64, BTreeMap<String, OpRanks<'_
     at.into_iter()
         .find(|(_, ops)| ops.len() > 1 && disjoint(ops))
         .map(|((_, seq), ops)| (seq, ops))
+}
+
+/// Collectives whose input element count is the same on every rank of the group.
+fn same_count_op(op: &str) -> bool {
+    let op = op.trim_start_matches('_').to_ascii_uppercase();
+    [
+        "ALLREDUCE",
+        "BROADCAST",
+        "REDUCE",
+        "ALLGATHER",
+        "REDUCE_SCATTER",
+    ]
+    .iter()
+    .any(|p| op.starts_with(p))
+}
+
+/// The mismatch is one op run with different sizes on different ranks (the labels
+/// `watchdogs_disagree` gives them), and that op reduces: gradient buckets that differ.
+fn reduces_different_sizes(m: &Mismatch) -> bool {
+    let base = |op: &str| op.split(" of ").next().unwrap_or(op).to_string();
+    let first = match m.ops.first() {
+        Some((op, _)) => base(op),
+        None => return false,
+    };
+    m.ops.len() > 1
+        && m.ops
+            .iter()
+            .all(|(op, _)| op.contains(" of ") && base(op) == first)
+        && first
+            .trim_start_matches('_')
+            .to_ascii_uppercase()
+            .contains("REDUCE")
 }
 
 /// The ranks suspected so far, each with every reason given for it.
@@ -708,6 +763,12 @@ fn mismatch_root(m: &Mismatch, findings: &mut Vec<Finding>) -> Root {
     }
 }
 
+/// Ranks reduced different amounts in one collective: each rank's gradient buckets hold the
+/// parameters that got gradients there, so a part of the model ran on some ranks only.
+const SIZES_FIX: &str = "Make every rank produce gradients for the same parameters on every step: run the part of the model that some batches skip on every rank (a dummy input, e.g. a blank image for text-only samples, so a vision tower always runs) or freeze it (`requires_grad_(False)`, the trainer's freeze option for that tower); the ranks reduced gradient buckets of different sizes at the same collective, so a branch, tower or loss term ran on some ranks only. With uneven batch counts per rank, give every rank the same number of batches (`drop_last=True`); `TORCH_DISTRIBUTED_DEBUG=DETAIL` names the call.";
+/// `SIZES_FIX` in Chinese.
+const SIZES_FIX_ZH: &str = "让每个 rank 在每一步都为同一组参数产生梯度：把某些 batch 会跳过的那部分模型在每个 rank 上都跑一遍（给一个占位输入，例如给纯文本样本一张空白图片，让视觉塔总会执行），或者把它冻结（`requires_grad_(False)`，或训练框架冻结该模块的选项）；各 rank 在同一个集合通信里归约的梯度桶大小不同，说明某个分支、某个塔或某个 loss 项只在部分 rank 上执行了。如果各 rank 的 batch 数不同，让每个 rank 的 batch 数一样（`drop_last=True`）；`TORCH_DISTRIBUTED_DEBUG=DETAIL` 会指出具体的调用。";
+
 /// The TW9901 finding that says which ranks ran which collective.
 fn mismatch_finding(m: &Mismatch) -> Finding {
     let desc = m
@@ -753,11 +814,15 @@ fn mismatch_finding(m: &Mismatch) -> Finding {
         evidence: m.evidence.clone(),
         fix: if gathers_shards(m) {
             GATHER_FIX
+        } else if reduces_different_sizes(m) {
+            SIZES_FIX
         } else {
             "A collective is called conditionally or in a different order on some ranks (rank-dependent `if` around all_reduce/broadcast, early exit on one rank). Make every rank call the same collectives in the same order; TORCH_DISTRIBUTED_DEBUG=DETAIL names the call sites."
         },
         fix_zh: if gathers_shards(m) {
             GATHER_FIX_ZH
+        } else if reduces_different_sizes(m) {
+            SIZES_FIX_ZH
         } else {
             "有的 rank 是有条件地或按不同顺序调用集合通信的（all_reduce/broadcast 外面包了依赖 rank 的 `if`，或某个 rank 提前退出）。让所有 rank 按相同顺序调用相同的集合通信；设置 TORCH_DISTRIBUTED_DEBUG=DETAIL 可以看到具体调用位置。"
         },
@@ -1167,6 +1232,36 @@ Fatal Python error: Segmentation fault
 ";
         let (_, f) = diagnose(log);
         assert_eq!(top(&f), Some(Category::CollectiveMismatch), "{f:?}");
+    }
+
+    #[test]
+    fn ranks_that_reduce_different_sizes_at_one_sequence_number_are_a_mismatch() {
+        use super::{Mismatch, reduces_different_sizes};
+        // Text-only batches skip a vision tower on ranks 0 and 6: their gradient buckets differ.
+        let log = "\
+[rank3]:[E711 16:52:37.217804512 ProcessGroupNCCL.cpp:632] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=418, OpType=ALLREDUCE, NumelIn=53452800, NumelOut=53452800, Timeout(ms)=1800000) ran for 1800093 milliseconds before timing out.
+[rank5]:[E711 16:52:37.220119367 ProcessGroupNCCL.cpp:632] [Rank 5] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=418, OpType=ALLREDUCE, NumelIn=53452800, NumelOut=53452800, Timeout(ms)=1800000) ran for 1800088 milliseconds before timing out.
+[rank0]:[E711 16:52:37.231504417 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=418, OpType=ALLREDUCE, NumelIn=39845888, NumelOut=39845888, Timeout(ms)=1800000) ran for 1800101 milliseconds before timing out.
+[rank6]:[E711 16:52:37.233781024 ProcessGroupNCCL.cpp:632] [Rank 6] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=418, OpType=ALLREDUCE, NumelIn=39845888, NumelOut=39845888, Timeout(ms)=1800000) ran for 1800097 milliseconds before timing out.
+";
+        let (_, f) = diagnose(log);
+        assert_eq!(top(&f), Some(Category::CollectiveMismatch), "{f:?}");
+        // All-to-all takes per-rank sizes: counts alone are no mismatch there.
+        let (_, f) = diagnose(&log.replace("ALLREDUCE", "ALLTOALL_BASE"));
+        assert_ne!(top(&f), Some(Category::CollectiveMismatch), "{f:?}");
+        let sized = |ops: &[(&str, u32)]| Mismatch {
+            seq: 418,
+            ops: ops.iter().map(|(o, r)| (o.to_string(), vec![*r])).collect(),
+            evidence: Vec::new(),
+        };
+        assert!(reduces_different_sizes(&sized(&[
+            ("ALLREDUCE of 39845888 elements", 0),
+            ("ALLREDUCE of 53452800 elements", 3)
+        ])));
+        assert!(!reduces_different_sizes(&sized(&[
+            ("ALLREDUCE", 0),
+            ("BROADCAST", 3)
+        ])));
     }
 
     #[test]
