@@ -196,6 +196,7 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("zh-same-line", "TW0203", R_CJK_IN_PROSE), // 1 of 15 examples lost
     ("python-repr", "TW0208", R_REPR_CONTEXT),  // 1 of 4 examples lost
     ("python-repr", "TW0209", R_REPR_CONTEXT),  // 3 of 4 examples lost
+    ("python-repr", "TW0590", R_REPR_CONTEXT),  // 1 of 1 examples lost
     ("python-repr", "TW1107", R_REPR_CONTEXT),  // 1 of 1 examples lost
     ("python-repr", "TW1604", R_REPR_CONTEXT),  // 1 of 1 examples lost
     ("python-repr", "TW1802", R_REPR_CONTEXT),  // 1 of 3 examples lost
@@ -224,6 +225,7 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("ranks-interleaved", "TW0411", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW0502", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW0550", R_INTERLEAVE), // 3 of 3 examples lost
+    ("ranks-interleaved", "TW0590", R_INTERLEAVE), // 1 of 1 examples lost
     ("ranks-interleaved", "TW0601", R_INTERLEAVE), // 8 of 14 examples lost
     ("ranks-interleaved", "TW0602", R_INTERLEAVE), // 4 of 4 examples lost
     ("ranks-interleaved", "TW0603", R_INTERLEAVE), // 1 of 1 examples lost
