@@ -87,6 +87,12 @@ pub static DERIVED: &[Derived] = &[
         compute: crashing_framework,
     },
     Derived {
+        name: "derive.data_parallel",
+        unit: Unit::Text,
+        doc: "only when the failing traceback passes through `torch.nn.DataParallel` (one process driving several GPUs): launch one process per GPU",
+        compute: data_parallel,
+    },
+    Derived {
         name: "derive.disk_full_plan",
         unit: Unit::Text,
         doc: "which path or mount filled up and how big it is, from the error and a df row",
@@ -175,6 +181,12 @@ pub static DERIVED: &[Derived] = &[
         unit: Unit::Text,
         doc: "the locked-memory limit seen (ulimit -l) and what to set",
         compute: memlock_plan,
+    },
+    Derived {
+        name: "derive.nan_loss_term",
+        unit: Unit::Text,
+        doc: "only when a cited step line logs one named loss term non-finite while the other terms are still finite: that term",
+        compute: nan_loss_term,
     },
     Derived {
         name: "derive.nan_after_finite",
@@ -271,6 +283,12 @@ pub static DERIVED: &[Derived] = &[
         unit: Unit::Text,
         doc: "how long the job ran against its time limit (scontrol RunTime/TimeLimit) and what to request",
         compute: time_limit_plan,
+    },
+    Derived {
+        name: "derive.toolkit_mismatch",
+        unit: Unit::Text,
+        doc: "only when the log shows nvcc's release and a torch build for another CUDA release (a confirmation's captures `nvcc_release` and `torch_cuda_tail`, the digits after `+cu1`): rebuild what this machine compiled with torch's toolkit",
+        compute: toolkit_mismatch,
     },
     Derived {
         name: "derive.torch_import_clash",
@@ -1367,30 +1385,94 @@ fn gpu_oom_foreign(ctx: &DeriveCtx) -> Option<String> {
     gpu_oom_plan(ctx)
 }
 
-/// The assertion text of a device-side assert, read as a domain statement.
+/// The failing traceback passes through `torch.nn.DataParallel` (`torch/nn/parallel/
+/// data_parallel.py`): one process drives every visible GPU, as the Trainer arranges by itself
+/// when plain `python` starts a script on a machine with several. Its replicas and scattered
+/// inputs (and `generate` on a wrapped model) fail where one process per GPU does not, so the
+/// launch is the step, whatever the kernel checked.
+fn data_parallel(ctx: &DeriveCtx) -> Option<String> {
+    let frame = ctx.lines.iter().find_map(|l| {
+        let (path, _) = frame_of(l)?;
+        path.replace('\\', "/")
+            .ends_with("torch/nn/parallel/data_parallel.py")
+            .then_some(())
+    });
+    frame?;
+    Some(if ctx.zh() {
+        "每张 GPU 启动一个进程来运行脚本（`accelerate launch` 或 `torchrun --nproc_per_node N`），或者只暴露一张卡（`CUDA_VISIBLE_DEVICES=0`）：traceback 经过了 `torch.nn.DataParallel`（`data_parallel.py`），也就是一个进程驱动所有可见的 GPU——直接用 `python` 在多卡机器上启动时 Trainer 会自己这样包装模型，而它的副本和被切分的输入（以及包装后的 `generate`）会在一卡一进程时不会出错的地方出错。".into()
+    } else {
+        "Launch the script with one process per GPU (`accelerate launch` or `torchrun --nproc_per_node N`), or expose a single GPU (`CUDA_VISIBLE_DEVICES=0`): the traceback passes through `torch.nn.DataParallel` (`data_parallel.py`), one process driving every visible GPU, which the Trainer sets up by itself when plain `python` starts the script on a machine with several, and its replicas and scattered inputs (and `generate` on the wrapped model) fail where one process per GPU does not.".into()
+    })
+}
+
+/// A cited traceback frame inside a loss: a file whose name holds `loss` (`loss.py`,
+/// `ppyolo_loss.py`) or a file under a `loss`/`losses` directory (`loss/dice.py`). The value
+/// is the frame's last two path segments, as the fix names it. An index a loss reads on the
+/// device is a target's class label (`one_hot(labels, num_classes)`, `scatter_(1, gt, 1)`,
+/// `labels > 0` against the classifier), not a token id.
+fn loss_frame(ctx: &DeriveCtx) -> Option<String> {
+    ctx.lines.iter().rev().find_map(|l| {
+        let (path, _) = frame_of(l)?;
+        let path = path.replace('\\', "/").to_ascii_lowercase();
+        let segs: Vec<&str> = path.split('/').collect();
+        let (file, dirs) = segs.split_last()?;
+        let stem = file.strip_suffix(".py")?;
+        (stem.contains("loss") || dirs.iter().any(|d| matches!(*d, "loss" | "losses")))
+            .then(|| segs[segs.len().saturating_sub(2)..].join("/"))
+    })
+}
+
+/// The class-label reading of an assert, naming the loss frame it was raised in when known.
+fn class_label_hint(zh: bool, loss: Option<&str>) -> String {
+    let lead = match (loss, zh) {
+        (Some(f), false) => format!(
+            "the assert was raised in the loss (`{f}`), where the index is a target's class label, so "
+        ),
+        (Some(f), true) => format!("断言发生在 loss 里（`{f}`），那里的下标是目标的类别标签，所以"),
+        (None, _) => String::new(),
+    };
+    if zh {
+        format!(
+            "{lead}类别标签超出了 [0, num_classes)：先在数据集里找出越界的标签（`max(labels)`，标注里多出来的类别 id），把类别重新编号为从 0 开始、小于类别数的 id（检测器自己会为背景加 1 的，类别要从 0 编起），只有数据集确实有更多类别时才把 `num_classes` 改成与之一致；表示“忽略”的 -1、255 这类标签要在 loss 里设 `ignore_index`。"
+        )
+    } else {
+        format!(
+            "{lead}a class label is outside [0, num_classes): find the labels out of range in the dataset (`max(labels)`, a stray category id in the annotations) and renumber the classes as zero-based ids below the class count (a detector that adds 1 for background wants them from 0), and change `num_classes` to match only if the dataset really has that many classes; labels such as -1 or 255 that mean 'ignore' need the loss's `ignore_index`."
+        )
+    }
+}
+
+/// The assertion text of a device-side assert, read as a domain statement. Without the
+/// kernel's assertion line (only `device-side assert triggered`), a loss frame in the
+/// traceback still says what the index was.
 fn assert_hint(ctx: &DeriveCtx) -> Option<String> {
-    let a = ctx.capture("assertion")?;
     let zh = ctx.zh();
+    let Some(a) = ctx.capture("assertion") else {
+        let f = loss_frame(ctx)?;
+        let hint = class_label_hint(zh, Some(&f));
+        let mut c = hint.chars();
+        let first = c.next()?.to_uppercase().collect::<String>();
+        return Some(first + c.as_str());
+    };
+    let scatter = a.contains("idx_dim >= 0 && idx_dim < index_size");
     let what = if a.contains("n_classes") || a.contains("n_class") {
-        if zh {
-            "类别标签超出了 [0, num_classes)：先在数据集里找出越界的标签（`max(labels)`，标注里多出来的类别 id），把类别重新编号为从 0 开始、小于类别数的 id（检测器自己会为背景加 1 的，类别要从 0 编起），只有数据集确实有更多类别时才把 `num_classes` 改成与之一致；表示“忽略”的 -1、255 这类标签要在 loss 里设 `ignore_index`。"
-        } else {
-            "a class label is outside [0, num_classes): find the labels out of range in the dataset (`max(labels)`, a stray category id in the annotations) and renumber the classes as zero-based ids below the class count (a detector that adds 1 for background wants them from 0), and change `num_classes` to match only if the dataset really has that many classes; labels such as -1 or 255 that mean 'ignore' need the loss's `ignore_index`."
-        }
+        class_label_hint(zh, None)
+    } else if scatter && let Some(f) = loss_frame(ctx) {
+        class_label_hint(zh, Some(&f))
     } else if a.contains("srcIndex < srcSelectDimSize")
         || a.contains("ind_dim_size")
         || a.contains("index out of bounds")
     {
         if zh {
-            "embedding 或 gather 的下标越界：token id 大于等于 embedding 的大小（tokenizer 的词表比模型大，需要 `model.resize_token_embeddings(len(tokenizer))`），或者 position id 超过了 `max_position_embeddings`。"
+            "embedding 或 gather 的下标越界：token id 大于等于 embedding 的大小（tokenizer 的词表比模型大，需要 `model.resize_token_embeddings(len(tokenizer))`），或者 position id 超过了 `max_position_embeddings`。".to_string()
         } else {
-            "an index into an embedding or gather is out of range: token ids >= the embedding's size (tokenizer larger than the model's vocabulary: `model.resize_token_embeddings(len(tokenizer))`), or position ids beyond `max_position_embeddings`."
+            "an index into an embedding or gather is out of range: token ids >= the embedding's size (tokenizer larger than the model's vocabulary: `model.resize_token_embeddings(len(tokenizer))`), or position ids beyond `max_position_embeddings`.".to_string()
         }
     } else if a.contains("input_val >= zero && input_val <= one") {
         if zh {
-            "binary cross-entropy 的输入不在 [0, 1] 内：先过一层 sigmoid，或者改用 `BCEWithLogitsLoss`。"
+            "binary cross-entropy 的输入不在 [0, 1] 内：先过一层 sigmoid，或者改用 `BCEWithLogitsLoss`。".to_string()
         } else {
-            "binary cross-entropy got an input outside [0, 1]: apply a sigmoid or use `BCEWithLogitsLoss`."
+            "binary cross-entropy got an input outside [0, 1]: apply a sigmoid or use `BCEWithLogitsLoss`.".to_string()
         }
     } else {
         return Some(if zh {
@@ -1842,6 +1924,107 @@ fn nan_after_finite(ctx: &DeriveCtx) -> Option<String> {
     ctx.capture("nan_after_finite")
         .map(|c| c.trim().to_string())
         .filter(|c| !c.is_empty())
+}
+
+/// `giou_loss: nan`, `loss_ctc=7.01`, `lm_loss 3.2`: a named loss value on a step line.
+static LOSS_TERM: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(
+        r"(?i)\b([a-z][a-z0-9_]*loss[a-z0-9_]*)['\x22]?\s*[:=]?\s*['\x22]?(nan|-?inf|-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)\b",
+    )
+    .ok()
+});
+
+/// Whether a loss key names the sum the step optimises (or another series) rather than one
+/// term of it: `loss`, `all_loss`, `total_loss`, `train_loss`, `lm_loss`, evaluation keys, and
+/// a loss's settings (`loss_scale`, `loss_weight`).
+fn loss_total_key(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    matches!(
+        k.as_str(),
+        "loss"
+            | "all_loss"
+            | "total_loss"
+            | "loss_total"
+            | "sum_loss"
+            | "loss_sum"
+            | "train_loss"
+            | "avg_loss"
+            | "mean_loss"
+            | "lm_loss"
+            | "overall_loss"
+    ) || ["eval", "val", "valid", "test"]
+        .iter()
+        .any(|p| k.starts_with(p))
+        || ["scale", "weight", "coef", "ratio"]
+            .iter()
+            .any(|p| k.contains(p))
+}
+
+/// The loss term that went non-finite first: a cited step line whose named terms (keys holding
+/// `loss` other than the total) are all finite but one. A NaN that starts in one term is that
+/// term's own arithmetic (a log, division or square root reaching zero or a negative), not the
+/// whole optimisation: the sum turns NaN with it, the other terms stay finite for a step.
+fn nan_loss_term(ctx: &DeriveCtx) -> Option<String> {
+    let re = LOSS_TERM.as_ref()?;
+    ctx.lines.iter().find_map(|l| {
+        let terms: Vec<(&str, bool)> = re
+            .captures_iter(l)
+            .filter_map(|c| {
+                let key = c.get(1)?.as_str();
+                let v = c.get(2)?.as_str().to_ascii_lowercase();
+                (!loss_total_key(key)).then_some((key, v.ends_with("nan") || v.ends_with("inf")))
+            })
+            .collect();
+        let bad: Vec<&str> = terms.iter().filter(|t| t.1).map(|t| t.0).collect();
+        (bad.len() == 1 && terms.len() >= 2).then(|| bad[0].to_string())
+    })
+}
+
+/// A torch build tag's CUDA release: `118` → `11.8`, `92` → `9.2`, `128` → `12.8`.
+fn cuda_of_tag(tag: &str) -> Option<String> {
+    if !(2..=3).contains(&tag.len()) || !tag.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let (major, minor) = tag.split_at(tag.len() - 1);
+    Some(format!("{major}.{minor}"))
+}
+
+/// `major.minor` of a version (`11.4.152` → `11.4`).
+fn major_minor(v: &str) -> Option<String> {
+    let mut it = v.trim().split('.');
+    let (a, b) = (it.next()?, it.next()?);
+    let digits = |x: &str| !x.is_empty() && x.bytes().all(|c| c.is_ascii_digit());
+    (digits(a) && digits(b)).then(|| format!("{a}.{b}"))
+}
+
+/// nvcc's release and the CUDA torch was built for differ: what the machine compiled for the
+/// run was built with a toolkit torch does not run on, and a kernel so built faults rather
+/// than failing to load. Read from a confirmation's captures (`nvcc_release`; `torch_cuda`, or
+/// `torch_cuda_tail`, the digits after a `+cu1` tag on nvcc's line) or an env dump's facts
+/// (`version.cuda_toolkit`, `version.torch_cuda`).
+fn toolkit_mismatch(ctx: &DeriveCtx) -> Option<String> {
+    let fact = |n: &str| ctx.facts.get(n).map(|f| f.value.to_string());
+    let nvcc = confirmed(ctx, "nvcc_release")
+        .or_else(|| fact("version.cuda_toolkit"))
+        .and_then(|v| major_minor(&v))?;
+    let torch = confirmed(ctx, "torch_cuda")
+        .or_else(|| confirmed(ctx, "torch_cuda_tail").and_then(|t| cuda_of_tag(&format!("1{t}"))))
+        .or_else(|| fact("version.torch_cuda"))
+        .and_then(|v| major_minor(&v))?;
+    if nvcc == torch {
+        return None;
+    }
+    Some(if ctx.zh() {
+        format!(
+            "用 CUDA {torch} 工具包重新编译本机编译的扩展：nvcc 是 {nvcc}，而 torch 是为 CUDA {torch} 编译的（`+cu{tag}`），本机编译的 kernel（自己的算子、rasterizer、JIT 扩展）对不上 torch 的 CUDA 时会在运行中非法访问，而不是加载失败。装上 {torch} 工具包（或把 `CUDA_HOME` 指向它），清掉旧的编译产物（`build/`）后重新安装扩展；或者换成为 CUDA {nvcc} 编译的 torch。",
+            tag = torch.replace('.', "")
+        )
+    } else {
+        format!(
+            "Rebuild the extensions compiled on this machine with the CUDA {torch} toolkit: nvcc is release {nvcc} while torch is built for CUDA {torch} (`+cu{tag}`), and a kernel compiled here (the project's own ops, a rasterizer, a JIT-built extension) for another CUDA than torch's faults at run time instead of failing to load. Install the {torch} toolkit (or point `CUDA_HOME` at it), remove the old build (`build/`) and reinstall the extension; or install the torch build for CUDA {nvcc}.",
+            tag = torch.replace('.', "")
+        )
+    })
 }
 
 /// The text of a confirmation's capture `name`, trimmed; `None` when absent or empty.
