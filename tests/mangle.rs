@@ -239,6 +239,7 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("ranks-interleaved", "TW0902", R_INTERLEAVE), // 2 of 3 examples lost
     ("ranks-interleaved", "TW0903", R_INTERLEAVE), // 1 of 2 examples lost
     ("ranks-interleaved", "TW0905", R_INTERLEAVE), // 1 of 4 examples lost
+    ("ranks-interleaved", "TW0906", R_INTERLEAVE), // 3 of 3 examples lost
     ("ranks-interleaved", "TW0950", R_INTERLEAVE), // 3 of 3 examples lost
     ("ranks-interleaved", "TW1002", R_INTERLEAVE), // 4 of 4 examples lost
     ("ranks-interleaved", "TW1101", R_INTERLEAVE), // 2 of 8 examples lost
