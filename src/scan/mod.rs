@@ -74,6 +74,19 @@ pub struct Scanner {
     relaxed: Vec<OnceLock<Option<Box<Matcher>>>>,
 }
 
+/// The window of literal `l` that the prefilter watches for (a built-in literal's from the
+/// build's table, any other's chosen by `rare_window`): a line holding it is a candidate line.
+/// Public so that a test can measure each signature's candidate lines on healthy text
+/// (`tests/scan_background.rs`) with the windows the scanner itself uses.
+pub fn prefilter_window(l: &Lit) -> shiftor::Window {
+    shiftor::Window {
+        bytes: crate::prepared::window(&l.bytes)
+            .unwrap_or_else(|| rare_window(&l.bytes))
+            .to_vec(),
+        folded: l.folded,
+    }
+}
+
 /// Other readings of a line (never the line itself), most faithful first: tried for the
 /// patterns whose literal a line holds but whose regex it did not match. Contract: for a line
 /// without a backslash, every reading is a substring of the line (only unescaping may make
@@ -138,12 +151,7 @@ impl Scanner {
                     for l in alts {
                         lits.push(l.bytes.to_ascii_lowercase());
                         lit_owner.push(ix);
-                        windows.push(shiftor::Window {
-                            bytes: crate::prepared::window(&l.bytes)
-                                .unwrap_or_else(|| rare_window(&l.bytes))
-                                .to_vec(),
-                            folded: l.folded,
-                        });
+                        windows.push(prefilter_window(&l));
                     }
                 }
                 Err(e) => errors.push((id, e)),
