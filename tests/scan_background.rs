@@ -112,7 +112,10 @@ fn candidates(windows: &[Window], text: &[u8]) -> Vec<usize> {
 
 fn line_at(text: &[u8], start: usize) -> String {
     let end = memchr_nl(&text[start..]).map_or(text.len(), |k| start + k);
-    String::from_utf8_lossy(&text[start..end]).chars().take(160).collect()
+    String::from_utf8_lossy(&text[start..end])
+        .chars()
+        .take(160)
+        .collect()
 }
 
 fn memchr_nl(b: &[u8]) -> Option<usize> {
@@ -245,6 +248,9 @@ silent = ["INFO flux capacitor alpha nominal"]
     let kb = KnowledgeBase::load(&[d.path()]).expect("the literal lint lets it load");
     let bad = offenders(&watched(&kb), &background());
     assert_eq!(bad.len(), 1, "{bad:#?}");
-    assert!(bad[0].starts_with("PLANT001 (planted-nan-iterations)"), "{bad:#?}");
+    assert!(
+        bad[0].starts_with("PLANT001 (planted-nan-iterations)"),
+        "{bad:#?}"
+    );
     assert!(bad[0].contains("iteration"), "{}", bad[0]);
 }
