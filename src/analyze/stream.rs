@@ -235,9 +235,8 @@ impl Engine<'_> {
                 chunk,
                 undoubled: Vec::new(),
             };
-            if !only_wrapped {
-                self.scan_lines(&mut dispatch, first, scratch);
-            }
+            // The scanner counts the chunk's newlines for the reader (once, not twice).
+            let newlines = (!only_wrapped).then(|| self.scan_lines(&mut dispatch, first, scratch));
             // A terminal's copy is a paste, not a multi-GB log: only a file's first chunk
             // (at most a buffer, 1 MiB) is looked at for wrapped rows, so big logs do not
             // pay for it.
@@ -248,6 +247,9 @@ impl Engine<'_> {
                 break;
             }
             keep_lookback(&mut before, chunk, self.max_within);
+            if let Some(n) = newlines {
+                reader.counted(n);
+            }
         }
         progress
             .bytes_done
@@ -268,18 +270,26 @@ impl Engine<'_> {
     }
 
     /// Scan a chunk's lines, then the lines a consumer found two ranks wrote at once,
-    /// undoubled.
-    fn scan_lines(&self, d: &mut Dispatch<'_, '_, '_>, first: u64, scratch: &mut ScanScratch) {
+    /// undoubled; returns the chunk's newlines.
+    fn scan_lines(
+        &self,
+        d: &mut Dispatch<'_, '_, '_>,
+        first: u64,
+        scratch: &mut ScanScratch,
+    ) -> u64 {
         let chunk = d.chunk;
-        self.scanner.scan_chunk(chunk, first, scratch, |hit, line| {
-            d.hit(chunk, hit, line, None, None)
-        });
+        let newlines = self
+            .scanner
+            .scan_chunk_counting(chunk, first, scratch, |hit, line| {
+                d.hit(chunk, hit, line, None, None)
+            });
         for (lineno, text) in std::mem::take(&mut d.undoubled) {
             self.scanner
                 .scan_chunk(&text, lineno, scratch, |hit, line| {
                     d.hit(&text, hit, line, Some(&[]), None)
                 });
         }
+        newlines
     }
 
     /// Scan a chunk's wrapped rows (a terminal's copy), each joined into one line.

@@ -246,8 +246,34 @@ impl Scanner {
         chunk: &[u8],
         first_lineno: u64,
         scratch: &mut ScanScratch,
-        mut on_hit: impl FnMut(Hit, &[u8]),
+        on_hit: impl FnMut(Hit, &[u8]),
     ) {
+        self.scan(chunk, first_lineno, scratch, false, on_hit);
+    }
+
+    /// As `scan_chunk`, and returns the chunk's newlines: the hits' line numbers already
+    /// count them up to the last hit, so a reader that takes this count (`ChunkReader::counted`)
+    /// saves counting the whole chunk a second time.
+    pub fn scan_chunk_counting(
+        &self,
+        chunk: &[u8],
+        first_lineno: u64,
+        scratch: &mut ScanScratch,
+        on_hit: impl FnMut(Hit, &[u8]),
+    ) -> u64 {
+        self.scan(chunk, first_lineno, scratch, true, on_hit)
+    }
+
+    /// `scan_chunk`; with `count_all`, the newlines after the last hit are counted too and
+    /// the chunk's newlines returned (else the count up to the last hit's line).
+    fn scan(
+        &self,
+        chunk: &[u8],
+        first_lineno: u64,
+        scratch: &mut ScanScratch,
+        count_all: bool,
+        mut on_hit: impl FnMut(Hit, &[u8]),
+    ) -> u64 {
         let mut starts = std::mem::take(&mut scratch.starts);
         starts.clear();
         self.prefilter.candidate_lines(chunk, &mut starts);
@@ -307,6 +333,10 @@ impl Scanner {
         scratch.starts = starts;
         scratch.clean = clean;
         scratch.ids = ids;
+        if count_all {
+            lineno += memchr::memchr_iter(b'\n', &chunk[counted_to..]).count() as u64;
+        }
+        lineno - first_lineno
     }
 
     /// Run the full regexes whose literals occur in this line; those that miss go to `missed`.

@@ -33,8 +33,14 @@ pub struct ChunkReader<R> {
     start: usize,
     end: usize,
     eof: bool,
-    /// Line number of the first line in the next chunk handed out.
+    /// Line number of the first line in the next chunk handed out, less the lines of
+    /// `uncounted`.
     next_lineno: u64,
+    /// The whole-line chunk handed out last (its range in `buf`) while its newlines are not
+    /// yet counted into `next_lineno`: a caller that counts them anyway (the scanner) says how
+    /// many (`counted`), so a chunk's newlines are counted once; otherwise the next call
+    /// counts them.
+    uncounted: Option<(usize, usize)>,
     /// Set while skipping the rest of an over-long line.
     skipping: Option<LongLine>,
     /// While skipping: the bytes after the last `\r` seen in the cut line (`None` before
@@ -92,6 +98,7 @@ impl<R: Read> ChunkReader<R> {
             end: 0,
             eof: false,
             next_lineno: 1,
+            uncounted: None,
             skipping: None,
             cr_tail: None,
             tail_out: Vec::new(),
@@ -158,12 +165,35 @@ impl<R: Read> ChunkReader<R> {
 
     /// Lines handed out so far (a cut over-long line counts once it ends).
     pub fn lines_seen(&self) -> u64 {
-        self.next_lineno - 1
+        let pending = self.uncounted.map_or(0, |(s, e)| {
+            memchr::memchr_iter(b'\n', &self.buf[s..e]).count()
+        });
+        self.next_lineno - 1 + pending as u64
+    }
+
+    /// The caller counted the newlines of the chunk handed out last (`newlines`, the
+    /// scanner's `scan_chunk_counting`): the reader takes its count instead of counting again.
+    pub fn counted(&mut self, newlines: u64) {
+        if let Some((s, e)) = self.uncounted.take() {
+            debug_assert_eq!(
+                newlines,
+                memchr::memchr_iter(b'\n', &self.buf[s..e]).count() as u64
+            );
+            self.next_lineno += newlines;
+        }
+    }
+
+    /// Count the last chunk's newlines if its caller did not (before `buf` moves).
+    fn settle(&mut self) {
+        if let Some((s, e)) = self.uncounted.take() {
+            self.next_lineno += memchr::memchr_iter(b'\n', &self.buf[s..e]).count() as u64;
+        }
     }
 
     /// The next chunk of whole lines (each ending in `\n`, except possibly the very last
     /// line of the input) and the line number of its first line. `None` at the end.
     pub fn next_chunk(&mut self) -> io::Result<Option<(&[u8], u64)>> {
+        self.settle();
         loop {
             // Finish skipping an over-long line first.
             if let Some(mut skip) = self.skipping.take() {
@@ -218,7 +248,8 @@ impl<R: Read> ChunkReader<R> {
                 let lineno = self.next_lineno;
                 let chunk_start = self.start;
                 let chunk_end = self.start + last_nl + 1;
-                self.next_lineno += memchr::memchr_iter(b'\n', data).count() as u64;
+                // Its newlines are counted by the caller (`counted`) or the next call.
+                self.uncounted = Some((chunk_start, chunk_end));
                 self.start = chunk_end;
                 self.keep(chunk_start, chunk_end);
                 return Ok(Some((&self.buf[chunk_start..chunk_end], lineno)));
@@ -416,6 +447,38 @@ mod tests {
         assert_eq!(r.buf.as_ptr(), was);
         assert_eq!(r.next_chunk().unwrap(), Some((&b"a\nb\nc"[..], 1)));
         assert_eq!(r.next_chunk().unwrap(), None);
+    }
+
+    /// A caller that counts each chunk's newlines itself (`counted`) gets the same line
+    /// numbers and total as one that does not, over chunks of every kind (whole lines, a cut
+    /// over-long line's head and tail, a last line without a newline).
+    #[test]
+    fn counted_chunks_number_lines_as_the_reader_does() {
+        let mut text = Vec::new();
+        for i in 0..20_000 {
+            text.extend_from_slice(format!("line {i}\n").as_bytes());
+            if i % 7_000 == 0 {
+                text.extend(std::iter::repeat_n(b'x', DEFAULT_BUF + 50));
+                text.extend_from_slice(b"\rtail\n");
+            }
+        }
+        text.extend_from_slice(b"no newline");
+        let run = |count: bool| {
+            let mut r = ChunkReader::new(&text[..]);
+            let mut firsts = Vec::new();
+            while let Some(first) = r.advance().unwrap() {
+                firsts.push(first);
+                let n = memchr::memchr_iter(b'\n', r.last_chunk().0).count() as u64;
+                if count {
+                    r.counted(n);
+                }
+            }
+            (firsts, r.lines_seen())
+        };
+        let (plain, counted) = (run(false), run(true));
+        assert!(plain.0.len() > 3, "{:?}", plain.0);
+        assert_eq!(plain, counted);
+        assert_eq!(plain.1, 20_000 + 3 + 1);
     }
 
     #[test]
