@@ -27,6 +27,7 @@
 //! addresses, long mixed ids, sizes and numbers with placeholders, and collapses runs of
 //! placeholders (`[0, 1, 2, 3]` and `[0, 1]` both become `[#]`).
 
+use super::gated::Gated;
 use super::traceback::{EXCEPTION, FRAME, WRAPPERS, bare, internal_frame};
 use super::{Finding, RULED_OUT_BELOW};
 use crate::analyze::Analysis;
@@ -34,9 +35,7 @@ use crate::errtail::TailLine;
 use crate::model::{Category, Verdict};
 use crate::rules::KnowledgeBase;
 use crate::rules::derive::{GpuMemoryHolder, gpu_memory_holder};
-use regex::Regex;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::LazyLock;
 
 /// The prefix of every fingerprint: the algorithm's version. `fp2` splits CUDA OOMs by who
 /// holds the card; every other key is the same as in `fp1`.
@@ -82,46 +81,68 @@ fn fnv1a(data: &[u8]) -> u64 {
     h
 }
 
-struct Subst {
-    re: Regex,
-    with: &'static str,
-}
-
-/// Ordered replacements; the patterns are constants checked by the unit tests.
-static SUBSTS: LazyLock<Vec<Subst>> = LazyLock::new(|| {
-    let table: &[(&str, &str)] = &[
-        // A launcher's argv list (`['/usr/bin/python3', '-u', 'train.py', …]`).
-        (r"\[(?:'[^']*',\s*)+'[^']*'\]", "<argv>"),
-        (r"\b[a-zA-Z][a-zA-Z0-9+.-]*://\S+", "<url>"),
-        (
+/// Ordered replacements (`gated`: a regex is compiled only for a text holding one of its
+/// literals); the patterns are constants checked by the unit tests.
+pub(super) static SUBSTS: [(Gated, &str); 8] = [
+    // A launcher's argv list (`['/usr/bin/python3', '-u', 'train.py', …]`).
+    (
+        Gated::new(r"\[(?:'[^']*',\s*)+'[^']*'\]", &[("',", false)]),
+        "<argv>",
+    ),
+    (
+        Gated::new(r"\b[a-zA-Z][a-zA-Z0-9+.-]*://\S+", &[("://", false)]),
+        "<url>",
+    ),
+    (
+        Gated::new(
             r"(?:/tmp|/var/tmp|/dev/shm|/scratch|/run/user|/local_disk\d*)/[^\s'\x22:,)]*",
-            "<tmp>",
+            &[
+                ("/tmp", false),
+                ("/var/tmp", false),
+                ("/dev/shm", false),
+                ("/scratch", false),
+                ("/run/user", false),
+                ("/local_disk", false),
+            ],
         ),
-        (r"/(?:home|Users|users)/[^/\s'\x22]+", "/home/<user>"),
-        (r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b", "<ip>"),
-        (r"\b0[xX][0-9a-fA-F]+\b", "<hex>"),
-        (
+        "<tmp>",
+    ),
+    (
+        Gated::new(
+            r"/(?:home|Users|users)/[^/\s'\x22]+",
+            &[("home/", false), ("Users/", false), ("users/", false)],
+        ),
+        "/home/<user>",
+    ),
+    (
+        Gated::new(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b", &[]),
+        "<ip>",
+    ),
+    (Gated::new(r"\b0[xX][0-9a-fA-F]+\b", &[("0x", true)]), "<hex>"),
+    (
+        Gated::new(
             r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?",
-            "<time>",
+            &[],
         ),
-        (
+        "<time>",
+    ),
+    (
+        Gated::new(
             r"\b\d+(?:\.\d+)?\s*(?:[KMGTPE]i?B|[KMGTPE]|bytes?|B)\b",
-            "<size>",
+            &[],
         ),
-    ];
-    table
-        .iter()
-        .filter_map(|(re, with)| Regex::new(re).ok().map(|re| Subst { re, with }))
-        .collect()
-});
+        "<size>",
+    ),
+];
 
-static COLLAPSE: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r"#(?:[\s,.:;/_x*+-]*#)+").ok());
+pub(super) static COLLAPSE: Gated = Gated::new(r"#(?:[\s,.:;/_x*+-]*#)+", &[]);
 
 /// Compile the replacements now (see `correlate::warm_up`).
 pub(crate) fn warm_up() {
-    LazyLock::force(&SUBSTS);
-    LazyLock::force(&COLLAPSE);
+    for (g, _) in &SUBSTS {
+        g.get();
+    }
+    COLLAPSE.get();
 }
 
 /// Replace tokens mixing letters and digits that look like ids (container ids, hashes, temp
@@ -180,13 +201,15 @@ pub fn normalise_with(text: &str, hosts: &[String]) -> String {
             s = s.replace(h.as_str(), "<host>");
         }
     }
-    for sub in SUBSTS.iter() {
-        if sub.re.is_match(&s) {
-            s = sub.re.replace_all(&s, sub.with).into_owned();
+    for (sub, with) in &SUBSTS {
+        if let Some(re) = sub.for_text(&s)
+            && re.is_match(&s)
+        {
+            s = re.replace_all(&s, *with).into_owned();
         }
     }
     s = ids_and_numbers(&s);
-    if let Some(re) = COLLAPSE.as_ref() {
+    if let Some(re) = COLLAPSE.get() {
         s = re.replace_all(&s, "#").into_owned();
     }
     s.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -340,9 +363,7 @@ fn of_tail(tail: &[TailLine], hosts: &[String]) -> Option<String> {
 }
 
 fn tail_parts(tail: &[TailLine], hosts: &[String]) -> Option<(&'static str, Vec<String>)> {
-    let (Some(exc_re), Some(frame_re)) = (EXCEPTION.as_ref(), FRAME.as_ref()) else {
-        return None;
-    };
+    let (exc_re, frame_re) = (&EXCEPTION, &FRAME);
     let mut by_input: BTreeMap<usize, Vec<&TailLine>> = BTreeMap::new();
     for l in tail {
         by_input.entry(l.input).or_default().push(l);
@@ -419,7 +440,7 @@ mod tests {
     #[test]
     fn every_substitution_compiles() {
         assert_eq!(SUBSTS.len(), 8);
-        assert!(COLLAPSE.is_some() && EXCEPTION.is_some() && FRAME.is_some());
+        assert!(COLLAPSE.get().is_some() && EXCEPTION.get().is_some() && FRAME.get().is_some());
     }
 
     #[test]

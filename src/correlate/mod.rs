@@ -8,6 +8,7 @@
 pub mod calibrate;
 pub mod cascade;
 pub(crate) mod fingerprint;
+mod gated;
 pub(crate) mod outside;
 pub mod second_tier;
 pub(crate) mod stall;
@@ -303,11 +304,29 @@ pub static ENGINE_FINDINGS: &[EngineFinding] = &[
 /// traceback lines, the verdict's death and warning signs) now, so a command can do it on a
 /// spare thread while the files are scanned: correlation, which runs after the scan on one
 /// thread, then finds them ready (about 29 M instructions, a third of that thread's work on
-/// a 100 MB run).
+/// a 100 MB run). Each is also compiled on its own when a line that could match it is read
+/// (`gated`): a small input's correlation needs none of them, and waits for none.
 pub fn warm_up() {
     fingerprint::warm_up();
     traceback::warm_up();
     verdict::warm_up();
+}
+
+/// Every gated regex of correlation (for the test that checks their literals).
+#[cfg(test)]
+fn gated_regexes() -> Vec<&'static gated::Gated> {
+    let mut all = vec![
+        &verdict::FATAL,
+        &verdict::WORD,
+        &traceback::EXCEPTION,
+        &traceback::FRAME,
+        &traceback::SYNTAX_AT,
+        &fingerprint::COLLAPSE,
+        &stall::STARTING_UP,
+        &stall::IN_TRAINING,
+    ];
+    all.extend(fingerprint::SUBSTS.iter().map(|(g, _)| g));
+    all
 }
 
 /// Findings, cascade across ranks, verdict and fingerprint of one analysis. When no specific

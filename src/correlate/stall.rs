@@ -11,6 +11,7 @@
 //! files or formats output.
 
 use super::ErrorLine;
+use super::gated::Gated;
 use crate::analyze::Analysis;
 use crate::model::Category;
 use crate::sources::ending::{EndLine, Stop};
@@ -144,29 +145,44 @@ impl Kind {
 }
 
 /// A line of distributed start-up: a communicator being made, a rendezvous or store barrier.
+/// Compiled only for a line holding one of its literals (`gated`), as `IN_TRAINING`.
+pub(super) static STARTING_UP: Gated = Gated::new(
+    concat!(
+        // NCCL's INFO chatter is printed while communicators are made.
+        r"(?i:init nccl context|ncclCommInit|NCCL INFO ",
+        r"|Initializing (?:torch\.distributed|TorchBackend)|init_process_group|store.based.barrier",
+        r"|Rendezvous'ing|waiting for (?:all )?(?:peers|ranks|workers|nodes))"
+    ),
+    &[
+        ("init nccl context", true),
+        ("ncclcomminit", true),
+        ("nccl info ", true),
+        ("initializing torch", true),
+        ("init_process_group", true),
+        ("barrier", true),
+        ("rendezvous'ing", true),
+        ("waiting for ", true),
+    ],
+);
+
 fn starting_up(text: &str) -> bool {
-    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    RE.get_or_init(|| {
-        regex::Regex::new(concat!(
-            // NCCL's INFO chatter is printed while communicators are made.
-            r"(?i:init nccl context|ncclCommInit|NCCL INFO ",
-            r"|Initializing (?:torch\.distributed|TorchBackend)|init_process_group|store.based.barrier",
-            r"|Rendezvous'ing|waiting for (?:all )?(?:peers|ranks|workers|nodes))"
-        ))
-        .expect("start-up regex")
-    })
-    .is_match(text)
+    STARTING_UP.is_match(text)
 }
 
 /// A line from inside the training loop (a step, a forward or backward pass), not from
 /// setting it up.
+pub(super) static IN_TRAINING: Gated = Gated::new(
+    r"(?i)\b(?:step|iter(?:ation)?|forward|backward)\b",
+    &[
+        ("step", true),
+        ("iter", true),
+        ("forward", true),
+        ("backward", true),
+    ],
+);
+
 fn in_training(text: &str) -> bool {
-    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    RE.get_or_init(|| {
-        regex::Regex::new(r"(?i)\b(?:step|iter(?:ation)?|forward|backward)\b")
-            .expect("training-line regex")
-    })
-    .is_match(text)
+    IN_TRAINING.is_match(text)
 }
 
 /// How a log's stack dumps say the run stood, and the frame to cite: ranks apart when two

@@ -18,6 +18,7 @@ use crate::errtail::TailLine;
 use crate::model::{Category, Phase};
 use crate::rules::Role;
 use crate::sources::prefix;
+use super::gated::Gated;
 use regex::Regex;
 use std::sync::LazyLock;
 
@@ -39,27 +40,35 @@ pub const WHAT_ZH: &str = "没有规则能解释这次失败，但 Python traceb
      config_error，你自己代码里的异常是 python_exception，库内部抛出的是 other。\
      比任何具体规则都弱；分数说明了原因。";
 
-/// The exception line that ends a traceback: `pkg.mod.SomeError: message`.
-pub static EXCEPTION: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(
-        r"^(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure|Fault))(?::\s*(.*))?$",
-    )
-    .ok()
-});
+/// The exception line that ends a traceback: `pkg.mod.SomeError: message`. Like the other two
+/// line shapes, compiled only for a line holding one of its literals (`gated`).
+pub static EXCEPTION: Gated = Gated::new(
+    r"^(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*(?:Error|Exception|Interrupt|Exit|Failure|Fault))(?::\s*(.*))?$",
+    &[
+        ("Error", false),
+        ("Exception", false),
+        ("Interrupt", false),
+        ("Exit", false),
+        ("Failure", false),
+        ("Fault", false),
+    ],
+);
 
 /// A frame line: `File "path", line N, in func`.
-pub static FRAME: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r#"^File "([^"]+)", line (\d+), in (\S+)"#).ok());
+pub static FRAME: Gated = Gated::new(
+    r#"^File "([^"]+)", line (\d+), in (\S+)"#,
+    &[(", in ", false)],
+);
 
 /// Compile the regexes every run's tail is read with now (see `correlate::warm_up`).
 pub(crate) fn warm_up() {
-    LazyLock::force(&EXCEPTION);
-    LazyLock::force(&FRAME);
+    EXCEPTION.get();
+    FRAME.get();
 }
 
 /// A SyntaxError's location line: `File "path", line N` (no function: the file did not load).
-static SYNTAX_AT: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r#"^File "([^"]+)", line (\d+)$"#).ok());
+pub(super) static SYNTAX_AT: Gated =
+    Gated::new(r#"^File "([^"]+)", line (\d+)$"#, &[("\", line ", false)]);
 
 /// Launcher exceptions that only say "a child failed": never the failure itself.
 pub const WRAPPERS: &[&str] = &["ChildFailedError", "CalledProcessError"];
@@ -160,9 +169,7 @@ pub type Ignored = (usize, u64, u64, NotFatal);
 
 fn read_ignored(a: &Analysis) -> Vec<Ignored> {
     const GAP: u64 = 4;
-    let (Some(exc_re), Some(frame_re)) = (EXCEPTION.as_ref(), FRAME.as_ref()) else {
-        return Vec::new();
-    };
+    let (exc_re, frame_re) = (&EXCEPTION, &FRAME);
     let completed = |input: usize| a.clean_end.iter().any(|(i, _)| *i == input);
     let mut out: Vec<(usize, u64, u64, NotFatal)> = Vec::new();
     let mut open: Option<(usize, u64, u64, NotFatal)> = None;
@@ -219,9 +226,7 @@ fn tracebacks(a: &Analysis) -> Vec<Traceback> {
     if a.error_tail.is_empty() {
         return Vec::new();
     }
-    let (Some(exc_re), Some(frame_re)) = (EXCEPTION.as_ref(), FRAME.as_ref()) else {
-        return Vec::new();
-    };
+    let (exc_re, frame_re) = (&EXCEPTION, &FRAME);
     let ignored = ignored_reports(a);
     let mut out = Vec::new();
     let mut frames: Vec<Frame> = Vec::new();
@@ -253,7 +258,7 @@ fn tracebacks(a: &Analysis) -> Vec<Traceback> {
                 at,
                 code: None,
             });
-        } else if let Some(c) = SYNTAX_AT.as_ref().and_then(|r| r.captures(t)) {
+        } else if let Some(c) = SYNTAX_AT.captures(t) {
             frames.push(Frame {
                 path: c[1].to_string(),
                 src_line: c[2].parse().unwrap_or(0),

@@ -2,6 +2,7 @@
 //! for an unknown failure, the last error lines of its logs to show instead of a diagnosis.
 //! Decides from data; it never reads files or formats output.
 
+use super::gated::Gated;
 use super::{Against, Finding, RULED_OUT_BELOW};
 use crate::analyze::{Analysis, InputInfo};
 use crate::errtail::TailLine;
@@ -45,36 +46,66 @@ fn sign_of(text: &str) -> Option<Sign> {
     best
 }
 
-/// Compile the sign and warning regexes now (see `correlate::warm_up`): asking each once
-/// builds it.
+/// A line that says the process died (`Sign::Fatal`) or is about an error
+/// (`Sign::ErrorWord`): each compiled only for a line holding one of its literals (`gated`).
+pub(super) static FATAL: Gated = Gated::new(
+    concat!(
+        r"^(?:Fatal Python error: .*$|terminate called .*$",
+        // The shell, a launcher or a scheduler reporting a death by signal.
+        r"|(?:.*:\s*)?(?:Aborted|Segmentation fault|Bus error|Illegal instruction|Floating point exception|Killed)(?:\s*\(core dumped\))?\s*$",
+        r"|.*\bcore dumped\b.*$",
+        // zsh's job-control line: `[1]    4242 segmentation fault  python train.py`.
+        r"|\[\d+\]\s*[+-]?\s*\d+\s+(?:killed|abort|segmentation fault|bus error|illegal hardware instruction|floating point exception)\s.*$",
+        r"|srun: error: .*\btasks? [\d,\-\[\]]+: .*$",
+        r"|.*(?:MPI_ABORT|exited on signal \d+).*$",
+        // nvidia-smi cannot read a GPU.
+        r"|.*\bERR!.*$",
+        r")"
+    ),
+    &[
+        ("Fatal Python error: ", false),
+        ("terminate called ", false),
+        ("Aborted", false),
+        ("Segmentation fault", false),
+        ("Bus error", false),
+        ("Illegal instruction", false),
+        ("Floating point exception", false),
+        ("Killed", false),
+        ("core dumped", false),
+        ("killed", false),
+        ("abort", false),
+        ("segmentation fault", false),
+        ("bus error", false),
+        ("illegal hardware instruction", false),
+        ("floating point exception", false),
+        ("srun: error: ", false),
+        ("MPI_ABORT", false),
+        ("exited on signal ", false),
+        ("ERR!", false),
+    ],
+);
+pub(super) static WORD: Gated = Gated::new(
+    r"^(?:(?i:\[?(?:error|fatal|critical)\]?)\b|.*\b(?:ERROR|FATAL|CRITICAL)\b|.*\b(?i:error|fatal):)",
+    &[
+        ("error", true),
+        ("fatal", true),
+        ("critical", true),
+        ("ERROR", false),
+        ("FATAL", false),
+        ("CRITICAL", false),
+        ("error", true),
+        ("fatal", true),
+    ],
+);
+
+/// Compile the sign and warning regexes now (see `correlate::warm_up`).
 pub(crate) fn warm_up() {
-    sign_of_piece("");
+    FATAL.get();
+    WORD.get();
     is_warning("");
 }
 
 fn sign_of_piece(text: &str) -> Option<Sign> {
-    static FATAL: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    static WORD: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    let fatal = FATAL.get_or_init(|| {
-        regex::Regex::new(concat!(
-            r"^(?:Fatal Python error: .*$|terminate called .*$",
-            // The shell, a launcher or a scheduler reporting a death by signal.
-            r"|(?:.*:\s*)?(?:Aborted|Segmentation fault|Bus error|Illegal instruction|Floating point exception|Killed)(?:\s*\(core dumped\))?\s*$",
-            r"|.*\bcore dumped\b.*$",
-            // zsh's job-control line: `[1]    4242 segmentation fault  python train.py`.
-            r"|\[\d+\]\s*[+-]?\s*\d+\s+(?:killed|abort|segmentation fault|bus error|illegal hardware instruction|floating point exception)\s.*$",
-            r"|srun: error: .*\btasks? [\d,\-\[\]]+: .*$",
-            r"|.*(?:MPI_ABORT|exited on signal \d+).*$",
-            // nvidia-smi cannot read a GPU.
-            r"|.*\bERR!.*$",
-            r")"
-        ))
-        .expect("fatal-sign regex")
-    });
-    let word = WORD.get_or_init(|| {
-        regex::Regex::new(r"^(?:(?i:\[?(?:error|fatal|critical)\]?)\b|.*\b(?:ERROR|FATAL|CRITICAL)\b|.*\b(?i:error|fatal):)")
-            .expect("error-word regex")
-    });
     let (_, at) = crate::sources::prefix::peel(text);
     let t = text[at..].trim();
     if t.contains("Warning") && !t.contains("Error") {
@@ -82,17 +113,15 @@ fn sign_of_piece(text: &str) -> Option<Sign> {
     }
     // Python: the exception line that ends a traceback (the shape `traceback` reads), or a
     // traceback's header when the paste is cut before its end.
-    let exception = super::traceback::EXCEPTION
-        .as_ref()
-        .is_some_and(|re| re.is_match(t))
+    let exception = super::traceback::EXCEPTION.is_match(t)
         || t.starts_with("Traceback (most recent call last)");
     // Any layer's death word (an NCCL result code, an IB completion status, a CUDA error
     // enum, an errno text, a kill reason, a scheduler's end state: `tokens`), unless the
     // line is logged as a warning (handled, by its own account).
-    let token = !is_warning(t) && crate::tokens::table().fatal(t);
-    if exception || token || fatal.is_match(t) {
+    let token = crate::tokens::table().fatal(t) && !is_warning(t);
+    if exception || token || FATAL.is_match(t) {
         Some(Sign::Fatal)
-    } else if word.is_match(t) {
+    } else if WORD.is_match(t) {
         Some(Sign::ErrorWord)
     } else {
         None
