@@ -274,7 +274,8 @@ impl<'kb> Engine<'kb> {
         let mut reg = Registry::default();
         for (k, &(ri, si)) in kb.sig_of.iter().enumerate() {
             let sig = &kb.rules[ri].signatures[si];
-            reg.pattern(Watcher::Rules, k, &sig.source, Some(sig.regex.literals()));
+            let (lits, windows) = (sig.regex.literals(), sig.regex.windows());
+            reg.pattern_windowed(Watcher::Rules, k, &sig.source, Some(lits), windows);
         }
         for (k, (_, re)) in launcher::LINES.iter().enumerate() {
             reg.pattern(Watcher::Launcher, k, re, None);

@@ -118,7 +118,10 @@ pub(super) static SUBSTS: [(Gated, &str); 8] = [
         Gated::new(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b", &[]),
         "<ip>",
     ),
-    (Gated::new(r"\b0[xX][0-9a-fA-F]+\b", &[("0x", true)]), "<hex>"),
+    (
+        Gated::new(r"\b0[xX][0-9a-fA-F]+\b", &[("0x", true)]),
+        "<hex>",
+    ),
     (
         Gated::new(
             r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?",

@@ -12,13 +12,13 @@
 //! never reads files or formats output. The traceback line shapes are written here once and
 //! shared with the fingerprint.
 
+use super::gated::Gated;
 use super::{Contribution, Evidence, Finding, Origin};
 use crate::analyze::Analysis;
 use crate::errtail::TailLine;
 use crate::model::{Category, Phase};
 use crate::rules::Role;
 use crate::sources::prefix;
-use super::gated::Gated;
 use regex::Regex;
 use std::sync::LazyLock;
 

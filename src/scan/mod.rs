@@ -28,6 +28,9 @@ pub struct PatternSpec<'a> {
     pub regex: &'a str,
     /// Its required literals when already linted (`LazyRegex::literals`): saves a parse.
     pub literals: Option<&'a [Lit]>,
+    /// Where each of those literals' prefilter window starts, when already picked
+    /// (`LazyRegex::windows`: a user regex's, picked on the thread that loaded it).
+    pub windows: Option<&'a [usize]>,
 }
 
 impl<'a> PatternSpec<'a> {
@@ -36,6 +39,7 @@ impl<'a> PatternSpec<'a> {
             id,
             regex,
             literals: None,
+            windows: None,
         }
     }
 }
@@ -125,11 +129,11 @@ impl Scanner {
             .collect();
         let all = patterns
             .iter()
-            .map(|p| (p.id, p.regex, true, p.literals))
+            .map(|p| (p.id, p.regex, true, p.literals, p.windows))
             .chain(
                 escaped
                     .iter()
-                    .map(|(id, re)| (*id, re.as_str(), false, None)),
+                    .map(|(id, re)| (*id, re.as_str(), false, None, None)),
             );
         let mut errors = Vec::new();
         let mut lits: Vec<Vec<u8>> = Vec::new();
@@ -137,7 +141,7 @@ impl Scanner {
         let mut sources = Vec::new();
         let mut ids = Vec::new();
         let mut windows = Vec::new();
-        for (id, regex, lint, known) in all {
+        for (id, regex, lint, known, picked) in all {
             let alts = match known {
                 Some(l) => Ok(l.to_vec()),
                 None if lint => pattern_literals(regex),
@@ -148,10 +152,19 @@ impl Scanner {
                     let ix = sources.len();
                     sources.push(regex.to_string());
                     ids.push(id);
-                    for l in alts {
+                    for (i, l) in alts.into_iter().enumerate() {
+                        // The window the loader picked, else the build's, else picked now
+                        // (`prefilter_window`, the choice tests/scan_background.rs checks).
+                        windows.push(match picked.and_then(|w| w.get(i)) {
+                            Some(&at) => shiftor::Window {
+                                bytes: l.bytes[at..(at + literals::WINDOW).min(l.bytes.len())]
+                                    .to_vec(),
+                                folded: l.folded,
+                            },
+                            None => prefilter_window(&l),
+                        });
                         lits.push(l.bytes.to_ascii_lowercase());
                         lit_owner.push(ix);
-                        windows.push(prefilter_window(&l));
                     }
                 }
                 Err(e) => errors.push((id, e)),
@@ -439,6 +452,11 @@ pub struct LazyRegex {
     /// regex's compile work, and never the full regex unless a caller wants its captures.
     matcher: OnceLock<Option<Matcher>>,
     literals: Vec<Lit>,
+    /// Where each literal's prefilter window starts (`literals::rare_window`), picked with the
+    /// lint for a regex the build did not lint (a user's): picking the windows of a thousand
+    /// user literals on the engine's thread cost 7.9 M instructions, the load's threads share
+    /// it. Empty for a built-in regex (the build picked its windows: `prepared::window`).
+    windows: Vec<usize>,
 }
 
 impl LazyRegex {
@@ -456,7 +474,17 @@ impl LazyRegex {
     /// also measures its compiled size.
     pub fn from_hir(src: &str, hir: &Hir) -> Result<(LazyRegex, Vec<String>), PatternError> {
         let (literals, names) = literals::prepare(hir)?;
-        Ok((LazyRegex::linted(src, literals), names))
+        let mut re = LazyRegex::linted(src, literals);
+        re.windows = re
+            .literals
+            .iter()
+            .map(|l| {
+                let w = rare_window(&l.bytes);
+                // `rare_window` returns a piece of the literal: where it starts.
+                w.as_ptr() as usize - l.bytes.as_ptr() as usize
+            })
+            .collect();
+        Ok((re, names))
     }
 
     /// A context regex (a rule's `preceded_by`), which needs no required literal: its syntax
@@ -479,6 +507,7 @@ impl LazyRegex {
             cell: OnceLock::new(),
             matcher: OnceLock::new(),
             literals,
+            windows: Vec::new(),
         }
     }
 
@@ -524,6 +553,12 @@ impl LazyRegex {
     pub fn literals(&self) -> &[Lit] {
         &self.literals
     }
+
+    /// Where each literal's prefilter window starts, when picked at load (a user regex's);
+    /// `None` for a built-in regex, whose windows the build picked.
+    pub fn windows(&self) -> Option<&[usize]> {
+        (!self.windows.is_empty()).then_some(&self.windows[..])
+    }
 }
 
 impl Clone for LazyRegex {
@@ -533,6 +568,7 @@ impl Clone for LazyRegex {
             cell: OnceLock::new(),
             matcher: OnceLock::new(),
             literals: self.literals.clone(),
+            windows: self.windows.clone(),
         }
     }
 }

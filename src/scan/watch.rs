@@ -34,12 +34,26 @@ impl<'a, O: Copy> Default for Registry<'a, O> {
 impl<'a, O: Copy> Registry<'a, O> {
     /// A regex (with its required literals when already linted) that `owner` calls `local`.
     pub fn pattern(&mut self, owner: O, local: usize, regex: &'a str, literals: Option<&'a [Lit]>) {
+        self.pattern_windowed(owner, local, regex, literals, None);
+    }
+
+    /// As `pattern`, with where each literal's prefilter window starts when already picked
+    /// (`LazyRegex::windows`).
+    pub fn pattern_windowed(
+        &mut self,
+        owner: O,
+        local: usize,
+        regex: &'a str,
+        literals: Option<&'a [Lit]>,
+        windows: Option<&'a [usize]>,
+    ) {
         let id = self.routes.len();
         self.routes.push((owner, local));
         self.specs.push(PatternSpec {
             id,
             regex,
             literals,
+            windows,
         });
     }
 
