@@ -2,7 +2,7 @@
 //! tail the one scan pass kept) are classified by the invariant tokens they hold (`tokens`):
 //! each token's category weights are combined per category (noisy-OR over distinct tokens,
 //! capped at `tokens::MAX_CONFIDENCE`), and up to three candidate categories become findings
-//! (`token-classified`, TW9904) with the tokens as evidence, a fix that quotes the line, and
+//! (`token-classified`, TW9905) with the tokens as evidence, a fix that quotes the line, and
 //! what to collect next. When no specific rule explains the failure they are the answer; when
 //! one does, they are its alternatives, ranked below it (every kind of failure the lines name
 //! is among the ranked findings, not only the rule's). Such findings never make a run
@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 
 /// The engine-made finding's name and code.
 pub const RULE: &str = "token-classified";
-pub const CODE: &str = "TW9904";
+pub const CODE: &str = "TW9905";
 
 /// What `rules explain token-classified` says.
 pub const WHAT: &str = "No rule explains the failure, but the lines that say the run died hold invariant \

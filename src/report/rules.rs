@@ -410,6 +410,21 @@ mod tests {
     }
 
     #[test]
+    fn every_engine_finding_has_a_code_of_its_own() {
+        // Two engine findings once shared TW9904: `rules explain TW9904` could show only one.
+        let kb = KnowledgeBase::load(&[]).expect("builtin rules");
+        let mut seen = std::collections::BTreeSet::new();
+        for f in crate::correlate::ENGINE_FINDINGS {
+            assert!(seen.insert(f.code), "{} is used twice", f.code);
+            assert!(
+                kb.find(f.code).is_none(),
+                "{} is also a rule's code",
+                f.code
+            );
+        }
+    }
+
+    #[test]
     fn computed_values_a_fix_uses_are_explained_once() {
         let kb = KnowledgeBase::load(&[]).expect("builtin rules");
         // The /dev/shm fixes use the computed size twice and its basis once.

@@ -12,7 +12,7 @@
 pub(crate) mod ansi;
 pub(crate) mod literals;
 pub(crate) mod shared;
-pub(crate) mod shiftor;
+pub mod shiftor;
 pub(crate) mod watch;
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
