@@ -364,8 +364,10 @@ fn a_bare_assertion_over_settings_is_a_configuration_check() {
     let text = "Traceback (most recent call last):\n  File \"train.py\", line 150, in <module>\n    main(args)\n  File \"train.py\", line 70, in main\n    assert args.global_batch % args.num_gpus == 0\nAssertionError\n";
     let (f, s) = first(text);
     assert_eq!(f.category, Category::ConfigError, "{f:?}");
+    // Said by the rule `assert-divisibility-between-settings` (stop 54), which now reads
+    // this shape before the traceback remedy does: the same step, the settings as written.
     assert!(
-        s.starts_with("Set `global_batch` to a multiple of `num_gpus`"),
+        s.starts_with("Choose settings where `args.global_batch` is a multiple of `args.num_gpus`"),
         "{s}"
     );
     // An assertion over data is not.

@@ -183,16 +183,16 @@ pub static DERIVED: &[Derived] = &[
         compute: memlock_plan,
     },
     Derived {
-        name: "derive.nan_loss_term",
-        unit: Unit::Text,
-        doc: "only when a cited step line logs one named loss term non-finite while the other terms are still finite: that term",
-        compute: nan_loss_term,
-    },
-    Derived {
         name: "derive.nan_after_finite",
         unit: Unit::Text,
         doc: "only when a logged loss turned NaN right after lines that logged it finite (a confirmation's capture): the run trained, then diverged",
         compute: nan_after_finite,
+    },
+    Derived {
+        name: "derive.nan_loss_term",
+        unit: Unit::Text,
+        doc: "only when a cited step line logs one named loss term non-finite while the other terms are still finite: that term",
+        compute: nan_loss_term,
     },
     Derived {
         name: "derive.nofile_plan",
