@@ -272,8 +272,7 @@ const RAW: usize = 64 * 1024;
 const SWITCH_WINDOW: usize = 64;
 
 impl<R: Read> Transcode<R> {
-    /// A decoder with nobody to tell of a mid-stream switch (the tests').
-    #[cfg(test)]
+    /// A decoder with nobody to tell of a mid-stream switch (tests and the fuzz target).
     pub fn new(inner: R, from: TextEncoding) -> Self {
         Self::reporting(inner, &Decoded::new(from))
     }

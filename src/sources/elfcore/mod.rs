@@ -9,17 +9,17 @@
 //! Output: `CoreAnalysis` = facts (`core.*`, see `facts::CATALOG`), warnings (what was missing),
 //! and a serializable `CoreSummary` for the report.
 
-pub(crate) mod dwarf;
+pub mod dwarf;
 pub(crate) mod input;
 pub mod locate;
-pub(crate) mod notes;
+pub mod notes;
 pub mod owner;
 pub mod python;
 pub(crate) mod signals;
 pub(crate) mod stack;
 pub(crate) mod symbols;
 pub(crate) mod text;
-pub(crate) mod unwind;
+pub mod unwind;
 
 use crate::model::{Fact, Text, text};
 use input::{CoreBytes, FileBytes, SliceBytes, Stream};

@@ -6,8 +6,8 @@
 //! should be (a code object's type is `code`, a name's is `str`) ends that walk with a warning,
 //! never a guess or a panic.
 
-pub(crate) mod layout;
-pub(crate) mod lines;
+pub mod layout;
+pub mod lines;
 
 use super::notes::{i32_at, u32_at, u64_at};
 use crate::model::{Text, text};
