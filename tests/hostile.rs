@@ -1673,8 +1673,10 @@ fn a_zips_member_list_past_the_cap_costs_no_memory_per_member() {
 }
 
 /// A zip shaped as `torch.save`'s with 400,000 tensors is told a checkpoint from the head of
-/// its member list (up to the member cap), not from a record per member held: it peaks within
-/// 16 MiB of a checkpoint of two tensors (it took 76 MB more before), and is one binary input.
+/// its member list (up to the member cap), walked record by record with nothing held per
+/// member: it peaks within 8 MiB of a checkpoint of two tensors, and is one binary input. (It
+/// took 76 MB more when every record was held; holding the 50,000 records of the capped head
+/// still cost 11 MiB here and 70 MiB on a CI machine.)
 #[test]
 fn a_checkpoint_of_many_tensors_is_told_from_its_list_head() {
     use std::io::Write;
@@ -1703,7 +1705,7 @@ fn a_checkpoint_of_many_tensors_is_told_from_its_list_head() {
         assert_eq!(inputs[0]["kind"], "binary", "{v}");
     }
     assert!(
-        peak_many < peak_few + (16 << 20),
+        peak_many < peak_few + (8 << 20),
         "{} MiB for 400,000 tensors, {} MiB for two",
         peak_many >> 20,
         peak_few >> 20

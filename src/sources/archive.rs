@@ -101,33 +101,33 @@ pub(crate) fn is_torch_checkpoint(r: &mut dyn ReadSeek) -> bool {
             .expect("torch member regex")
         })
     };
-    // A checkpoint's member list is read up to the member cap, as an archive's is: a list of
-    // millions is not held to decide what the file is.
-    let head = list_head(&mut *r, crate::limits::ARCHIVE_MEMBERS);
-    let _ = r.seek(io::SeekFrom::Start(0));
-    let mut listed = Listed {
-        inner: &mut *r,
-        head: head.map(|h| (h.end, h.record)),
-        at: 0,
+    // Each name in list order: the first must be `<dir>/data.pkl`, every other one of the
+    // names `torch.save` writes under that directory. Returns whether to go on.
+    let (mut dir, mut version, mut fits, mut files) = (None::<String>, false, true, 0);
+    let mut check = |name: &str| {
+        let rest = match &dir {
+            None => name.strip_suffix("data.pkl").map(|d| {
+                dir = Some(d.to_string());
+                "data.pkl"
+            }),
+            Some(d) => name.strip_prefix(d.as_str()),
+        };
+        fits = rest.is_some_and(|rest| known.is_match(rest));
+        version |= rest.is_some_and(|rest| rest == "version" || rest == ".format_version");
+        files += usize::from(!name.ends_with('/'));
+        fits && files < crate::limits::ARCHIVE_MEMBERS
     };
-    let is = (|| {
-        let z = zip::ZipArchive::new(&mut listed).ok()?;
-        let first = z.name_for_index(0)?.ok()?;
-        let dir = first.strip_suffix("data.pkl")?;
-        let mut version = false;
-        for i in 0..z.len() {
-            let name = z.name_for_index(i)?.ok()?;
-            let rest = name.strip_prefix(dir)?;
-            if !known.is_match(rest) {
-                return None;
-            }
-            version |= rest == "version" || rest == ".format_version";
-        }
-        Some(version)
-    })()
-    .unwrap_or(false);
+    // The member list is walked record by record up to the member cap, as an archive's is,
+    // keeping nothing per member: a list of millions is not held to decide what the file is.
+    // A list with no end record, or not where its end record says, is no checkpoint: it is
+    // then read as a zip, whose reader says what is wrong with it.
+    let walked = list_at(&mut *r).and_then(|(start, count)| {
+        walk_list(&mut *r, start, count, |name, _| {
+            check(&String::from_utf8_lossy(name))
+        })
+    });
     let _ = r.seek(io::SeekFrom::Start(0));
-    is
+    walked.is_some() && fits && version && dir.is_some()
 }
 
 /// Hold a zip that has no random access (read from a pipe, or a member of another archive)
@@ -646,11 +646,10 @@ struct ListHead {
     skipped: usize,
 }
 
-/// The member list's head holding `left` files, when the list has more than that: its end
-/// record (or its Zip64 end record) is read for where the list is, then the list is walked
-/// record by record, keeping nothing per member. `None` when the list fits, or is not where
-/// its end record says (the zip reader then reads it whole, or falls back to local headers).
-fn list_head(r: &mut dyn ReadSeek, left: usize) -> Option<ListHead> {
+/// Where a zip's member list starts and how many records it has, from its end record (or its
+/// Zip64 end record, which the locator just before the end record points at). `None` when no
+/// end record is found or the Zip64 records are not where they are said to be.
+fn list_at(r: &mut dyn ReadSeek) -> Option<(u64, u64)> {
     let u16_at = |b: &[u8], i: usize| u16::from_le_bytes([b[i], b[i + 1]]) as u64;
     let u32_at = |b: &[u8], i: usize| u32::from_le_bytes(b[i..i + 4].try_into().unwrap()) as u64;
     let u64_at = |b: &[u8], i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
@@ -663,28 +662,37 @@ fn list_head(r: &mut dyn ReadSeek, left: usize) -> Option<ListHead> {
         .rev()
         .find(|&i| tail[i..].starts_with(b"PK\x05\x06"))?;
     let end = &tail[at..];
-    let (mut count, mut start) = (u16_at(end, 10), u32_at(end, 16));
-    if count == 0xFFFF || start == 0xFFFF_FFFF {
-        // Zip64: its locator just before the end record says where the Zip64 end record is.
-        let loc = tail.get(at.checked_sub(20)?..at)?;
-        if !loc.starts_with(b"PK\x06\x07") {
-            return None;
-        }
-        r.seek(io::SeekFrom::Start(u64_at(loc, 8))).ok()?;
-        let mut z64 = [0u8; 56];
-        r.read_exact(&mut z64).ok()?;
-        if !z64.starts_with(b"PK\x06\x06") {
-            return None;
-        }
-        (count, start) = (u64_at(&z64, 32), u64_at(&z64, 48));
+    let (count, start) = (u16_at(end, 10), u32_at(end, 16));
+    if count != 0xFFFF && start != 0xFFFF_FFFF {
+        return Some((start, count));
     }
-    if count <= left as u64 {
+    let loc = tail.get(at.checked_sub(20)?..at)?;
+    if !loc.starts_with(b"PK\x06\x07") {
         return None;
     }
+    r.seek(io::SeekFrom::Start(u64_at(loc, 8))).ok()?;
+    let mut z64 = [0u8; 56];
+    r.read_exact(&mut z64).ok()?;
+    if !z64.starts_with(b"PK\x06\x06") {
+        return None;
+    }
+    Some((u64_at(&z64, 48), u64_at(&z64, 32)))
+}
+
+/// Walk `count` records of the member list that starts at `start`, keeping nothing per
+/// member: `each` gets a record's name and the offset just past the record, and returns
+/// whether to go on. Stops early at a record that is not one (a list not where its end record
+/// says); `None` when a record is cut short.
+fn walk_list(
+    r: &mut dyn ReadSeek,
+    start: u64,
+    count: u64,
+    mut each: impl FnMut(&[u8], u64) -> bool,
+) -> Option<()> {
+    let u16_at = |b: &[u8], i: usize| u16::from_le_bytes([b[i], b[i + 1]]) as u64;
     r.seek(io::SeekFrom::Start(start)).ok()?;
     let mut list = io::BufReader::new(r);
-    let (mut pos, mut records, mut files) = (start, 0u64, 0usize);
-    let (mut cut, mut cut_records) = (None, 0u64);
+    let mut pos = start;
     let mut fixed = [0u8; 46];
     let mut name = Vec::new();
     for _ in 0..count {
@@ -696,15 +704,34 @@ fn list_head(r: &mut dyn ReadSeek, left: usize) -> Option<ListHead> {
         list.read_exact(&mut name).ok()?;
         io::copy(&mut (&mut list).take(rest), &mut io::sink()).ok()?;
         pos += 46 + n + rest;
-        records += 1;
-        if name.ends_with(b"/") {
-            continue;
-        }
-        files += 1;
-        if files == left {
-            (cut, cut_records) = (Some(pos), records);
+        if !each(&name, pos) {
+            break;
         }
     }
+    Some(())
+}
+
+/// The member list's head holding `left` files, when the list has more than that: its end
+/// record (or its Zip64 end record) is read for where the list is, then the list is walked
+/// record by record, keeping nothing per member. `None` when the list fits, or is not where
+/// its end record says (the zip reader then reads it whole, or falls back to local headers).
+fn list_head(r: &mut dyn ReadSeek, left: usize) -> Option<ListHead> {
+    let (start, count) = list_at(r)?;
+    if count <= left as u64 {
+        return None;
+    }
+    let (mut records, mut files) = (0u64, 0usize);
+    let (mut cut, mut cut_records) = (None, 0u64);
+    walk_list(r, start, count, |name, pos| {
+        records += 1;
+        if !name.ends_with(b"/") {
+            files += 1;
+            if files == left {
+                (cut, cut_records) = (Some(pos), records);
+            }
+        }
+        true
+    })?;
     let end_at = cut?;
     // The head is listed by a plain end record: it must fit one.
     if cut_records > 0xFFFF || end_at > 0xFFFF_FFFF {
