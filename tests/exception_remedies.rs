@@ -364,15 +364,46 @@ fn a_bare_assertion_over_settings_is_a_configuration_check() {
     let text = "Traceback (most recent call last):\n  File \"train.py\", line 150, in <module>\n    main(args)\n  File \"train.py\", line 70, in main\n    assert args.global_batch % args.num_gpus == 0\nAssertionError\n";
     let (f, s) = first(text);
     assert_eq!(f.category, Category::ConfigError, "{f:?}");
-    // Said by the rule `assert-divisibility-between-settings` (stop 54), which now reads
-    // this shape before the traceback remedy does: the same step, the settings as written.
+    // The traceback reader is the one reader of a divisibility check (stop 55 folded the rule
+    // `assert-divisibility-between-settings` into it): the settings by their own names.
     assert!(
-        s.starts_with("Choose settings where `args.global_batch` is a multiple of `args.num_gpus`"),
+        s.starts_with("Set `global_batch` to a multiple of `num_gpus`"),
         "{s}"
     );
     // An assertion over data is not.
     let text = "Traceback (most recent call last):\n  File \"train.py\", line 70, in main\n    assert x.shape[0] > 0\nAssertionError\n";
     assert_ne!(first(text).0.category, Category::ConfigError);
+}
+
+/// A bare divisibility check between two plain names is a configuration check whatever the
+/// names are called (the library's own attributes, no `args.`/`cfg.` in them): the fix names
+/// both settings, a product's factors each by its own name. An assert that calls a function,
+/// or one that compares the data, is not read so.
+#[test]
+fn a_bare_divisibility_check_between_any_two_names_names_both_settings() {
+    let text = "Traceback (most recent call last):\n  File \"run.py\", line 40, in <module>\n    agent.learn(total_timesteps=50000)\n  File \"/opt/venv/lib/python3.8/site-packages/rlkit/ppo.py\", line 212, in learn\n    assert self.rollout_size % self.minibatches == 0\nAssertionError\n";
+    let (f, s) = first(text);
+    assert_eq!(f.category, Category::ConfigError, "{f:?}");
+    assert!(
+        s.starts_with("Set `rollout_size` to a multiple of `minibatches`"),
+        "{s}"
+    );
+    let text = "Traceback (most recent call last):\n  File \"/opt/venv/lib/python3.8/site-packages/rlkit/a2c.py\", line 90, in setup\n    assert (self.n_envs * self.n_steps) % self.n_minibatch == 0\nAssertionError\n";
+    let (f, s) = first(text);
+    assert_eq!(f.category, Category::ConfigError, "{f:?}");
+    assert!(
+        s.starts_with("Set `n_envs * n_steps` to a multiple of `n_minibatch`"),
+        "{s}"
+    );
+    for code in [
+        "assert check_sizes(self.plan) % 2 == 0",
+        "assert x.shape[0] % 2 == 0",
+    ] {
+        let text = format!(
+            "Traceback (most recent call last):\n  File \"/srv/lab/prep.py\", line 12, in prep\n    {code}\nAssertionError\n"
+        );
+        assert_ne!(first(&text).0.category, Category::ConfigError, "{code}");
+    }
 }
 
 /// torch's CPU bound check of an embedding lookup: an id past the table. The step is resizing

@@ -278,7 +278,6 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("ranks-interleaved", "TW2117", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW2150", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW2169", R_INTERLEAVE), // 1 of 3 examples lost
-    ("ranks-interleaved", "TW2171", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW2201", R_INTERLEAVE), // 5 of 11 examples lost
     ("ranks-interleaved", "TW2202", R_INTERLEAVE), // 5 of 6 examples lost
     ("ranks-interleaved", "TW2203", R_INTERLEAVE), // 3 of 3 examples lost

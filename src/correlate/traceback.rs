@@ -743,7 +743,10 @@ const CONFIG_NAMES: &[&str] = &[
 ];
 
 /// A bare `AssertionError` (no message) whose innermost source line is an `assert` comparing
-/// configuration values (`assert args.batch_size % len(devices) == 0`): the check, as written.
+/// configuration values (`assert args.batch_size % len(devices) == 0`), or a bare divisibility
+/// check between two plain names (`bare_divisibility`): the check, as written. The one reader of
+/// this shape: the rule `assert-divisibility-between-settings` (TW2171) that read the bare
+/// divisibility line on its own was folded in here (stop 55).
 fn config_assertion(tb: &Traceback) -> Option<String> {
     if tb.ty != "AssertionError" || !tb.msg.trim().is_empty() {
         return None;
@@ -753,7 +756,36 @@ fn config_assertion(tb: &Traceback) -> Option<String> {
     let compares = ["%", "==", "<=", ">=", "<", ">", "!="]
         .iter()
         .any(|op| check.contains(op));
-    (compares && CONFIG_NAMES.iter().any(|n| check.contains(n))).then(|| code.to_string())
+    let settings = CONFIG_NAMES.iter().any(|n| check.contains(n)) || bare_divisibility(check);
+    (compares && settings).then(|| code.to_string())
+}
+
+/// `A % B == 0` over plain names or attributes (A may be a parenthesised product of them,
+/// `(n_envs * n_steps)`), calling nothing and carrying no message: the library's check that one
+/// setting splits evenly into another, whatever the settings are called (stable-baselines'
+/// `assert self.n_batch % self.nminibatches == 0`, T2909). An assert that calls a function can
+/// fail inside the call, and one with a message is read by its message.
+fn bare_divisibility(check: &str) -> bool {
+    let Some((a, rest)) = check.split_once('%') else {
+        return false;
+    };
+    let Some((b, tail)) = rest.split_once("==") else {
+        return false;
+    };
+    let plain = |side: &str| {
+        let s = side.trim();
+        let inner = s
+            .strip_prefix('(')
+            .and_then(|x| x.strip_suffix(')'))
+            .unwrap_or(s);
+        inner.split('*').all(|f| {
+            let f = f.trim();
+            f.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                && f.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+        })
+    };
+    tail.trim() == "0" && plain(a) && plain(b)
 }
 
 /// Exceptions that say something other than "this configuration is refused" even when a
@@ -801,7 +833,11 @@ fn setting_name(side: &str) -> String {
     if side.contains('(') {
         return side.to_string();
     }
-    side.rsplit('.').next().unwrap_or(side).trim().to_string()
+    // A product of settings (`self.n_envs * self.n_steps`): each factor's own name.
+    side.split('*')
+        .map(|f| f.rsplit('.').next().unwrap_or(f).trim())
+        .collect::<Vec<_>>()
+        .join(" * ")
 }
 
 /// `assert A % B == 0` → the names of A and B.

@@ -201,6 +201,12 @@ pub static DERIVED: &[Derived] = &[
         compute: nofile_plan,
     },
     Derived {
+        name: "derive.patched_attention",
+        unit: Unit::Text,
+        doc: "only when a NaN run's log announces at load an attention implementation its framework patched into the model (LLaMA-Factory's `Using FlashAttention-2 …`, `Using shift short attention …`: a confirmation's capture `patched_attention`): turn that implementation off for a rerun",
+        compute: patched_attention,
+    },
+    Derived {
         name: "derive.port_plan",
         unit: Unit::Text,
         doc: "the busy port, how to find its holder and how to pick a free one",
@@ -217,6 +223,12 @@ pub static DERIVED: &[Derived] = &[
         unit: Unit::Text,
         doc: "only when Ray's kill report lists the rollout engine's workers (`generate_sequences`, `LLMRayActor`, vLLM) as the largest host-memory users: the engine setting the run shows (a cache engine freed and rebuilt every generation, sleep mode, host memory growing every step) that holds it",
         compute: ray_rollout_memory,
+    },
+    Derived {
+        name: "derive.release_shown",
+        unit: Unit::Text,
+        doc: "only when the paste shows which release of a framework or kernel library the run has (a `print(torch.__version__)`, a `pip list | grep`/`pip show` of it, a `transformer_engine version:` banner: a confirmation's captures `release_pkg` and `release_ver`): move to another release of it",
+        compute: release_shown,
     },
     Derived {
         name: "derive.same_collective_plan",
@@ -2023,6 +2035,80 @@ fn toolkit_mismatch(ctx: &DeriveCtx) -> Option<String> {
         format!(
             "Rebuild the extensions compiled on this machine with the CUDA {torch} toolkit: nvcc is release {nvcc} while torch is built for CUDA {torch} (`+cu{tag}`), and a kernel compiled here (the project's own ops, a rasterizer, a JIT-built extension) for another CUDA than torch's faults at run time instead of failing to load. Install the {torch} toolkit (or point `CUDA_HOME` at it), remove the old build (`build/`) and reinstall the extension; or install the torch build for CUDA {nvcc}.",
             tag = torch.replace('.', "")
+        )
+    })
+}
+
+/// The package whose release the paste shows (captures `release_pkg`, and `release_ver` of the
+/// same hit when the line holds the number): a `print(torch.__version__)`, a `pip list | grep`
+/// or `pip show` of a framework, a `transformer_engine version: …` banner. Beside a native crash
+/// or a GPU fault whose stack names no extension, decoder or other package (the variants that
+/// read those come first), the release of the framework or kernel library the user checked is
+/// the lever: such crashes are most often a bug of that release or a build that does not fit
+/// the machine, and another release is the step (T0639, T0813, T1105, T1807, T2213, T2403,
+/// T2508). The name is the one `pip` takes.
+fn release_shown(ctx: &DeriveCtx) -> Option<String> {
+    let at = ctx
+        .captures
+        .iter()
+        .position(|(n, v)| n == "release_pkg" && !v.trim().is_empty())?;
+    let pkg = ctx.captures[at].1.trim().to_ascii_lowercase();
+    let pkg = match pkg.as_str() {
+        "tf" => "tensorflow".to_string(),
+        "pytorch" => "torch".to_string(),
+        "transformer-engine" => "transformer_engine".to_string(),
+        _ => pkg,
+    };
+    let ver = ctx
+        .captures
+        .get(at + 1)
+        .filter(|(n, v)| n == "release_ver" && !v.trim().is_empty())
+        .map(|(_, v)| format!(" ({})", v.trim()))
+        .unwrap_or_default();
+    Some(if ctx.zh() {
+        format!("升级这次运行装的 {pkg}{ver}，或者固定到项目所针对的版本")
+    } else {
+        format!(
+            "Upgrade the {pkg} release the run has{ver}, or pin the one the project was written for"
+        )
+    })
+}
+
+/// Attention implementations a training framework patches into the model at load, each with
+/// the words of the banner it prints then, its name, and how to turn it off for a rerun.
+const PATCHED_ATTENTION: &[(&str, &str, &str, &str)] = &[
+    (
+        "FlashAttention-2",
+        "FlashAttention-2",
+        "`flash_attn: disabled` or `sdpa` in LLaMA-Factory's config, `attn_implementation=\"sdpa\"` or `\"eager\"` in transformers",
+        "LLaMA-Factory 配置里的 `flash_attn: disabled` 或 `sdpa`，transformers 里的 `attn_implementation=\"sdpa\"` 或 `\"eager\"`",
+    ),
+    (
+        "shift short attention",
+        "LongLoRA shift short attention",
+        "train without `shift_attn`, or update LLaMA-Factory to a release whose patch keeps the half-precision backward finite",
+        "去掉 `shift_attn` 训练，或者把 LLaMA-Factory 更新到这个补丁在半精度反向里不再出错的版本",
+    ),
+];
+
+/// The attention implementation a framework announced patching in at load (capture
+/// `patched_attention` of a confirmation), beside a NaN loss: the patched kernel or its
+/// rewrite of the attention is what returns non-finite values on this model, precision and
+/// GPU, and turning it off is one setting (T2021: FlashAttention-2, NaN from the first step
+/// while precision, DeepSpeed and torch were already varied; T2713: LongLoRA's shift short
+/// attention in fp16).
+fn patched_attention(ctx: &DeriveCtx) -> Option<String> {
+    let said = confirmed(ctx, "patched_attention")?;
+    let (_, name, off, off_zh) = PATCHED_ATTENTION
+        .iter()
+        .find(|(words, ..)| said.contains(words))?;
+    Some(if ctx.zh() {
+        format!(
+            "关掉加载时打进模型的 {name} 再重跑（{off_zh}）：日志里是 `{said}`，loss 从那以后就不是有限值"
+        )
+    } else {
+        format!(
+            "Turn off the {name} patched into the model at load for a rerun ({off}): the log shows `{said}`, and the loss is not finite from then on"
         )
     })
 }
