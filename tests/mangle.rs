@@ -241,6 +241,7 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("ranks-interleaved", "TW0905", R_INTERLEAVE), // 1 of 4 examples lost
     ("ranks-interleaved", "TW0906", R_INTERLEAVE), // 3 of 3 examples lost
     ("ranks-interleaved", "TW0950", R_INTERLEAVE), // 3 of 3 examples lost
+    ("ranks-interleaved", "TW0951", R_INTERLEAVE), // 7 of 7 examples lost
     ("ranks-interleaved", "TW1002", R_INTERLEAVE), // 4 of 4 examples lost
     ("ranks-interleaved", "TW1101", R_INTERLEAVE), // 2 of 8 examples lost
     ("ranks-interleaved", "TW1102", R_INTERLEAVE), // 3 of 3 examples lost
@@ -261,6 +262,7 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("ranks-interleaved", "TW1650", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW1801", R_INTERLEAVE), // 6 of 13 examples lost
     ("ranks-interleaved", "TW1802", R_INTERLEAVE), // 3 of 3 examples lost
+    ("ranks-interleaved", "TW1851", R_INTERLEAVE), // 7 of 7 examples lost
     ("ranks-interleaved", "TW1902", R_INTERLEAVE), // 7 of 7 examples lost
     ("ranks-interleaved", "TW1903", R_INTERLEAVE), // 7 of 7 examples lost
     ("ranks-interleaved", "TW2001", R_INTERLEAVE), // 7 of 13 examples lost
@@ -270,6 +272,7 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("ranks-interleaved", "TW2005", R_INTERLEAVE), // 3 of 3 examples lost
     ("ranks-interleaved", "TW2006", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW2050", R_INTERLEAVE), // 4 of 4 examples lost
+    ("ranks-interleaved", "TW2051", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW2104", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW2105", R_INTERLEAVE), // 3 of 4 examples lost
     ("ranks-interleaved", "TW2109", R_INTERLEAVE), // 2 of 2 examples lost
