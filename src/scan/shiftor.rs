@@ -26,6 +26,8 @@ pub struct ShiftOr {
     /// Per pair hash: 8 lanes (distance from a window's end, lane 7 = the end) of 8 bucket
     /// bits; a 0 bit means "compatible".
     reach: Box<[u64]>,
+    /// The same entries laid out for the SSE2 block loop (`Wide`).
+    wide: Wide,
     /// Where the table says a window may end, the confirm step looks the window up: one
     /// set per length 1..=9 (index = length) of exact windows, and one of the
     /// ASCII-lower-cased case-insensitive windows (keys: `window_key`).
@@ -33,8 +35,24 @@ pub struct ShiftOr {
     folded_tails: [TailSet; WINDOW + 1],
     /// Per set of flagged buckets (bit b = bucket b): the window lengths (bit L) in them.
     lens_of: Box<[u16; 256]>,
+    /// A bit per hash of the last 4 bytes (ASCII lower-cased) of every window of 4 bytes or
+    /// more: where the flagged buckets hold no shorter window, a window end whose 4 bytes
+    /// have no bit here is no window's, and the exact sets are not probed (flags no window
+    /// confirms come from hashed pairs, and from the 8 pair checks of a lane being met by
+    /// different windows of its bucket). A quarter of the confirm step's cost on the
+    /// generated logs.
+    tail4: Box<[u64; TAIL4_WORDS]>,
     /// Lines holding this byte are candidates too (bucket 0 flags it).
     marker: Option<u8>,
+}
+
+const TAIL4_BITS: u32 = 16;
+const TAIL4_WORDS: usize = (1 << TAIL4_BITS) / 64;
+
+/// The `tail4` bit of the 4 bytes ending a window, as a little-endian u32.
+#[inline]
+fn tail4_bit(last4: u32) -> usize {
+    (fold_key(u64::from(last4)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - TAIL4_BITS)) as usize
 }
 
 /// An open-addressing set of up-to-8-byte keys (0 = empty: no window is all NUL bytes).
@@ -135,16 +153,23 @@ fn fold_key(k: u64) -> u64 {
     k | ((ge_a & !gt_z & ascii) >> 2)
 }
 
-/// The table index of a byte pair: all of the first byte and the low bits of the second
-/// (one AND on a 16-bit load; collisions only cost false candidates).
+/// The table index of a byte pair: the first byte less its lowest bit and the low 5 bits of
+/// the second (collisions only cost false candidates). A 16-bit load masked with `PAIR_MASK`
+/// is the index times 2: times 8 (an x86 address's scale) it is the byte offset of the
+/// index's 16-byte entry in the padded table (`Wide`), so the block loop spends one AND on
+/// each position's index. (The high half of the first byte and all of the second, also one
+/// AND, flagged nine times as many window ends on the generated logs.)
 #[inline(always)]
 fn domain(prev: u8, cur: u8) -> usize {
     pair_domain(u16::from_le_bytes([prev, cur]))
 }
 
+const PAIR_MASK: u16 = 0x1ffe;
+const _: () = assert!((PAIR_MASK >> 1) as usize == DOMAIN - 1);
+
 #[inline(always)]
 fn pair_domain(pair: u16) -> usize {
-    (pair as usize) & (DOMAIN - 1)
+    usize::from(pair & PAIR_MASK) >> 1
 }
 
 /// The case variants of a byte under `folded`.
@@ -166,6 +191,7 @@ impl ShiftOr {
         let mut tails: [TailSet; WINDOW + 1] = Default::default();
         let mut folded_tails: [TailSet; WINDOW + 1] = Default::default();
         let mut bucket_lens = [0u16; 8];
+        let mut tail4 = Box::new([0u64; TAIL4_WORDS]);
         // A bucket's shortest window frees the lanes before it for the whole bucket, so
         // short windows get buckets of their own (by length class) and full-length ones
         // share the rest evenly.
@@ -221,6 +247,10 @@ impl ShiftOr {
                     &mut tails
                 };
                 set[b.len()].insert(window_key(b, w.folded));
+                if let Some(last4) = b.last_chunk::<4>() {
+                    let bit = tail4_bit(u32::from_le_bytes(*last4));
+                    tail4[bit / 64] |= 1 << (bit % 64);
+                }
                 bucket_lens[bucket] |= 1 << b.len();
                 for p in 1..b.len() {
                     let j = b.len() - 1 - p;
@@ -242,10 +272,12 @@ impl ShiftOr {
             }
         }
         ShiftOr {
+            wide: Wide::new(&reach),
             reach,
             tails,
             folded_tails,
             lens_of,
+            tail4,
             marker,
         }
     }
@@ -261,6 +293,13 @@ impl ShiftOr {
             return true;
         }
         let mut lens = self.lens_of[usize::from(buckets)];
+        if lens.trailing_zeros() >= 4 && end >= 3 {
+            let last4: &[u8; 4] = hay[end - 3..=end].try_into().expect("4 bytes");
+            let bit = tail4_bit(u32::from_le_bytes(*last4));
+            if self.tail4[bit / 64] & (1 << (bit % 64)) == 0 {
+                return false;
+            }
+        }
         while lens != 0 {
             let len = lens.trailing_zeros() as usize;
             lens &= lens - 1;
@@ -350,9 +389,30 @@ impl ShiftOr {
         state: u64,
     ) -> (usize, u64, u64) {
         #[cfg(target_arch = "x86_64")]
-        return skip_blocks_sse2(reach, hay, i, state);
+        {
+            let _ = reach;
+            skip_blocks_sse2(&self.wide, hay, i, state)
+        }
         #[cfg(not(target_arch = "x86_64"))]
         return skip_blocks_u64(reach, hay, i, state);
+    }
+}
+
+/// The reach table with each entry preceded by 8 zero bytes (and 8 more after the last):
+/// the 16 bytes that start `s` bytes before an entry are the entry shifted left by `s`
+/// lanes, zeros shifted in. The SSE2 block loop reads each position's entry already
+/// shifted by its distance from the block's end this way, one load instead of a load and a
+/// byte shift (which all compete for one shuffle port).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+struct Wide(Box<[u64; 2 * DOMAIN + 1]>);
+
+impl Wide {
+    fn new(reach: &[u64]) -> Wide {
+        let mut t = Box::new([0u64; 2 * DOMAIN + 1]);
+        for (k, &r) in reach.iter().enumerate() {
+            t[2 * k + 1] = r;
+        }
+        Wide(t)
     }
 }
 
@@ -395,37 +455,31 @@ fn skip_blocks_u64(
 /// register from block to block: the only dependency between blocks is one shift and one
 /// OR. Two blocks go through an iteration and one test of their lanes ANDed says whether
 /// either flagged a window end (a flagged lane is a 0 bit, which the AND keeps); the bytes
-/// and the table are read without bounds checks (the loop's own bounds hold them in).
+/// and the table are read without bounds checks (the loop's own bounds hold them in). Each
+/// entry is read already shifted from the padded table (`Wide`): per position a 16-bit
+/// load, a mask, a 16-byte load and an OR.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn skip_blocks_sse2(
-    reach: &[u64; DOMAIN],
-    hay: &[u8],
-    mut i: usize,
-    state: u64,
-) -> (usize, u64, u64) {
+fn skip_blocks_sse2(wide: &Wide, hay: &[u8], mut i: usize, state: u64) -> (usize, u64, u64) {
     use std::arch::x86_64::*;
     assert!(i >= 1, "a block's first pair starts one byte before it");
-    let (n, bytes, table) = (hay.len(), hay.as_ptr(), reach.as_ptr());
+    let (n, bytes, table) = (hay.len(), hay.as_ptr(), wide.0.as_ptr().cast::<u8>());
     // SAFETY: SSE2 is part of the x86_64 baseline. `block(j, _)` reads bytes j - 1 .. j + 8,
     // called only with 1 <= i <= j and j + 8 <= n (the loops' conditions), so inside `hay`;
-    // each table index is masked below DOMAIN, the table's length.
+    // an entry's offset is masked to at most 16 * (DOMAIN - 1), and its 16 bytes read from
+    // 8 - s (s <= 7) past it end at most at 16 * DOMAIN + 8, the padded table's length.
     unsafe {
         // The block at j: each position's entry shifted by its distance from the block's end,
         // ORed, with the carried lanes 0..7 of `st` in lanes 8..15.
         let block = |j: usize, st: __m128i| {
             let v = |k: usize| {
                 let pair = bytes.add(j - 1 + k).cast::<u16>().read_unaligned();
-                _mm_loadl_epi64(table.add(pair_domain(pair)).cast::<__m128i>())
+                // 16 * pair_domain(pair): the entry's offset in the padded table.
+                let at = usize::from(pair & PAIR_MASK) * 8 + 1 + k;
+                _mm_loadu_si128(table.add(at).cast::<__m128i>())
             };
-            let a = _mm_or_si128(
-                _mm_or_si128(_mm_slli_si128::<7>(v(0)), _mm_slli_si128::<6>(v(1))),
-                _mm_or_si128(_mm_slli_si128::<5>(v(2)), _mm_slli_si128::<4>(v(3))),
-            );
-            let c = _mm_or_si128(
-                _mm_or_si128(_mm_slli_si128::<3>(v(4)), _mm_slli_si128::<2>(v(5))),
-                _mm_or_si128(_mm_slli_si128::<1>(v(6)), v(7)),
-            );
+            let a = _mm_or_si128(_mm_or_si128(v(0), v(1)), _mm_or_si128(v(2), v(3)));
+            let c = _mm_or_si128(_mm_or_si128(v(4), v(5)), _mm_or_si128(v(6), v(7)));
             _mm_or_si128(_mm_or_si128(a, c), _mm_slli_si128::<8>(st))
         };
         let check = |full: __m128i| _mm_cvtsi128_si64(_mm_srli_si128::<7>(full)) as u64;
@@ -548,6 +602,7 @@ mod tests {
             .collect();
         let so = ShiftOr::new(&ws, Some(0x1b));
         let reach: &[u64; DOMAIN] = so.reach[..].try_into().unwrap();
+        let wide = &so.wide;
         let hay =
             b"x abcd Bus erro Bus error (pid 12) abcabcd xception \x1b[0m and so on, on and on ..";
         for start in 1..hay.len() - 8 {
@@ -556,7 +611,7 @@ mod tests {
                 let mut st = state;
                 loop {
                     let a = skip_blocks_u64(reach, hay, i, st);
-                    let b = skip_blocks_sse2(reach, hay, i, st);
+                    let b = skip_blocks_sse2(wide, hay, i, st);
                     assert_eq!(a, b, "from {i}");
                     if a.2 == !0 {
                         break;
@@ -593,6 +648,7 @@ mod tests {
                 .collect();
             let so = ShiftOr::new(&windows, if rnd(2) == 0 { Some(0x1b) } else { None });
             let reach: &[u64; DOMAIN] = so.reach[..].try_into().unwrap();
+            let wide = &so.wide;
             let mut hay: Vec<u8> = (0..1 + rnd(200)).map(|_| byte(&mut rnd)).collect();
             for _ in 0..rnd(4) {
                 let w = &windows[rnd(windows.len())].bytes;
@@ -608,7 +664,7 @@ mod tests {
                 let (mut i, mut st) = (start, state);
                 loop {
                     let a = skip_blocks_u64(reach, &hay, i, st);
-                    let b = skip_blocks_sse2(reach, &hay, i, st);
+                    let b = skip_blocks_sse2(wide, &hay, i, st);
                     assert_eq!(a, b, "trial {trial}: SSE2 from {i}");
                     if a.2 == !0 {
                         break;
