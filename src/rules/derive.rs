@@ -233,7 +233,7 @@ pub static DERIVED: &[Derived] = &[
     Derived {
         name: "derive.same_collective_plan",
         unit: Unit::Text,
-        doc: "only when two ranks ran the same collective with different sizes: which per-rank tensors differ (DDP's buffer broadcast, or parameters built differently per rank) and what to do",
+        doc: "only when two ranks ran the same collective with different sizes: which per-rank tensors differ (DDP's buffer broadcast, parameters built differently per rank, or a gathered per-batch tensor of another length on each rank) and what to do",
         compute: same_collective_plan,
     },
     Derived {
@@ -1657,6 +1657,39 @@ fn mismatch_sizes(line: &str) -> Option<(&str, &str)> {
     Some((size(a)?, size(b)?))
 }
 
+/// One rank's fingerprint in torch 1.10-1.12's one-rank-a-line form: `Rank R is running
+/// inconsistent collective: CollectiveFingerPrint(OpType=OP, TensorShape=[…], …`.
+fn rank_fingerprint(line: &str) -> Option<(&str, &str, &str)> {
+    const MARK: &str = " is running inconsistent collective: CollectiveFingerPrint(";
+    let at = line.find(MARK)?;
+    let rank = line[..at].rsplit("Rank ").next()?;
+    if rank.is_empty() || !rank.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let rest = &line[at + MARK.len()..];
+    let op = rest
+        .split("OpType=")
+        .nth(1)?
+        .split([',', ')'])
+        .next()?
+        .trim();
+    let shape = rest
+        .split("TensorShape=[")
+        .nth(1)?
+        .split_once(']')?
+        .0
+        .trim();
+    Some((rank, op, shape))
+}
+
+/// Two shapes (`47, 256, 8` and `48, 256, 8`) of the same rank that differ in their first
+/// dimension only.
+fn differ_in_first_dim_only(a: &str, b: &str) -> bool {
+    let da: Vec<&str> = a.split(',').map(str::trim).collect();
+    let db: Vec<&str> = b.split(',').map(str::trim).collect();
+    da.len() == db.len() && da.len() > 1 && da[0] != db[0] && da[1..] == db[1..]
+}
+
 /// Two ranks ran the same collective (`op_a` = `op_b`) with tensors of different sizes: no
 /// rank skipped or reordered a call, so the code path is the same and the data differs. A
 /// BROADCAST is DDP's buffer sync (every forward under `broadcast_buffers=True`) of a buffer
@@ -1664,14 +1697,40 @@ fn mismatch_sizes(line: &str) -> Option<(&str, &str)> {
 /// buckets differ (a model built from rank-dependent data or config).
 fn same_collective_plan(ctx: &DeriveCtx) -> Option<String> {
     let op = ctx.capture("op_a")?;
-    if ctx.capture("op_b")? != op {
-        return None;
-    }
-    let (a, b) = ctx.lines.iter().find_map(|l| mismatch_sizes(l))?;
+    let (a, b) = match ctx.capture("op_b") {
+        Some(op_b) if op_b != op => return None,
+        Some(_) => ctx.lines.iter().find_map(|l| mismatch_sizes(l))?,
+        // torch 1.10-1.12 print one rank's fingerprint a line: pair two ranks' lines.
+        None => {
+            let fps: Vec<_> = ctx
+                .lines
+                .iter()
+                .filter_map(|l| rank_fingerprint(l))
+                .collect();
+            fps.iter().find_map(|x| {
+                fps.iter()
+                    .find(|y| y.0 != x.0 && y.1 == op && x.1 == op && y.2 != x.2)
+                    .map(|y| (x.2, y.2))
+            })?
+        }
+    };
     if a == b {
         return None;
     }
     let broadcast = op.eq_ignore_ascii_case("BROADCAST");
+    // A gather whose shapes differ only in the first dimension gathers a per-batch tensor
+    // that has another length on each rank: the data differs, not the model.
+    if op.to_ascii_uppercase().contains("GATHER") && differ_in_first_dim_only(a, b) {
+        return Some(if ctx.zh() {
+            format!(
+                "让每个 rank 传给 {op} 的张量形状一致：两个 rank 在同一位置都调用了 {op}，形状只在第一维不同（[{a}] 对 [{b}]），这是每个 rank 上长度不同的按 batch 组织的张量（collate_fn 丢掉了样本、最后一个不完整的 batch、变长样本），不是模型不同。让每个 rank 的 batch 大小一致（collate_fn 里不要丢样本，`drop_last=True`），或者 gather 之前先补齐到统一大小、gather 之后再去掉补齐的部分（先 gather 各 rank 的大小）。"
+            )
+        } else {
+            format!(
+                "Make the tensor every rank passes to {op} the same shape: both ranks ran {op} at the same point with shapes that differ only in the first dimension ([{a}] vs [{b}]), which is a per-batch tensor of another length on each rank (a collate_fn that drops samples, a last partial batch, variable-length items), not a different model. Keep the batch size equal on every rank (no dropping in the collate_fn, `drop_last=True`), or pad to a common size before the gather and drop the padding after it (gather the sizes first)."
+            )
+        });
+    }
     Some(match (broadcast, ctx.zh()) {
         (true, false) => format!(
             "Take the buffer that differs per rank out of DDP's buffer sync (`DistributedDataParallel(..., broadcast_buffers=False)` when no buffer must match across ranks, or name it in `DistributedDataParallel._set_params_and_buffers_to_ignore_for_model`), keep it as state outside the module, or upgrade the framework that registers it if its release fixes this: both ranks ran {op} at the same point with different sizes ({a} vs {b}), which is DDP broadcasting a registered buffer before a forward, a buffer each rank builds or grows from its own inputs (a position or cache table). The code path is the same on every rank, so no rank-dependent branch is to blame."
