@@ -268,6 +268,52 @@ fn a_log_ending_in_distributed_start_up_or_on_a_repeated_failure_warning_is_stuc
     assert_eq!(twice.verdict, Verdict::NoFailure);
 }
 
+/// A log that stops while `nvidia-smi`, typed after its last line, shows the GPUs held (busy,
+/// or their memory in use) is a run alive and silent: a hang, read for its transport first.
+/// The same log with idle GPUs may still be going, and stays healthy.
+#[test]
+fn a_log_that_stops_while_nvidia_smi_shows_the_gpus_held_is_a_hang() {
+    let log = concat!(
+        "$ torchrun --nproc_per_node=2 fit.py\n",
+        "[rank0]: model ready\n",
+        "[rank1]: model ready\n",
+        "$ nvidia-smi --query-gpu=index,name,utilization.gpu,memory.used --format=csv\n",
+        "index, name, utilization.gpu [%], memory.used [MiB]\n",
+        "0, NVIDIA RTX 6000, 100 %, 1300 MiB\n",
+        "1, NVIDIA RTX 6000, 100 %, 1300 MiB\n",
+    );
+    let r = diagnose_text("console.txt", log);
+    assert_eq!(r.verdict, Verdict::UnknownFailure);
+    assert_eq!(top(&r), ("nccl_network".to_string(), Some(3)));
+    assert!(r.findings[0].fix.contains("NCCL_P2P_DISABLE=1"));
+    let idle = log.replace("100 %, 1300 MiB", "0 %, 3 MiB");
+    let r = diagnose_text("console.txt", &idle);
+    assert_eq!(r.verdict, Verdict::NoFailure, "{:?}", r.findings);
+}
+
+/// Logged metrics that turn NaN and stay so to the end of the log are a failed run (nan_loss),
+/// though nothing raised; an fp16 loss scaler's NaN in the first logged steps, finite after,
+/// and a single NaN, are not.
+#[test]
+fn metrics_nan_to_the_end_fail_the_run_but_a_warm_up_nan_does_not() {
+    let nan = |s: u32| {
+        format!("{{'loss': 2.41, 'grad_norm': nan, 'learning_rate': 2e-05, 'epoch': 0.{s}}}\n")
+    };
+    let ok = |s: u32| {
+        format!("{{'loss': 2.{s}, 'grad_norm': 1.3, 'learning_rate': 2e-05, 'epoch': 0.{s}}}\n")
+    };
+    let failed: String = (1..=4).map(ok).chain((5..=8).map(nan)).collect();
+    let r = diagnose_text("train.log", &failed);
+    assert_eq!(r.verdict, Verdict::UnknownFailure);
+    assert_eq!(top(&r), ("nan_loss".to_string(), Some(8)));
+    let warm: String = (1..=2).map(nan).chain((3..=40).map(ok)).collect();
+    let r = diagnose_text("train.log", &warm);
+    assert_eq!(r.verdict, Verdict::NoFailure, "{:?}", r.findings);
+    let once: String = (1..=30).map(ok).chain(std::iter::once(nan(31))).collect();
+    let r = diagnose_text("train.log", &once);
+    assert_eq!(r.verdict, Verdict::NoFailure, "{:?}", r.findings);
+}
+
 #[test]
 fn runs_that_end_well_or_may_still_be_going_stay_healthy() {
     for text in [

@@ -344,6 +344,40 @@ fn an_actors_death_names_what_ray_says_killed_it_or_the_deaths_of_its_kind() {
     assert_eq!(roots(&remote).first(), Some(&Category::ConfigError));
 }
 
+/// The exception a token's failure surfaced through (a carrier) ranks below every kind of
+/// failure the tokens name, the weakest too: it says how the failure surfaced, and a place
+/// among the first three belongs to a kind to check (T0919: a generic exception at rank 2 kept
+/// the driver mismatch out of them).
+#[test]
+fn the_exception_that_carried_a_failure_ranks_below_every_kind_named() {
+    let r = diagnose_text(concat!(
+        "Traceback (most recent call last):\n",
+        "  File \"/jobs/rl/main.py\", line 51, in <module>\n",
+        "    out = ray.get(worker.step.remote(batch))\n",
+        "  File \"/venv/lib/python3.11/site-packages/ray/_private/worker.py\", line 2771, in get\n",
+        "    raise value\n",
+        "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.\n",
+    ));
+    let kinds: Vec<f64> = r
+        .findings
+        .iter()
+        .filter(|f| f.rule == "token-classified")
+        .map(|f| f.confidence)
+        .collect();
+    assert!(kinds.len() >= 2, "{:?}", roots(&r));
+    let weakest = kinds.iter().cloned().fold(f64::MAX, f64::min);
+    let carrier = r
+        .findings
+        .iter()
+        .find(|f| f.category == Category::PythonException)
+        .expect("the traceback's reading");
+    assert!(
+        carrier.confidence < weakest,
+        "{} vs {weakest}",
+        carrier.confidence
+    );
+}
+
 /// Issue 27, ranks 2 and 3: a weak first cause (an uncaught exception raised inside a library)
 /// keeps the first rank, and the kinds of failure its failing line's message names follow it as
 /// low candidates; a strong specific cause and a run that did not fail gain none.

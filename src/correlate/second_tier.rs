@@ -1,5 +1,6 @@
 //! The second tier: the lines that say the run died (`verdict::death_signs`, from the error
-//! tail the one scan pass kept) are classified by the invariant tokens they hold (`tokens`):
+//! tail the one scan pass kept; without one, how a log stops, or its metrics turned NaN to
+//! its end) are classified by the invariant tokens they hold (`tokens`):
 //! each token's category weights are combined per category (noisy-OR over distinct tokens,
 //! capped at `tokens::MAX_CONFIDENCE`), and up to three candidate categories become findings
 //! (`token-classified`, TW9905) with the tokens as evidence, a fix that quotes the line, and
@@ -114,6 +115,12 @@ fn by_tokens(a: &Analysis, findings: &mut Vec<Finding>) {
             stops.push(Some(s.kind));
         }
     }
+    // With neither, a metric that turned non-finite and stayed so to the end of its log (a
+    // loss or gradient norm logged NaN step after step) says the run failed without dying.
+    if lines.is_empty() && explained.is_none() && !interrupted {
+        lines = nan_to_the_end(a);
+        stops = vec![None; lines.len()];
+    }
     if lines.is_empty() {
         return;
     }
@@ -199,6 +206,89 @@ fn by_tokens(a: &Analysis, findings: &mut Vec<Finding>) {
             findings.push(f);
         }
     }
+    if explained.is_none() {
+        below_the_kinds(findings);
+    }
+}
+
+/// The score term of a carrier (see [`demote_carriers`]).
+const CARRIER: &str = "the exception is how that failure surfaced";
+
+/// A carrier says how the failure surfaced, not a kind of failure: every candidate kind the
+/// tokens named outranks it, the weakest too (a generic exception ahead of them would take a
+/// place among the first three that a kind to check should have).
+fn below_the_kinds(findings: &mut [Finding]) {
+    let Some(weakest) = findings
+        .iter()
+        .filter(|f| f.rule == RULE && f.confidence > 0.0)
+        .map(|f| f.confidence)
+        .reduce(f64::min)
+    else {
+        return;
+    };
+    let below = ((weakest - 0.01) * 100.0).round() / 100.0;
+    if below <= 0.0 {
+        return;
+    }
+    for f in findings.iter_mut().filter(|f| {
+        f.rule != RULE && f.confidence > below && f.score.iter().any(|c| c.what.ends_with(CARRIER))
+    }) {
+        f.score.push(Contribution {
+            what:
+                "ranked below every kind of failure its lines' tokens name: it carries one of them"
+                    .into(),
+            weight: below / f.confidence - 1.0,
+        });
+        f.confidence = below;
+    }
+}
+
+/// Metric lines of at least this many logged steps, non-finite, end a log that failed.
+const NAN_STEPS: usize = 2;
+
+/// The lines of a log whose logged metrics turned non-finite (a `nan_loss` token that does not
+/// say the run died: `'grad_norm': nan`) and stayed so to its end: at least [`NAN_STEPS`] such
+/// lines, the last among its final lines (`verdict::LAST_LINES`), with no clean end after
+/// them and no clean exit. One NaN logged early and finite steps after it (an fp16 loss
+/// scaler skipping its first steps) is not this: its last NaN line is far from the end.
+fn nan_to_the_end(a: &Analysis) -> Vec<super::ErrorLine> {
+    if super::verdict::exited_cleanly(a) {
+        return Vec::new();
+    }
+    let table = crate::tokens::table();
+    let mut per_input: BTreeMap<usize, Vec<super::ErrorLine>> = BTreeMap::new();
+    let mut ends: BTreeMap<usize, u64> = BTreeMap::new();
+    for (t, input) in super::verdict::run_tail(a) {
+        let hits: Vec<_> = table.hits(&t.text).collect();
+        let metric = !hits.is_empty()
+            && hits.iter().all(|k| !k.fatal)
+            && hits
+                .iter()
+                .any(|k| k.weights.first().is_some_and(|w| w.0 == Category::NanLoss));
+        let survived = a
+            .clean_end
+            .iter()
+            .any(|(i, l)| *i == t.input && *l > t.line);
+        if metric && !survived {
+            ends.insert(t.input, input.lines);
+            per_input
+                .entry(t.input)
+                .or_default()
+                .push(super::ErrorLine {
+                    path: input.path.clone(),
+                    line: t.line,
+                    text: t.text.clone(),
+                });
+        }
+    }
+    let mut out = Vec::new();
+    for (i, mut v) in per_input {
+        let last = v.iter().map(|l| l.line).max().unwrap_or(0);
+        if v.len() >= NAN_STEPS && last + super::verdict::LAST_LINES > ends[&i] {
+            out.append(&mut v);
+        }
+    }
+    out
 }
 
 /// A generic finding (an uncaught exception, an unknown error) whose every cited line (but a
@@ -226,9 +316,7 @@ fn demote_carriers(findings: &mut [Finding], ranked: &[(Category, Candidate)]) {
             });
         if carried && f.confidence > below && below > 0.0 {
             f.score.push(Contribution {
-                what: format!(
-                    "its lines carry a {best_cat} token: the exception is how that failure surfaced"
-                ),
+                what: format!("its lines carry a {best_cat} token: {CARRIER}"),
                 weight: below / f.confidence - 1.0,
             });
             f.confidence = (below * 100.0).round() / 100.0;

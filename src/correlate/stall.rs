@@ -1,6 +1,7 @@
 //! Runs that stop without an error line: a log whose output ends mid-run with the shell's
 //! prompt back (the process vanished: a SIGKILL, most often the kernel's OOM killer), one the
-//! user interrupted after it printed nothing more, one that ends repeating a failure warning
+//! user interrupted after it printed nothing more, one that printed nothing more while
+//! `nvidia-smi` typed afterwards shows its GPUs held (alive and silent), one that ends repeating a failure warning
 //! (stuck retrying it), one that ends in distributed start-up (the first collective never
 //! completed), or one whose end holds stack dumps of its live processes (py-spy, faulthandler,
 //! gdb: someone dumped a run that stopped printing), read for where each process stands: ranks
@@ -28,6 +29,9 @@ pub enum Kind {
     /// Progress (or a line from inside the training loop), then nothing more until an
     /// interrupt.
     StalledTraining,
+    /// Nothing more printed, while `nvidia-smi` typed afterwards shows the GPUs still held
+    /// (busy, or their memory in use): the processes are alive and silent.
+    HeldSilent,
     /// The same failure warning, over and over, to the end.
     Retrying,
     /// Stack dumps of two or more processes standing in different collectives (or some in
@@ -61,6 +65,10 @@ impl Kind {
             // between nodes, peer-to-peer on cards without it).
             Kind::StalledStarting => &[(Category::NcclNetwork, 0.3), (Category::NcclTimeout, 0.15)],
             Kind::StalledTraining => &[(Category::NcclTimeout, 0.3), (Category::NcclNetwork, 0.15)],
+            // Processes alive on busy GPUs that print nothing wait in a collective that never
+            // completes: its transport (peer-to-peer on PCIe cards, the wrong interface), or
+            // a rank that never joined it.
+            Kind::HeldSilent => &[(Category::NcclNetwork, 0.25), (Category::NcclTimeout, 0.2)],
             // Its tokens say what it retries.
             Kind::Retrying => &[],
             // One rank in a collective the others never reach: the mismatch itself; the
@@ -88,6 +96,7 @@ impl Kind {
             Kind::Vanished => "ending: progress short of its total, then the shell prompt",
             Kind::StalledStarting => "ending: nothing after distributed start-up",
             Kind::StalledTraining => "ending: nothing after the last step until an interrupt",
+            Kind::HeldSilent => "ending: nothing more printed while nvidia-smi shows the GPUs held",
             Kind::Retrying => "ending: one failure warning repeated to the end",
             Kind::RanksApart => "stack dumps: the ranks stand in different collectives",
             Kind::InCollective => "stack dumps: the processes wait in one collective",
@@ -101,6 +110,7 @@ impl Kind {
             Kind::Vanished => "结尾：进度没到总数，shell 提示符就回来了",
             Kind::StalledStarting => "结尾：分布式启动之后再无输出",
             Kind::StalledTraining => "结尾：最后一步之后再无输出，直到被中断",
+            Kind::HeldSilent => "结尾：之后再无输出，而 nvidia-smi 显示 GPU 仍被占用",
             Kind::Retrying => "结尾：同一条失败警告一直重复到最后",
             Kind::RanksApart => "调用栈转储：各 rank 停在不同的集合通信里",
             Kind::InCollective => "调用栈转储：各进程都在等同一个集合通信",
@@ -123,6 +133,10 @@ impl Kind {
             (Kind::StalledTraining, Category::NcclTimeout) => Some((
                 "While it hangs, dump every rank's stack (`py-spy dump --pid <PID>` on each) to find the rank that is not in the collective, and rerun with `TORCH_NCCL_DUMP_ON_TIMEOUT=1` and a finite `timeout` in `init_process_group` so the hang ends in a Flight Recorder dump. Why: the run stopped printing after its last step until it was interrupted (`{line}`).",
                 "在卡住时对每个 rank 抓调用栈（在各 rank 上 `py-spy dump --pid <PID>`），找出没有进入集合通信的那个 rank；重跑时设置 `TORCH_NCCL_DUMP_ON_TIMEOUT=1`，并在 `init_process_group` 里给一个有限的 `timeout`，让卡住以 Flight Recorder 转储结束。原因：最后一步之后再无输出，直到被手动中断（`{line}`）。",
+            )),
+            (Kind::HeldSilent, Category::NcclNetwork) => Some((
+                "Dump every rank's stack while it hangs (`py-spy dump --pid <PID>`): if all wait in the same collective, test the GPUs' transport by rerunning with `NCCL_P2P_DISABLE=1` (if it then runs, peer-to-peer between the cards is broken: check `nvidia-smi topo -m`, PCIe ACS or the IOMMU in the BIOS) and, across nodes, pin `NCCL_SOCKET_IFNAME=<nic>`. Why: the log stops (`{line}`) while nvidia-smi, typed afterwards, shows the GPUs still held: the processes are alive and print nothing, the mark of a collective that never completes.",
+                "在卡住时抓每个 rank 的调用栈（`py-spy dump --pid <PID>`）：如果都在等同一个集合通信，就用 `NCCL_P2P_DISABLE=1` 重跑来检查 GPU 之间的通信通道（如果这样能跑，说明卡间 P2P 坏了：查看 `nvidia-smi topo -m`、BIOS 里的 PCIe ACS 或 IOMMU）；多机时用 `NCCL_SOCKET_IFNAME=<网卡>` 固定网卡。原因：日志停在（`{line}`），而之后运行的 nvidia-smi 显示 GPU 仍被占用：进程还活着却不再输出，这是一次集合通信一直没有完成的特征。",
             )),
             (Kind::RanksApart, Category::CollectiveMismatch) => Some((
                 "Make every rank call the same collectives in the same order: find the collective in the dump (`{line}`) and the condition under which only some ranks reach it (a branch on the rank, a path or object that exists on rank 0 alone, a callback, checkpoint or logging step that calls a broadcast or barrier on some ranks only), and take it out of the branch or run it on every rank. Why: the stack dumps show the ranks standing in different places, one in this collective and another elsewhere, so neither can ever complete.",
@@ -246,8 +260,16 @@ pub fn signs(a: &Analysis) -> Vec<Sign> {
             (Stop::Interrupted, Some(true)) => Some(Kind::StalledTraining),
             (Stop::Interrupted, None) if in_training(&last.text) => Some(Kind::StalledTraining),
             (Stop::Interrupted, None) => Some(Kind::StalledStarting),
+            (Stop::GpusHeld, _) => Some(Kind::HeldSilent),
             _ if e.repeats >= 3 && table.fatal(&last.text) => Some(Kind::Retrying),
-            (_, None) if starting_up(&last.text) => Some(Kind::StalledStarting),
+            // Its last lines are distributed start-up (a communicator made, then the
+            // devices' notes printed with it), none of them a step.
+            (_, None)
+                if e.recent.iter().any(|t| starting_up(t))
+                    && !e.recent.iter().any(|t| in_training(t)) =>
+            {
+                Some(Kind::StalledStarting)
+            }
             _ => None,
         };
         let Some(kind) = kind else { continue };

@@ -19,7 +19,7 @@ pub struct ErrorLine {
 
 /// An error-word line counts as a fatal sign only this close to the end of its file: earlier
 /// ones (a retried download, a caught exception) were evidently survived.
-const LAST_LINES: u64 = 20;
+pub(super) const LAST_LINES: u64 = 20;
 
 /// Why a line (from the error tail) is a sign that the run died, if it is one. Strong signs
 /// count anywhere in a file unless a clean end follows them; an error word only among the

@@ -25,6 +25,10 @@ pub enum Stop {
     Prompt,
     /// An interrupt typed at the terminal (`^C`), or Python's `KeyboardInterrupt`.
     Interrupted,
+    /// Nothing more from the program, while `nvidia-smi` typed after its last line shows
+    /// the GPUs still held (busy, or their memory in use): its processes are alive and
+    /// silent.
+    GpusHeld,
 }
 
 /// A line near the end, counted back from the file's last line (0 = the last), and its line
@@ -50,7 +54,13 @@ pub struct Ending {
     /// The stack dumps of live processes among the end's lines (`stackdump`), one per
     /// process, oldest first.
     pub dumps: Vec<super::stackdump::Dump>,
+    /// The program's last few lines (up to [`RECENT`], `last` first): what it was doing
+    /// when it stopped, where one line alone may be a detail printed after it.
+    pub recent: Vec<String>,
 }
+
+/// How many of the program's last lines `Ending::recent` keeps.
+pub const RECENT: usize = 3;
 
 impl Ending {
     /// Number its lines, the file being `lines` lines long.
@@ -148,8 +158,50 @@ fn shows_run(cmd: &str) -> bool {
         .contains(&name)
 }
 
+/// A user's note in a paste, wholly in parentheses (`(hangs here)`, `(no output after 20
+/// minutes)`): not the program's output, as a `# ` comment is not. A prefix in parentheses
+/// before a message (Ray's `(pid=123) …`) is output.
+fn note(t: &str) -> bool {
+    t.len() > 2 && t.starts_with('(') && t.ends_with(')') && !t[1..t.len() - 1].contains([')', '('])
+}
+
+/// `nvidia-smi`'s output (a query's CSV rows or its table) showing a GPU held: a row with a
+/// utilization of 90 % or more, or 1 GiB or more of its memory in use. `topo` and other
+/// subcommands show no such rows.
+fn gpus_held(cmd: &str, output: &[&str]) -> bool {
+    let first = cmd
+        .split_whitespace()
+        .find(|w| !w.contains('='))
+        .unwrap_or("");
+    if first.rsplit('/').next() != Some("nvidia-smi") || cmd.contains(" topo") {
+        return false;
+    }
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(r"\b(\d+)\s?(%|MiB)(?:\s|,|\||$)").expect("nvidia-smi row regex")
+    });
+    output.iter().any(|row| {
+        let mut util = None;
+        let mut used = None;
+        for c in re.captures_iter(row) {
+            let n: u64 = c[1].parse().unwrap_or(0);
+            match &c[2] {
+                "%" if util.is_none() => util = Some(n),
+                "MiB" if used.is_none() => used = Some(n),
+                _ => {}
+            }
+        }
+        // A row names both: a GPU's line, not a header or a process.
+        matches!((util, used), (Some(u), Some(m)) if u >= 90 || m >= 1024)
+    })
+}
+
 fn interrupt(t: &str) -> bool {
     t.starts_with("^C")
+        // Docker Compose stopping its containers after a Ctrl-C: part of the interrupt.
+        || t.starts_with("Gracefully stopping... (press Ctrl+C again to force)")
+        || t.starts_with("[+] Stopping ")
+        || (t.contains("Container ") && (t.ends_with(" Stopped") || t.ends_with(" Stopping")))
         || t == "KeyboardInterrupt"
         || t.starts_with("KeyboardInterrupt:")
         // torchrun relaying a Ctrl-C to its workers: part of the interrupt, not the run's output.
@@ -204,9 +256,13 @@ pub fn read<'a>(rev: impl Iterator<Item = &'a str>) -> Ending {
     // Index into `rev` of the program's last line, and the stop seen after it.
     let mut last: Option<usize> = None;
     let mut stop = Stop::Open;
+    // Where the output of the command typed last (so far, reading back) begins, and whether
+    // an `nvidia-smi` typed after the program's last line showed its GPUs held.
+    let mut after = 0;
+    let mut held = false;
     for (i, raw) in rev.iter().enumerate() {
         let t = raw.trim();
-        if t.is_empty() || t == "#" || t.starts_with("# ") {
+        if t.is_empty() || t == "#" || t.starts_with("# ") || note(t) {
             continue;
         }
         if interrupt(t) {
@@ -223,13 +279,25 @@ pub fn read<'a>(rev: impl Iterator<Item = &'a str>) -> Ending {
             }
             // A command typed at a prompt (`ls`, `nvidia-smi`) says the user had a shell,
             // not that the run had ended: it may go on in the background or another terminal.
-            Some(Some(cmd)) => match last {
-                // What was taken for the run's last line is this side command's output.
-                Some(l) if !shows_run(cmd) && i - l <= SIDE_OUTPUT => last = None,
-                Some(_) => break,
-                None if shows_run(cmd) => break,
-                None => {}
-            },
+            Some(Some(cmd)) => {
+                match last {
+                    // What was taken for the run's last line is this side command's output.
+                    Some(l) if !shows_run(cmd) && i - l <= SIDE_OUTPUT => {
+                        held |= gpus_held(cmd, &rev[after..i]);
+                        last = None;
+                    }
+                    Some(_) => break,
+                    // The run was launched, printed nothing and was interrupted: its
+                    // command line is where it stood.
+                    None if shows_run(cmd) && stop == Stop::Interrupted => {
+                        last = Some(i);
+                        break;
+                    }
+                    None if shows_run(cmd) => break,
+                    None => {}
+                }
+                after = i + 1;
+            }
             None => {
                 if last.is_none() {
                     last = Some(i);
@@ -238,6 +306,9 @@ pub fn read<'a>(rev: impl Iterator<Item = &'a str>) -> Ending {
                 }
             }
         }
+    }
+    if held && stop == Stop::Open {
+        stop = Stop::GpusHeld;
     }
     let Some(l) = last else {
         end.stop = stop;
@@ -261,6 +332,14 @@ pub fn read<'a>(rev: impl Iterator<Item = &'a str>) -> Ending {
         line: 0,
         text: clip(rev[l]),
     });
+    end.recent = rev[l..]
+        .iter()
+        .map(|t| t.trim())
+        .take_while(|t| prompt(t).is_none())
+        .filter(|t| !(t.is_empty() || *t == "#" || t.starts_with("# ") || note(t) || interrupt(t)))
+        .take(RECENT)
+        .map(clip)
+        .collect();
     end.progress = rev[l..].iter().enumerate().find_map(|(k, t)| {
         let c = counters(t);
         (!c.is_empty()).then(|| {
@@ -363,6 +442,47 @@ mod tests {
         let e = read(log.iter().rev().copied());
         assert_eq!(e.stop, Stop::Interrupted);
         assert!(e.last.unwrap().text.contains("perform barrier"));
+    }
+
+    #[test]
+    fn nvidia_smi_after_the_last_line_showing_busy_gpus_says_they_are_held() {
+        let log = "$ torchrun --nproc_per_node=2 fit.py\n[rank0]: building the model\n\
+            $ nvidia-smi --query-gpu=index,name,utilization.gpu,memory.used --format=csv\n\
+            index, name, utilization.gpu [%], memory.used [MiB]\n\
+            0, NVIDIA RTX 4000, 100 %, 900 MiB\n\
+            1, NVIDIA RTX 4000, 99 %, 900 MiB\n";
+        let e = end_of(log);
+        assert_eq!(e.stop, Stop::GpusHeld);
+        assert!(e.last.unwrap().text.ends_with("building the model"));
+        // Idle GPUs with little memory in use, or only the topology: nothing is held.
+        let idle = log.replace("100 %", "0 %").replace("99 %", "3 %");
+        assert_eq!(end_of(&idle).stop, Stop::Open);
+        let topo = "step 3/10 loss 1.0\n$ nvidia-smi topo -m\n\tGPU0\tGPU1\nGPU0\t X \tSYS\n";
+        assert_eq!(end_of(topo).stop, Stop::Open);
+        // The table form: memory in use on a GPU's row.
+        let table = "step 3/10 loss 1.0\n$ nvidia-smi\n| N/A   51C    P2   88W / 300W |  30211MiB / 40960MiB |      0%      Default |\n";
+        assert_eq!(end_of(table).stop, Stop::GpusHeld);
+    }
+
+    #[test]
+    fn a_note_in_parentheses_is_not_the_run_and_a_silent_launch_is_where_it_stood() {
+        let e = end_of(
+            "$ torchrun --nproc_per_node 2 probe.py\n^C\n(nothing printed for ten minutes)\n",
+        );
+        assert_eq!(e.stop, Stop::Interrupted);
+        assert!(e.last.unwrap().text.starts_with("$ torchrun"));
+        // Ray's prefix in parentheses is output.
+        let e = end_of("(Worker pid=7) epoch 2/9 (resumed)\n");
+        assert!(e.last.unwrap().text.starts_with("(Worker pid=7)"));
+        // Docker Compose's teardown after a Ctrl-C is part of the interrupt.
+        let e = end_of(concat!(
+            "app-1  | NCCL INFO comm 0x1 rank 0 nranks 2 - Init COMPLETE\n",
+            "^CGracefully stopping... (press Ctrl+C again to force)\n",
+            "[+] Stopping 1/1\n",
+            " \u{2714} Container proj-app-1  Stopped\n",
+        ));
+        assert_eq!(e.stop, Stop::Interrupted);
+        assert!(e.last.unwrap().text.ends_with("Init COMPLETE"));
     }
 
     #[test]
