@@ -245,10 +245,13 @@ fn below_the_kinds(findings: &mut [Finding]) {
 
 /// Metric lines of at least this many logged steps, non-finite, end a log that failed.
 const NAN_STEPS: usize = 2;
+/// The last of them is at most this many lines from its file's end (a bar or a blank after
+/// it): a finite step logged after it would be a recovery (H08: an AMP scaler settling).
+const NAN_AT_END: u64 = 3;
 
 /// The lines of a log whose logged metrics turned non-finite (a `nan_loss` token that does not
 /// say the run died: `'grad_norm': nan`) and stayed so to its end: at least [`NAN_STEPS`] such
-/// lines, the last among its final lines (`verdict::LAST_LINES`), with no clean end after
+/// lines, the last among its final [`NAN_AT_END`] lines, with no clean end after
 /// them and no clean exit. One NaN logged early and finite steps after it (an fp16 loss
 /// scaler skipping its first steps) is not this: its last NaN line is far from the end.
 fn nan_to_the_end(a: &Analysis) -> Vec<super::ErrorLine> {
@@ -284,7 +287,7 @@ fn nan_to_the_end(a: &Analysis) -> Vec<super::ErrorLine> {
     let mut out = Vec::new();
     for (i, mut v) in per_input {
         let last = v.iter().map(|l| l.line).max().unwrap_or(0);
-        if v.len() >= NAN_STEPS && last + super::verdict::LAST_LINES > ends[&i] {
+        if v.len() >= NAN_STEPS && last + NAN_AT_END > ends[&i] {
             out.append(&mut v);
         }
     }

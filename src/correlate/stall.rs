@@ -262,14 +262,7 @@ pub fn signs(a: &Analysis) -> Vec<Sign> {
             (Stop::Interrupted, None) => Some(Kind::StalledStarting),
             (Stop::GpusHeld, _) => Some(Kind::HeldSilent),
             _ if e.repeats >= 3 && table.fatal(&last.text) => Some(Kind::Retrying),
-            // Its last lines are distributed start-up (a communicator made, then the
-            // devices' notes printed with it), none of them a step.
-            (_, None)
-                if e.recent.iter().any(|t| starting_up(t))
-                    && !e.recent.iter().any(|t| in_training(t)) =>
-            {
-                Some(Kind::StalledStarting)
-            }
+            (_, None) if starting_up(&last.text) => Some(Kind::StalledStarting),
             _ => None,
         };
         let Some(kind) = kind else { continue };
