@@ -1,9 +1,9 @@
 //! The catalog of fact names and the set of facts gathered from one analysis.
 //! The catalog is the contract rule files are checked against: a rule that names a fact
-//! not listed here fails to load. Each entry says what it means in English and Chinese
-//! (`facts --catalog` prints the report's language). It must not know how any fact is parsed.
+//! not listed here fails to load. Each entry says what it means as one `Text` in English and
+//! Chinese (`facts --catalog` prints the report's language). It must not know how any fact is parsed.
 
-use crate::model::{Fact, FactValue, Phase};
+use crate::model::{Fact, FactValue, Phase, Text};
 use std::collections::BTreeMap;
 
 /// Units, so that templates can format a value for people (`64 MiB`, not `67108864`).
@@ -23,19 +23,18 @@ pub enum Unit {
 pub struct FactSpec {
     pub name: &'static str,
     pub unit: Unit,
-    pub doc: &'static str,
-    /// `doc` in Chinese: names, files, fields and backticked spans as in `doc`.
-    pub doc_zh: &'static str,
+    /// What it means, in both languages: names, files, fields and backticked spans the same
+    /// in each.
+    pub doc: Text<&'static str>,
 }
 
 /// `spec!(name, Unit, doc, doc_zh)`: both descriptions are required.
 macro_rules! spec {
-    ($name:expr, $unit:ident, $doc:expr, $doc_zh:expr) => {
+    ($name:expr, $unit:ident, $en:expr, $zh:expr) => {
         FactSpec {
             name: $name,
             unit: Unit::$unit,
-            doc: $doc,
-            doc_zh: $doc_zh,
+            doc: Text { en: $en, zh: $zh },
         }
     };
 }
@@ -1177,7 +1176,7 @@ mod tests {
     fn every_fact_is_described_in_chinese_with_the_same_names() {
         let mut bad = Vec::new();
         for spec in CATALOG {
-            for f in crate::model::chinese_twin_faults(spec.doc, spec.doc_zh) {
+            for f in crate::model::chinese_twin_faults(spec.doc.en, spec.doc.zh) {
                 bad.push(format!("{}: {f}", spec.name));
             }
         }

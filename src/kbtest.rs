@@ -197,13 +197,13 @@ fn chinese(r: &Rule, fails: &mut Vec<Text>) {
             "有 `next_time` 却没有 `next_time_zh`"
         ));
     }
-    if builtin && r.doc_what_zh.as_deref().is_none_or(|t| t.trim().is_empty()) {
+    if builtin && r.doc_what.zh().is_none_or(|t| t.trim().is_empty()) {
         fail(text!(
             "no `doc.what_zh`: a built-in rule documents what it detects in Chinese too",
             "没有 `doc.what_zh`：内置规则也要用中文说明它检测什么"
         ));
     }
-    if builtin && r.doc_why_zh.as_deref().is_none_or(|t| t.trim().is_empty()) {
+    if builtin && r.doc_why.zh().is_none_or(|t| t.trim().is_empty()) {
         fail(text!(
             "no `doc.why_zh`: a built-in rule documents why it happens in Chinese too",
             "没有 `doc.why_zh`：内置规则也要用中文说明它为什么会发生"

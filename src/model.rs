@@ -129,12 +129,31 @@ impl Fact {
 /// [`text!`] can leave out its Chinese; a text from a user's rule file may have none (`zh`
 /// empty), and then reads in English in every language ([`Text::get`]). Analysis builds
 /// these; only `report/` picks the language. In JSON a text is the pair of keys it has always
-/// been, `name` and `name_zh` (the `keys` module).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Text {
-    pub en: String,
+/// been, `name` and `name_zh` (the `keys` module). A catalog compiled into the binary (the
+/// fact descriptions) holds `Text<&'static str>`: the same type, borrowed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Text<S = String> {
+    pub en: S,
     /// Empty where no Chinese was given.
-    pub zh: String,
+    pub zh: S,
+}
+
+impl<S: AsRef<str>> Text<S> {
+    /// The text in `lang`: its Chinese where it has one, else its English.
+    pub fn get(&self, lang: Lang) -> &str {
+        match lang {
+            Lang::Zh if !self.zh.as_ref().is_empty() => self.zh.as_ref(),
+            _ => self.en.as_ref(),
+        }
+    }
+
+    /// An owned copy (of a catalog's `Text<&'static str>`).
+    pub fn owned(&self) -> Text {
+        Text {
+            en: self.en.as_ref().to_string(),
+            zh: self.zh.as_ref().to_string(),
+        }
+    }
 }
 
 impl Text {
@@ -152,14 +171,6 @@ impl Text {
         Text {
             en: en.into(),
             zh: zh.map(Into::into).unwrap_or_default(),
-        }
-    }
-
-    /// The text in `lang`: its Chinese where it has one, else its English.
-    pub fn get(&self, lang: Lang) -> &str {
-        match lang {
-            Lang::Zh if !self.zh.is_empty() => &self.zh,
-            _ => &self.en,
         }
     }
 
@@ -182,6 +193,14 @@ impl Text {
             en: side(|t| &t.en, en),
             zh: side(|t| &t.zh, zh),
         }
+    }
+
+    /// The two languages as a struct that still keeps them in two fields takes them (the
+    /// findings' `title`/`title_zh`, an `Against`'s `why`/`why_zh`): the English, and the
+    /// Chinese where there is one.
+    pub fn into_pair(self) -> (String, Option<String>) {
+        let zh = (!self.zh.is_empty()).then_some(self.zh);
+        (self.en, zh)
     }
 
     /// The same message after a label in each language (`"NT_FILE: "`, `"NT_FILE："`), for
@@ -231,7 +250,15 @@ pub(crate) fn chinese_twin_faults(en: &str, zh: &str) -> Vec<String> {
 /// `text!("cannot read: {e}", "无法读取：{e}")`: a [`Text`], each language formatted like
 /// `format!` with the same arguments (inline `{name}`s, or arguments after both strings,
 /// which are evaluated once per language, so they must be plain values).
+/// `text!("skipped {at}", "跳过了{at}"; at = place)`: after a `;`, named arguments that are
+/// texts themselves, each put in its own language (its English where it has no Chinese).
 macro_rules! text {
+    ($en:literal, $zh:literal; $($name:ident = $t:expr),+ $(,)?) => {
+        $crate::model::Text {
+            en: format!($en $(, $name = $t.get($crate::model::Lang::En))+),
+            zh: format!($zh $(, $name = $t.get($crate::model::Lang::Zh))+),
+        }
+    };
     ($en:literal, $zh:literal $(, $arg:expr)* $(,)?) => {
         $crate::model::Text {
             en: format!($en $(, $arg)*),

@@ -159,13 +159,10 @@ fn rules_explain_in_chinese_shows_the_chinese_fix() {
     assert!(out.contains(&r.signatures[0].source), "{out}");
     assert!(!out.contains("## Fix"), "{out}");
     // Its documentation in Chinese, not in English.
-    let what_zh = r
-        .doc_what_zh
-        .as_deref()
-        .expect("TW0104 documents itself in Chinese");
-    let why_zh = r.doc_why_zh.as_deref().expect("and why in Chinese");
+    let what_zh = r.doc_what.zh().expect("TW0104 documents itself in Chinese");
+    let why_zh = r.doc_why.zh().expect("and why in Chinese");
     assert!(out.contains(what_zh) && out.contains(why_zh), "{out}");
-    assert!(!out.contains(&r.doc_why), "{out}");
+    assert!(!out.contains(&r.doc_why.en), "{out}");
     // An engine-made finding's description too.
     let engine = trainwreck::correlate::ENGINE_FINDINGS
         .iter()
@@ -421,13 +418,13 @@ fn rules_explain_xid_gives_the_action_in_the_report_language() {
     let e = trainwreck::rules::xid::lookup(79).expect("Xid 79 in the catalog");
     let (code, zh, err) = tw(&[], &["rules", "explain", "xid-79", "--lang", "zh"]);
     assert_eq!(code, 0, "{err}");
-    assert!(zh.contains(&format!("处理方式：{}", e.action_zh)), "{zh}");
-    assert!(!zh.contains(&e.action), "English action left in:\n{zh}");
+    assert!(zh.contains(&format!("处理方式：{}", e.action.zh)), "{zh}");
+    assert!(!zh.contains(&e.action.en), "English action left in:\n{zh}");
     assert!(zh.contains(&e.name), "{zh}");
     // A Chinese locale, overridden by --lang en.
     let (code, en, err) = tw(ZH, &["rules", "explain", "xid-79", "--lang", "en"]);
     assert_eq!(code, 0, "{err}");
-    assert!(en.contains(&format!("action: {}", e.action)), "{en}");
+    assert!(en.contains(&format!("action: {}", e.action.en)), "{en}");
     assert!(!has_cjk(&en), "Chinese in the English entry:\n{en}");
 }
 
@@ -456,7 +453,7 @@ fn the_fact_catalog_is_described_in_the_report_language() {
     for spec in catalog {
         let (z, e) = (line(&zh, spec.name), line(&en, spec.name));
         assert!(
-            z.ends_with(spec.doc_zh) && e.ends_with(spec.doc),
+            z.ends_with(spec.doc.zh) && e.ends_with(spec.doc.en),
             "{z}\n{e}"
         );
     }

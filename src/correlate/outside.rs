@@ -7,7 +7,7 @@
 
 use super::{Contribution, Evidence, Finding, Origin, RULED_OUT_BELOW};
 use crate::analyze::Analysis;
-use crate::model::{Category, Phase};
+use crate::model::{Category, Phase, Text, text};
 use crate::rules::Role;
 use crate::sources::EventKind;
 use crate::sources::launcher::What;
@@ -17,18 +17,29 @@ pub const RULE: &str = "terminated-from-outside";
 pub const CODE: &str = "TW9904";
 
 /// What `rules explain terminated-from-outside` says.
-pub const WHAT: &str = "A worker ended by SIGTERM that nothing in the inputs sent: its launcher did not tear it \
+pub const ABOUT: Text<&str> = Text {
+    en: "A worker ended by SIGTERM that nothing in the inputs sent: its launcher did not tear it \
      down, no scheduler record cancelled or preempted the job, no OOM killer ran. Something \
      outside the job sent it (a `timeout` wrapper, a health check, a person, a scheduler whose \
-     record is not among the inputs). Made only when no rule explains the failure.";
-/// `WHAT` in Chinese.
-pub const WHAT_ZH: &str = "某个 worker 被 SIGTERM 结束，但输入里找不到发送者：启动器没有关停它，\
+     record is not among the inputs). Made only when no rule explains the failure.",
+    zh: "某个 worker 被 SIGTERM 结束，但输入里找不到发送者：启动器没有关停它，\
      调度器的记录里没有取消或抢占这个作业，也没有 OOM killer 出手。是作业之外的东西发的信号\
-     （`timeout` 包装、健康检查、某个人，或者其记录不在输入中的调度器）。只在没有任何规则能解释这次失败时给出。";
+     （`timeout` 包装、健康检查、某个人，或者其记录不在输入中的调度器）。只在没有任何规则能解释这次失败时给出。",
+};
+/// `ABOUT` in English, as `ENGINE_FINDINGS` takes it (its two languages apart).
+pub const WHAT: &str = ABOUT.en;
+/// `ABOUT` in Chinese.
+pub const WHAT_ZH: &str = ABOUT.zh;
 
-const FIX: &str = "Find who sent SIGTERM: the scheduler's record (`sacct -j <jobid> -o JobID,State,Reason,Elapsed,Timelimit`; `kubectl describe pod <pod>` for eviction or preemption), a `timeout` or watchdog wrapper around the command, the node's log around that time (`journalctl --since '<time>'`; to catch the sender next time, an audit rule `auditctl -a always,exit -F arch=b64 -S kill -S tgkill`). Then resume from the last checkpoint.";
+const FIX: Text<&str> = Text {
+    en: "Find who sent SIGTERM: the scheduler's record (`sacct -j <jobid> -o JobID,State,Reason,Elapsed,Timelimit`; `kubectl describe pod <pod>` for eviction or preemption), a `timeout` or watchdog wrapper around the command, the node's log around that time (`journalctl --since '<time>'`; to catch the sender next time, an audit rule `auditctl -a always,exit -F arch=b64 -S kill -S tgkill`). Then resume from the last checkpoint.",
+    zh: "先查清是谁发的 SIGTERM：调度器的记录（`sacct -j <jobid> -o JobID,State,Reason,Elapsed,Timelimit`；被驱逐或抢占看 `kubectl describe pod <pod>`）、套在命令外面的 `timeout` 或 watchdog 脚本、节点在那个时间点的日志（`journalctl --since '<time>'`；想下次抓到发送者，可以加一条 audit 规则 `auditctl -a always,exit -F arch=b64 -S kill -S tgkill`）。然后从最近的 checkpoint 恢复。",
+};
 
-const FIX_ZH: &str = "先查清是谁发的 SIGTERM：调度器的记录（`sacct -j <jobid> -o JobID,State,Reason,Elapsed,Timelimit`；被驱逐或抢占看 `kubectl describe pod <pod>`）、套在命令外面的 `timeout` 或 watchdog 脚本、节点在那个时间点的日志（`journalctl --since '<time>'`；想下次抓到发送者，可以加一条 audit 规则 `auditctl -a always,exit -F arch=b64 -S kill -S tgkill`）。然后从最近的 checkpoint 恢复。";
+const NEXT_TIME: Text<&str> = Text {
+    en: "Keep the scheduler's record of the job (`sacct`, `kubectl describe pod`) and the node's journal beside the logs.",
+    zh: "把调度器对这个任务的记录（`sacct`、`kubectl describe pod`）和节点的 journal 跟日志放在一起保留。",
+};
 
 /// The finding, when a rank's process ended by SIGTERM and nothing in the run sent it.
 pub fn finding(a: &Analysis, findings: &[Finding]) -> Option<Finding> {
@@ -100,22 +111,32 @@ pub fn finding(a: &Analysis, findings: &[Finding]) -> Option<Finding> {
         } if r.or(*local_rank) == rank => *pid,
         _ => None,
     });
-    let why =
-        "no launcher teardown, scheduler record or OOM kill in the inputs sent it".to_string();
-    let why_zh = "输入里没有启动器的清理、调度器的记录或 OOM kill 能解释它".to_string();
+    let why = Text::new(
+        "no launcher teardown, scheduler record or OOM kill in the inputs sent it",
+        "输入里没有启动器的清理、调度器的记录或 OOM kill 能解释它",
+    );
+    let who = match rank {
+        Some(r) => text!("Rank {r}", "rank {r} "),
+        None => Text::new("A worker", "某个 worker "),
+    };
+    let (title, title_zh) = text!(
+        "{who} was terminated from outside (SIGTERM): {why}",
+        "{who}被外部终止（SIGTERM）：{why}";
+        who = who,
+        why = why
+    )
+    .into_pair();
+    let (ev_why, ev_why_zh) =
+        text!("SIGTERM, and {why}", "SIGTERM，且{why}"; why = why).into_pair();
+    let (fix, fix_zh) = FIX.owned().into_pair();
+    let (next_time, next_time_zh) = NEXT_TIME.owned().into_pair();
     Some(Finding {
         rule: RULE.into(),
         code: CODE.into(),
         category: Category::PreemptedOrTimeLimit,
         action: Category::PreemptedOrTimeLimit.action(),
-        title: format!(
-            "{} was terminated from outside (SIGTERM): {why}",
-            rank.map_or("A worker".to_string(), |r| format!("Rank {r}"))
-        ),
-        title_zh: Some(format!(
-            "{}被外部终止（SIGTERM）：{why_zh}",
-            rank.map_or("某个 worker ".to_string(), |r| format!("rank {r} "))
-        )),
+        title,
+        title_zh,
         confidence: 0.4,
         strength: 0.4,
         symptom_of: None,
@@ -132,27 +153,21 @@ pub fn finding(a: &Analysis, findings: &[Finding]) -> Option<Finding> {
             host: None,
             time: None,
             text: fact.text.clone(),
-            why: Some(format!("SIGTERM, and {why}")),
-            why_zh: Some(format!("SIGTERM，且{why_zh}")),
+            why: Some(ev_why),
+            why_zh: ev_why_zh,
         }],
         against: Vec::new(),
-        fix: FIX.into(),
-        fix_zh: Some(FIX_ZH.into()),
+        fix,
+        fix_zh,
         role: Role::Root,
         merged_rules: Vec::new(),
         score: vec![Contribution {
-            what: format!("a rank's process ended with SIGTERM; {why}"),
+            what: format!("a rank's process ended with SIGTERM; {}", why.en),
             weight: 0.4,
         }],
         more_lines: 0,
-        next_time: Some(
-            "Keep the scheduler's record of the job (`sacct`, `kubectl describe pod`) and the node's journal beside the logs."
-                .into(),
-        ),
-        next_time_zh: Some(
-            "把调度器对这个任务的记录（`sacct`、`kubectl describe pod`）和节点的 journal 跟日志放在一起保留。"
-                .into(),
-        ),
+        next_time: Some(next_time),
+        next_time_zh,
         alternatives: None,
         alternatives_zh: None,
         affected_ranks: Vec::new(),

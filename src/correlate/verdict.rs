@@ -6,7 +6,7 @@ use super::gated::Gated;
 use super::{Against, Finding, RULED_OUT_BELOW};
 use crate::analyze::{Analysis, InputInfo};
 use crate::errtail::TailLine;
-use crate::model::Verdict;
+use crate::model::{Text, Verdict};
 use serde::Serialize;
 
 /// A line of a run's log cited as it is (an unknown failure's last errors).
@@ -314,25 +314,30 @@ pub fn discount_ignored(a: &Analysis, findings: &mut [Finding]) {
                 Some((l, t)) => (Some(l), t),
                 None => (line, f.evidence[0].text.clone()),
             };
-            let (why, why_zh, what) = match span.map(|s| s.3) {
+            let (why, what) = match span.map(|s| s.3) {
                 Some(NotFatal::Detached) => (
-                    "a thread or a child process raised this exception and ended there; the run reports its own completion: it did not end the run",
-                    "这个异常是某个线程或子进程抛出的，它在那里结束了；训练本身报告了完成：它没有终止训练",
+                    Text::new(
+                        "a thread or a child process raised this exception and ended there; the run reports its own completion: it did not end the run",
+                        "这个异常是某个线程或子进程抛出的，它在那里结束了；训练本身报告了完成：它没有终止训练",
+                    ),
                     DETACHED,
                 ),
                 _ => (
-                    "Python printed this exception as one it ignored (in a __del__ or at exit) and went on: it did not end the run",
-                    "Python 把这个异常当作已忽略的异常打印出来（发生在 __del__ 或退出时）然后继续运行：它没有终止训练",
+                    Text::new(
+                        "Python printed this exception as one it ignored (in a __del__ or at exit) and went on: it did not end the run",
+                        "Python 把这个异常当作已忽略的异常打印出来（发生在 __del__ 或退出时）然后继续运行：它没有终止训练",
+                    ),
                     IGNORED,
                 ),
             };
             f.confidence = f.confidence.min(RULED_OUT_BELOW * 0.5);
+            let (why, why_zh) = why.into_pair();
             f.against.push(Against {
                 path,
                 line,
                 text,
-                why: why.into(),
-                why_zh: Some(why_zh.into()),
+                why,
+                why_zh,
             });
             f.score.push(super::Contribution {
                 what: what.into(),
@@ -374,13 +379,17 @@ pub fn discount_survived(a: &Analysis, findings: &mut [Finding]) {
         if survived {
             let path = f.evidence[0].path.clone();
             f.confidence = f.confidence.min(RULED_OUT_BELOW * 0.5);
+            let (why, why_zh) = Text::new(
+                "every line cited is a warning, and the log shows the run finishing after it",
+                "引用的每一行都只是警告，而且日志显示训练在那之后正常结束了",
+            )
+            .into_pair();
             f.against.push(Against {
                 path,
                 line: last_clean,
                 text: "the run went on and ended cleanly after these warnings".into(),
-                why: "every line cited is a warning, and the log shows the run finishing after it"
-                    .into(),
-                why_zh: Some("引用的每一行都只是警告，而且日志显示训练在那之后正常结束了".into()),
+                why,
+                why_zh,
             });
             f.score.push(super::Contribution {
                 what: SURVIVED.into(),

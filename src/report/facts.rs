@@ -12,7 +12,7 @@ pub fn catalog(specs: &[FactSpec], tr: super::i18n::Tr) -> String {
             "{:40} {:?}  {}\n",
             spec.name,
             spec.unit,
-            tr.fact_doc(spec)
+            spec.doc.get(tr.0)
         ));
     }
     s

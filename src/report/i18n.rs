@@ -882,24 +882,10 @@ impl Tr {
             Lang::Zh => "处理方式：",
         }
     }
-    /// An Xid catalog entry's action (`rules explain xid-79`).
-    pub fn xid_action_text(self, e: &crate::rules::xid::XidEntry) -> &str {
-        match self.0 {
-            Lang::En => &e.action,
-            Lang::Zh => &e.action_zh,
-        }
-    }
     pub fn xid_reference(self) -> &'static str {
         match self.0 {
             Lang::En => "reference:",
             Lang::Zh => "参考：",
-        }
-    }
-    /// A catalog fact's description (`facts --catalog`).
-    pub fn fact_doc(self, spec: &crate::facts::FactSpec) -> &'static str {
-        match self.0 {
-            Lang::En => spec.doc,
-            Lang::Zh => spec.doc_zh,
         }
     }
     // ----- the HTML page (`report::html`) -----

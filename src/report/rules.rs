@@ -124,8 +124,8 @@ impl Explain {
             role: Some(r.role),
             status: Some(r.status),
             source: Some(r.origin.clone()),
-            what: Text::given(&r.doc_what, r.doc_what_zh.as_ref()),
-            why: Some(Text::given(&r.doc_why, r.doc_why_zh.as_ref())),
+            what: r.doc_what.clone(),
+            why: Some(r.doc_why.clone()),
             lookalikes: r
                 .doc_lookalikes
                 .as_ref()
@@ -333,7 +333,7 @@ pub fn explain_xid(e: &XidEntry, lang: Lang) -> String {
             ""
         },
         tr.xid_action(),
-        tr.xid_action_text(e),
+        e.action.get(lang),
         tr.xid_reference()
     )
 }

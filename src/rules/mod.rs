@@ -118,10 +118,10 @@ pub struct Rule {
     /// The inputs already hold what `next_time` asks for when one is of these kinds.
     pub next_time_unless: Vec<SourceKind>,
     pub references: Vec<String>,
-    pub doc_what: String,
-    pub doc_what_zh: Option<String>,
-    pub doc_why: String,
-    pub doc_why_zh: Option<String>,
+    /// What the rule detects (`doc.what`, `doc.what_zh`): `rules explain`.
+    pub doc_what: Text,
+    /// Why it happens (`doc.why`, `doc.why_zh`).
+    pub doc_why: Text,
     pub doc_lookalikes: Option<String>,
     pub doc_lookalikes_zh: Option<String>,
     pub examples_fire: Vec<String>,
@@ -740,10 +740,8 @@ fn compile(
         next_time_zh: raw.next_time_zh,
         next_time_unless,
         references: raw.references,
-        doc_what: raw.doc.what,
-        doc_what_zh: raw.doc.what_zh,
-        doc_why: raw.doc.why,
-        doc_why_zh: raw.doc.why_zh,
+        doc_what: Text::given(raw.doc.what, raw.doc.what_zh),
+        doc_why: Text::given(raw.doc.why, raw.doc.why_zh),
         doc_lookalikes: raw.doc.lookalikes,
         doc_lookalikes_zh: raw.doc.lookalikes_zh,
         examples_fire: raw.examples.fire,

@@ -1,26 +1,52 @@
 //! NVIDIA's Xid catalog as data (`data/xid_catalog.toml`, embedded): what a code means, whether
 //! it is usually hardware, the driver or the application, and whether it only follows another
 //! event. Rules cite it through `derive.xid_explain`; `rules explain xid-79` prints an entry
-//! (rendered by `report::rules`). Each action is written in English and Chinese
-//! (`action_zh`, required); the names stay NVIDIA's English, the identifiers users search for.
+//! (rendered by `report::rules`). Each action is a `Text`, written in the file in English and
+//! Chinese (`action_zh`, required); the names stay NVIDIA's English, the identifiers users
+//! search for.
 
+use crate::model::{Lang, Text, text};
 use serde::Deserialize;
 use std::sync::OnceLock;
 
 static CATALOG_TOML: &str = include_str!("../../data/xid_catalog.toml");
 
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(from = "XidKeys")]
 pub struct XidEntry {
     pub code: u32,
     pub name: String,
     pub cause: XidCause,
     /// Only ever follows another Xid or event (45, 154): never a cause by itself.
-    #[serde(default)]
     pub follows_other: bool,
-    pub action: String,
-    /// `action` in Chinese, with its commands and backticked spans unchanged.
-    pub action_zh: String,
+    /// What the event means and what to do, in both languages, its commands and backticked
+    /// spans the same in each.
+    pub action: Text,
+}
+
+/// An entry as the catalog file writes it: `action` and `action_zh` (both required).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct XidKeys {
+    code: u32,
+    name: String,
+    cause: XidCause,
+    #[serde(default)]
+    follows_other: bool,
+    action: String,
+    action_zh: String,
+}
+
+impl From<XidKeys> for XidEntry {
+    fn from(k: XidKeys) -> XidEntry {
+        XidEntry {
+            code: k.code,
+            name: k.name,
+            cause: k.cause,
+            follows_other: k.follows_other,
+            action: Text::new(k.action, k.action_zh),
+        }
+    }
 }
 
 crate::model::vocabulary! {
@@ -64,31 +90,38 @@ pub fn parse_id(s: &str) -> Option<u32> {
 
 /// One sentence for a report: meaning, usual cause, action, in `lang`. The catalog's name
 /// stays NVIDIA's English in both languages.
-pub fn sentence(e: &XidEntry, lang: crate::model::Lang) -> String {
-    let zh = lang == crate::model::Lang::Zh;
-    let cause = match (e.cause, zh) {
-        (XidCause::Hardware, false) => "usually hardware",
-        (XidCause::Application, false) => "usually the application",
-        (XidCause::Driver, false) => "usually the driver",
-        (XidCause::Mixed, false) => "hardware, driver or application",
-        (XidCause::Hardware, true) => "通常是硬件问题",
-        (XidCause::Application, true) => "通常是应用程序的问题",
-        (XidCause::Driver, true) => "通常是驱动的问题",
-        (XidCause::Mixed, true) => "可能是硬件、驱动或应用程序",
+pub fn sentence(e: &XidEntry, lang: Lang) -> String {
+    said(e).get(lang).to_string()
+}
+
+/// The sentence in both languages.
+fn said(e: &XidEntry) -> Text {
+    let cause = match e.cause {
+        XidCause::Hardware => Text::new("usually hardware", "通常是硬件问题"),
+        XidCause::Application => Text::new("usually the application", "通常是应用程序的问题"),
+        XidCause::Driver => Text::new("usually the driver", "通常是驱动的问题"),
+        XidCause::Mixed => Text::new(
+            "hardware, driver or application",
+            "可能是硬件、驱动或应用程序",
+        ),
     };
+    let (code, name) = (e.code, &e.name);
     // The action leads (issue 29: the first sentence is what to do); the catalog's action
     // opens with what the event means, then the step.
-    match (e.follows_other, zh) {
-        (false, false) => format!("Xid {} ({}; {cause}): {}", e.code, e.name, e.action),
-        (true, false) => format!(
-            "Xid {} ({}; {cause}) only follows another event: look for the Xid before it. {}",
-            e.code, e.name, e.action
-        ),
-        (false, true) => format!("Xid {}（{}；{cause}）：{}", e.code, e.name, e.action_zh),
-        (true, true) => format!(
-            "Xid {}（{}）：{cause}。它只会跟在别的事件之后出现，先找它前面的那个 Xid。处理建议：{}",
-            e.code, e.name, e.action_zh
-        ),
+    if e.follows_other {
+        text!(
+            "Xid {code} ({name}; {cause}) only follows another event: look for the Xid before it. {action}",
+            "Xid {code}（{name}）：{cause}。它只会跟在别的事件之后出现，先找它前面的那个 Xid。处理建议：{action}";
+            cause = cause,
+            action = e.action
+        )
+    } else {
+        text!(
+            "Xid {code} ({name}; {cause}): {action}",
+            "Xid {code}（{name}；{cause}）：{action}";
+            cause = cause,
+            action = e.action
+        )
     }
 }
 
@@ -109,7 +142,7 @@ mod tests {
     fn every_action_has_its_chinese_with_the_same_commands() {
         let mut bad = Vec::new();
         for e in catalog() {
-            for f in crate::model::chinese_twin_faults(&e.action, &e.action_zh) {
+            for f in crate::model::chinese_twin_faults(&e.action.en, &e.action.zh) {
                 bad.push(format!("xid {}: {f}", e.code));
             }
         }
@@ -132,10 +165,16 @@ mod tests {
     fn the_sentence_is_in_the_report_language() {
         let e = lookup(79).unwrap();
         let zh = sentence(e, crate::model::Lang::Zh);
-        assert!(zh.contains(&e.action_zh) && !zh.contains(&e.action), "{zh}");
+        assert!(
+            zh.contains(&e.action.zh) && !zh.contains(&e.action.en),
+            "{zh}"
+        );
         assert!(zh.contains(&e.name), "the name stays NVIDIA's: {zh}");
         let en = sentence(e, crate::model::Lang::En);
-        assert!(en.contains(&e.action) && !en.contains(&e.action_zh), "{en}");
+        assert!(
+            en.contains(&e.action.en) && !en.contains(&e.action.zh),
+            "{en}"
+        );
     }
 
     /// Issue 29: the first sentence is the step. The cause ("usually hardware") is said in

@@ -119,14 +119,11 @@ impl Holes {
     }
 
     /// Where the `i`th listed hole is: its byte, and its line when known.
-    fn place(&self, i: usize) -> (String, String) {
+    fn place(&self, i: usize) -> Text {
         let at = self.first[i].0;
         match self.lines.get(i).copied().flatten() {
-            Some(l) => (
-                format!("at byte {at} (line {l})"),
-                format!("第 {at} 字节（第 {l} 行）处"),
-            ),
-            None => (format!("at byte {at}"), format!("第 {at} 字节处")),
+            Some(l) => text!("at byte {at} (line {l})", "第 {at} 字节（第 {l} 行）处"),
+            None => text!("at byte {at}", "第 {at} 字节处"),
         }
     }
 
@@ -135,34 +132,32 @@ impl Holes {
         let &(_, len) = self.first.first()?;
         let (count, bytes) = (self.count, self.bytes);
         if count == 1 {
-            let (at, at_zh) = self.place(0);
+            let at = self.place(0);
             return Some(text!(
                 "a hole of {len} NUL bytes {at} was skipped (as a crash or logrotate's copytruncate leaves in a log): the text after it was read",
-                "跳过了{at_zh} {len} 个 NUL 字节的空洞（崩溃或 logrotate 的 copytruncate 会在日志中留下）：其后的文本已读取"
+                "跳过了{at} {len} 个 NUL 字节的空洞（崩溃或 logrotate 的 copytruncate 会在日志中留下）：其后的文本已读取";
+                at = at
             ));
         }
-        let places: Vec<(String, String)> = (0..self.first.len()).map(|i| self.place(i)).collect();
-        let listed: Vec<String> = self
+        let listed: Vec<Text> = self
             .first
             .iter()
-            .zip(&places)
-            .map(|((_, l), (at, _))| format!("{l} {at}"))
+            .enumerate()
+            .map(|(i, &(_, l))| {
+                let at = self.place(i);
+                text!("{l} {at}", "{at} {l} 个"; at = at)
+            })
             .collect();
-        let listed_zh: Vec<String> = self
-            .first
-            .iter()
-            .zip(&places)
-            .map(|((_, l), (_, at))| format!("{at} {l} 个"))
-            .collect();
-        let more = count - self.first.len() as u64;
-        let (more, more_zh) = match more {
-            0 => (String::new(), String::new()),
-            n => (format!(", and {n} more"), format!("，另有 {n} 处")),
+        let listed = Text::join(&listed, ", ", "，");
+        let more = match count - self.first.len() as u64 {
+            0 => Text::default(),
+            n => text!(", and {n} more", "，另有 {n} 处"),
         };
-        let (listed, listed_zh) = (listed.join(", "), listed_zh.join("，"));
         Some(text!(
             "{count} holes of NUL bytes ({bytes} bytes in all) were skipped (as a crash or logrotate's copytruncate leaves in a log): {listed}{more}; the text around them was read",
-            "跳过了 {count} 处 NUL 字节空洞（共 {bytes} 字节，崩溃或 logrotate 的 copytruncate 会在日志中留下）：{listed_zh}{more_zh}；其前后的文本已读取"
+            "跳过了 {count} 处 NUL 字节空洞（共 {bytes} 字节，崩溃或 logrotate 的 copytruncate 会在日志中留下）：{listed}{more}；其前后的文本已读取";
+            listed = listed,
+            more = more
         ))
     }
 }
