@@ -861,6 +861,32 @@ mod tests {
         assert_eq!(Text::new("T", "标题").get(Lang::En), "T");
     }
 
+    /// A text made of texts reads each part in its own language, an English-only part in
+    /// English in both; a catalog's borrowed text reads like an owned one; the pair a finding
+    /// still takes has no Chinese where the text has none.
+    #[test]
+    fn texts_inside_a_text_keep_their_language() {
+        let at = text!("at byte {}", "第 {} 字节处", 7);
+        let user = Text::given("a user's words", None::<String>);
+        let t = text!("skipped {at} ({user})", "跳过了{at}（{user}）"; at = at, user = user);
+        assert_eq!(t.en, "skipped at byte 7 (a user's words)");
+        assert_eq!(t.zh, "跳过了第 7 字节处（a user's words）");
+        const DOC: Text<&str> = Text {
+            en: "size of the mount",
+            zh: "挂载点的大小",
+        };
+        assert_eq!(DOC.get(Lang::Zh), "挂载点的大小");
+        assert_eq!(DOC.owned(), Text::new("size of the mount", "挂载点的大小"));
+        assert_eq!(
+            t.into_pair(),
+            (
+                "skipped at byte 7 (a user's words)".to_string(),
+                Some("跳过了第 7 字节处（a user's words）".to_string())
+            )
+        );
+        assert_eq!(user.into_pair(), ("a user's words".to_string(), None));
+    }
+
     #[test]
     fn vocabularies_spell_and_parse_back_one_way() {
         for c in Category::ALL {
