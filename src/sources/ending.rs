@@ -54,13 +54,7 @@ pub struct Ending {
     /// The stack dumps of live processes among the end's lines (`stackdump`), one per
     /// process, oldest first.
     pub dumps: Vec<super::stackdump::Dump>,
-    /// The program's last few lines (up to [`RECENT`], `last` first): what it was doing
-    /// when it stopped, where one line alone may be a detail printed after it.
-    pub recent: Vec<String>,
 }
-
-/// How many of the program's last lines `Ending::recent` keeps.
-pub const RECENT: usize = 3;
 
 impl Ending {
     /// Number its lines, the file being `lines` lines long.
@@ -332,14 +326,6 @@ pub fn read<'a>(rev: impl Iterator<Item = &'a str>) -> Ending {
         line: 0,
         text: clip(rev[l]),
     });
-    end.recent = rev[l..]
-        .iter()
-        .map(|t| t.trim())
-        .take_while(|t| prompt(t).is_none())
-        .filter(|t| !(t.is_empty() || *t == "#" || t.starts_with("# ") || note(t) || interrupt(t)))
-        .take(RECENT)
-        .map(clip)
-        .collect();
     end.progress = rev[l..].iter().enumerate().find_map(|(k, t)| {
         let c = counters(t);
         (!c.is_empty()).then(|| {
