@@ -964,9 +964,13 @@ fn run_cmd(args: RunArgs, ui: Ui) -> i32 {
             return e.exit_status();
         }
     };
+    // Said again once the command's output has ended: the live line may have scrolled away.
     for w in &outcome.warnings {
-        let line = format!("trainwreck: warning: {w}\n");
-        eprint!("{}", crate::report::emit(Sink::Terminal, &line));
+        let tr = Tr(ui.lang);
+        say(
+            ui.lang,
+            format_args!("{}{}{w}", tr.warning(), tr.after_label()),
+        );
     }
     if outcome.exit_status != 0 && !args.no_analyze {
         // The command's own output went to stdout/stderr; the diagnosis goes to stderr so a

@@ -191,22 +191,45 @@ fn helper_run_from_env() {
     std::process::exit(code);
 }
 
+/// The helper starts with SIGINT/SIGTERM/SIGHUP at their defaults, as from an interactive
+/// shell, whatever this test process inherited (a background job of a script ignores SIGINT,
+/// and the ignore crosses exec): the forwarding tests test forwarding, not their launcher.
 fn spawn_helper(dir: &Path, script: &str, stdout: Stdio) -> std::process::Child {
-    Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "helper_run_from_env",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("TW_HELPER_DIR", dir)
-        .env("TW_HELPER_SCRIPT", script)
-        .stdin(Stdio::null())
-        .stdout(stdout)
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap()
+    spawn_helper_with(dir, script, stdout, libc::SIG_DFL)
+}
+
+/// `spawn_helper` with SIGINT's disposition in the child set to `sigint` (SIG_DFL or SIG_IGN).
+fn spawn_helper_with(
+    dir: &Path,
+    script: &str,
+    stdout: Stdio,
+    sigint: libc::sighandler_t,
+) -> std::process::Child {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    // SAFETY: only signal(2), async-signal-safe, between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::signal(libc::SIGINT, sigint);
+            libc::signal(libc::SIGTERM, libc::SIG_DFL);
+            libc::signal(libc::SIGHUP, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    cmd.args([
+        "--exact",
+        "helper_run_from_env",
+        "--ignored",
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .env("TW_HELPER_DIR", dir)
+    .env("TW_HELPER_SCRIPT", script)
+    .stdin(Stdio::null())
+    .stdout(stdout)
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap()
 }
 
 fn wait_for(mut cond: impl FnMut() -> bool, limit: Duration) -> bool {
@@ -281,6 +304,33 @@ fn sigint_is_forwarded_to_the_command() {
     assert_eq!(status.code(), Some(130));
     let text = read(t.path().join("exit_status.txt"));
     assert!(text.starts_with("signal: SIGINT (2)\n"), "{text}");
+}
+
+#[test]
+fn a_run_started_with_sigint_ignored_says_so_and_keeps_the_ignore() {
+    let t = tempfile::tempdir().unwrap();
+    let mut helper = spawn_helper_with(
+        t.path(),
+        "echo ready; sleep 2; echo done",
+        Stdio::null(),
+        libc::SIG_IGN,
+    );
+    let console = t.path().join("console.log");
+    assert!(wait_for(
+        || std::fs::read_to_string(&console).is_ok_and(|s| s.contains("ready")),
+        Duration::from_secs(20)
+    ));
+    // Ignored by its owner: neither the wrapper nor the command stops.
+    // SAFETY: signalling the helper process we spawned.
+    unsafe { libc::kill(helper.id() as i32, libc::SIGINT) };
+    let status = helper.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    assert!(read(console).contains("done"));
+    let manifest = read(t.path().join("manifest.json"));
+    assert!(
+        manifest.contains("signals: SIGINT ignored when run started"),
+        "{manifest}"
+    );
 }
 
 #[test]

@@ -197,7 +197,9 @@ pub fn run(opts: RunOptions) -> Result<RunOutcome, RunError> {
 
     // Subscribe before the child exists: a signal arriving in between is queued, not fatal.
     let (tx, rx) = mpsc::channel::<Event>();
+    let mut warnings = Vec::new();
     let _subscription = if opts.forward_signals {
+        say_ignored_signals(&opts, &mut m, &mut warnings);
         forward_signals(tx.clone(), &mut m)
     } else {
         None
@@ -228,7 +230,6 @@ pub fn run(opts: RunOptions) -> Result<RunOutcome, RunError> {
         let _ = tx.send(Event::Exited(child.wait()));
     });
 
-    let mut warnings = Vec::new();
     let watched = watch(
         &opts,
         &dir,
@@ -336,6 +337,26 @@ fn open_logs(dir: &Path) -> Result<[File; 3], RunError> {
         create(layout::STDERR_LOG)?,
         create(layout::CONSOLE_LOG)?,
     ])
+}
+
+/// Signals this process started ignoring are not forwarded (see `signals::ignored`): each is
+/// noted in the manifest, and an ignored SIGINT or SIGTERM is a warning at the start, since
+/// Ctrl-C or a scheduler's stop would then not reach the command. An ignored SIGHUP alone is
+/// what `nohup` is for: noted, not warned.
+fn say_ignored_signals(opts: &RunOptions, m: &mut Manifest, warnings: &mut Vec<String>) {
+    let ignored = signals::ignored();
+    if ignored.is_empty() {
+        return;
+    }
+    let names: Vec<String> = ignored.iter().map(|&s| signals::signal_name(s)).collect();
+    let names = names.join(", ");
+    m.note(format!(
+        "signals: {names} ignored when run started (nohup or a background job): not forwarded, and the command inherits the ignore"
+    ));
+    if ignored.iter().any(|&s| s != libc::SIGHUP) {
+        let what = crate::report::i18n::Tr(opts.lang).run_signals_ignored(&names);
+        warn_once(warnings, opts, what);
+    }
 }
 
 /// Catch SIGINT/SIGTERM/SIGHUP as events of the watch loop; a failure is noted, not fatal.

@@ -93,6 +93,24 @@ impl Drop for Subscription {
     }
 }
 
+/// The forwarded signals this process ignores: it was started under `nohup`, or as a background
+/// job of a shell without job control (`cmd &` in a script), where SIGINT and SIGQUIT are set to
+/// be ignored and the ignore is inherited across exec. `subscribe` leaves them ignored (their
+/// owner chose so), so they never reach the command either: `run` says so when it starts.
+pub(crate) fn ignored() -> Vec<libc::c_int> {
+    FORWARDED
+        .into_iter()
+        .filter(|&sig| {
+            // SAFETY: querying a disposition into a zeroed struct we own.
+            unsafe {
+                let mut old: libc::sigaction = std::mem::zeroed();
+                libc::sigaction(sig, std::ptr::null(), &mut old) == 0
+                    && old.sa_sigaction == libc::SIG_IGN
+            }
+        })
+        .collect()
+}
+
 fn start_dispatcher() -> io::Result<()> {
     let mut fds = [0 as libc::c_int; 2];
     // SAFETY: pipe2 fills two fds we own.

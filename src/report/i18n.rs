@@ -1192,6 +1192,17 @@ impl Tr {
             Lang::Zh => format!("trainwreck：警告：{what}；训练照常继续"),
         }
     }
+    /// `run` started with forwarded signals ignored (names joined by ", ").
+    pub fn run_signals_ignored(self, names: &str) -> String {
+        match self.0 {
+            Lang::En => format!(
+                "{names} ignored when trainwreck started (nohup or a background job of a script): not forwarded, and the command ignores them too"
+            ),
+            Lang::Zh => format!(
+                "trainwreck 启动时 {names} 处于忽略状态（nohup 或脚本中的后台任务）：不会转发，被运行的命令同样会忽略它们"
+            ),
+        }
+    }
     /// A log of `trainwreck run` could not be written (one line, with its newline).
     pub fn run_log_unwritable(self, dir: &str, name: &str, e: &dyn std::fmt::Display) -> String {
         match self.0 {
