@@ -326,9 +326,9 @@ fn run_case(engine: &Engine, kb: &KnowledgeBase, r: &Rule, c: &ExampleCase) -> C
         );
     }
     if let Some(want) = &c.fix
-        && !f.fix.contains(want.as_str())
+        && !f.fix.en.contains(want.as_str())
     {
-        let fix = &f.fix;
+        let fix = &f.fix.en;
         return (
             hit,
             Err(text!(

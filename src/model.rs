@@ -165,6 +165,15 @@ impl Text {
         }
     }
 
+    /// A text that reads the same in every language: a number, a name, a quoted line (a
+    /// computed value a fix template puts in either language).
+    pub fn plain(s: impl Into<String>) -> Text {
+        Text {
+            en: s.into(),
+            zh: String::new(),
+        }
+    }
+
     /// A text given in English, with its Chinese where one was given (a rule file's `_zh`
     /// keys are optional outside the built-in rules).
     pub fn given(en: impl Into<String>, zh: Option<impl Into<String>>) -> Text {
@@ -184,6 +193,12 @@ impl Text {
         [&mut self.en, &mut self.zh].into_iter()
     }
 
+    /// `t` appended, each language its own (`t`'s English where it has no Chinese).
+    pub fn push(&mut self, t: &Text) {
+        self.en.push_str(&t.en);
+        self.zh.push_str(t.get(Lang::Zh));
+    }
+
     /// Several messages as one sentence, each language with its own separator.
     pub fn join(parts: &[Text], en: &str, zh: &str) -> Text {
         let side = |pick: fn(&Text) -> &str, sep| -> String {
@@ -193,14 +208,6 @@ impl Text {
             en: side(|t| &t.en, en),
             zh: side(|t| &t.zh, zh),
         }
-    }
-
-    /// The two languages as a struct that still keeps them in two fields takes them (the
-    /// findings' `title`/`title_zh`, an `Against`'s `why`/`why_zh`): the English, and the
-    /// Chinese where there is one.
-    pub fn into_pair(self) -> (String, Option<String>) {
-        let zh = (!self.zh.is_empty()).then_some(self.zh);
-        (self.en, zh)
     }
 
     /// The same message after a label in each language (`"NT_FILE: "`, `"NT_FILE："`), for
@@ -382,7 +389,17 @@ pub(crate) mod keys {
         )+};
     }
     names!(
-        fixes, headline, lookalikes, message, next_time, title, warnings, what, why
+        alternatives,
+        fix,
+        fixes,
+        headline,
+        lookalikes,
+        message,
+        next_time,
+        title,
+        warnings,
+        what,
+        why
     );
 }
 
@@ -877,14 +894,14 @@ mod tests {
         };
         assert_eq!(DOC.get(Lang::Zh), "挂载点的大小");
         assert_eq!(DOC.owned(), Text::new("size of the mount", "挂载点的大小"));
-        assert_eq!(
-            t.into_pair(),
-            (
-                "skipped at byte 7 (a user's words)".to_string(),
-                Some("跳过了第 7 字节处（a user's words）".to_string())
-            )
-        );
-        assert_eq!(user.into_pair(), ("a user's words".to_string(), None));
+        assert_eq!(t.zh(), Some("跳过了第 7 字节处（a user's words）"));
+        assert_eq!(user.zh(), None);
+        // A value the same in every language, appended to a text in both.
+        let mut fix = Text::new("Set it to ", "设为 ");
+        fix.push(&Text::plain("8 GiB"));
+        fix.push(&Text::new(".", "。"));
+        assert_eq!(fix, Text::new("Set it to 8 GiB.", "设为 8 GiB。"));
+        assert_eq!(Text::plain("8 GiB").get(Lang::Zh), "8 GiB");
     }
 
     #[test]

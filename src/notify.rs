@@ -77,8 +77,8 @@ pub fn of_report(
         return None;
     }
     let top = r.top();
-    let cause = top.map(|f| pick(lang, &f.title, f.title_zh.as_deref()));
-    let fix = top.map(|f| pick(lang, &f.fix, f.fix_zh.as_deref()));
+    let cause = top.map(|f| f.title.get(lang).to_string());
+    let fix = top.map(|f| f.fix.get(lang).to_string());
     let seen = r.history.as_ref().map(|s| {
         json!({
             "count": s.count,
@@ -216,13 +216,6 @@ fn finish(mut v: Value) -> Value {
     let mut red = crate::redact::Redactor::new(crate::redact::Options::default());
     red.json(&mut v);
     v
-}
-
-fn pick(lang: Lang, en: &str, zh: Option<&str>) -> String {
-    match (lang, zh) {
-        (Lang::Zh, Some(z)) => z.to_string(),
-        _ => en.to_string(),
-    }
 }
 
 /// Slack's three control characters in message text.

@@ -254,7 +254,7 @@ fn an_unknown_exception_is_read_from_its_traceback() {
         "{:?}",
         top
     );
-    assert!(top.fix.contains("train.py:9"), "{}", top.fix);
+    assert!(top.fix.en.contains("train.py:9"), "{}", top.fix.en);
     assert!(r.fingerprint.is_some());
 }
 

@@ -34,8 +34,16 @@ fn gpu_oom_with_another_process_holding_the_card_points_at_that_process() {
     let r = diagnose("24_cuda_oom_other_process");
     let top = r.top().unwrap();
     assert_eq!(top.category, Category::GpuOom);
-    assert!(top.fix.contains("outside this process"), "{}", top.fix);
-    assert!(!top.fix.contains("micro-batch (or sequence"), "{}", top.fix);
+    assert!(
+        top.fix.en.contains("outside this process"),
+        "{}",
+        top.fix.en
+    );
+    assert!(
+        !top.fix.en.contains("micro-batch (or sequence"),
+        "{}",
+        top.fix.en
+    );
 }
 
 /// `trainwreck run`'s own folder of a real SIGBUS in a 64 MiB /dev/shm: the peak it sampled
@@ -46,16 +54,16 @@ fn a_wrapped_run_whose_shm_peak_hit_the_mount_size_is_sized_from_the_host() {
     let r = diagnose("27_run_shm_sigbus_samples");
     let top = r.top().unwrap();
     assert_eq!(top.category, Category::ShmExhausted);
-    assert!(top.fix.contains("--shm-size"), "{}", top.fix);
+    assert!(top.fix.en.contains("--shm-size"), "{}", top.fix.en);
     assert!(
-        top.fix.contains("63.3 MiB"),
+        top.fix.en.contains("63.3 MiB"),
         "the sampled peak: {}",
-        top.fix
+        top.fix.en
     );
     assert!(
-        top.fix.contains("ceiling"),
+        top.fix.en.contains("ceiling"),
         "the peak was the limit: {}",
-        top.fix
+        top.fix.en
     );
     let peak = r
         .facts
@@ -77,11 +85,16 @@ fn a_gpu_oom_after_memory_climbed_all_run_says_find_what_is_kept_across_steps() 
     assert_eq!(top.category, Category::GpuOom);
     assert!(
         top.fix
+            .en
             .starts_with("Find what the training loop keeps from one step to the next"),
         "{}",
-        top.fix
+        top.fix.en
     );
-    assert!(!top.fix.contains("micro-batch (or sequence"), "{}", top.fix);
+    assert!(
+        !top.fix.en.contains("micro-batch (or sequence"),
+        "{}",
+        top.fix.en
+    );
     assert!(
         r.facts
             .iter()
@@ -99,7 +112,11 @@ fn a_gpu_oom_after_memory_climbed_all_run_says_find_what_is_kept_across_steps() 
     let bare = trainwreck::diagnose(&kb, &[d.path().display().to_string()], 1);
     let top = bare.top().unwrap();
     assert_eq!(top.category, Category::GpuOom);
-    assert!(top.fix.contains("micro-batch (or sequence"), "{}", top.fix);
+    assert!(
+        top.fix.en.contains("micro-batch (or sequence"),
+        "{}",
+        top.fix.en
+    );
 
     let good = diagnose("29_run_healthy_gpt");
     assert_eq!(good.verdict, trainwreck::model::Verdict::NoFailure);

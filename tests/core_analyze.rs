@@ -36,7 +36,8 @@ fn sigbus_core_in_dev_shm_alone_names_shared_memory() {
     assert!(
         top.evidence.iter().any(|e| e
             .why
-            .as_deref()
+            .as_ref()
+            .map(|t| t.en.as_str())
             .is_some_and(|w| w.contains(&addr) && w.contains(&mapping))),
         "evidence cites the fault address and mapping: {:?}",
         top.evidence

@@ -201,9 +201,11 @@ fn report_shows_the_python_stack(core: &Path, script: &Path) {
     let top = r.top().expect("diagnosed");
     assert_eq!(top.category, trainwreck::model::Category::SegfaultNative);
     assert!(
-        top.evidence
-            .iter()
-            .any(|e| e.why.as_deref().is_some_and(|w| w.ends_with(&want))),
+        top.evidence.iter().any(|e| e
+            .why
+            .as_ref()
+            .map(|t| t.en.as_str())
+            .is_some_and(|w| w.ends_with(&want))),
         "{:#?}",
         top.evidence
     );
@@ -344,9 +346,11 @@ fn sigbus_in_a_full_dev_shm_names_the_python_line_that_touched_it() {
             "{version}"
         );
         assert!(
-            top.evidence
-                .iter()
-                .any(|e| e.why.as_deref().is_some_and(|w| w.ends_with(&want))),
+            top.evidence.iter().any(|e| e
+                .why
+                .as_ref()
+                .map(|t| t.en.as_str())
+                .is_some_and(|w| w.ends_with(&want))),
             "{version}: evidence names {want}: {:#?}",
             top.evidence
         );

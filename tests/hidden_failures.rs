@@ -51,7 +51,7 @@ fn a_sigterm_nothing_in_the_run_sent_is_terminated_from_outside() {
     assert_eq!(top.category, Category::PreemptedOrTimeLimit);
     assert_eq!(top.origin.rank, Some(0));
     assert_eq!(top.origin.pid, Some(5000));
-    assert!(top.fix.contains("sacct") && top.fix.contains("kubectl describe pod"));
+    assert!(top.fix.en.contains("sacct") && top.fix.en.contains("kubectl describe pod"));
 }
 
 #[test]
@@ -87,7 +87,8 @@ fn a_flight_recorder_already_in_the_folder_is_not_advised_again() {
     for f in &r.findings {
         assert!(
             !f.next_time
-                .as_deref()
+                .as_ref()
+                .map(|t| t.en.as_str())
                 .unwrap_or("")
                 .contains("TORCH_NCCL_DUMP_ON_TIMEOUT"),
             "{}: {:?}",
@@ -102,7 +103,8 @@ fn a_flight_recorder_already_in_the_folder_is_not_advised_again() {
     assert!(
         r.findings.iter().any(|f| f
             .next_time
-            .as_deref()
+            .as_ref()
+            .map(|t| t.en.as_str())
             .unwrap_or("")
             .contains("TORCH_NCCL_DUMP_ON_TIMEOUT")),
         "{:?}",

@@ -273,7 +273,7 @@ fn builtin_rules_pass_their_chinese_checks() {
     );
     let r = trainwreck::diagnose(&kb, &[oom], 2);
     let top = r.top().expect("the OOM");
-    let zh = top.fix_zh.as_deref().expect("a Chinese fix");
+    let zh = top.fix.zh().expect("a Chinese fix");
     for n in [
         "140.5 GiB",
         "139.8 GiB",
@@ -283,9 +283,9 @@ fn builtin_rules_pass_their_chinese_checks() {
         "0.90",
     ] {
         assert!(
-            top.fix.contains(n) && zh.contains(n),
+            top.fix.en.contains(n) && zh.contains(n),
             "{n}: {} / {zh}",
-            top.fix
+            top.fix.en
         );
     }
 }

@@ -170,7 +170,7 @@ fn rules_explain_in_chinese_shows_the_chinese_fix() {
         .expect("TW9902 is made by the engine");
     let (_, out, _) = tw(ZH, &["rules", "explain", "TW9902"]);
     assert!(
-        out.contains(engine.what_zh) && !out.contains(engine.what),
+        out.contains(engine.what.zh) && !out.contains(engine.what.en),
         "{out}"
     );
 }

@@ -73,7 +73,7 @@ fn localized_months_and_cjk_text_around_messages() {
     let r = diagnose_text("paste.txt", text);
     let top = r.top().unwrap();
     assert_eq!(top.category, Category::GpuHardwareXid);
-    assert!(top.fix.contains("Xid 79"), "{}", top.fix);
+    assert!(top.fix.en.contains("Xid 79"), "{}", top.fix.en);
     // The timeouts on other ranks are consequences of the hardware fault.
     assert!(
         r.findings
@@ -135,7 +135,8 @@ fn watchdog_timeout_alone_says_what_to_collect() {
     assert_eq!(top.category, Category::NcclTimeout);
     assert!(
         top.next_time
-            .as_deref()
+            .as_ref()
+            .map(|t| t.en.as_str())
             .unwrap_or("")
             .contains("TORCH_NCCL_DUMP_ON_TIMEOUT")
     );

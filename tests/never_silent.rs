@@ -214,9 +214,9 @@ fn a_log_that_stops_mid_run_with_the_prompt_back_is_a_death_cited_at_its_last_pr
     assert_eq!(top(&r), ("host_oom".to_string(), Some(2)));
     let f = &r.findings[0];
     assert!(
-        f.fix.starts_with("Look for the kernel's OOM killer"),
+        f.fix.en.starts_with("Look for the kernel's OOM killer"),
         "{}",
-        f.fix
+        f.fix.en
     );
     assert!(
         r.last_errors.iter().any(|e| e.line == 2),
@@ -240,7 +240,7 @@ fn an_interrupt_after_start_up_and_after_a_step_name_different_hangs() {
         ),
     );
     assert_eq!(top(&start), ("nccl_network".to_string(), Some(1)));
-    assert!(start.findings[0].fix.contains("NCCL_P2P_DISABLE=1"));
+    assert!(start.findings[0].fix.en.contains("NCCL_P2P_DISABLE=1"));
     let step = diagnose_text(
         "console.txt",
         "rank=1: entering backward (step=0)\n^C\n# nothing for ten minutes\n",
@@ -256,7 +256,7 @@ fn a_log_ending_in_distributed_start_up_or_on_a_repeated_failure_warning_is_stuc
     );
     assert_eq!(init.verdict, Verdict::UnknownFailure);
     assert_eq!(top(&init), ("nccl_network".to_string(), Some(1)));
-    assert!(init.findings[0].fix.contains("NCCL_SOCKET_IFNAME"));
+    assert!(init.findings[0].fix.en.contains("NCCL_SOCKET_IFNAME"));
     let w = "[W socket.cpp:663] [c10d] The client socket has failed to connect to [::ffff:10.9.8.7]:29400 (errno: 110 - Connection timed out).";
     let retry = diagnose_text("run.txt", &format!("$ bash launch.sh\n{w}\n{w}\n{w}\n"));
     assert_eq!(top(&retry), ("rendezvous_failure".to_string(), Some(4)));
@@ -285,7 +285,7 @@ fn a_log_that_stops_while_nvidia_smi_shows_the_gpus_held_is_a_hang() {
     let r = diagnose_text("console.txt", log);
     assert_eq!(r.verdict, Verdict::UnknownFailure);
     assert_eq!(top(&r), ("nccl_network".to_string(), Some(3)));
-    assert!(r.findings[0].fix.contains("NCCL_P2P_DISABLE=1"));
+    assert!(r.findings[0].fix.en.contains("NCCL_P2P_DISABLE=1"));
     let idle = log.replace("100 %, 1300 MiB", "0 %, 3 MiB");
     let r = diagnose_text("console.txt", &idle);
     assert_eq!(r.verdict, Verdict::NoFailure, "{:?}", r.findings);
@@ -423,11 +423,12 @@ fn stack_dumps_of_a_stuck_run_say_where_its_ranks_stand() {
     let f = &apart.findings[0];
     assert!(
         f.fix
+            .en
             .starts_with("Make every rank call the same collectives"),
         "{}",
-        f.fix
+        f.fix.en
     );
-    assert!(f.fix.contains("all_gather_object ("), "{}", f.fix);
+    assert!(f.fix.en.contains("all_gather_object ("), "{}", f.fix.en);
 
     // One rank's faulthandler dump, prefixed by the launcher, inside the collective.
     let one = diagnose_text(
@@ -446,7 +447,7 @@ fn stack_dumps_of_a_stuck_run_say_where_its_ranks_stand() {
         .map(|f| f.category.to_string())
         .collect();
     assert_eq!(cats[..2], ["nccl_network", "nccl_timeout"], "{cats:?}");
-    assert!(one.findings[0].fix.contains("NCCL_P2P_DISABLE=1"));
+    assert!(one.findings[0].fix.en.contains("NCCL_P2P_DISABLE=1"));
 
     // gdb's backtrace of NCCL's proxy thread in its socket transport.
     let gdb = diagnose_text(

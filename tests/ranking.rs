@@ -99,7 +99,7 @@ fn every_view_shows_the_same_order() {
     for (name, text) in [("terminal", &term), ("markdown", &md)] {
         let mut at = Vec::new();
         for f in r.findings.iter().filter(|f| f.symptom_of.is_none()) {
-            let title = &f.title[..f.title.len().min(40)];
+            let title = &f.title.en[..f.title.en.len().min(40)];
             at.push(
                 text.find(title)
                     .unwrap_or_else(|| panic!("{name}: {title:?} in\n{text}")),
@@ -113,7 +113,7 @@ fn every_view_shows_the_same_order() {
     let gh = trainwreck::report::github::render(&r, ".");
     assert!(gh.contains(top.category.as_str()), "{gh}");
     let junit = trainwreck::report::junit::render(&r);
-    assert!(junit.contains(&top.title), "{junit}");
+    assert!(junit.contains(&top.title.en), "{junit}");
     // "Why it ranks lower" is true of each: below the top, less (or tied) confidence.
     for f in r.findings.iter().skip(1).filter(|f| f.symptom_of.is_none()) {
         let why = trainwreck::correlate::why_lower(f, top);
@@ -269,8 +269,8 @@ fn every_format_agrees_with_the_confidences_on_real_threads() {
         // Terminal, Markdown, HTML: the top, then what was considered, in the same order.
         // (A title as far as the terminal's table shows it before cutting it.)
         let head = |t: &str| t.chars().take(36).collect::<String>();
-        let mut owned: Vec<String> = r.top().map(|t| head(&t.title)).into_iter().collect();
-        owned.extend(r.considered().map(|f| head(&f.title)));
+        let mut owned: Vec<String> = r.top().map(|t| head(&t.title.en)).into_iter().collect();
+        owned.extend(r.considered().map(|f| head(&f.title.en)));
         let titles: Vec<&str> = owned.iter().map(String::as_str).collect();
         let term = trainwreck::report::terminal::render(
             &r,

@@ -67,8 +67,16 @@ fn case17a_mismatch_from_fingerprints() {
     // The knowledge base's own mismatch rule or the synthetic one: either way one finding.
     assert!(top.rule == MISMATCH_RULE || top.category == Category::CollectiveMismatch);
     assert_eq!(top.category, Category::CollectiveMismatch);
-    assert!(top.title.contains("rank 0 ran ALLREDUCE"), "{}", top.title);
-    assert!(top.title.contains("rank 1 ran BROADCAST"), "{}", top.title);
+    assert!(
+        top.title.en.contains("rank 0 ran ALLREDUCE"),
+        "{}",
+        top.title.en
+    );
+    assert!(
+        top.title.en.contains("rank 1 ran BROADCAST"),
+        "{}",
+        top.title.en
+    );
 }
 
 /// Ground truth of the corpus (GROUND_TRUTH.md): which rank started it.
@@ -120,9 +128,9 @@ fn lagging_rank_from_watchdog_lines_alone() {
     assert_eq!(top.rule, LAGGING_RULE);
     assert_eq!(top.origin.rank, Some(5));
     assert!(
-        top.title.contains("collective #100 (ALLREDUCE)"),
+        top.title.en.contains("collective #100 (ALLREDUCE)"),
         "{}",
-        top.title
+        top.title.en
     );
     assert_eq!(top.affected_ranks, vec![0, 1, 2, 3, 4, 6, 7]);
     timeouts_are_symptoms("lagging excerpt", &r);
@@ -143,9 +151,9 @@ fn mismatch_from_watchdog_lines_alone() {
     assert!(top.rule == MISMATCH_RULE || top.category == Category::CollectiveMismatch);
     assert_eq!(top.origin.rank, Some(3));
     assert!(
-        top.title.contains("ranks 0,1,2 ran ALLREDUCE"),
+        top.title.en.contains("ranks 0,1,2 ran ALLREDUCE"),
         "{}",
-        top.title
+        top.title.en
     );
 }
 

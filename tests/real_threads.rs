@@ -205,7 +205,7 @@ fn every_real_thread_fixture_ranks_its_category_and_fix_first() {
             let ok1 = accept.contains(&got);
             let ok3 = top3.iter().take(3).any(|c| accept.contains(c));
             // The fix column: only where the category is right and a step is named.
-            let fix = first.map(|f| f.fix.as_str()).unwrap_or("");
+            let fix = first.map(|f| f.fix.en.as_str()).unwrap_or("");
             let names = |text: &str| {
                 must.iter().all(|m| {
                     RegexBuilder::new(m)
@@ -223,7 +223,7 @@ fn every_real_thread_fixture_ranks_its_category_and_fix_first() {
             if std::env::var_os("TW_REAL_VERBOSE").is_some() {
                 eprintln!(
                     "case {name}: got {got} {top3:?}, fix: {}",
-                    first.map(|f| f.fix.as_str()).unwrap_or("")
+                    first.map(|f| f.fix.en.as_str()).unwrap_or("")
                 );
             }
             by_batch

@@ -81,15 +81,17 @@ fn unexplained_one_liners_get_candidates_from_their_tokens() {
                 "{line}: low"
             );
             assert!(
-                f.fix.contains(line.trim()) || f.fix.contains(&line[..60.min(line.len())]),
+                f.fix.en.contains(line.trim()) || f.fix.en.contains(&line[..60.min(line.len())]),
                 "{line}: the fix quotes the line: {}",
-                f.fix
+                f.fix.en
             );
             assert!(f.next_time.is_some(), "{line}: says what to collect");
             assert!(
-                f.evidence
-                    .iter()
-                    .all(|e| e.why.as_deref().is_some_and(|w| w.starts_with("holds "))),
+                f.evidence.iter().all(|e| e
+                    .why
+                    .as_ref()
+                    .map(|t| t.en.as_str())
+                    .is_some_and(|w| w.starts_with("holds "))),
                 "{line}: the tokens are the evidence"
             );
         }
@@ -149,9 +151,11 @@ fn a_rule_explained_run_still_names_the_other_kinds_its_death_lines_hold() {
     assert_eq!(alt.rule, trainwreck::correlate::second_tier::RULE);
     assert!(alt.strength < top.strength && alt.confidence <= top.confidence);
     assert!(
-        alt.title.starts_with("Also possible, cuda_driver_mismatch"),
-        "{}",
         alt.title
+            .en
+            .starts_with("Also possible, cuda_driver_mismatch"),
+        "{}",
+        alt.title.en
     );
     assert!(
         alt.evidence
@@ -275,9 +279,9 @@ fn a_token_fix_through_the_engine_leads_with_the_step() {
         .iter()
         .find(|f| f.category == Category::NcclNetwork)
         .expect("an NCCL network candidate");
-    let first = first_sentence(&f.fix);
-    assert!(first.contains("NCCL_SOCKET_IFNAME"), "{}", f.fix);
-    assert!(!first.contains("unhandled system error"), "{}", f.fix);
+    let first = first_sentence(&f.fix.en);
+    assert!(first.contains("NCCL_SOCKET_IFNAME"), "{}", f.fix.en);
+    assert!(!first.contains("unhandled system error"), "{}", f.fix.en);
 }
 
 /// Issue 29 item 5: NCCL's `NET/Plugin` INFO line (the optional `libnccl-net.so` not found,
@@ -424,7 +428,8 @@ fn a_weak_first_cause_is_followed_by_what_its_lines_name() {
     assert!(
         !r.findings
             .iter()
-            .any(|f| f.title.starts_with("Also possible") && f.title.contains("other evidence")),
+            .any(|f| f.title.en.starts_with("Also possible")
+                && f.title.en.contains("other evidence")),
         "{:?}",
         roots(&r)
     );

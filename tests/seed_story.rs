@@ -27,11 +27,11 @@ fn seed_story_names_dev_shm_with_its_evidence_and_a_sized_fix() {
         "64M df snapshot cited: {:?}",
         top.evidence
     );
-    assert!(top.fix.contains("--shm-size="), "{}", top.fix);
+    assert!(top.fix.en.contains("--shm-size="), "{}", top.fix.en);
     assert!(
-        top.fix.contains("sizeLimit"),
+        top.fix.en.contains("sizeLimit"),
         "Kubernetes form too: {}",
-        top.fix
+        top.fix.en
     );
     assert!(top.against.is_empty());
     let rank2 = r
@@ -61,9 +61,9 @@ fn large_empty_dev_shm_argues_against_and_changes_the_fix() {
         f.against
     );
     assert!(
-        !f.fix.contains("--shm-size="),
+        !f.fix.en.contains("--shm-size="),
         "no shrinking/growing advice: {}",
-        f.fix
+        f.fix.en
     );
     assert!(f.alternatives.is_some());
 }

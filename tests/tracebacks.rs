@@ -63,7 +63,7 @@ fn an_error_inside_checkpoint_loading_is_checkpoint_error() {
         "KeyError: 'model.layers.31.mlp.up_proj.weight'",
     ));
     assert_eq!(f.category, Category::CheckpointError, "{f:?}");
-    assert!(f.fix.contains("torch.load"), "{}", f.fix);
+    assert!(f.fix.en.contains("torch.load"), "{}", f.fix.en);
 }
 
 #[test]
@@ -150,7 +150,11 @@ fn a_library_refusing_the_configuration_in_its_set_up_code_is_config() {
         "deepspeed.runtime.zero.utils.ZeRORuntimeException: offload needs the optimizer from the config",
     ));
     assert_eq!(refused.category, Category::ConfigError, "{refused:?}");
-    assert!(refused.fix.contains("pin `deepspeed`"), "{}", refused.fix);
+    assert!(
+        refused.fix.en.contains("pin `deepspeed`"),
+        "{}",
+        refused.fix.en
+    );
     let post_init = top_of(&tb(
         &[
             ("/work/ft/train.py", 12, "<module>"),
@@ -181,7 +185,7 @@ fn a_library_refusing_the_configuration_in_its_set_up_code_is_config() {
         "ValueError: unknown head type 'mlp3'",
     ));
     assert_ne!(own.category, Category::ConfigError, "{own:?}");
-    assert!(!own.fix.contains("pin `"), "{}", own.fix);
+    assert!(!own.fix.en.contains("pin `"), "{}", own.fix.en);
 }
 
 fn diagnose_log(text: &str) -> trainwreck::report::Report {

@@ -12,7 +12,7 @@
 
 use super::{Evidence, Finding, Origin, RULED_OUT_BELOW};
 use crate::analyze::Analysis;
-use crate::model::Category;
+use crate::model::{Category, Text};
 use crate::rules::{KnowledgeBase, Role};
 use crate::sources::flight_recorder;
 use crate::sources::launcher::What;
@@ -23,25 +23,27 @@ pub const MISMATCH_RULE: &str = "watchdog-collective-mismatch";
 pub const LAGGING_RULE: &str = "watchdog-lagging-rank";
 
 /// What `rules explain` says about TW9901.
-pub const MISMATCH_WHAT: &str = "Ranks ran different collectives at the same sequence number (from `CollectiveFingerPrint` \
+pub const MISMATCH_WHAT: Text<&str> = Text {
+    en: "Ranks ran different collectives at the same sequence number (from `CollectiveFingerPrint` \
      lines of TORCH_DISTRIBUTED_DEBUG=DETAIL, or watchdog `WorkNCCL(SeqNum=…, OpType=…)` lines \
      that disagree in op, or in element count for ops every rank sizes alike). A collective \
-     called conditionally or in a different order on some ranks: a code bug. The odd rank out, when there is one, is the origin.";
-/// `MISMATCH_WHAT` in Chinese.
-pub const MISMATCH_WHAT_ZH: &str = "各 rank 在同一个序号上执行了不同的集合通信（依据 TORCH_DISTRIBUTED_DEBUG=DETAIL \
+     called conditionally or in a different order on some ranks: a code bug. The odd rank out, when there is one, is the origin.",
+    zh: "各 rank 在同一个序号上执行了不同的集合通信（依据 TORCH_DISTRIBUTED_DEBUG=DETAIL \
      的 `CollectiveFingerPrint` 行，或在操作上、或在各 rank 本应一致的元素个数上互相矛盾的 watchdog `WorkNCCL(SeqNum=…, OpType=…)` 行）。\
      说明某个集合通信只在部分 rank 上按条件调用，或调用顺序不同：这是代码 bug。\
-     如果有唯一与众不同的 rank，它就是起点。";
+     如果有唯一与众不同的 rank，它就是起点。",
+};
 
 /// What `rules explain` says about TW9902.
-pub const LAGGING_WHAT: &str = "One rank never reached the collective the others timed out in: its last enqueued work is \
+pub const LAGGING_WHAT: Text<&str> = Text {
+    en: "One rank never reached the collective the others timed out in: its last enqueued work is \
      below the timed-out sequence number, the Flight Recorder shows it missing, or its log \
      stopped before the others' watchdogs fired. That rank is the origin; the timeouts are \
-     its symptoms.";
-/// `LAGGING_WHAT` in Chinese.
-pub const LAGGING_WHAT_ZH: &str = "其他 rank 在某个集合通信上超时，而有一个 rank 根本没有走到这一步：\
+     its symptoms.",
+    zh: "其他 rank 在某个集合通信上超时，而有一个 rank 根本没有走到这一步：\
      它最后入队的操作序号低于超时的序号，Flight Recorder 里缺少它，或者它的日志在其他 rank \
-     的 watchdog 触发之前就停了。这个 rank 才是起点，其他 rank 的超时只是症状。";
+     的 watchdog 触发之前就停了。这个 rank 才是起点，其他 rank 的超时只是症状。",
+};
 
 /// A rank the evidence names as the one that started it.
 #[derive(Debug, Clone, PartialEq)]
@@ -50,9 +52,7 @@ pub struct Culprit {
     /// Strong: its own counters or the flight recorder say it never reached the collective.
     /// Weak: only that its log stopped before the others timed out.
     pub strong: bool,
-    pub why: Vec<String>,
-    /// `why` in Chinese, one for one.
-    pub why_zh: Vec<String>,
+    pub why: Vec<Text>,
     pub evidence: Vec<Evidence>,
     pub time: Option<String>,
     t: Option<f64>,
@@ -78,9 +78,7 @@ pub struct Verdict {
     pub collective: Option<(u64, String)>,
 }
 
-/// `why` is given in both languages (English, Chinese).
-fn ev(e: &Event, why: Option<(String, String)>) -> Evidence {
-    let (why, why_zh) = why.map_or((None, None), |(en, zh)| (Some(en), Some(zh)));
+fn ev(e: &Event, why: Option<Text>) -> Evidence {
     Evidence {
         path: e.path.clone(),
         line: e.line,
@@ -89,7 +87,6 @@ fn ev(e: &Event, why: Option<(String, String)>) -> Evidence {
         time: e.time.clone(),
         text: e.text.clone(),
         why,
-        why_zh,
     }
 }
 
@@ -268,20 +265,19 @@ fn reduces_different_sizes(m: &Mismatch) -> bool {
 struct Culprits(BTreeMap<u32, Culprit>);
 
 impl Culprits {
-    /// One more reason (in English and Chinese) to suspect `rank`, with the line that shows it.
-    fn add(&mut self, rank: u32, strong: bool, (why, why_zh): (String, String), e: Option<&Event>) {
+    /// One more reason to suspect `rank`, with the line that shows it.
+    fn add(&mut self, rank: u32, strong: bool, why: Text, e: Option<&Event>) {
         let c = self.0.entry(rank).or_insert_with(|| Culprit {
             rank,
             strong: false,
             why: Vec::new(),
-            why_zh: Vec::new(),
             evidence: Vec::new(),
             time: None,
             t: None,
         });
         c.strong |= strong;
         if let Some(e) = e {
-            c.evidence.push(ev(e, Some((why.clone(), why_zh.clone()))));
+            c.evidence.push(ev(e, Some(why.clone())));
             // The origin time is the rank's earliest sign of trouble (its log stopping).
             let earlier = match (e.t, c.t) {
                 (Some(a), Some(b)) => a < b,
@@ -294,7 +290,6 @@ impl Culprits {
             }
         }
         c.why.push(why);
-        c.why_zh.push(why_zh);
     }
 
     /// Strong first, then earliest; when there are strong culprits, the weak ones are dropped.
@@ -331,7 +326,7 @@ fn behind_by_counters(evs: &[Event], collective: Option<&(u64, String)>, out: &m
                 out.add(
                     r,
                     true,
-                    (
+                    Text::new(
                         format!(
                             "rank {r} never enqueued collective #{seq} ({op}): last enqueued {enq}, last completed {done}"
                         ),
@@ -353,7 +348,7 @@ fn behind_by_counters(evs: &[Event], collective: Option<&(u64, String)>, out: &m
                     out.add(
                         r,
                         true,
-                        (
+                        Text::new(
                             format!(
                                 "rank {r} lags: completed collective #{done} (enqueued {enq}) while others completed #{max_done}"
                             ),
@@ -376,7 +371,7 @@ fn missing_from_flight_recorder(flight: &[flight_recorder::FrDump], out: &mut Cu
             out.add(
                 *r,
                 true,
-                (
+                Text::new(
                     format!(
                         "flight recorder: rank {r} never recorded collective #{} ({}) of process group {}",
                         g.seq, g.op, g.pg
@@ -417,7 +412,7 @@ fn quiet_before_watchdog(evs: &[Event], dog: &Event, waiters: &BTreeSet<u32>, ou
             out.add(
                 r,
                 false,
-                (
+                Text::new(
                     format!(
                         "rank {r}'s log stops at {at} ({:.1} s before rank {who}'s watchdog fired) and it never timed out itself",
                         t0 - t,
@@ -547,9 +542,10 @@ fn is_teardown(text: &str) -> bool {
 /// What a synthetic finding says: (rule, code, category), title, confidence, evidence, fix, why.
 /// The fix when some ranks all-gather while the others run another collective: a gather of
 /// sharded parameters (what ZeRO-3 and FSDP issue before using a layer) on some ranks only.
-const GATHER_FIX: &str = "Some ranks were gathering sharded parameters (an all-gather, as ZeRO-3 and FSDP issue before a layer runs) while the others ran another collective: code that touches the sharded model on some ranks only (saving the 16-bit model or a `state_dict()`, evaluation or generation under `if rank == 0`) must run on every rank, or shard less — ZeRO stage 2 (FSDP's `SHARD_GRAD_OP`) keeps whole parameters on every rank, so nothing is gathered. TORCH_DISTRIBUTED_DEBUG=DETAIL names the call sites.";
-/// `GATHER_FIX` in Chinese.
-const GATHER_FIX_ZH: &str = "一部分 rank 在收集切分的参数（all-gather，ZeRO-3 和 FSDP 在某一层运行前会发起它），其余 rank 在执行别的集合通信：只在部分 rank 上触碰切分模型的代码（保存 16-bit 模型或 `state_dict()`、放在 `if rank == 0` 里的评估或生成）必须在所有 rank 上执行，或者少切分一些——ZeRO stage 2（FSDP 的 `SHARD_GRAD_OP`）在每个 rank 上保留完整参数，不需要收集。设置 TORCH_DISTRIBUTED_DEBUG=DETAIL 可以看到具体调用位置。";
+const GATHER_FIX: Text<&str> = Text {
+    en: "Some ranks were gathering sharded parameters (an all-gather, as ZeRO-3 and FSDP issue before a layer runs) while the others ran another collective: code that touches the sharded model on some ranks only (saving the 16-bit model or a `state_dict()`, evaluation or generation under `if rank == 0`) must run on every rank, or shard less — ZeRO stage 2 (FSDP's `SHARD_GRAD_OP`) keeps whole parameters on every rank, so nothing is gathered. TORCH_DISTRIBUTED_DEBUG=DETAIL names the call sites.",
+    zh: "一部分 rank 在收集切分的参数（all-gather，ZeRO-3 和 FSDP 在某一层运行前会发起它），其余 rank 在执行别的集合通信：只在部分 rank 上触碰切分模型的代码（保存 16-bit 模型或 `state_dict()`、放在 `if rank == 0` 里的评估或生成）必须在所有 rank 上执行，或者少切分一些——ZeRO stage 2（FSDP 的 `SHARD_GRAD_OP`）在每个 rank 上保留完整参数，不需要收集。设置 TORCH_DISTRIBUTED_DEBUG=DETAIL 可以看到具体调用位置。",
+};
 
 /// The process group a ProcessGroupNCCL line names (`[PG ID 2 PG GUID 5 Rank 1]`, older
 /// `[PG 2 Rank 1]`), if it names one.
@@ -572,12 +568,10 @@ fn gathers_shards(m: &Mismatch) -> bool {
 
 struct Synth<'a> {
     id: (&'a str, &'a str, Category),
-    title: String,
-    title_zh: String,
+    title: Text,
     conf: f64,
     evidence: Vec<Evidence>,
-    fix: &'a str,
-    fix_zh: &'a str,
+    fix: Text<&'a str>,
     why: Vec<String>,
 }
 
@@ -585,11 +579,9 @@ fn synthetic(x: Synth) -> Finding {
     let Synth {
         id: (rule, code, category),
         title,
-        title_zh,
         conf,
         evidence,
         fix,
-        fix_zh,
         why,
     } = x;
     Finding {
@@ -598,15 +590,13 @@ fn synthetic(x: Synth) -> Finding {
         category,
         action: category.action(),
         title,
-        title_zh: Some(title_zh),
         confidence: conf,
         strength: conf,
         symptom_of: None,
         origin: Origin::default(),
         evidence,
         against: Vec::new(),
-        fix: fix.into(),
-        fix_zh: Some(fix_zh.into()),
+        fix: fix.owned(),
         role: Role::Root,
         merged_rules: Vec::new(),
         score: why
@@ -615,9 +605,7 @@ fn synthetic(x: Synth) -> Finding {
             .collect(),
         more_lines: 0,
         next_time: None,
-        next_time_zh: None,
         alternatives: None,
-        alternatives_zh: None,
         affected_ranks: Vec::new(),
     }
 }
@@ -748,7 +736,6 @@ fn mismatch_root(m: &Mismatch, findings: &mut Vec<Finding>) -> Root {
     {
         Some(i) => {
             findings[i].title = f.title.clone();
-            findings[i].title_zh = f.title_zh.clone();
             i
         }
         None => {
@@ -765,9 +752,16 @@ fn mismatch_root(m: &Mismatch, findings: &mut Vec<Finding>) -> Root {
 
 /// Ranks reduced different amounts in one collective: each rank's gradient buckets hold the
 /// parameters that got gradients there, so a part of the model ran on some ranks only.
-const SIZES_FIX: &str = "Make every rank produce gradients for the same parameters on every step: run the part of the model that some batches skip on every rank (a dummy input, e.g. a blank image for text-only samples, so a vision tower always runs) or freeze it (`requires_grad_(False)`, the trainer's freeze option for that tower); the ranks reduced gradient buckets of different sizes at the same collective, so a branch, tower or loss term ran on some ranks only. With uneven batch counts per rank, give every rank the same number of batches (`drop_last=True`); `TORCH_DISTRIBUTED_DEBUG=DETAIL` names the call.";
-/// `SIZES_FIX` in Chinese.
-const SIZES_FIX_ZH: &str = "让每个 rank 在每一步都为同一组参数产生梯度：把某些 batch 会跳过的那部分模型在每个 rank 上都跑一遍（给一个占位输入，例如给纯文本样本一张空白图片，让视觉塔总会执行），或者把它冻结（`requires_grad_(False)`，或训练框架冻结该模块的选项）；各 rank 在同一个集合通信里归约的梯度桶大小不同，说明某个分支、某个塔或某个 loss 项只在部分 rank 上执行了。如果各 rank 的 batch 数不同，让每个 rank 的 batch 数一样（`drop_last=True`）；`TORCH_DISTRIBUTED_DEBUG=DETAIL` 会指出具体的调用。";
+const SIZES_FIX: Text<&str> = Text {
+    en: "Make every rank produce gradients for the same parameters on every step: run the part of the model that some batches skip on every rank (a dummy input, e.g. a blank image for text-only samples, so a vision tower always runs) or freeze it (`requires_grad_(False)`, the trainer's freeze option for that tower); the ranks reduced gradient buckets of different sizes at the same collective, so a branch, tower or loss term ran on some ranks only. With uneven batch counts per rank, give every rank the same number of batches (`drop_last=True`); `TORCH_DISTRIBUTED_DEBUG=DETAIL` names the call.",
+    zh: "让每个 rank 在每一步都为同一组参数产生梯度：把某些 batch 会跳过的那部分模型在每个 rank 上都跑一遍（给一个占位输入，例如给纯文本样本一张空白图片，让视觉塔总会执行），或者把它冻结（`requires_grad_(False)`，或训练框架冻结该模块的选项）；各 rank 在同一个集合通信里归约的梯度桶大小不同，说明某个分支、某个塔或某个 loss 项只在部分 rank 上执行了。如果各 rank 的 batch 数不同，让每个 rank 的 batch 数一样（`drop_last=True`）；`TORCH_DISTRIBUTED_DEBUG=DETAIL` 会指出具体的调用。",
+};
+
+/// A collective called conditionally or out of order: the mismatch's usual fix.
+const ORDER_FIX: Text<&str> = Text {
+    en: "A collective is called conditionally or in a different order on some ranks (rank-dependent `if` around all_reduce/broadcast, early exit on one rank). Make every rank call the same collectives in the same order; TORCH_DISTRIBUTED_DEBUG=DETAIL names the call sites.",
+    zh: "有的 rank 是有条件地或按不同顺序调用集合通信的（all_reduce/broadcast 外面包了依赖 rank 的 `if`，或某个 rank 提前退出）。让所有 rank 按相同顺序调用相同的集合通信；设置 TORCH_DISTRIBUTED_DEBUG=DETAIL 可以看到具体调用位置。",
+};
 
 /// The TW9901 finding that says which ranks ran which collective.
 fn mismatch_finding(m: &Mismatch) -> Finding {
@@ -802,13 +796,15 @@ fn mismatch_finding(m: &Mismatch) -> Finding {
         .join("，");
     synthetic(Synth {
         id: (MISMATCH_RULE, "TW9901", Category::CollectiveMismatch),
-        title: format!(
-            "Ranks ran different collectives at sequence number {}: {desc}",
-            m.seq
-        ),
-        title_zh: format!(
-            "各 rank 在第 {} 号集合通信上执行的操作不一致：{desc_zh}",
-            m.seq
+        title: Text::new(
+            format!(
+                "Ranks ran different collectives at sequence number {}: {desc}",
+                m.seq
+            ),
+            format!(
+                "各 rank 在第 {} 号集合通信上执行的操作不一致：{desc_zh}",
+                m.seq
+            ),
         ),
         conf: 0.95,
         evidence: m.evidence.clone(),
@@ -817,14 +813,7 @@ fn mismatch_finding(m: &Mismatch) -> Finding {
         } else if reduces_different_sizes(m) {
             SIZES_FIX
         } else {
-            "A collective is called conditionally or in a different order on some ranks (rank-dependent `if` around all_reduce/broadcast, early exit on one rank). Make every rank call the same collectives in the same order; TORCH_DISTRIBUTED_DEBUG=DETAIL names the call sites."
-        },
-        fix_zh: if gathers_shards(m) {
-            GATHER_FIX_ZH
-        } else if reduces_different_sizes(m) {
-            SIZES_FIX_ZH
-        } else {
-            "有的 rank 是有条件地或按不同顺序调用集合通信的（all_reduce/broadcast 外面包了依赖 rank 的 `if`，或某个 rank 提前退出）。让所有 rank 按相同顺序调用相同的集合通信；设置 TORCH_DISTRIBUTED_DEBUG=DETAIL 可以看到具体调用位置。"
+            ORDER_FIX
         },
         why: vec![format!(
             "collective fingerprints differ at sequence number {}: {desc}",
@@ -859,8 +848,8 @@ fn culprit_root(
 /// The TW9902 finding: rank `c` never reached the collective the others waited in, or lags.
 fn lagging_finding(c: &Culprit, v: &Verdict, tl: &Timeline) -> Finding {
     let (seq, op) = v.collective.clone().unwrap_or((0, "?".into()));
-    let (title, title_zh) = if v.collective.is_some() {
-        (
+    let title = if v.collective.is_some() {
+        Text::new(
             format!(
                 "Rank {} never reached collective #{seq} ({op}); {} waiting rank{} timed out",
                 c.rank,
@@ -874,7 +863,7 @@ fn lagging_finding(c: &Culprit, v: &Verdict, tl: &Timeline) -> Finding {
             ),
         )
     } else {
-        (
+        Text::new(
             format!("Rank {} lags behind the other ranks' collectives", c.rank),
             format!("rank {} 的集合通信进度落后于其他 rank", c.rank),
         )
@@ -887,9 +876,9 @@ fn lagging_finding(c: &Culprit, v: &Verdict, tl: &Timeline) -> Finding {
     {
         evidence.push(ev(
             d,
-            Some((
-                "the peers' watchdog fired here".into(),
-                "其他 rank 的 watchdog 在这里触发".into(),
+            Some(Text::new(
+                "the peers' watchdog fired here",
+                "其他 rank 的 watchdog 在这里触发",
             )),
         ));
     }
@@ -897,14 +886,18 @@ fn lagging_finding(c: &Culprit, v: &Verdict, tl: &Timeline) -> Finding {
     synthetic(Synth {
         id: (LAGGING_RULE, "TW9902", Category::NcclTimeout),
         title,
-        title_zh,
         conf,
         evidence,
-        fix: "Look at what this rank was doing when its log stopped: rank-0-only work (evaluation, checkpoint upload, logging) longer than the process-group timeout, a hang (deadlock, I/O), or a crash without a message. Run such work on all ranks or follow it with a barrier; raise the timeout only if the long step is legitimate.",
-        fix_zh: "看看这个 rank 在日志停下时在做什么：只在 rank 0 上做、耗时超过进程组 timeout 的工作（评估、上传 checkpoint、写日志），卡死（死锁、I/O），或者没留下任何信息就崩了。这类工作要么所有 rank 一起做，要么后面跟一个 barrier；只有这一步确实就要那么久时，才去调大 timeout。",
-        why: c.why.clone(),
+        fix: LAGGING_FIX,
+        why: c.why.iter().map(|w| w.en.clone()).collect(),
     })
 }
+
+/// What to do about a rank that never reached the collective.
+const LAGGING_FIX: Text<&str> = Text {
+    en: "Look at what this rank was doing when its log stopped: rank-0-only work (evaluation, checkpoint upload, logging) longer than the process-group timeout, a hang (deadlock, I/O), or a crash without a message. Run such work on all ranks or follow it with a barrier; raise the timeout only if the long step is legitimate.",
+    zh: "看看这个 rank 在日志停下时在做什么：只在 rank 0 上做、耗时超过进程组 timeout 的工作（评估、上传 checkpoint、写日志），卡死（死锁、I/O），或者没留下任何信息就崩了。这类工作要么所有 rank 一起做，要么后面跟一个 barrier；只有这一步确实就要那么久时，才去调大 timeout。",
+};
 
 /// Origin of the root finding `f`: the culprit when there is one; fill host/pid from what
 /// other lines say.

@@ -19,7 +19,9 @@ pub use verdict::ErrorLine;
 
 use crate::analyze::{Analysis, RuleHit};
 use crate::facts::{self, FactSet, Unit};
-use crate::model::{Action, Attribution, Category, Fact, FactValue, Lang, RuleStatus, Verdict};
+use crate::model::{
+    Action, Attribution, Category, Fact, FactValue, Lang, RuleStatus, Text, Verdict,
+};
 use crate::rules::derive::{self, DeriveCtx};
 use crate::rules::{Condition, KnowledgeBase, Op, Role, Rule};
 use serde::Serialize;
@@ -39,12 +41,14 @@ pub struct Evidence {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub time: Option<String>,
     pub text: String,
-    /// For fact evidence: why it matters.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub why: Option<String>,
-    /// `why` in Chinese, where the rule gives it (docs/json-schema.md).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub why_zh: Option<String>,
+    /// For fact evidence: why it matters (`why`, and `why_zh` where the rule gives it:
+    /// docs/json-schema.md).
+    #[serde(
+        flatten,
+        with = "crate::model::keys::why",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub why: Option<Text>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -53,10 +57,9 @@ pub struct Against {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line: Option<u64>,
     pub text: String,
-    pub why: String,
-    /// `why` in Chinese, where the rule gives it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub why_zh: Option<String>,
+    /// Why it argues against (`why`, and `why_zh` where the rule gives it).
+    #[serde(flatten, with = "crate::model::keys::why")]
+    pub why: Text,
 }
 
 /// One term of the explainable score.
@@ -81,10 +84,9 @@ pub struct Finding {
     pub code: String,
     pub category: Category,
     pub action: Action,
-    pub title: String,
-    /// `title` in Chinese, where one exists (an addition to the contract).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub title_zh: Option<String>,
+    /// `title`, and `title_zh` where one exists (an addition to the contract).
+    #[serde(flatten, with = "crate::model::keys::title")]
+    pub title: Text,
     /// The chance that `category` is the run's cause, calibrated by [`calibrate::apply`], the
     /// last step of [`correlate`]. Until then it is the evidence strength every decision reads.
     pub confidence: f64,
@@ -96,10 +98,9 @@ pub struct Finding {
     pub origin: Origin,
     pub evidence: Vec<Evidence>,
     pub against: Vec<Against>,
-    pub fix: String,
-    /// `fix` in Chinese, where one exists, with the same computed numbers.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fix_zh: Option<String>,
+    /// `fix`, and `fix_zh` where one exists, with the same computed numbers.
+    #[serde(flatten, with = "crate::model::keys::fix")]
+    pub fix: Text,
     /// Extra fields (the contract allows additions).
     pub role: Role,
     /// Other rules whose evidence was merged into this finding (same category).
@@ -109,17 +110,21 @@ pub struct Finding {
     /// Matching lines beyond those cited.
     #[serde(skip_serializing_if = "is_zero")]
     pub more_lines: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub next_time: Option<String>,
-    /// `next_time` in Chinese, where one exists.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub next_time_zh: Option<String>,
-    /// When evidence argues against the finding: what else fits (the rule's look-alikes).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub alternatives: Option<String>,
-    /// `alternatives` in Chinese, where the rule gives it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub alternatives_zh: Option<String>,
+    /// What to collect next time (`next_time`, `next_time_zh`); absent when not needed.
+    #[serde(
+        flatten,
+        with = "crate::model::keys::next_time",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub next_time: Option<Text>,
+    /// When evidence argues against the finding: what else fits (the rule's look-alikes;
+    /// `alternatives`, `alternatives_zh`).
+    #[serde(
+        flatten,
+        with = "crate::model::keys::alternatives",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub alternatives: Option<Text>,
     /// For a root cause: the other ranks whose findings are its symptoms.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub affected_ranks: Vec<u32>,
@@ -173,15 +178,18 @@ struct Vars<'a> {
 }
 
 impl Vars<'_> {
-    /// `t` rendered in `lang` (derived values are written in it too); `None` when a variable
-    /// is unknown.
+    /// `t` rendered in `lang` (derived values are put in it in that language too); `None`
+    /// when a variable is unknown.
     fn render(&self, t: &crate::rules::template::Template, lang: Lang) -> Option<String> {
-        t.render(&|n| self.lookup(n, lang))
+        t.render(&|n| {
+            self.lookup(n)
+                .map(|(v, unit)| (v.get(lang).to_string(), unit))
+        })
     }
 
     /// Look up a template variable: a capture, a derived value, a fact (formatted by its unit).
-    fn lookup(&self, name: &str, lang: Lang) -> Option<(String, Unit)> {
-        lookup(name, self.facts, self.captures, self.lines, lang)
+    fn lookup(&self, name: &str) -> Option<(Text, Unit)> {
+        lookup(name, self.facts, self.captures, self.lines)
     }
 }
 
@@ -190,29 +198,28 @@ fn is_frame(text: &str) -> bool {
     text.contains("File \"") || (text.trim_start().starts_with("File /") && text.contains(", in "))
 }
 
-/// Look up a template variable: a fact (formatted by its unit), a derived value, a capture.
+/// Look up a template variable: a fact (formatted by its unit), a derived value (in every
+/// language), a capture. A capture and a fact read the same in every language.
 fn lookup(
     name: &str,
     facts: &FactSet,
     captures: &[(String, String)],
     lines: &[&str],
-    lang: Lang,
-) -> Option<(String, Unit)> {
+) -> Option<(Text, Unit)> {
     if let Some((_, v)) = captures.iter().find(|(n, _)| n == name) {
-        return Some((v.clone(), Unit::Text));
+        return Some((Text::plain(v.clone()), Unit::Text));
     }
     if derive::is_derived(name) {
         let ctx = DeriveCtx {
             facts,
             captures,
             lines,
-            lang,
         };
         return derive::derive(name, &ctx);
     }
     let f = facts.get(name)?;
     let unit = facts::spec_for(name).map_or(Unit::Text, |s| s.unit);
-    Some((f.value.to_string(), unit))
+    Some((Text::plain(f.value.to_string()), unit))
 }
 
 /// A hypothesis while it is being built.
@@ -251,9 +258,7 @@ pub struct EngineFinding {
     /// The source file that makes it.
     pub module: &'static str,
     /// What it detects and why.
-    pub what: &'static str,
-    /// `what` in Chinese.
-    pub what_zh: &'static str,
+    pub what: Text<&'static str>,
 }
 
 /// Every engine-made finding, for `rules list` and `rules explain`.
@@ -264,7 +269,6 @@ pub static ENGINE_FINDINGS: &[EngineFinding] = &[
         category: Category::CollectiveMismatch,
         module: "src/correlate/cascade.rs",
         what: cascade::MISMATCH_WHAT,
-        what_zh: cascade::MISMATCH_WHAT_ZH,
     },
     EngineFinding {
         code: "TW9902",
@@ -272,7 +276,6 @@ pub static ENGINE_FINDINGS: &[EngineFinding] = &[
         category: Category::NcclTimeout,
         module: "src/correlate/cascade.rs",
         what: cascade::LAGGING_WHAT,
-        what_zh: cascade::LAGGING_WHAT_ZH,
     },
     EngineFinding {
         code: traceback::CODE,
@@ -280,7 +283,6 @@ pub static ENGINE_FINDINGS: &[EngineFinding] = &[
         category: Category::PythonException,
         module: "src/correlate/traceback.rs",
         what: traceback::WHAT,
-        what_zh: traceback::WHAT_ZH,
     },
     EngineFinding {
         code: second_tier::CODE,
@@ -288,7 +290,6 @@ pub static ENGINE_FINDINGS: &[EngineFinding] = &[
         category: Category::Other,
         module: "src/correlate/second_tier.rs",
         what: second_tier::WHAT,
-        what_zh: second_tier::WHAT_ZH,
     },
     EngineFinding {
         code: outside::CODE,
@@ -296,7 +297,6 @@ pub static ENGINE_FINDINGS: &[EngineFinding] = &[
         category: Category::PreemptedOrTimeLimit,
         module: "src/correlate/outside.rs",
         what: outside::WHAT,
-        what_zh: outside::WHAT_ZH,
     },
 ];
 
@@ -425,17 +425,23 @@ fn draft<'a>(ri: usize, rule: &'a Rule, hits: Vec<&'a RuleHit>, a: &Analysis) ->
     for c in &rule.conditions {
         let ok = holds(c, &a.facts);
         let Some(f) = ok.first() else { continue };
-        let why = vars
-            .render(&c.why, Lang::En)
-            .unwrap_or_else(|| format!("{} {}", c.fact, f.value));
-        let why_zh = c.why_zh.as_ref().and_then(|t| vars.render(t, Lang::Zh));
+        let why = Text {
+            en: vars
+                .render(&c.why, Lang::En)
+                .unwrap_or_else(|| format!("{} {}", c.fact, f.value)),
+            zh: c
+                .why_zh
+                .as_ref()
+                .and_then(|t| vars.render(t, Lang::Zh))
+                .unwrap_or_default(),
+        };
         let key = format!("{}{:?}{:?}", c.fact, c.op, c.value);
         let text = if f.text.is_empty() {
             format!("{} = {}", f.name, f.value)
         } else {
             f.text.clone()
         };
-        terms.push((key, c.weight, why.clone()));
+        terms.push((key, c.weight, why.en.clone()));
         if c.weight > 0.0 {
             triggered |= c.trigger;
             fact_evidence.push(Evidence {
@@ -446,7 +452,6 @@ fn draft<'a>(ri: usize, rule: &'a Rule, hits: Vec<&'a RuleHit>, a: &Analysis) ->
                 time: None,
                 text,
                 why: Some(why),
-                why_zh,
             });
         } else {
             against.push(Against {
@@ -454,7 +459,6 @@ fn draft<'a>(ri: usize, rule: &'a Rule, hits: Vec<&'a RuleHit>, a: &Analysis) ->
                 line: f.line,
                 text,
                 why,
-                why_zh,
             });
         }
     }
@@ -552,7 +556,7 @@ impl<'a> Draft<'a> {
             }
         }
         for e in d.against {
-            if !self.against.iter().any(|x| x.why == e.why) {
+            if !self.against.iter().any(|x| x.why.en == e.why.en) {
                 self.against.push(e);
             }
         }
@@ -656,9 +660,9 @@ fn finish(kb: &KnowledgeBase, d: Draft, a: &Analysis) -> Finding {
         lines: &lines,
     };
     let contradicted = !d.against.is_empty();
-    let (fix, fix_zh) = choose_fix(d.lead, &d.rules, &vars, contradicted);
+    let fix = choose_fix(d.lead, &d.rules, &vars, contradicted);
     // A symptom is thin evidence however many lines show it: the cause is elsewhere.
-    let (next_time, next_time_zh) = if conf < 0.7 || d.lead.role == Role::Symptom {
+    let next_time = if conf < 0.7 || d.lead.role == Role::Symptom {
         d.rules
             .iter()
             .filter(|r| {
@@ -669,27 +673,22 @@ fn finish(kb: &KnowledgeBase, d: Draft, a: &Analysis) -> Finding {
             .find_map(|r| {
                 r.next_time
                     .clone()
-                    .map(|n| (Some(n), r.next_time_zh.clone()))
+                    .map(|n| Text::given(n, r.next_time_zh.clone()))
             })
-            .unwrap_or((None, None))
     } else {
-        (None, None)
+        None
     };
-    let (alternatives, alternatives_zh) = if d.against.is_empty() {
-        (None, None)
+    let alternatives = if d.against.is_empty() {
+        None
     } else {
-        d.rules
-            .iter()
-            .find_map(|r| {
-                r.doc_lookalikes
-                    .clone()
-                    .map(|l| (Some(l), r.doc_lookalikes_zh.clone()))
-            })
-            .unwrap_or((None, None))
+        d.rules.iter().find_map(|r| {
+            r.doc_lookalikes
+                .clone()
+                .map(|l| Text::given(l, r.doc_lookalikes_zh.clone()))
+        })
     };
     Finding {
         alternatives,
-        alternatives_zh,
         rule: d.lead.name.clone(),
         code: d.lead.code.clone(),
         category: d.lead.category,
@@ -700,8 +699,7 @@ fn finish(kb: &KnowledgeBase, d: Draft, a: &Analysis) -> Finding {
         } else {
             d.lead.action.unwrap_or(d.lead.category.action())
         },
-        title: d.lead.title.clone(),
-        title_zh: d.lead.title_zh.clone(),
+        title: Text::given(d.lead.title.clone(), d.lead.title_zh.clone()),
         confidence: conf,
         strength: conf,
         symptom_of: None,
@@ -709,7 +707,6 @@ fn finish(kb: &KnowledgeBase, d: Draft, a: &Analysis) -> Finding {
         evidence,
         against: d.against,
         fix,
-        fix_zh,
         role: d.lead.role,
         merged_rules: d
             .rules
@@ -724,7 +721,6 @@ fn finish(kb: &KnowledgeBase, d: Draft, a: &Analysis) -> Finding {
             .collect(),
         more_lines: d.dropped,
         next_time,
-        next_time_zh,
         affected_ranks: Vec::new(),
     }
 }
@@ -793,10 +789,7 @@ fn cite(hits: &[&RuleHit], fact_evidence: Vec<Evidence>, a: &Analysis) -> Vec<Ev
             .iter_mut()
             .find(|e| e.path == fe.path && e.line.is_some() && e.line == fe.line)
         {
-            Some(e) if e.why.is_none() => {
-                e.why = fe.why;
-                e.why_zh = fe.why_zh;
-            }
+            Some(e) if e.why.is_none() => e.why = fe.why,
             Some(_) => {}
             None => evidence.push(fe),
         }
@@ -808,12 +801,7 @@ fn cite(hits: &[&RuleHit], fact_evidence: Vec<Evidence>, a: &Analysis) -> Vec<Ev
 /// known, of the contradicted kind when there is evidence against and such a variant exists.
 /// The variant is chosen in English; its Chinese twin is rendered from the same variables (a
 /// missing twin leaves the report to fall back to English).
-fn choose_fix(
-    lead: &Rule,
-    rules: &[&Rule],
-    vars: &Vars,
-    contradicted: bool,
-) -> (String, Option<String>) {
+fn choose_fix(lead: &Rule, rules: &[&Rule], vars: &Vars, contradicted: bool) -> Text {
     let has_contradicted_variant = rules
         .iter()
         .flat_map(|r| r.fixes.iter())
@@ -824,19 +812,19 @@ fn choose_fix(
         .chain(rules.iter().flat_map(|r| r.fixes.iter()))
         .filter(|f| f.contradicted == (contradicted && has_contradicted_variant))
         .find_map(|f| {
-            if f.when.iter().any(|w| vars.lookup(w, Lang::En).is_none()) {
+            if f.when.iter().any(|w| vars.lookup(w).is_none()) {
                 return None;
             }
             vars.render(&f.text, Lang::En).map(|text| (f, text))
         });
     match chosen {
-        Some((f, text)) => (
+        Some((f, text)) => Text::given(
             text,
             f.text_zh.as_ref().and_then(|t| vars.render(t, Lang::Zh)),
         ),
-        None => (
-            "See `trainwreck rules explain` for this rule.".to_string(),
-            Some("规则说明见 `trainwreck rules explain`。".to_string()),
+        None => Text::new(
+            "See `trainwreck rules explain` for this rule.",
+            "规则说明见 `trainwreck rules explain`。",
         ),
     }
 }
@@ -857,7 +845,6 @@ pub fn cite_once(evidence: &mut Vec<Evidence>) {
                 }
                 if k.why.is_none() {
                     k.why = e.why;
-                    k.why_zh = e.why_zh;
                 }
             }
             None => kept.push(e),
@@ -875,7 +862,6 @@ fn hit_evidence(h: &RuleHit, a: &Analysis) -> Evidence {
         time: h.attr.time.clone(),
         text: h.text.clone(),
         why: None,
-        why_zh: None,
     }
 }
 

@@ -17,7 +17,7 @@ pub const RULE: &str = "terminated-from-outside";
 pub const CODE: &str = "TW9904";
 
 /// What `rules explain terminated-from-outside` says.
-pub const ABOUT: Text<&str> = Text {
+pub const WHAT: Text<&str> = Text {
     en: "A worker ended by SIGTERM that nothing in the inputs sent: its launcher did not tear it \
      down, no scheduler record cancelled or preempted the job, no OOM killer ran. Something \
      outside the job sent it (a `timeout` wrapper, a health check, a person, a scheduler whose \
@@ -26,10 +26,6 @@ pub const ABOUT: Text<&str> = Text {
      调度器的记录里没有取消或抢占这个作业，也没有 OOM killer 出手。是作业之外的东西发的信号\
      （`timeout` 包装、健康检查、某个人，或者其记录不在输入中的调度器）。只在没有任何规则能解释这次失败时给出。",
 };
-/// `ABOUT` in English, as `ENGINE_FINDINGS` takes it (its two languages apart).
-pub const WHAT: &str = ABOUT.en;
-/// `ABOUT` in Chinese.
-pub const WHAT_ZH: &str = ABOUT.zh;
 
 const FIX: Text<&str> = Text {
     en: "Find who sent SIGTERM: the scheduler's record (`sacct -j <jobid> -o JobID,State,Reason,Elapsed,Timelimit`; `kubectl describe pod <pod>` for eviction or preemption), a `timeout` or watchdog wrapper around the command, the node's log around that time (`journalctl --since '<time>'`; to catch the sender next time, an audit rule `auditctl -a always,exit -F arch=b64 -S kill -S tgkill`). Then resume from the last checkpoint.",
@@ -119,24 +115,19 @@ pub fn finding(a: &Analysis, findings: &[Finding]) -> Option<Finding> {
         Some(r) => text!("Rank {r}", "rank {r} "),
         None => Text::new("A worker", "某个 worker "),
     };
-    let (title, title_zh) = text!(
+    let title = text!(
         "{who} was terminated from outside (SIGTERM): {why}",
         "{who}被外部终止（SIGTERM）：{why}";
         who = who,
         why = why
-    )
-    .into_pair();
-    let (ev_why, ev_why_zh) =
-        text!("SIGTERM, and {why}", "SIGTERM，且{why}"; why = why).into_pair();
-    let (fix, fix_zh) = FIX.owned().into_pair();
-    let (next_time, next_time_zh) = NEXT_TIME.owned().into_pair();
+    );
+    let ev_why = text!("SIGTERM, and {why}", "SIGTERM，且{why}"; why = why);
     Some(Finding {
         rule: RULE.into(),
         code: CODE.into(),
         category: Category::PreemptedOrTimeLimit,
         action: Category::PreemptedOrTimeLimit.action(),
         title,
-        title_zh,
         confidence: 0.4,
         strength: 0.4,
         symptom_of: None,
@@ -154,11 +145,9 @@ pub fn finding(a: &Analysis, findings: &[Finding]) -> Option<Finding> {
             time: None,
             text: fact.text.clone(),
             why: Some(ev_why),
-            why_zh: ev_why_zh,
         }],
         against: Vec::new(),
-        fix,
-        fix_zh,
+        fix: FIX.owned(),
         role: Role::Root,
         merged_rules: Vec::new(),
         score: vec![Contribution {
@@ -166,10 +155,8 @@ pub fn finding(a: &Analysis, findings: &[Finding]) -> Option<Finding> {
             weight: 0.4,
         }],
         more_lines: 0,
-        next_time: Some(next_time),
-        next_time_zh,
+        next_time: Some(NEXT_TIME.owned()),
         alternatives: None,
-        alternatives_zh: None,
         affected_ranks: Vec::new(),
     })
 }

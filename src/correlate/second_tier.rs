@@ -14,7 +14,7 @@ use super::{Contribution, Evidence, Finding, GENERIC, Origin, RULED_OUT_BELOW, s
 
 mod further;
 use crate::analyze::Analysis;
-use crate::model::Category;
+use crate::model::{Category, Text};
 use crate::rules::Role;
 use crate::sources::prefix;
 use std::collections::BTreeMap;
@@ -24,17 +24,18 @@ pub const RULE: &str = "token-classified";
 pub const CODE: &str = "TW9905";
 
 /// What `rules explain token-classified` says.
-pub const WHAT: &str = "No rule explains the failure, but the lines that say the run died hold invariant \
+pub const WHAT: Text<&str> = Text {
+    en: "No rule explains the failure, but the lines that say the run died hold invariant \
      tokens (exception classes, errno names and texts, NCCL result codes, IB completion \
      statuses, CUDA error enums, signal names, Kubernetes/Slurm/Ray reasons: \
      data/tokens.toml). Each token weighs the categories it points at; up to three \
      candidates are named, with low confidence, the tokens as evidence, and what to collect \
-     to know for sure.";
-/// `WHAT` in Chinese.
-pub const WHAT_ZH: &str = "没有规则能解释这次失败，但说明训练死掉的那些行里有不变的标记词（异常类名、errno \
+     to know for sure.",
+    zh: "没有规则能解释这次失败，但说明训练死掉的那些行里有不变的标记词（异常类名、errno \
      名称和文字、NCCL 返回码、IB 完成状态、CUDA 错误枚举、信号名、Kubernetes/Slurm/Ray \
      给出的原因：data/tokens.toml）。每个标记词对它指向的类别加权；最多给出三个候选类别，\
-     置信度较低，附上作为证据的标记词，以及要确认还需收集什么。";
+     置信度较低，附上作为证据的标记词，以及要确认还需收集什么。",
+};
 
 /// At most this many candidate categories are named.
 pub const MAX_CANDIDATES: usize = 3;
@@ -197,7 +198,7 @@ fn by_tokens(a: &Analysis, findings: &mut Vec<Finding>) {
             if !cand.against.is_empty() {
                 for x in findings.iter().filter(|x| x.category == cat) {
                     for ag in &x.against {
-                        if !f.against.iter().any(|y| y.why == ag.why) {
+                        if !f.against.iter().any(|y| y.why.en == ag.why.en) {
                             f.against.push(ag.clone());
                         }
                     }
@@ -405,37 +406,39 @@ fn finding(
                 time: attr.time,
                 text: l.text.clone(),
                 why: Some(match stops[i] {
-                    Some(k) if toks == [k.id()] => format!("{} (→ {cat})", k.id()),
-                    _ => format!("holds {} (→ {cat})", toks.join(", ")),
-                }),
-                why_zh: Some(match stops[i] {
-                    Some(k) if toks == [k.id()] => format!("{}（→ {cat}）", k.id_zh()),
-                    _ => format!("含有 {}（→ {cat}）", toks.join("、")),
+                    Some(k) if toks == [k.id()] => Text::new(
+                        format!("{} (→ {cat})", k.id()),
+                        format!("{}（→ {cat}）", k.id_zh()),
+                    ),
+                    _ => Text::new(
+                        format!("holds {} (→ {cat})", toks.join(", ")),
+                        format!("含有 {}（→ {cat}）", toks.join("、")),
+                    ),
                 }),
             }
         })
         .collect();
     let quoted = clip(super::traceback::bare(&lines[at[0]].text));
     let ids: Vec<&str> = cand.terms.iter().map(|t| t.0.as_str()).collect();
-    let (fix, fix_zh) = match ending.and_then(|k| k.fix(cat)) {
-        Some((en, zh)) => (en.replace("{line}", &quoted), zh.replace("{line}", &quoted)),
-        None => (
+    let fix = match ending.and_then(|k| k.fix(cat)) {
+        Some((en, zh)) => Text::new(en.replace("{line}", &quoted), zh.replace("{line}", &quoted)),
+        None => Text::new(
             advice.fix.replace("{line}", &quoted),
             advice.fix_zh.replace("{line}", &quoted),
         ),
     };
-    let (title, title_zh) = if explained.is_some() {
-        (
+    let title = if explained.is_some() {
+        Text::new(
             format!("Also possible, {cat}: the lines that say the run died hold its tokens"),
             format!("另一种可能，{cat}：说明训练死掉的那些行里有指向它的标记词"),
         )
     } else if ending.is_some() {
-        (
+        Text::new(
             format!("The run stopped without an error; how it stopped points at {cat}"),
             format!("训练没有报错就停了；它停下的方式指向 {cat}"),
         )
     } else {
-        (
+        Text::new(
             format!("Unexplained failure; its lines' tokens point at {cat}"),
             format!("未能解释的失败；这些行里的标记词指向 {cat}"),
         )
@@ -446,7 +449,6 @@ fn finding(
         category: cat,
         action: cat.action(),
         title,
-        title_zh: Some(title_zh),
         confidence: conf,
         strength: conf,
         symptom_of: None,
@@ -459,7 +461,6 @@ fn finding(
         evidence,
         against: Vec::new(),
         fix,
-        fix_zh: Some(fix_zh),
         role: Role::Root,
         merged_rules: Vec::new(),
         score: cand
@@ -495,10 +496,8 @@ fn finding(
             }))
             .collect(),
         more_lines: 0,
-        next_time: Some(advice.collect.clone()),
-        next_time_zh: Some(advice.collect_zh.clone()),
+        next_time: Some(Text::new(advice.collect.clone(), advice.collect_zh.clone())),
         alternatives: None,
-        alternatives_zh: None,
         affected_ranks: Vec::new(),
     })
 }

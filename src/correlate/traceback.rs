@@ -16,7 +16,7 @@ use super::gated::Gated;
 use super::{Contribution, Evidence, Finding, Origin};
 use crate::analyze::Analysis;
 use crate::errtail::TailLine;
-use crate::model::{Category, Phase};
+use crate::model::{Category, Phase, Text, text};
 use crate::rules::Role;
 use crate::sources::prefix;
 use regex::Regex;
@@ -27,18 +27,19 @@ pub const RULE: &str = "traceback-classified";
 pub const CODE: &str = "TW9903";
 
 /// What `rules explain traceback-classified` says.
-pub const WHAT: &str = "No rule explains the failure, but a Python traceback does: its exception and innermost \
+pub const WHAT: Text<&str> = Text {
+    en: "No rule explains the failure, but a Python traceback does: its exception and innermost \
      frames decide the category — `[Errno 28]`/`file write failed` is the disk (shared memory \
      when /dev/shm or a SemLock is named), an error inside checkpoint loading or saving is \
      checkpoint_error, a missing file or name while a dataset, model or config loads is \
      config_error, an exception in your own code is python_exception, one raised inside a \
-     library is other. Weaker than any specific rule; the score says why.";
-/// `WHAT` in Chinese.
-pub const WHAT_ZH: &str = "没有规则能解释这次失败，但 Python traceback 可以：由异常和最内层的栈帧决定类别——\
+     library is other. Weaker than any specific rule; the score says why.",
+    zh: "没有规则能解释这次失败，但 Python traceback 可以：由异常和最内层的栈帧决定类别——\
      `[Errno 28]`/`file write failed` 是磁盘问题（提到 /dev/shm 或 SemLock 时是共享内存），\
      加载或保存 checkpoint 时出错是 checkpoint_error，加载数据集、模型或配置时缺文件或名称是 \
      config_error，你自己代码里的异常是 python_exception，库内部抛出的是 other。\
-     比任何具体规则都弱；分数说明了原因。";
+     比任何具体规则都弱；分数说明了原因。",
+};
 
 /// The exception line that ends a traceback: `pkg.mod.SomeError: message`. Like the other two
 /// line shapes, compiled only for a line holding one of its literals (`gated`).
@@ -293,12 +294,9 @@ fn tracebacks(a: &Analysis) -> Vec<Traceback> {
 /// What a traceback says: the category, why, how sure, and what to do.
 struct Reading {
     category: Category,
-    why: String,
-    /// `why` and `fix` in Chinese (`report` picks the language).
-    why_zh: String,
+    why: Text,
     confidence: f64,
-    fix: String,
-    fix_zh: String,
+    fix: Text,
     /// Higher is more specific: the best reading of a run wins.
     rank: u8,
     /// The remedy the exception itself names (`remedy`), when it names one.
@@ -399,22 +397,36 @@ fn out_of_space(x: &Raised<'_>) -> Option<Reading> {
         return Some(if shm {
             Reading {
                 category: Category::ShmExhausted,
-                why: format!("{}: the write that failed is to shared memory ({place})", tb.ty),
-                why_zh: format!("{}：写失败的目标是共享内存（{place}）", tb.ty),
+                why: Text::new(
+                    format!(
+                        "{}: the write that failed is to shared memory ({place})",
+                        tb.ty
+                    ),
+                    format!("{}：写失败的目标是共享内存（{place}）", tb.ty),
+                ),
                 confidence: 0.55,
-                fix: "Give the container a larger /dev/shm (`docker run --shm-size=8g` or `--ipc=host`; on Kubernetes an `emptyDir` with `medium: Memory`), or lower the DataLoader's `num_workers`.".into(),
-                fix_zh: "给容器更大的 /dev/shm（`docker run --shm-size=8g` 或 `--ipc=host`；Kubernetes 上挂一个 `medium: Memory` 的 `emptyDir`），或者调小 DataLoader 的 `num_workers`。".into(),
+                fix: Text::new(
+                    "Give the container a larger /dev/shm (`docker run --shm-size=8g` or `--ipc=host`; on Kubernetes an `emptyDir` with `medium: Memory`), or lower the DataLoader's `num_workers`.",
+                    "给容器更大的 /dev/shm（`docker run --shm-size=8g` 或 `--ipc=host`；Kubernetes 上挂一个 `medium: Memory` 的 `emptyDir`），或者调小 DataLoader 的 `num_workers`。",
+                ),
                 rank: 5,
                 remedy: None,
             }
         } else {
             Reading {
                 category: Category::DiskFull,
-                why: format!("{}: no space left on the device written to ({place})", tb.ty),
-                why_zh: format!("{}：写入的设备没有剩余空间了（{place}）", tb.ty),
+                why: Text::new(
+                    format!(
+                        "{}: no space left on the device written to ({place})",
+                        tb.ty
+                    ),
+                    format!("{}：写入的设备没有剩余空间了（{place}）", tb.ty),
+                ),
                 confidence: 0.55,
-                fix: "Free space on the filesystem the run writes to (`df -h` on the output and checkpoint directory, and on $TMPDIR and the HF cache), point the output at a larger one, or keep fewer checkpoints (`save_total_limit`).".into(),
-                fix_zh: "清理训练写入的文件系统（对输出目录、checkpoint 目录以及 $TMPDIR 和 HF 缓存执行 `df -h`），把输出指到更大的盘上，或者少保留几个 checkpoint（`save_total_limit`）。".into(),
+                fix: Text::new(
+                    "Free space on the filesystem the run writes to (`df -h` on the output and checkpoint directory, and on $TMPDIR and the HF cache), point the output at a larger one, or keep fewer checkpoints (`save_total_limit`).",
+                    "清理训练写入的文件系统（对输出目录、checkpoint 目录以及 $TMPDIR 和 HF 缓存执行 `df -h`），把输出指到更大的盘上，或者少保留几个 checkpoint（`save_total_limit`）。",
+                ),
                 rank: 5,
                 remedy: None,
             }
@@ -433,35 +445,40 @@ fn checkpoint_failed(x: &Raised<'_>) -> Option<Reading> {
         if let Some(cure) = remedy(tb) {
             return Some(Reading {
                 category: Category::CheckpointError,
-                why: format!(
-                    "{} raised while a checkpoint was loaded or saved ({at})",
-                    tb.ty
+                why: Text::new(
+                    format!(
+                        "{} raised while a checkpoint was loaded or saved ({at})",
+                        tb.ty
+                    ),
+                    format!("{} 在加载或保存 checkpoint 时抛出（{at}）", tb.ty),
                 ),
-                why_zh: format!("{} 在加载或保存 checkpoint 时抛出（{at}）", tb.ty),
                 confidence: 0.5,
-                fix: cure.en.clone(),
-                fix_zh: cure.zh.clone(),
+                fix: cure.clone(),
                 rank: 4,
                 remedy: Some(cure),
             });
         }
         return Some(Reading {
             category: Category::CheckpointError,
-            why: format!(
-                "{} raised while a checkpoint was loaded or saved ({at})",
-                tb.ty
+            why: Text::new(
+                format!(
+                    "{} raised while a checkpoint was loaded or saved ({at})",
+                    tb.ty
+                ),
+                format!("{} 在加载或保存 checkpoint 时抛出（{at}）", tb.ty),
             ),
-            why_zh: format!("{} 在加载或保存 checkpoint 时抛出（{at}）", tb.ty),
             confidence: 0.5,
-            fix: format!(
-                "The checkpoint could not be read or written ({}: {}): check that the file is complete and matches this model and library version (load it alone: `python -c \"import torch; torch.load(PATH, map_location='cpu')\"`), and resume from the previous checkpoint if it is truncated.",
-                tb.ty,
-                clip(msg)
-            ),
-            fix_zh: format!(
-                "checkpoint 读写失败（{}: {}）：确认文件完整，并且和当前模型、库版本匹配（单独加载试试：`python -c \"import torch; torch.load(PATH, map_location='cpu')\"`）；如果文件被截断了，就从上一个 checkpoint 恢复。",
-                tb.ty,
-                clip(msg)
+            fix: Text::new(
+                format!(
+                    "The checkpoint could not be read or written ({}: {}): check that the file is complete and matches this model and library version (load it alone: `python -c \"import torch; torch.load(PATH, map_location='cpu')\"`), and resume from the previous checkpoint if it is truncated.",
+                    tb.ty,
+                    clip(msg)
+                ),
+                format!(
+                    "checkpoint 读写失败（{}: {}）：确认文件完整，并且和当前模型、库版本匹配（单独加载试试：`python -c \"import torch; torch.load(PATH, map_location='cpu')\"`）；如果文件被截断了，就从上一个 checkpoint 恢复。",
+                    tb.ty,
+                    clip(msg)
+                ),
             ),
             rank: 4,
             remedy: None,
@@ -494,21 +511,25 @@ fn missing_while_loading(x: &Raised<'_>) -> Option<Reading> {
     if missing && let Some(at) = any_frame(tb, LOADING_CODE) {
         return Some(Reading {
             category: Category::ConfigError,
-            why: format!(
-                "{}: something the configuration names is missing, raised while loading ({at})",
-                tb.ty
+            why: Text::new(
+                format!(
+                    "{}: something the configuration names is missing, raised while loading ({at})",
+                    tb.ty
+                ),
+                format!("{}：配置里指定的东西不存在，在加载时抛出（{at}）", tb.ty),
             ),
-            why_zh: format!("{}：配置里指定的东西不存在，在加载时抛出（{at}）", tb.ty),
             confidence: 0.5,
-            fix: format!(
-                "A path or name in the configuration does not resolve ({}: {}): check the dataset/model name or path (`--model_name_or_path`, `data_files`, `dataset_dir`), that it exists on every node, and that an offline run has it in its cache.",
-                tb.ty,
-                clip(msg)
-            ),
-            fix_zh: format!(
-                "配置里的某个路径或名称找不到（{}: {}）：检查数据集/模型的名称或路径（`--model_name_or_path`、`data_files`、`dataset_dir`），确认每个节点上都有，离线运行时确认缓存里有。",
-                tb.ty,
-                clip(msg)
+            fix: Text::new(
+                format!(
+                    "A path or name in the configuration does not resolve ({}: {}): check the dataset/model name or path (`--model_name_or_path`, `data_files`, `dataset_dir`), that it exists on every node, and that an offline run has it in its cache.",
+                    tb.ty,
+                    clip(msg)
+                ),
+                format!(
+                    "配置里的某个路径或名称找不到（{}: {}）：检查数据集/模型的名称或路径（`--model_name_or_path`、`data_files`、`dataset_dir`），确认每个节点上都有，离线运行时确认缓存里有。",
+                    tb.ty,
+                    clip(msg)
+                ),
             ),
             rank: 3,
             remedy: None,
@@ -523,22 +544,26 @@ fn rejected_by_library(x: &Raised<'_>) -> Option<Reading> {
     if let Some((pkg, at)) = config_rejected(tb) {
         return Some(Reading {
             category: Category::ConfigError,
-            why: format!(
-                "{}: `{pkg}` rejected the configuration in its own set-up code ({at})",
-                tb.ty
-            ),
-            why_zh: format!(
-                "{}：`{pkg}` 在它自己的配置检查代码里拒绝了这份配置（{at}）",
-                tb.ty
+            why: Text::new(
+                format!(
+                    "{}: `{pkg}` rejected the configuration in its own set-up code ({at})",
+                    tb.ty
+                ),
+                format!(
+                    "{}：`{pkg}` 在它自己的配置检查代码里拒绝了这份配置（{at}）",
+                    tb.ty
+                ),
             ),
             confidence: 0.5,
-            fix: format!(
-                "Change the setting the message asks for, or, if this configuration ran with an earlier `{pkg}`, pin `{pkg}` to that release: `{pkg}` rejects the configuration in its set-up code ({at}: {}).",
-                clip(msg)
-            ),
-            fix_zh: format!(
-                "按报错信息修改它要求的设置；如果这份配置在更早的 `{pkg}` 版本上能跑，就把 `{pkg}` 固定到那个版本：`{pkg}` 在配置检查代码里拒绝了这份配置（{at}：{}）。",
-                clip(msg)
+            fix: Text::new(
+                format!(
+                    "Change the setting the message asks for, or, if this configuration ran with an earlier `{pkg}`, pin `{pkg}` to that release: `{pkg}` rejects the configuration in its set-up code ({at}: {}).",
+                    clip(msg)
+                ),
+                format!(
+                    "按报错信息修改它要求的设置；如果这份配置在更早的 `{pkg}` 版本上能跑，就把 `{pkg}` 固定到那个版本：`{pkg}` 在配置检查代码里拒绝了这份配置（{at}：{}）。",
+                    clip(msg)
+                ),
             ),
             rank: 3,
             remedy: None,
@@ -590,14 +615,15 @@ fn failed_config_check(x: &Raised<'_>) -> Option<Reading> {
         };
         return Some(Reading {
             category: Category::ConfigError,
-            why: format!(
-                "a bare assertion over configuration values failed: `{}`",
-                clip(&check)
+            why: Text::new(
+                format!(
+                    "a bare assertion over configuration values failed: `{}`",
+                    clip(&check)
+                ),
+                format!("一个针对配置值的断言失败了：`{}`", clip(&check)),
             ),
-            why_zh: format!("一个针对配置值的断言失败了：`{}`", clip(&check)),
             confidence: 0.5,
-            fix,
-            fix_zh,
+            fix: Text::new(fix, fix_zh),
             rank: 3,
             remedy: None,
         });
@@ -630,11 +656,12 @@ fn where_raised(x: &Raised<'_>) -> Reading {
         };
         return Reading {
             category: Category::PythonException,
-            why: format!("{} raised in your cell or script", tb.ty),
-            why_zh: format!("{} 在你的 cell 或脚本里抛出", tb.ty),
+            why: Text::new(
+                format!("{} raised in your cell or script", tb.ty),
+                format!("{} 在你的 cell 或脚本里抛出", tb.ty),
+            ),
             confidence: 0.4,
-            fix,
-            fix_zh,
+            fix: Text::new(fix, fix_zh),
             rank: 2,
             remedy: cure,
         };
@@ -656,22 +683,23 @@ fn where_raised(x: &Raised<'_>) -> Reading {
         };
         return Reading {
             category: Category::PythonException,
-            why: if raised_here {
-                format!("{} raised in your code ({at})", tb.ty)
-            } else {
-                format!(
-                    "{} raised from your code's call at {at} (innermost: {place})",
-                    tb.ty
-                )
-            },
-            why_zh: if raised_here {
-                format!("{} 在你的代码里抛出（{at}）", tb.ty)
-            } else {
-                format!("{} 由你的代码在 {at} 的调用引发（最内层：{place}）", tb.ty)
-            },
+            why: Text::new(
+                if raised_here {
+                    format!("{} raised in your code ({at})", tb.ty)
+                } else {
+                    format!(
+                        "{} raised from your code's call at {at} (innermost: {place})",
+                        tb.ty
+                    )
+                },
+                if raised_here {
+                    format!("{} 在你的代码里抛出（{at}）", tb.ty)
+                } else {
+                    format!("{} 由你的代码在 {at} 的调用引发（最内层：{place}）", tb.ty)
+                },
+            ),
             confidence: if raised_here { 0.45 } else { 0.4 },
-            fix,
-            fix_zh,
+            fix: Text::new(fix, fix_zh),
             rank: 2,
             remedy: cure,
         };
@@ -700,17 +728,18 @@ fn where_raised(x: &Raised<'_>) -> Reading {
     };
     Reading {
         category: Category::Other,
-        why: format!(
-            "{} raised inside a library ({place}), with no frame of your code kept",
-            tb.ty
-        ),
-        why_zh: format!(
-            "{} 在某个库内部抛出（{place}），日志里没有保留你代码的栈帧",
-            tb.ty
+        why: Text::new(
+            format!(
+                "{} raised inside a library ({place}), with no frame of your code kept",
+                tb.ty
+            ),
+            format!(
+                "{} 在某个库内部抛出（{place}），日志里没有保留你代码的栈帧",
+                tb.ty
+            ),
         ),
         confidence: 0.35,
-        fix,
-        fix_zh,
+        fix: Text::new(fix, fix_zh),
         rank: 1,
         remedy: cure,
     }
@@ -868,11 +897,7 @@ fn order_sides(check: &str) -> Option<(String, String)> {
 
 /// The step an exception names by what it says, in both languages: one sentence, written
 /// to lead the fix.
-#[derive(Debug, Clone)]
-struct Remedy {
-    en: String,
-    zh: String,
-}
+type Remedy = Text;
 
 /// `site-packages/<pkg>/…` (or `dist-packages`, either slash): the installed package a
 /// frame's file belongs to.
@@ -1691,8 +1716,7 @@ fn clip(s: &str) -> String {
     }
 }
 
-fn evidence(a: &Analysis, l: &TailLine, why: Option<(String, String)>) -> Evidence {
-    let (why, why_zh) = why.map_or((None, None), |(en, zh)| (Some(en), Some(zh)));
+fn evidence(a: &Analysis, l: &TailLine, why: Option<Text>) -> Evidence {
     let (attr, _) = prefix::peel(&l.text);
     let path = a.inputs.get(l.input).map_or("", |i| i.path.as_str());
     let base = prefix::from_path(path);
@@ -1704,7 +1728,6 @@ fn evidence(a: &Analysis, l: &TailLine, why: Option<(String, String)>) -> Eviden
         time: attr.time,
         text: l.text.clone(),
         why,
-        why_zh,
     }
 }
 
@@ -1729,7 +1752,7 @@ fn finding(a: &Analysis) -> Option<(Finding, Option<Remedy>)> {
         .max_by_key(|(tb, r)| (r.rank, r.remedy.is_some(), tb.at))?;
     let exc = &a.error_tail[tb.at];
     let cure = r.remedy.clone();
-    let mut ev = vec![evidence(a, exc, Some((r.why.clone(), r.why_zh.clone())))];
+    let mut ev = vec![evidence(a, exc, Some(r.why.clone()))];
     if let Some(f) = tb.frames.last() {
         ev.push(evidence(a, &a.error_tail[f.at], None));
     }
@@ -1744,8 +1767,7 @@ fn finding(a: &Analysis) -> Option<(Finding, Option<Remedy>)> {
         code: CODE.into(),
         category: r.category,
         action: r.category.action(),
-        title: format!("Uncaught {}", r.why),
-        title_zh: Some(format!("未捕获的异常：{}", r.why_zh)),
+        title: text!("Uncaught {why}", "未捕获的异常：{why}"; why = r.why),
         confidence: r.confidence,
         strength: r.confidence,
         symptom_of: None,
@@ -1753,29 +1775,36 @@ fn finding(a: &Analysis) -> Option<(Finding, Option<Remedy>)> {
         evidence: ev,
         against: Vec::new(),
         fix: r.fix,
-        fix_zh: Some(r.fix_zh),
         role: Role::Root,
         merged_rules: Vec::new(),
         score: vec![Contribution {
             what: format!(
                 "no rule matched; the traceback says {} ({})",
-                r.category, r.why
+                r.category, r.why.en
             ),
             weight: r.confidence,
         }],
         more_lines: 0,
-        next_time: Some(
-            "Keep the whole traceback (every frame) in the log: the tail kept here is bounded."
-                .into(),
-        ),
-        next_time_zh: Some(
-            "在日志里保留完整的 traceback（每一帧）：这里只保留了有限的结尾部分。".into(),
-        ),
+        next_time: Some(Text::new(
+            "Keep the whole traceback (every frame) in the log: the tail kept here is bounded.",
+            "在日志里保留完整的 traceback（每一帧）：这里只保留了有限的结尾部分。",
+        )),
         alternatives: None,
-        alternatives_zh: None,
         affected_ranks: Vec::new(),
     };
     Some((f, cure))
+}
+
+/// The remedy `first`, then a finding's own fix `fix` as the general advice. Its Chinese only
+/// where both have one: a Chinese fix missing half its content would mislead.
+fn general(first: &Text, fix: &Text) -> Text {
+    Text {
+        en: format!("{} In general: {}", first.en, fix.en),
+        zh: match (first.zh(), fix.zh()) {
+            (Some(a), Some(b)) => format!("{a}一般建议：{b}"),
+            _ => String::new(),
+        },
+    }
 }
 
 /// Categories whose rules catch any exception: a traceback can say more than they do.
@@ -1808,8 +1837,7 @@ pub fn apply(a: &Analysis, findings: &mut Vec<Finding>) {
             .iter_mut()
             .filter(|f| root(f) && f.category != tb.category && fallback(f))
         {
-            f.fix = format!("{} In general: {}", c.en, f.fix);
-            f.fix_zh = f.fix_zh.take().map(|z| format!("{}一般建议：{z}", c.zh));
+            f.fix = general(c, &f.fix);
         }
     }
     match findings
@@ -1828,12 +1856,7 @@ pub fn apply(a: &Analysis, findings: &mut Vec<Finding>) {
                     same.evidence.push(e);
                 }
             }
-            same.fix = format!("{} In general: {}", tb.fix, same.fix);
-            // Both languages or neither: a Chinese fix missing half its content would mislead.
-            same.fix_zh = match (tb.fix_zh, same.fix_zh.take()) {
-                (Some(a), Some(b)) => Some(format!("{a}一般建议：{b}")),
-                _ => None,
-            };
+            same.fix = general(&tb.fix, &same.fix);
         }
         // Where it goes among the findings is `rank`'s decision, made once in `correlate`.
         None => findings.push(tb),

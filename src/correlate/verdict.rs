@@ -331,13 +331,11 @@ pub fn discount_ignored(a: &Analysis, findings: &mut [Finding]) {
                 ),
             };
             f.confidence = f.confidence.min(RULED_OUT_BELOW * 0.5);
-            let (why, why_zh) = why.into_pair();
             f.against.push(Against {
                 path,
                 line,
                 text,
                 why,
-                why_zh,
             });
             f.score.push(super::Contribution {
                 what: what.into(),
@@ -379,17 +377,14 @@ pub fn discount_survived(a: &Analysis, findings: &mut [Finding]) {
         if survived {
             let path = f.evidence[0].path.clone();
             f.confidence = f.confidence.min(RULED_OUT_BELOW * 0.5);
-            let (why, why_zh) = Text::new(
-                "every line cited is a warning, and the log shows the run finishing after it",
-                "引用的每一行都只是警告，而且日志显示训练在那之后正常结束了",
-            )
-            .into_pair();
             f.against.push(Against {
                 path,
                 line: last_clean,
                 text: "the run went on and ended cleanly after these warnings".into(),
-                why,
-                why_zh,
+                why: Text::new(
+                    "every line cited is a warning, and the log shows the run finishing after it",
+                    "引用的每一行都只是警告，而且日志显示训练在那之后正常结束了",
+                ),
             });
             f.score.push(super::Contribution {
                 what: SURVIVED.into(),

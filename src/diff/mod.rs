@@ -298,7 +298,7 @@ impl RunSummary {
             top: run.top().map(|f| TopFinding {
                 rule: f.rule.clone(),
                 category: f.category,
-                title: Text::given(&f.title, f.title_zh.as_ref()),
+                title: f.title.clone(),
             }),
             steps: run.steps.iter().map(|p| p.step).max(),
         }

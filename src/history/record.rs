@@ -252,7 +252,7 @@ impl RunRecord {
             action: crate::triage::action_of(r).as_str().to_string(),
             confidence: lead.map(|f| f.confidence),
             rule: lead.map(|f| f.rule.clone()),
-            title: lead.map(|f| f.title.clone()),
+            title: lead.map(|f| f.title.en.clone()),
             origin,
             hosts,
             gpus,

@@ -58,30 +58,26 @@ impl Tr {
     // ----- a finding's own texts, in the report's language where analysis gave it -----
 
     pub fn title(self, f: &Finding) -> &str {
-        self.pick(&f.title, f.title_zh.as_ref())
+        f.title.get(self.0)
     }
     pub fn fix(self, f: &Finding) -> &str {
-        self.pick(&f.fix, f.fix_zh.as_ref())
+        f.fix.get(self.0)
     }
     pub fn next_time(self, f: &Finding) -> Option<&str> {
-        f.next_time
-            .as_deref()
-            .map(|n| self.pick(n, f.next_time_zh.as_ref()))
+        f.next_time.as_ref().map(|n| n.get(self.0))
     }
     /// A triage group's title (its lead run's), in the report's language where the rule gave it.
     pub fn group_title(self, g: &crate::report::triage::Group) -> Option<&str> {
         g.title.as_ref().map(|t| t.get(self.0))
     }
     pub fn why(self, e: &Evidence) -> Option<&str> {
-        e.why.as_deref().map(|w| self.pick(w, e.why_zh.as_ref()))
+        e.why.as_ref().map(|w| w.get(self.0))
     }
     pub fn against_why(self, a: &Against) -> &str {
-        self.pick(&a.why, a.why_zh.as_ref())
+        a.why.get(self.0)
     }
     pub fn alternatives(self, f: &Finding) -> Option<&str> {
-        f.alternatives
-            .as_deref()
-            .map(|a| self.pick(a, f.alternatives_zh.as_ref()))
+        f.alternatives.as_ref().map(|a| a.get(self.0))
     }
 
     // ----- headings -----

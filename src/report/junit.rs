@@ -44,7 +44,7 @@ fn xml(s: &str) -> String {
 pub fn render(r: &Report) -> String {
     let (failures, body) = match r.top() {
         Some(top) => {
-            let mut text = format!("Fix: {}\n\nEvidence:\n", top.fix);
+            let mut text = format!("Fix: {}\n\nEvidence:\n", top.fix.en);
             for e in top.evidence.iter().take(20) {
                 let loc = match e.line {
                     Some(l) => format!("{}:{l}", e.path),
@@ -59,7 +59,7 @@ pub fn render(r: &Report) -> String {
                     xml(top.category.as_str()),
                     xml(&format!(
                         "{} — {} (confidence {:.2}, action {})",
-                        top.category, top.title, top.confidence, top.action
+                        top.category, top.title.en, top.confidence, top.action
                     )),
                     xml(&text)
                 ),

@@ -23,7 +23,7 @@ pub mod triage;
 use crate::analyze::{Analysis, CoreReport, InputInfo};
 pub use crate::correlate::ErrorLine;
 use crate::correlate::{Diagnosis, Finding, RULED_OUT_BELOW};
-use crate::model::{Fact, Verdict, Warning};
+use crate::model::{Fact, Text, Verdict, Warning};
 use crate::rules::Role;
 use serde::Serialize;
 
@@ -183,35 +183,44 @@ impl Report {
     /// difference's key), so a bare value is masked when its name names a secret.
     fn map_texts(&mut self, f: &mut dyn FnMut(Option<&str>, &str) -> String) {
         let mut each = |t: &mut String| *t = f(None, t);
+        // A text's Chinese, where it has one.
+        fn zh<'a>(t: Option<&'a mut Text>) -> Option<&'a mut String> {
+            t.map(|t| &mut t.zh).filter(|z| !z.is_empty())
+        }
         for fd in &mut self.findings {
-            each(&mut fd.title);
-            each(&mut fd.fix);
+            each(&mut fd.title.en);
+            each(&mut fd.fix.en);
             // The Chinese texts hold the same captured values as the English ones.
-            fd.title_zh
-                .iter_mut()
-                .chain(fd.fix_zh.iter_mut())
-                .chain(fd.next_time_zh.iter_mut())
-                .chain(fd.alternatives_zh.iter_mut())
+            zh(Some(&mut fd.title))
+                .into_iter()
+                .chain(zh(Some(&mut fd.fix)))
+                .chain(zh(fd.next_time.as_mut()))
+                .chain(zh(fd.alternatives.as_mut()))
                 .for_each(&mut each);
             for e in &mut fd.evidence {
                 each(&mut e.text);
                 each(&mut e.path);
+                let why = e.why.as_mut().map(|w| (&mut w.en, &mut w.zh));
+                let (why_en, why_zh) = why.map_or((None, None), |(en, zh)| {
+                    (Some(en), Some(zh).filter(|z| !z.is_empty()))
+                });
                 e.host
                     .iter_mut()
-                    .chain(e.why.iter_mut())
-                    .chain(e.why_zh.iter_mut())
+                    .chain(why_en)
+                    .chain(why_zh)
                     .for_each(&mut each);
             }
             for a in &mut fd.against {
                 each(&mut a.text);
-                each(&mut a.why);
+                each(&mut a.why.en);
                 each(&mut a.path);
-                a.why_zh.iter_mut().for_each(&mut each);
+                zh(Some(&mut a.why)).into_iter().for_each(&mut each);
             }
             fd.score.iter_mut().for_each(|c| each(&mut c.what));
             fd.next_time
                 .iter_mut()
-                .chain(fd.alternatives.iter_mut())
+                .map(|t| &mut t.en)
+                .chain(fd.alternatives.iter_mut().map(|t| &mut t.en))
                 .chain(fd.origin.host.iter_mut())
                 .chain(fd.origin.time.iter_mut())
                 .for_each(&mut each);

@@ -180,7 +180,7 @@ impl Explain {
             role: None,
             status: None,
             source: Some(e.module.to_string()),
-            what: Text::new(e.what, e.what_zh),
+            what: e.what.owned(),
             why: None,
             lookalikes: None,
             signatures: Vec::new(),

@@ -1,12 +1,13 @@
 //! Derived values for fix templates: numbers computed from the run's own facts and the
 //! captures of a rule's hits (a `--shm-size` from the observed peak and the host's memory;
 //! how far a batch must shrink from a CUDA OOM message). Pure functions of their inputs;
-//! the rule loader checks template variables against `DERIVED`. Text values are written in
-//! the language asked for (`DeriveCtx::lang`), so a Chinese fix carries the same numbers.
+//! the rule loader checks template variables against `DERIVED`. A value is a `Text` in every
+//! report language at once, so a Chinese fix carries the same numbers and a value cannot
+//! exist in one language only; the template being rendered picks its language.
 
 use crate::fact_names as names;
 use crate::facts::{FactSet, Unit};
-use crate::model::Lang;
+use crate::model::{Text, text};
 
 /// A derived variable: its name, unit and meaning, and the function that computes it.
 pub struct Derived {
@@ -14,7 +15,7 @@ pub struct Derived {
     pub unit: Unit,
     pub doc: &'static str,
     /// `None` when the finding lacks what the value needs (the template falls back).
-    pub compute: fn(&DeriveCtx) -> Option<String>,
+    pub compute: fn(&DeriveCtx) -> Option<Text>,
 }
 
 /// Every derived variable, with its function: one table, so a name cannot lack a function.
@@ -48,7 +49,7 @@ pub static DERIVED: &[Derived] = &[
         name: "derive.collate_allocation",
         unit: Unit::Text,
         doc: "only when a host allocation failed inside the DataLoader's collation (its traceback's frames): the collating function",
-        compute: collate_allocation,
+        compute: |c| collate_allocation(c).map(Text::plain),
     },
     Derived {
         name: "derive.colocated_rollout",
@@ -60,7 +61,7 @@ pub static DERIVED: &[Derived] = &[
         name: "derive.cpu_offload",
         unit: Unit::Text,
         doc: "where a host-OOM run's log shows parameters or optimizer states offloaded to CPU memory (a confirming line's text: `offload_params=True`, `enable_cpu_offload: true`, `offload_optimizer: true`)",
-        compute: cpu_offload,
+        compute: |c| cpu_offload(c).map(Text::plain),
     },
     Derived {
         name: "derive.crash_package",
@@ -114,7 +115,7 @@ pub static DERIVED: &[Derived] = &[
         name: "derive.fused_attention",
         unit: Unit::Text,
         doc: "where a NaN run's log names the fused scaled-dot-product attention path (a confirming line's text: `attn_implementation` set to `sdpa`, `cudnn_sdp_enabled` True)",
-        compute: fused_attention,
+        compute: |c| fused_attention(c).map(Text::plain),
     },
     Derived {
         name: "derive.gpu_memory_climb",
@@ -144,7 +145,7 @@ pub static DERIVED: &[Derived] = &[
         name: "derive.half_precision",
         unit: Unit::Text,
         doc: "where the run says it trains in fp16: a confirming line's text (Lightning's AMP banner, `dtype = 'float16'`, `--fp16`), else the fp16 setting among the facts",
-        compute: half_precision,
+        compute: |c| half_precision(c).map(Text::plain),
     },
     Derived {
         name: "derive.host_oom_loading",
@@ -186,13 +187,13 @@ pub static DERIVED: &[Derived] = &[
         name: "derive.nan_after_finite",
         unit: Unit::Text,
         doc: "only when a logged loss turned NaN right after lines that logged it finite (a confirmation's capture): the run trained, then diverged",
-        compute: nan_after_finite,
+        compute: |c| nan_after_finite(c).map(Text::plain),
     },
     Derived {
         name: "derive.nan_loss_term",
         unit: Unit::Text,
         doc: "only when a cited step line logs one named loss term non-finite while the other terms are still finite: that term",
-        compute: nan_loss_term,
+        compute: |c| nan_loss_term(c).map(Text::plain),
     },
     Derived {
         name: "derive.nofile_plan",
@@ -240,7 +241,7 @@ pub static DERIVED: &[Derived] = &[
         name: "derive.seq_cap_unset",
         unit: Unit::Text,
         doc: "the sequence-length setting a confirming line prints as `None` (`max_length`, `cutoff_len`, …)",
-        compute: seq_cap_unset,
+        compute: |c| seq_cap_unset(c).map(Text::plain),
     },
     Derived {
         name: "derive.shm_basis",
@@ -270,7 +271,7 @@ pub static DERIVED: &[Derived] = &[
         name: "derive.single_generation",
         unit: Unit::Text,
         doc: "where a GRPO run says it samples one completion per prompt (a confirmation's capture `single_generation`: `--num_generations 1`, `num_generations: 1`): its group normalisation divides by the standard deviation of one sample",
-        compute: single_generation,
+        compute: |c| single_generation(c).map(Text::plain),
     },
     Derived {
         name: "derive.startup_collective",
@@ -312,7 +313,7 @@ pub static DERIVED: &[Derived] = &[
         name: "derive.tunableop",
         unit: Unit::Text,
         doc: "where a faulting run's log shows PyTorch TunableOp switched on (a confirming line's text: `PYTORCH_TUNABLEOP_ENABLED=1`)",
-        compute: tunableop,
+        compute: |c| tunableop(c).map(Text::plain),
     },
     Derived {
         name: "derive.xid_explain",
@@ -346,15 +347,9 @@ pub struct DeriveCtx<'a> {
     /// The finding's cited lines (a CUDA OOM message names the other processes on the card,
     /// which no capture holds).
     pub lines: &'a [&'a str],
-    /// The language of the text being rendered.
-    pub lang: Lang,
 }
 
 impl DeriveCtx<'_> {
-    fn zh(&self) -> bool {
-        self.lang == Lang::Zh
-    }
-
     fn capture(&self, name: &str) -> Option<&str> {
         self.captures
             .iter()
@@ -365,18 +360,17 @@ impl DeriveCtx<'_> {
 
 /// The value of derived variable `name` with its unit; `None` for an unknown name or when
 /// the finding lacks what the value needs.
-pub fn derive(name: &str, ctx: &DeriveCtx) -> Option<(String, Unit)> {
+pub fn derive(name: &str, ctx: &DeriveCtx) -> Option<(Text, Unit)> {
     let d = DERIVED.iter().find(|d| d.name == name)?;
     (d.compute)(ctx).map(|v| (v, d.unit))
 }
 
-fn shm_size_bytes(ctx: &DeriveCtx) -> Option<String> {
-    Some(shm_recommendation(ctx.facts).bytes.to_string())
+fn shm_size_bytes(ctx: &DeriveCtx) -> Option<Text> {
+    Some(Text::plain(shm_recommendation(ctx.facts).bytes.to_string()))
 }
 
-fn shm_basis(ctx: &DeriveCtx) -> Option<String> {
-    let r = shm_recommendation(ctx.facts);
-    Some(if ctx.zh() { r.basis_zh } else { r.basis })
+fn shm_basis(ctx: &DeriveCtx) -> Option<Text> {
+    Some(shm_recommendation(ctx.facts).basis)
 }
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
@@ -384,9 +378,7 @@ const MIB: f64 = 1024.0 * 1024.0;
 
 pub struct ShmRecommendation {
     pub bytes: u64,
-    pub basis: String,
-    /// `basis` in Chinese.
-    pub basis_zh: String,
+    pub basis: Text,
 }
 
 /// Size /dev/shm from what the run showed:
@@ -468,8 +460,7 @@ pub fn shm_recommendation(facts: &FactSet) -> ShmRecommendation {
     }
     ShmRecommendation {
         bytes: want as u64,
-        basis,
-        basis_zh,
+        basis: Text::new(basis, basis_zh),
     }
 }
 
@@ -593,7 +584,7 @@ pub fn gpu_memory_holder(captures: &[(String, String)], lines: &[&str]) -> Optio
 
 /// From a CUDA OOM message's figures: is it this process's own usage (shrink the batch), or
 /// another process holding the card?
-fn gpu_oom_plan(ctx: &DeriveCtx) -> Option<String> {
+fn gpu_oom_plan(ctx: &DeriveCtx) -> Option<Text> {
     let tried = parse_size(ctx.capture("tried")?)?;
     let total = ctx.capture("total").and_then(parse_size);
     let free = ctx.capture("free").and_then(parse_size);
@@ -614,20 +605,7 @@ fn gpu_oom_plan(ctx: &DeriveCtx) -> Option<String> {
             .map(|(p, b)| format!("pid {p}: {}", h(*b)))
             .collect::<Vec<_>>()
             .join(", ");
-        return Some(if ctx.zh() {
-            format!(
-                "这个进程里 PyTorch 自己只占了 {}（整卡 {}），另有约 {} 被本进程分配器之外的占用拿走了{}（同一张卡上的其他进程，或某个 native 库泄漏）。\
-                 用 `nvidia-smi --query-compute-apps=pid,used_memory --format=csv` 查出占卡的进程并释放它，确保每个 rank 独占自己的 GPU；这种情况减小 batch size 没有用。",
-                h(torch),
-                h(total),
-                h(other),
-                if pids.is_empty() {
-                    String::new()
-                } else {
-                    format!("（{pids}）")
-                }
-            )
-        } else {
+        return Some(Text::new(
             format!(
                 "PyTorch itself holds only {} of the {} card: about {} is held outside this \
                  process's allocator{} (another process on the same GPU, or a leak in a native \
@@ -641,24 +619,27 @@ fn gpu_oom_plan(ctx: &DeriveCtx) -> Option<String> {
                 } else {
                     format!(" ({pids})")
                 }
-            )
-        });
+            ),
+            format!(
+                "这个进程里 PyTorch 自己只占了 {}（整卡 {}），另有约 {} 被本进程分配器之外的占用拿走了{}（同一张卡上的其他进程，或某个 native 库泄漏）。\
+                 用 `nvidia-smi --query-compute-apps=pid,used_memory --format=csv` 查出占卡的进程并释放它，确保每个 rank 独占自己的 GPU；这种情况减小 batch size 没有用。",
+                h(torch),
+                h(total),
+                h(other),
+                if pids.is_empty() {
+                    String::new()
+                } else {
+                    format!("（{pids}）")
+                }
+            ),
+        ));
     }
     // Reserved far above allocated: the caching allocator holds blocks it cannot hand out.
     if let (Some(total), Some(alloc), Some(held)) =
         (total, by_torch, torch_held(by_torch, ctx.lines))
         && held - alloc > tried.max(0.25 * total)
     {
-        return Some(if ctx.zh() {
-            format!(
-                "PyTorch 的缓存分配器占着 {}，真正分配出去的只有 {}（整卡 {}）：这是显存碎片，不是模型真的放不下。\
-                 设置 `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`（老版本用 `max_split_size_mb:128`），\
-                 或者在峰值之间避免反复分配大小不一的大张量；仍然不够再减小 micro-batch。",
-                h(held),
-                h(alloc),
-                h(total)
-            )
-        } else {
+        return Some(Text::new(
             format!(
                 "PyTorch's caching allocator holds {} but only {} of it is allocated (card: {}): \
                  the memory is fragmented, the model is not too large. Set \
@@ -668,22 +649,29 @@ fn gpu_oom_plan(ctx: &DeriveCtx) -> Option<String> {
                 h(held),
                 h(alloc),
                 h(total)
-            )
-        });
+            ),
+            format!(
+                "PyTorch 的缓存分配器占着 {}，真正分配出去的只有 {}（整卡 {}）：这是显存碎片，不是模型真的放不下。\
+                 设置 `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`（老版本用 `max_split_size_mb:128`），\
+                 或者在峰值之间避免反复分配大小不一的大张量；仍然不够再减小 micro-batch。",
+                h(held),
+                h(alloc),
+                h(total)
+            ),
+        ));
     }
     let (Some(total), Some(torch)) = (total, by_torch) else {
-        return Some(if ctx.zh() {
-            format!(
-                "申请的 {} 分配不下：把 micro-batch 减半（同时把梯度累积步数翻倍，保持全局 batch size 不变），或者开启 activation checkpointing。",
-                h(tried)
-            )
-        } else {
+        return Some(Text::new(
             format!(
                 "The allocation of {} did not fit: halve the micro-batch (and double gradient \
                  accumulation to keep the global batch), or enable activation checkpointing.",
                 h(tried)
-            )
-        });
+            ),
+            format!(
+                "申请的 {} 分配不下：把 micro-batch 减半（同时把梯度累积步数翻倍，保持全局 batch size 不变），或者开启 activation checkpointing。",
+                h(tried)
+            ),
+        ));
     };
     // The process needs about torch + tried; to fit under ~90% of the card, scale the
     // activation-dominated part by this factor.
@@ -697,33 +685,22 @@ fn gpu_oom_plan(ctx: &DeriveCtx) -> Option<String> {
     // fragmentation.
     if pct < 1.0 {
         let free = free.map(h).unwrap_or_else(|| "little".into());
-        return Some(if ctx.zh() {
-            format!(
-                "PyTorch 占着 {}、又申请 {}，本来放得下这张 {} 的卡，但只剩 {free} 空闲：显存被本进程分配器之外的东西拿走了（同卡的其他进程、NCCL/cuBLAS 的工作区、集合通信的缓冲区）或者碎片化了。                 用 `nvidia-smi` 查卡上的其他进程，设置 `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`，                 并看出错时在做什么（加载、集合通信 gather、评估）：那一步的显存占用才是要降的。",
-                h(torch),
-                h(tried),
-                h(total)
-            )
-        } else {
+        return Some(Text::new(
             format!(
                 "PyTorch held {} and asked for {} more, which fits the {} card, yet only {free} was free:                  the memory is held outside this process's allocator (another process on the card,                  NCCL/cuBLAS workspaces, a collective's buffers) or fragmented. Check `nvidia-smi` for                  other processes, set `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`, and look at                  what the run was doing when it failed (loading, a gather, evaluation): that step's                  memory is what to cut.",
                 h(torch),
                 h(tried),
                 h(total)
-            )
-        });
+            ),
+            format!(
+                "PyTorch 占着 {}、又申请 {}，本来放得下这张 {} 的卡，但只剩 {free} 空闲：显存被本进程分配器之外的东西拿走了（同卡的其他进程、NCCL/cuBLAS 的工作区、集合通信的缓冲区）或者碎片化了。                 用 `nvidia-smi` 查卡上的其他进程，设置 `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`，                 并看出错时在做什么（加载、集合通信 gather、评估）：那一步的显存占用才是要降的。",
+                h(torch),
+                h(tried),
+                h(total)
+            ),
+        ));
     }
-    Some(if ctx.zh() {
-        format!(
-            "这个进程大约需要 {}，而卡只有 {}（PyTorch 已占 {} + 本次申请 {}）：激活显存至少要降 {pct:.0}%，\
-             比如把 micro-batch（或序列长度）乘以 {factor:.2} 或更小，同时调大梯度累积步数保持全局 batch size，\
-             或者开启 activation checkpointing。",
-            h(need),
-            h(total),
-            h(torch),
-            h(tried)
-        )
-    } else {
+    Some(Text::new(
         format!(
             "The process needed about {} on a {} card ({} held by PyTorch + {} requested): cut \
              activation memory by at least {pct:.0}% — e.g. multiply the micro-batch (or sequence \
@@ -733,8 +710,17 @@ fn gpu_oom_plan(ctx: &DeriveCtx) -> Option<String> {
             h(total),
             h(torch),
             h(tried)
-        )
-    })
+        ),
+        format!(
+            "这个进程大约需要 {}，而卡只有 {}（PyTorch 已占 {} + 本次申请 {}）：激活显存至少要降 {pct:.0}%，\
+             比如把 micro-batch（或序列长度）乘以 {factor:.2} 或更小，同时调大梯度累积步数保持全局 batch size，\
+             或者开启 activation checkpointing。",
+            h(need),
+            h(total),
+            h(torch),
+            h(tried)
+        ),
+    ))
 }
 
 /// `File ".../site-packages/<pkg>/…"`: the installed package a traceback frame is in.
@@ -747,7 +733,12 @@ static FRAME_PACKAGE: std::sync::LazyLock<Option<regex::Regex>> = std::sync::Laz
 /// the innermost frames are torch's autograd engine the kernel ran somewhere in the backward
 /// pass, and the frame that called `backward()` (a trainer, accelerate) launched none of it,
 /// so no package is named.
-fn kernel_library(ctx: &DeriveCtx) -> Option<String> {
+fn kernel_library(ctx: &DeriveCtx) -> Option<Text> {
+    kernel_package(ctx).map(Text::plain)
+}
+
+/// The package `kernel_library` names.
+fn kernel_package(ctx: &DeriveCtx) -> Option<String> {
     let re = FRAME_PACKAGE.as_ref()?;
     for l in ctx.lines.iter().rev() {
         let Some(c) = re.captures(l) else { continue };
@@ -796,7 +787,7 @@ const ATTENTION_BACKENDS: &[(&str, &str, &str, Option<&str>)] = &[
 /// model library picked at start-up (vLLM's and SGLang's backends, transformers' FlashAttention
 /// integration): another backend is one setting away and sidesteps the faulting kernel, so it
 /// comes first, beside updating the package whose kernel faulted (`kernel_library`).
-fn attention_backend(ctx: &DeriveCtx) -> Option<String> {
+fn attention_backend(ctx: &DeriveCtx) -> Option<Text> {
     let (path, who, knob, named) = ctx.lines.iter().find_map(|l| {
         let (path, _) = frame_of(l)?;
         let path = path.replace('\\', "/");
@@ -812,18 +803,13 @@ fn attention_backend(ctx: &DeriveCtx) -> Option<String> {
     };
     let stem = path.rsplit('/').next()?.trim_end_matches(".py");
     let backend = named.unwrap_or(stem);
-    let library = kernel_library(ctx);
-    Some(match (library, ctx.zh()) {
-        (Some(lib), false) => format!(
-            "Switch {whose} attention backend away from `{backend}` ({knob}), or update {lib} to its latest release (or pin the one that worked): the fault is in the attention kernel {who} picked at start-up (its frames are in the traceback), and another backend sidesteps that kernel while its bug is open."
-        ),
-        (None, false) => format!(
-            "Switch {whose} attention backend away from `{backend}` ({knob}): the fault is in the attention kernel {who} picked at start-up (its frames are in the traceback), and another backend sidesteps that kernel; then update the package that provides it."
-        ),
-        (Some(lib), true) => format!(
+    Some(match kernel_package(ctx) {
+        Some(lib) => text!(
+            "Switch {whose} attention backend away from `{backend}` ({knob}), or update {lib} to its latest release (or pin the one that worked): the fault is in the attention kernel {who} picked at start-up (its frames are in the traceback), and another backend sidesteps that kernel while its bug is open.",
             "把 {who} 的注意力后端从 `{backend}` 换掉（{knob}），或者把 {lib} 升级到最新版本（或固定到之前能用的版本）：出错的是 {who} 启动时选中的注意力 kernel（traceback 里有它的栈帧），换一个后端就绕开了这个 kernel。"
         ),
-        (None, true) => format!(
+        None => text!(
+            "Switch {whose} attention backend away from `{backend}` ({knob}): the fault is in the attention kernel {who} picked at start-up (its frames are in the traceback), and another backend sidesteps that kernel; then update the package that provides it.",
             "把 {who} 的注意力后端从 `{backend}` 换掉（{knob}）：出错的是 {who} 启动时选中的注意力 kernel（traceback 里有它的栈帧），换一个后端就绕开了这个 kernel；之后再升级提供它的包。"
         ),
     })
@@ -837,7 +823,7 @@ const LOCAL_OP_DIRS: &[&str] = &["ops", "csrc", "_ext"];
 /// `…/segmentation/ops/functions/ms_deform_attn_func.py`; the value is that directory. Such an
 /// op was built on the machine against the torch, nvcc and GPU of the day, and a build that no
 /// longer fits them faults at run time rather than failing to load: rebuild it first.
-fn local_extension(ctx: &DeriveCtx) -> Option<String> {
+fn local_extension(ctx: &DeriveCtx) -> Option<Text> {
     ctx.lines.iter().find_map(|l| {
         let rest = &l[l.find("File \"")? + "File \"".len()..];
         let path = rest[..rest.find('"')?].replace('\\', "/");
@@ -851,11 +837,7 @@ fn local_extension(ctx: &DeriveCtx) -> Option<String> {
         Some(segs[..=i].join("/"))
     })
     .map(|dir| {
-        if ctx.zh() {
-            format!("针对现在装的 torch 和 CUDA 重新编译项目自己在 `{dir}` 里的算子（先删掉旧的编译产物——`build/` 目录和 `.so` 文件——再用与 `torch.version.cuda` 一致的 nvcc 运行它的 `setup.py build_ext --inplace` 或 `pip install -e .`）：崩溃就发生在其中某个算子里，为别的 torch、CUDA 或 GPU 编译的算子不会在加载时报错，而是在运行时出错。重新编译后仍然崩溃，就用 `CUDA_LAUNCH_BLOCKING=1` 重跑找出是哪个 kernel。")
-        } else {
-            format!("Rebuild the project's own compiled ops in `{dir}` against the torch and CUDA now installed (delete the old build — its `build/` directory and `.so` files — then run its `setup.py build_ext --inplace` or `pip install -e .` with the nvcc that matches `torch.version.cuda`): the crash is inside one of them, and an op built for another torch, CUDA or GPU faults at run time instead of failing to load. If a fresh build still crashes, rerun with `CUDA_LAUNCH_BLOCKING=1` to find the kernel.")
-        }
+        Text::new(format!("Rebuild the project's own compiled ops in `{dir}` against the torch and CUDA now installed (delete the old build — its `build/` directory and `.so` files — then run its `setup.py build_ext --inplace` or `pip install -e .` with the nvcc that matches `torch.version.cuda`): the crash is inside one of them, and an op built for another torch, CUDA or GPU faults at run time instead of failing to load. If a fresh build still crashes, rerun with `CUDA_LAUNCH_BLOCKING=1` to find the kernel."), format!("针对现在装的 torch 和 CUDA 重新编译项目自己在 `{dir}` 里的算子（先删掉旧的编译产物——`build/` 目录和 `.so` 文件——再用与 `torch.version.cuda` 一致的 nvcc 运行它的 `setup.py build_ext --inplace` 或 `pip install -e .`）：崩溃就发生在其中某个算子里，为别的 torch、CUDA 或 GPU 编译的算子不会在加载时报错，而是在运行时出错。重新编译后仍然崩溃，就用 `CUDA_LAUNCH_BLOCKING=1` 重跑找出是哪个 kernel。"))
     })
 }
 
@@ -864,7 +846,12 @@ fn local_extension(ctx: &DeriveCtx) -> Option<String> {
 /// traceback's `, in <module>`) at module level inside an installed package other than the
 /// framework itself. A native crash while a package loads is its compiled library failing to
 /// fit the torch or CUDA it was built for, not the training.
-fn crashing_extension(ctx: &DeriveCtx) -> Option<String> {
+fn crashing_extension(ctx: &DeriveCtx) -> Option<Text> {
+    crashing_package(ctx).map(Text::plain)
+}
+
+/// The package `crashing_extension` names.
+fn crashing_package(ctx: &DeriveCtx) -> Option<String> {
     let re = FRAME_PACKAGE.as_ref()?;
     ctx.lines.iter().find_map(|l| {
         let p = re.captures(l)?.get(1)?.as_str();
@@ -889,14 +876,16 @@ const OWN_RUNTIME: &[&str] = &[
 /// The crashing import (`crashing_extension`) when it is one of `OWN_RUNTIME`: its libraries
 /// loaded after torch's copies of the same ones are in the process, so the order of the
 /// imports, not a rebuild, is the remedy.
-fn crashing_framework(ctx: &DeriveCtx) -> Option<String> {
-    crashing_extension(ctx).filter(|p| OWN_RUNTIME.contains(&p.as_str()))
+fn crashing_framework(ctx: &DeriveCtx) -> Option<Text> {
+    crashing_package(ctx)
+        .filter(|p| OWN_RUNTIME.contains(&p.as_str()))
+        .map(Text::plain)
 }
 
 /// The installed package holding the crashing module (`core.crash_module`): its directory under
 /// `site-packages`/`dist-packages`, or a wheel's vendored `<dist>.libs` there. PyTorch and the
 /// NVIDIA runtime wheels run every package's native work, so a crash in them names no one.
-fn crash_package(ctx: &DeriveCtx) -> Option<String> {
+fn crash_package(ctx: &DeriveCtx) -> Option<Text> {
     let module = ctx.facts.get(names::CORE_CRASH_MODULE)?.value.to_string();
     let module = module.replace('\\', "/");
     let at = module
@@ -920,15 +909,14 @@ fn crash_package(ctx: &DeriveCtx) -> Option<String> {
         "yaml" => "PyYAML",
         d => d,
     };
-    Some(if ctx.zh() {
-        format!(
-            "换一个 `{dir}` 的构建：升级 {dist}，或者固定到之前能用的版本：崩溃发生在它自带的 native 库 `{lib}` 里；再确认没有第二份同样的库（另一个 wheel、conda 包或系统安装）和它一起被加载。"
-        )
-    } else {
+    Some(Text::new(
         format!(
             "Install another build of the package that owns `{dir}`: upgrade {dist}, or pin the release that worked. The crash is inside its own bundled native library (`{lib}`); check too that no second copy of the same libraries (another wheel, a conda package, a system install) is loaded beside it."
-        )
-    })
+        ),
+        format!(
+            "换一个 `{dir}` 的构建：升级 {dist}，或者固定到之前能用的版本：崩溃发生在它自带的 native 库 `{lib}` 里；再确认没有第二份同样的库（另一个 wheel、conda 包或系统安装）和它一起被加载。"
+        ),
+    ))
 }
 
 /// A package release known upstream to crash the process: the package as `pip` names it, the
@@ -938,8 +926,7 @@ struct CrashingRelease {
     package: &'static str,
     bad: &'static [&'static str],
     good: &'static str,
-    what: &'static str,
-    what_zh: &'static str,
+    what: Text<&'static str>,
     /// Where the crash and its remedy were established (kept here so a row cannot lack it).
     #[allow(dead_code)]
     upstream: &'static str,
@@ -952,16 +939,20 @@ const CRASHING_RELEASES: &[CrashingRelease] = &[
         package: "scipy",
         bad: &["1.4.0"],
         good: "1.4.1 (or back to 1.3.3)",
-        what: "its 1.4.0 wheels crash the process when torch (or TensorFlow) is imported after it, as `import transformers` or scikit-learn does",
-        what_zh: "它的 1.4.0 wheel 在之后再导入 torch（或 TensorFlow）时会让进程崩溃，`import transformers` 或 scikit-learn 就会这样导入",
+        what: Text {
+            en: "its 1.4.0 wheels crash the process when torch (or TensorFlow) is imported after it, as `import transformers` or scikit-learn does",
+            zh: "它的 1.4.0 wheel 在之后再导入 torch（或 TensorFlow）时会让进程崩溃，`import transformers` 或 scikit-learn 就会这样导入",
+        },
         upstream: "https://github.com/scipy/scipy/issues/11237",
     },
     CrashingRelease {
         package: "sentencepiece",
         bad: &["0.1.92", "0.1.93", "0.1.94"],
         good: "0.1.91 (or 0.1.95 and later)",
-        what: "its 0.1.92-0.1.94 wheels crash the process in torch calls once it is imported (transformers and texar import it at start-up)",
-        what_zh: "它的 0.1.92-0.1.94 wheel 被导入后，torch 的调用会让进程崩溃（transformers、texar 启动时就会导入它）",
+        what: Text {
+            en: "its 0.1.92-0.1.94 wheels crash the process in torch calls once it is imported (transformers and texar import it at start-up)",
+            zh: "它的 0.1.92-0.1.94 wheel 被导入后，torch 的调用会让进程崩溃（transformers、texar 启动时就会导入它）",
+        },
         upstream: "https://github.com/huggingface/transformers/issues/4857",
     },
 ];
@@ -969,7 +960,7 @@ const CRASHING_RELEASES: &[CrashingRelease] = &[
 /// The first package listing row (captures `installed_pkg` and `installed_ver` of one hit) whose
 /// release `CRASHING_RELEASES` lists: the run has a release known to crash beside torch, so
 /// pinning the one that does not is the first step, before any hunt for the crashing library.
-fn crash_release(ctx: &DeriveCtx) -> Option<String> {
+fn crash_release(ctx: &DeriveCtx) -> Option<Text> {
     let (row, ver) = ctx.captures.windows(2).find_map(|w| {
         let (pkg, ver) = (&w[0], &w[1]);
         if pkg.0 != "installed_pkg" || ver.0 != "installed_ver" {
@@ -983,21 +974,15 @@ fn crash_release(ctx: &DeriveCtx) -> Option<String> {
             .then_some((row, ver.1.clone()))
     })?;
     let p = row.package;
-    Some(if ctx.zh() {
-        format!(
-            "把 {p} 从 {ver} 换成 {good}（`pip install \"{p}=={pin}\"`，并在 requirements 里固定它）：{what}。",
-            good = row.good,
-            pin = row.good.split_whitespace().next().unwrap_or(row.good),
-            what = row.what_zh,
-        )
-    } else {
-        format!(
-            "Pin {p} {good} in place of the installed {ver} (`pip install \"{p}=={pin}\"`, and pin it in the requirements): {what}.",
-            good = row.good,
-            pin = row.good.split_whitespace().next().unwrap_or(row.good),
-            what = row.what,
-        )
-    })
+    let (good, pin) = (
+        row.good,
+        row.good.split_whitespace().next().unwrap_or(row.good),
+    );
+    Some(text!(
+        "Pin {p} {good} in place of the installed {ver} (`pip install \"{p}=={pin}\"`, and pin it in the requirements): {what}.",
+        "把 {p} 从 {ver} 换成 {good}（`pip install \"{p}=={pin}\"`，并在 requirements 里固定它）：{what}。";
+        what = row.what
+    ))
 }
 
 /// The crash is inside torch's own import: faulthandler's stack has a frame at module level of
@@ -1005,17 +990,13 @@ fn crash_release(ctx: &DeriveCtx) -> Option<String> {
 /// the fault (the confirmation's capture `import_then_torch`). torch's native libraries load
 /// then, and one that an earlier import already put in the process (another wheel's bundled
 /// C++ runtime, OpenMP, pybind11 or protobuf) clashes with them: import order is the lever.
-fn torch_import_clash(ctx: &DeriveCtx) -> Option<String> {
+fn torch_import_clash(ctx: &DeriveCtx) -> Option<Text> {
     let in_torch_init = ctx.lines.iter().any(|l| {
         let l = l.replace('\\', "/");
         l.contains("/torch/__init__.py\"") && l.trim_end().ends_with(" in <module>")
     });
     (in_torch_init || ctx.capture("import_then_torch").is_some()).then(|| {
-        if ctx.zh() {
-            "先导入 torch（把 `import torch` 放到入口脚本最上面，早于其他带 native 库的包），或者把另一个包换成和这个 torch 兼容的版本：崩溃发生在 torch 自己的导入过程中，这时它的 native 库与之前某个导入已经加载进进程的库（另一个 wheel 自带的 C++ 运行时、OpenMP、pybind11 或 protobuf）冲突；单独执行 `python -c 'import torch'` 不崩溃就说明是导入顺序的问题。".to_string()
-        } else {
-            "Import torch first (move `import torch` to the top of the entry script, ahead of the other packages with native libraries), or install a release of the other package that fits this torch: the crash is inside torch's own import, where its native libraries clash with ones an earlier import already loaded (another wheel's bundled C++ runtime, OpenMP, pybind11 or protobuf); `python -c 'import torch'` alone not crashing confirms the import order.".to_string()
-        }
+        Text::new("Import torch first (move `import torch` to the top of the entry script, ahead of the other packages with native libraries), or install a release of the other package that fits this torch: the crash is inside torch's own import, where its native libraries clash with ones an earlier import already loaded (another wheel's bundled C++ runtime, OpenMP, pybind11 or protobuf); `python -c 'import torch'` alone not crashing confirms the import order.", "先导入 torch（把 `import torch` 放到入口脚本最上面，早于其他带 native 库的包），或者把另一个包换成和这个 torch 兼容的版本：崩溃发生在 torch 自己的导入过程中，这时它的 native 库与之前某个导入已经加载进进程的库（另一个 wheel 自带的 C++ 运行时、OpenMP、pybind11 或 protobuf）冲突；单独执行 `python -c 'import torch'` 不崩溃就说明是导入顺序的问题。")
     })
 }
 
@@ -1026,9 +1007,9 @@ pub(crate) const STARTUP_COLLECTIVES: u64 = 8;
 /// The timed-out collective's sequence number (capture `seq`) when it is one of the process
 /// group's first few: the waiting ranks were still starting up, so the late rank was busy
 /// with start-up work (dataset tokenization, index building, a load), not with a step.
-fn startup_collective(ctx: &DeriveCtx) -> Option<String> {
+fn startup_collective(ctx: &DeriveCtx) -> Option<Text> {
     let seq: u64 = ctx.capture("seq")?.trim().parse().ok()?;
-    (seq <= STARTUP_COLLECTIVES).then(|| seq.to_string())
+    (seq <= STARTUP_COLLECTIVES).then(|| Text::plain(seq.to_string()))
 }
 
 /// The progress bar `datasets` prints while a tokenizing `map` runs (LLaMA-Factory, the
@@ -1039,17 +1020,11 @@ const TOKENIZING_BAR: &str = "Running tokenizer on dataset";
 
 /// Whether a cited line of the finding carries the tokenizing progress bar (see
 /// `TOKENIZING_BAR`): the start-up work that outlasted the timeout was tokenization.
-fn startup_tokenizing(ctx: &DeriveCtx) -> Option<String> {
+fn startup_tokenizing(ctx: &DeriveCtx) -> Option<Text> {
     ctx.lines
         .iter()
         .any(|l| l.contains(TOKENIZING_BAR))
-        .then(|| {
-            if ctx.zh() {
-                "对数据集做 tokenize".to_string()
-            } else {
-                "tokenizing the dataset".to_string()
-            }
-        })
+        .then(|| Text::new("tokenizing the dataset", "对数据集做 tokenize"))
 }
 
 /// A process-group timeout this short or shorter was set on purpose (PyTorch's defaults are 10
@@ -1059,15 +1034,15 @@ const SHORT_PG_TIMEOUT_MS: u64 = 300_000;
 /// The watchdog's `Timeout(ms)` (capture `timeout_ms`) in seconds, when the process group was
 /// given a timeout of five minutes or less: a rank busy with a checkpoint load or a rank-0
 /// validation is then reported as a timeout although it was on its way.
-fn short_pg_timeout(ctx: &DeriveCtx) -> Option<String> {
+fn short_pg_timeout(ctx: &DeriveCtx) -> Option<Text> {
     let ms: u64 = ctx.capture("timeout_ms")?.trim().parse().ok()?;
     (ms > 0 && ms <= SHORT_PG_TIMEOUT_MS).then(|| {
         let secs = ms as f64 / 1000.0;
-        if secs.fract() == 0.0 {
+        Text::plain(if secs.fract() == 0.0 {
             format!("{secs:.0}")
         } else {
             format!("{secs:.1}")
-        }
+        })
     })
 }
 
@@ -1104,12 +1079,11 @@ fn frame_of(line: &str) -> Option<(&str, &str)> {
 /// Whether a frame (file, function) belongs to a phase.
 type FrameTest<'a> = dyn Fn(&str, &str) -> bool + 'a;
 
-fn gpu_oom_phase(ctx: &DeriveCtx) -> Option<String> {
+fn gpu_oom_phase(ctx: &DeriveCtx) -> Option<Text> {
     let frames: Vec<(&str, &str)> = ctx.lines.iter().filter_map(|l| frame_of(l)).collect();
-    let zh = ctx.zh();
     // vLLM's own line for running out while loading the weights: the engine's start-up.
     if ctx.capture("engine_load_oom").is_some() {
-        return Some(engine_start_oom(zh));
+        return Some(engine_start_oom());
     }
     let vae = frames.iter().any(|(path, func)| {
         let p = path.to_ascii_lowercase();
@@ -1120,11 +1094,10 @@ fn gpu_oom_phase(ctx: &DeriveCtx) -> Option<String> {
             )
     });
     if vae {
-        return Some(if zh {
-            "打开 VAE 的 tiling（以及 slicing），让 VAE 分块编码/解码大图：diffusers 里是 `vae.enable_tiling()` / `vae.enable_slicing()`，或者降低编码的分辨率。显存不够发生在 VAE 的 encode/decode 里，它的激活随图像像素数增长，而不是随已经减小了的 batch 增长。".into()
-        } else {
-            "Enable VAE tiling (and slicing) so the VAE encodes and decodes large images in tiles: `vae.enable_tiling()` / `vae.enable_slicing()` in diffusers, or encode at a lower resolution. The OOM is inside the VAE's encode/decode, whose activations grow with the image's pixels, not with the batch you already cut.".into()
-        });
+        return Some(Text::new(
+            "Enable VAE tiling (and slicing) so the VAE encodes and decodes large images in tiles: `vae.enable_tiling()` / `vae.enable_slicing()` in diffusers, or encode at a lower resolution. The OOM is inside the VAE's encode/decode, whose activations grow with the image's pixels, not with the batch you already cut.",
+            "打开 VAE 的 tiling（以及 slicing），让 VAE 分块编码/解码大图：diffusers 里是 `vae.enable_tiling()` / `vae.enable_slicing()`，或者降低编码的分辨率。显存不够发生在 VAE 的 encode/decode 里，它的激活随图像像素数增长，而不是随已经减小了的 batch 增长。",
+        ));
     }
     let gather = |f: &str| {
         matches!(
@@ -1138,33 +1111,30 @@ fn gpu_oom_phase(ctx: &DeriveCtx) -> Option<String> {
         .rev()
         .find(|(path, _)| !path.contains("/torch/"));
     if let Some(func) = frames.iter().find_map(own_evaluation) {
-        return Some(if zh {
-            format!(
-                "把 `{func}()` 里的评估放到 `torch.no_grad()`（或 `torch.inference_mode()`）下运行，并先调用 `model.eval()`：显存不够发生在你自己的评估函数里，没有关掉梯度时每个 batch 都会保留自己的计算图（跨 batch 留下的张量也会连着它们的图）；如果它已经关掉了梯度，就减小评估的 batch。"
-            )
-        } else {
+        return Some(Text::new(
             format!(
                 "Run the evaluation in `{func}()` under `torch.no_grad()` (or `torch.inference_mode()`), after `model.eval()`: the OOM is raised in your own evaluation function, where without it every batch keeps its autograd graph (and tensors kept across batches keep theirs alive); if it already runs without gradients, use a smaller evaluation batch."
-            )
-        });
+            ),
+            format!(
+                "把 `{func}()` 里的评估放到 `torch.no_grad()`（或 `torch.inference_mode()`）下运行，并先调用 `model.eval()`：显存不够发生在你自己的评估函数里，没有关掉梯度时每个 batch 都会保留自己的计算图（跨 batch 留下的张量也会连着它们的图）；如果它已经关掉了梯度，就减小评估的 batch。"
+            ),
+        ));
     }
     if inner.is_some_and(|(_, f)| gather(f)) {
-        return Some(if zh {
-            "设置 `eval_accumulation_steps`（比如 8），让 Trainer 每 N 步把评估时收集的预测搬到 CPU，而不是全部留在 GPU 上（或者传 `preprocess_logits_for_metrics` 只保留 argmax 的 id）：显存不够发生在评估循环拼接输出的时候，减小训练 batch 解决不了。".into()
-        } else {
-            "Set `eval_accumulation_steps` (e.g. 8) so the Trainer moves the predictions it gathers during evaluation to the CPU every N steps instead of keeping them all on the GPU (or pass `preprocess_logits_for_metrics` to keep only the argmax ids): the OOM is in the evaluation loop's concatenation of outputs, which a smaller training batch does not shrink.".into()
-        });
+        return Some(Text::new(
+            "Set `eval_accumulation_steps` (e.g. 8) so the Trainer moves the predictions it gathers during evaluation to the CPU every N steps instead of keeping them all on the GPU (or pass `preprocess_logits_for_metrics` to keep only the argmax ids): the OOM is in the evaluation loop's concatenation of outputs, which a smaller training batch does not shrink.",
+            "设置 `eval_accumulation_steps`（比如 8），让 Trainer 每 N 步把评估时收集的预测搬到 CPU，而不是全部留在 GPU 上（或者传 `preprocess_logits_for_metrics` 只保留 argmax 的 id）：显存不够发生在评估循环拼接输出的时候，减小训练 batch 解决不了。",
+        ));
     }
-    oom_step_phase(&frames, zh)
+    oom_step_phase(&frames)
 }
 
 /// An inference engine ran out while starting: its reserved share is the lever.
-fn engine_start_oom(zh: bool) -> String {
-    if zh {
-        "调低推理引擎的 `gpu_memory_utilization`（它在每张卡上预留的份额），或者给引擎单独一张卡；引擎单独运行时再降低 `max_num_seqs` / `max_model_len`：显存不够发生在引擎启动时（加载权重、试跑一次来确定 KV cache 大小），这时引擎预留的份额加上卡上已有的占用（同卡的训练进程、另一个引擎）超过了整张卡，训练的 batch 改变不了它。".into()
-    } else {
-        "Lower the inference engine's `gpu_memory_utilization` (the share of each card it reserves) or give the engine a GPU of its own, and lower `max_num_seqs` / `max_model_len` if it runs alone: the OOM is raised while the engine starts (loading its weights and profiling a forward to size its KV cache), where its reserved share plus what else holds the card (training on the same GPU, another engine) exceeds it; the training batch does not change that.".into()
-    }
+fn engine_start_oom() -> Text {
+    Text::new(
+        "Lower the inference engine's `gpu_memory_utilization` (the share of each card it reserves) or give the engine a GPU of its own, and lower `max_num_seqs` / `max_model_len` if it runs alone: the OOM is raised while the engine starts (loading its weights and profiling a forward to size its KV cache), where its reserved share plus what else holds the card (training on the same GPU, another engine) exceeds it; the training batch does not change that.",
+        "调低推理引擎的 `gpu_memory_utilization`（它在每张卡上预留的份额），或者给引擎单独一张卡；引擎单独运行时再降低 `max_num_seqs` / `max_model_len`：显存不够发生在引擎启动时（加载权重、试跑一次来确定 KV cache 大小），这时引擎预留的份额加上卡上已有的占用（同卡的训练进程、另一个引擎）超过了整张卡，训练的 batch 改变不了它。",
+    )
 }
 
 /// The step a CUDA OOM's phase names, for the phases past the model's training forward and
@@ -1176,7 +1146,7 @@ fn engine_start_oom(zh: bool) -> String {
 /// model's states do not fit: fewer trained parameters or offload), a checkpoint save
 /// gathering the state dict (gather it on the CPU), a framework's evaluation loop (the eval
 /// batch and the outputs it keeps).
-fn oom_step_phase(frames: &[(&str, &str)], zh: bool) -> Option<String> {
+fn oom_step_phase(frames: &[(&str, &str)]) -> Option<Text> {
     // The frames inside the phase's frame must not be a layer's forward or a backward: an
     // OOM there is the batch's activations, whatever called the layer.
     let innermost = |i: usize| {
@@ -1254,7 +1224,7 @@ fn oom_step_phase(frames: &[(&str, &str)], zh: bool) -> Option<String> {
             )
     };
     if phase(&engine, true) {
-        return Some(engine_start_oom(zh));
+        return Some(engine_start_oom());
     }
     // Each phase with its lever (Chinese, English), tried in order.
     let phases: [(&FrameTest, bool, &str, &str); 5] = [
@@ -1292,7 +1262,7 @@ fn oom_step_phase(frames: &[(&str, &str)], zh: bool) -> Option<String> {
     phases
         .iter()
         .find(|(is, within, _, _)| phase(*is, *within))
-        .map(|(_, _, zh_text, en)| if zh { zh_text } else { en }.to_string())
+        .map(|(_, _, zh_text, en)| Text::new(*en, *zh_text))
 }
 
 /// The quoted keys of a `Missing key(s) in state_dict: "a", "b"` (or `Unexpected key(s)`) line.
@@ -1315,7 +1285,7 @@ fn state_dict_keys<'a>(lines: &[&'a str], head: &str) -> Vec<&'a str> {
 /// prefix: the keys are right, one side is wrapped once more than the other. Every missing key
 /// that has a prefixed or unprefixed twin among the unexpected ones must agree on it, and at
 /// least two must pair.
-fn state_dict_prefix(ctx: &DeriveCtx) -> Option<String> {
+fn state_dict_prefix(ctx: &DeriveCtx) -> Option<Text> {
     let missing = state_dict_keys(ctx.lines, "Missing key(s) in state_dict:");
     let unexpected = state_dict_keys(ctx.lines, "Unexpected key(s) in state_dict:");
     if missing.is_empty() || unexpected.is_empty() {
@@ -1342,20 +1312,16 @@ fn state_dict_prefix(ctx: &DeriveCtx) -> Option<String> {
         pairs += 1;
     }
     let (prefix, model_wants) = found.filter(|_| pairs >= 2)?;
-    let zh = ctx.zh();
-    Some(match (model_wants, zh) {
-        (true, false) => format!(
-            "Add the `{prefix}` prefix to every key of the checkpoint before loading (`{{'{prefix}' + k: v for k, v in state.items()}}`), or load into the model before it is wrapped (`model.module.load_state_dict(…)`): each key the model missed is a key the checkpoint holds with `{prefix}` in front, so the model here is wrapped (DataParallel/DDP) once more than the one that saved it."
-        ),
-        (true, true) => format!(
+    Some(if model_wants {
+        text!(
+            "Add the `{prefix}` prefix to every key of the checkpoint before loading (`{{'{prefix}' + k: v for k, v in state.items()}}`), or load into the model before it is wrapped (`model.module.load_state_dict(…)`): each key the model missed is a key the checkpoint holds with `{prefix}` in front, so the model here is wrapped (DataParallel/DDP) once more than the one that saved it.",
             "加载前给 checkpoint 的每个 key 加上 `{prefix}` 前缀（`{{'{prefix}' + k: v for k, v in state.items()}}`），或者在包装之前加载（`model.module.load_state_dict(…)`）：模型缺的每个 key 都是 checkpoint 里某个 key 前面加上 `{prefix}`，说明这里的模型比保存时多包了一层（DataParallel/DDP）。"
-        ),
-        (false, false) => format!(
-            "Strip the `{prefix}` prefix from every key of the checkpoint before loading (`{{k.removeprefix('{prefix}'): v for k, v in state.items()}}`), or wrap the model the same way before loading: each key the checkpoint holds is the model's own key with `{prefix}` in front, so it was saved from a model wrapped (DataParallel/DDP) once more than this one."
-        ),
-        (false, true) => format!(
+        )
+    } else {
+        text!(
+            "Strip the `{prefix}` prefix from every key of the checkpoint before loading (`{{k.removeprefix('{prefix}'): v for k, v in state.items()}}`), or wrap the model the same way before loading: each key the checkpoint holds is the model's own key with `{prefix}` in front, so it was saved from a model wrapped (DataParallel/DDP) once more than this one.",
             "加载前去掉 checkpoint 每个 key 的 `{prefix}` 前缀（`{{k.removeprefix('{prefix}'): v for k, v in state.items()}}`），或者先用同样的方式包装模型再加载：checkpoint 里的每个 key 都是模型自己的 key 前面多了 `{prefix}`，说明保存它的模型比这里多包了一层（DataParallel/DDP）。"
-        ),
+        )
     })
 }
 
@@ -1390,7 +1356,7 @@ fn own_evaluation<'a>((path, func): &(&str, &'a str)) -> Option<&'a str> {
 }
 
 /// Only when something other than this process's PyTorch holds the card.
-fn gpu_oom_foreign(ctx: &DeriveCtx) -> Option<String> {
+fn gpu_oom_foreign(ctx: &DeriveCtx) -> Option<Text> {
     if gpu_memory_holder(ctx.captures, ctx.lines) != Some(GpuMemoryHolder::OtherProcess) {
         return None;
     }
@@ -1402,7 +1368,7 @@ fn gpu_oom_foreign(ctx: &DeriveCtx) -> Option<String> {
 /// when plain `python` starts a script on a machine with several. Its replicas and scattered
 /// inputs (and `generate` on a wrapped model) fail where one process per GPU does not, so the
 /// launch is the step, whatever the kernel checked.
-fn data_parallel(ctx: &DeriveCtx) -> Option<String> {
+fn data_parallel(ctx: &DeriveCtx) -> Option<Text> {
     let frame = ctx.lines.iter().find_map(|l| {
         let (path, _) = frame_of(l)?;
         path.replace('\\', "/")
@@ -1410,11 +1376,10 @@ fn data_parallel(ctx: &DeriveCtx) -> Option<String> {
             .then_some(())
     });
     frame?;
-    Some(if ctx.zh() {
-        "每张 GPU 启动一个进程来运行脚本（`accelerate launch` 或 `torchrun --nproc_per_node N`），或者只暴露一张卡（`CUDA_VISIBLE_DEVICES=0`）：traceback 经过了 `torch.nn.DataParallel`（`data_parallel.py`），也就是一个进程驱动所有可见的 GPU——直接用 `python` 在多卡机器上启动时 Trainer 会自己这样包装模型，而它的副本和被切分的输入（以及包装后的 `generate`）会在一卡一进程时不会出错的地方出错。".into()
-    } else {
-        "Launch the script with one process per GPU (`accelerate launch` or `torchrun --nproc_per_node N`), or expose a single GPU (`CUDA_VISIBLE_DEVICES=0`): the traceback passes through `torch.nn.DataParallel` (`data_parallel.py`), one process driving every visible GPU, which the Trainer sets up by itself when plain `python` starts the script on a machine with several, and its replicas and scattered inputs (and `generate` on the wrapped model) fail where one process per GPU does not.".into()
-    })
+    Some(Text::new(
+        "Launch the script with one process per GPU (`accelerate launch` or `torchrun --nproc_per_node N`), or expose a single GPU (`CUDA_VISIBLE_DEVICES=0`): the traceback passes through `torch.nn.DataParallel` (`data_parallel.py`), one process driving every visible GPU, which the Trainer sets up by itself when plain `python` starts the script on a machine with several, and its replicas and scattered inputs (and `generate` on the wrapped model) fail where one process per GPU does not.",
+        "每张 GPU 启动一个进程来运行脚本（`accelerate launch` 或 `torchrun --nproc_per_node N`），或者只暴露一张卡（`CUDA_VISIBLE_DEVICES=0`）：traceback 经过了 `torch.nn.DataParallel`（`data_parallel.py`），也就是一个进程驱动所有可见的 GPU——直接用 `python` 在多卡机器上启动时 Trainer 会自己这样包装模型，而它的副本和被切分的输入（以及包装后的 `generate`）会在一卡一进程时不会出错的地方出错。",
+    ))
 }
 
 /// A cited traceback frame inside a loss: a file whose name holds `loss` (`loss.py`,
@@ -1435,160 +1400,147 @@ fn loss_frame(ctx: &DeriveCtx) -> Option<String> {
 }
 
 /// The class-label reading of an assert, naming the loss frame it was raised in when known.
-fn class_label_hint(zh: bool, loss: Option<&str>) -> String {
-    let lead = match (loss, zh) {
-        (Some(f), false) => format!(
-            "the assert was raised in the loss (`{f}`), where the index is a target's class label, so "
+fn class_label_hint(loss: Option<&str>) -> Text {
+    let lead = match loss {
+        Some(f) => text!(
+            "the assert was raised in the loss (`{f}`), where the index is a target's class label, so ",
+            "断言发生在 loss 里（`{f}`），那里的下标是目标的类别标签，所以"
         ),
-        (Some(f), true) => format!("断言发生在 loss 里（`{f}`），那里的下标是目标的类别标签，所以"),
-        (None, _) => String::new(),
+        None => Text::default(),
     };
-    if zh {
-        format!(
-            "{lead}类别标签超出了 [0, num_classes)：先在数据集里找出越界的标签（`max(labels)`，标注里多出来的类别 id），把类别重新编号为从 0 开始、小于类别数的 id（检测器自己会为背景加 1 的，类别要从 0 编起），只有数据集确实有更多类别时才把 `num_classes` 改成与之一致；表示“忽略”的 -1、255 这类标签要在 loss 里设 `ignore_index`。"
-        )
-    } else {
-        format!(
-            "{lead}a class label is outside [0, num_classes): find the labels out of range in the dataset (`max(labels)`, a stray category id in the annotations) and renumber the classes as zero-based ids below the class count (a detector that adds 1 for background wants them from 0), and change `num_classes` to match only if the dataset really has that many classes; labels such as -1 or 255 that mean 'ignore' need the loss's `ignore_index`."
-        )
-    }
+    text!(
+            "{lead}a class label is outside [0, num_classes): find the labels out of range in the dataset (`max(labels)`, a stray category id in the annotations) and renumber the classes as zero-based ids below the class count (a detector that adds 1 for background wants them from 0), and change `num_classes` to match only if the dataset really has that many classes; labels such as -1 or 255 that mean 'ignore' need the loss's `ignore_index`.",
+            "{lead}类别标签超出了 [0, num_classes)：先在数据集里找出越界的标签（`max(labels)`，标注里多出来的类别 id），把类别重新编号为从 0 开始、小于类别数的 id（检测器自己会为背景加 1 的，类别要从 0 编起），只有数据集确实有更多类别时才把 `num_classes` 改成与之一致；表示“忽略”的 -1、255 这类标签要在 loss 里设 `ignore_index`。";
+        lead = lead
+    )
 }
 
 /// The assertion text of a device-side assert, read as a domain statement. Without the
 /// kernel's assertion line (only `device-side assert triggered`), a loss frame in the
 /// traceback still says what the index was.
-fn assert_hint(ctx: &DeriveCtx) -> Option<String> {
-    let zh = ctx.zh();
+fn assert_hint(ctx: &DeriveCtx) -> Option<Text> {
     let Some(a) = ctx.capture("assertion") else {
         let f = loss_frame(ctx)?;
-        let hint = class_label_hint(zh, Some(&f));
-        let mut c = hint.chars();
-        let first = c.next()?.to_uppercase().collect::<String>();
-        return Some(first + c.as_str());
+        let mut hint = class_label_hint(Some(&f));
+        for side in hint.each_mut() {
+            let mut c = side.chars();
+            let first = c.next()?.to_uppercase().collect::<String>();
+            *side = first + c.as_str();
+        }
+        return Some(hint);
     };
     let scatter = a.contains("idx_dim >= 0 && idx_dim < index_size");
     let what = if a.contains("n_classes") || a.contains("n_class") {
-        class_label_hint(zh, None)
+        class_label_hint(None)
     } else if scatter && let Some(f) = loss_frame(ctx) {
-        class_label_hint(zh, Some(&f))
+        class_label_hint(Some(&f))
     } else if a.contains("srcIndex < srcSelectDimSize")
         || a.contains("ind_dim_size")
         || a.contains("index out of bounds")
     {
-        if zh {
-            "embedding 或 gather 的下标越界：token id 大于等于 embedding 的大小（tokenizer 的词表比模型大，需要 `model.resize_token_embeddings(len(tokenizer))`），或者 position id 超过了 `max_position_embeddings`。".to_string()
-        } else {
-            "an index into an embedding or gather is out of range: token ids >= the embedding's size (tokenizer larger than the model's vocabulary: `model.resize_token_embeddings(len(tokenizer))`), or position ids beyond `max_position_embeddings`.".to_string()
-        }
+        Text::new(
+            "an index into an embedding or gather is out of range: token ids >= the embedding's size (tokenizer larger than the model's vocabulary: `model.resize_token_embeddings(len(tokenizer))`), or position ids beyond `max_position_embeddings`.",
+            "embedding 或 gather 的下标越界：token id 大于等于 embedding 的大小（tokenizer 的词表比模型大，需要 `model.resize_token_embeddings(len(tokenizer))`），或者 position id 超过了 `max_position_embeddings`。",
+        )
     } else if a.contains("input_val >= zero && input_val <= one") {
-        if zh {
-            "binary cross-entropy 的输入不在 [0, 1] 内：先过一层 sigmoid，或者改用 `BCEWithLogitsLoss`。".to_string()
-        } else {
-            "binary cross-entropy got an input outside [0, 1]: apply a sigmoid or use `BCEWithLogitsLoss`.".to_string()
-        }
+        Text::new(
+            "binary cross-entropy got an input outside [0, 1]: apply a sigmoid or use `BCEWithLogitsLoss`.",
+            "binary cross-entropy 的输入不在 [0, 1] 内：先过一层 sigmoid，或者改用 `BCEWithLogitsLoss`。",
+        )
     } else {
-        return Some(if zh {
-            format!("kernel 里的检查 `{a}` 没通过：它读取的某个下标张量越界了。")
-        } else {
+        return Some(Text::new(
             format!(
                 "The kernel checked `{a}` and it failed: one of the index tensors it reads is out of range."
-            )
-        });
+            ),
+            format!("kernel 里的检查 `{a}` 没通过：它读取的某个下标张量越界了。"),
+        ));
     };
-    Some(if zh {
-        format!("kernel 里的检查 `{a}` 没通过：{what}")
-    } else {
-        format!("The kernel checked `{a}`: {what}")
-    })
+    Some(text!(
+        "The kernel checked `{a}`: {what}",
+        "kernel 里的检查 `{a}` 没通过：{what}";
+        what = what
+    ))
 }
 
-fn batch_plan(ctx: &DeriveCtx) -> Option<String> {
+fn batch_plan(ctx: &DeriveCtx) -> Option<Text> {
     let n = |k: &str| ctx.capture(k)?.parse::<u64>().ok();
     let (train, micro, accum, world) = (n("train")?, n("micro")?, n("accum")?, n("world")?);
     let product = micro * accum * world;
-    let zh = ctx.zh();
-    let mut s = if zh {
-        format!(
-            "train_batch_size 是 {train}，但 micro-batch {micro} × 梯度累积 {accum} × {world} 张卡 = {product}。"
-        )
-    } else {
+    let mut s = Text::new(
         format!(
             "train_batch_size is {train} but micro-batch {micro} × accumulation {accum} × {world} GPUs = {product}."
-        )
-    };
+        ),
+        format!(
+            "train_batch_size 是 {train}，但 micro-batch {micro} × 梯度累积 {accum} × {world} 张卡 = {product}。"
+        ),
+    );
     if micro * world > 0 && train % (micro * world) == 0 {
         let v = train / (micro * world);
-        s.push_str(&if zh {
-            format!("要保持全局 batch size {train}，把 gradient_accumulation_steps 设为 {v}。")
-        } else {
-            format!(" Keep the global batch of {train}: set gradient_accumulation_steps to {v}.")
-        });
+        s.push(&Text::new(
+            format!(" Keep the global batch of {train}: set gradient_accumulation_steps to {v}."),
+            format!("要保持全局 batch size {train}，把 gradient_accumulation_steps 设为 {v}。"),
+        ));
     } else if accum * world > 0 && train % (accum * world) == 0 {
         let v = train / (accum * world);
-        s.push_str(&if zh {
-            format!("要保持全局 batch size {train}，把 train_micro_batch_size_per_gpu 设为 {v}。")
-        } else {
-            format!(" Keep the global batch of {train}: set train_micro_batch_size_per_gpu to {v}.")
-        });
+        s.push(&Text::new(
+            format!(
+                " Keep the global batch of {train}: set train_micro_batch_size_per_gpu to {v}."
+            ),
+            format!("要保持全局 batch size {train}，把 train_micro_batch_size_per_gpu 设为 {v}。"),
+        ));
     }
-    s.push_str(&if zh {
-        format!("或者直接把 train_batch_size 设为 {product}（用 HF 集成时也可以设成 \"auto\"）。")
-    } else {
-        format!(" Or set train_batch_size to {product} (or \"auto\" with the HF integration).")
-    });
+    s.push(&Text::new(
+        format!(" Or set train_batch_size to {product} (or \"auto\" with the HF integration)."),
+        format!("或者直接把 train_batch_size 设为 {product}（用 HF 集成时也可以设成 \"auto\"）。"),
+    ));
     Some(s)
 }
 
-fn disk_full_plan(ctx: &DeriveCtx) -> Option<String> {
+fn disk_full_plan(ctx: &DeriveCtx) -> Option<Text> {
     let path = ctx.capture("path");
     let mount = ctx.capture("mount");
-    let zh = ctx.zh();
     match (path, mount) {
-        (Some(p), Some(m)) => Some(if zh {
-            format!(
-                "写 `{p}` 失败，因为 {m} 所在的文件系统已经 100% 满了：清理那里的空间，或者把输出目录指到更大的盘上。"
-            )
-        } else {
+        (Some(p), Some(m)) => Some(Text::new(
             format!(
                 "Writing `{p}` failed because the filesystem at {m} is 100% full: free space there or point the output at a larger volume."
-            )
-        }),
-        (Some(p), None) => Some(if zh {
+            ),
             format!(
-                "写 `{p}` 失败：它所在的文件系统满了（`df -h $(dirname {p})`）；清理那里的空间，或者把输出目录指到更大的盘上。"
-            )
-        } else {
+                "写 `{p}` 失败，因为 {m} 所在的文件系统已经 100% 满了：清理那里的空间，或者把输出目录指到更大的盘上。"
+            ),
+        )),
+        (Some(p), None) => Some(Text::new(
             format!(
                 "Writing `{p}` failed: its filesystem is full (`df -h $(dirname {p})`); free space there or point the output at a larger volume."
-            )
-        }),
-        (None, Some(m)) => Some(if zh {
+            ),
             format!(
-                "{m} 所在的文件系统已经 100% 满了（df）：清理空间，或者把 checkpoint 存到更大的盘上；带 optimizer state 的 checkpoint 往往是模型本身大小的好几倍。"
-            )
-        } else {
+                "写 `{p}` 失败：它所在的文件系统满了（`df -h $(dirname {p})`）；清理那里的空间，或者把输出目录指到更大的盘上。"
+            ),
+        )),
+        (None, Some(m)) => Some(Text::new(
             format!(
                 "The filesystem at {m} is 100% full (df): free space there or point the checkpoints at a larger volume; a checkpoint with optimizer state is several times the model's size."
-            )
-        }),
+            ),
+            format!(
+                "{m} 所在的文件系统已经 100% 满了（df）：清理空间，或者把 checkpoint 存到更大的盘上；带 optimizer state 的 checkpoint 往往是模型本身大小的好几倍。"
+            ),
+        )),
         (None, None) => None,
     }
 }
 
-fn memlock_plan(ctx: &DeriveCtx) -> Option<String> {
+fn memlock_plan(ctx: &DeriveCtx) -> Option<Text> {
     let kb: u64 = ctx.capture("memlock_kb")?.parse().ok()?;
-    Some(if ctx.zh() {
-        format!(
-            "各 rank 运行时的 locked memory 上限只有 {kb} KiB，远低于 RDMA 注册内存所需：在启动 rank 的地方把它设成 unlimited（`ulimit -l unlimited`；Docker 用 `--ulimit memlock=-1:-1`；Slurm 要在 slurmd 上配 `LimitMEMLOCK=infinity` 和 `PropagateResourceLimitsExcept=MEMLOCK`）。"
-        )
-    } else {
+    Some(Text::new(
         format!(
             "The ranks ran with a locked-memory limit of {kb} KiB, far below what RDMA registration needs: set it to unlimited where the ranks start (`ulimit -l unlimited`; Docker `--ulimit memlock=-1:-1`; Slurm: slurmd's `LimitMEMLOCK=infinity` and `PropagateResourceLimitsExcept=MEMLOCK`)."
-        )
-    })
+        ),
+        format!(
+            "各 rank 运行时的 locked memory 上限只有 {kb} KiB，远低于 RDMA 注册内存所需：在启动 rank 的地方把它设成 unlimited（`ulimit -l unlimited`；Docker 用 `--ulimit memlock=-1:-1`；Slurm 要在 slurmd 上配 `LimitMEMLOCK=infinity` 和 `PropagateResourceLimitsExcept=MEMLOCK`）。"
+        ),
+    ))
 }
 
-fn nofile_plan(ctx: &DeriveCtx) -> Option<String> {
+fn nofile_plan(ctx: &DeriveCtx) -> Option<Text> {
     let seen: u64 = ctx.capture("nofile")?.parse().ok()?;
     let want = (seen * 16).clamp(65536, 1_048_576);
     let hard = ctx.capture("nofile_hard").and_then(|h| {
@@ -1598,39 +1550,31 @@ fn nofile_plan(ctx: &DeriveCtx) -> Option<String> {
             h.parse::<u64>().ok()
         }
     });
-    let zh = ctx.zh();
     let hard_note = match hard {
-        Some(h) if h < want => {
-            if zh {
-                format!(
-                    "硬限制也只有 {h}，要先把它调上去（Docker `--ulimit nofile={want}:{want}`，systemd `LimitNOFILE={want}`，或 /etc/security/limits.conf）。"
-                )
-            } else {
-                format!(
-                    " The hard limit is also {h}: raise it first (Docker `--ulimit nofile={want}:{want}`, systemd `LimitNOFILE={want}`, /etc/security/limits.conf)."
-                )
-            }
-        }
-        _ => String::new(),
+        Some(h) if h < want => Text::new(
+            format!(
+                " The hard limit is also {h}: raise it first (Docker `--ulimit nofile={want}:{want}`, systemd `LimitNOFILE={want}`, /etc/security/limits.conf)."
+            ),
+            format!(
+                "硬限制也只有 {h}，要先把它调上去（Docker `--ulimit nofile={want}:{want}`，systemd `LimitNOFILE={want}`，或 /etc/security/limits.conf）。"
+            ),
+        ),
+        _ => Text::default(),
     };
-    Some(if zh {
-        format!(
-            "打开文件数上限是 {seen}：在启动任务的 shell 里把它调到 {want}（`ulimit -n {want}`）。{hard_note}"
-        )
-    } else {
-        format!(
-            "The open-files limit was {seen}: raise it to {want} in the shell that starts the job (`ulimit -n {want}`).{hard_note}"
-        )
-    })
+    Some(text!(
+        "The open-files limit was {seen}: raise it to {want} in the shell that starts the job (`ulimit -n {want}`).{hard_note}",
+        "打开文件数上限是 {seen}：在启动任务的 shell 里把它调到 {want}（`ulimit -n {want}`）。{hard_note}";
+        hard_note = hard_note
+    ))
 }
 
 /// `NCCL_SOCKET_IFNAME` given with NCCL's exact-match prefix (`=ens5`): the name without it.
 /// An NCCL that does not know the prefix looks for an interface literally named `=ens5`, so
 /// none matches although the interface exists.
-fn ifname_exact(ctx: &DeriveCtx) -> Option<String> {
+fn ifname_exact(ctx: &DeriveCtx) -> Option<Text> {
     let name = ctx.capture("ifname")?.strip_prefix('=')?;
     let name = name.split(',').next()?.trim();
-    (!name.is_empty() && !name.starts_with(['=', '^'])).then(|| name.to_string())
+    (!name.is_empty() && !name.starts_with(['=', '^'])).then(|| Text::plain(name))
 }
 
 /// The two tensor sizes of a collective mismatch, as torch's fingerprint check reports them:
@@ -1695,7 +1639,7 @@ fn differ_in_first_dim_only(a: &str, b: &str) -> bool {
 /// BROADCAST is DDP's buffer sync (every forward under `broadcast_buffers=True`) of a buffer
 /// each rank grew on its own; a reduction or gather means the ranks' parameters or their
 /// buckets differ (a model built from rank-dependent data or config).
-fn same_collective_plan(ctx: &DeriveCtx) -> Option<String> {
+fn same_collective_plan(ctx: &DeriveCtx) -> Option<Text> {
     let op = ctx.capture("op_a")?;
     let (a, b) = match ctx.capture("op_b") {
         Some(op_b) if op_b != op => return None,
@@ -1721,29 +1665,25 @@ fn same_collective_plan(ctx: &DeriveCtx) -> Option<String> {
     // A gather whose shapes differ only in the first dimension gathers a per-batch tensor
     // that has another length on each rank: the data differs, not the model.
     if op.to_ascii_uppercase().contains("GATHER") && differ_in_first_dim_only(a, b) {
-        return Some(if ctx.zh() {
-            format!(
-                "让每个 rank 传给 {op} 的张量形状一致：两个 rank 在同一位置都调用了 {op}，形状只在第一维不同（[{a}] 对 [{b}]），这是每个 rank 上长度不同的按 batch 组织的张量（collate_fn 丢掉了样本、最后一个不完整的 batch、变长样本），不是模型不同。让每个 rank 的 batch 大小一致（collate_fn 里不要丢样本，`drop_last=True`），或者 gather 之前先补齐到统一大小、gather 之后再去掉补齐的部分（先 gather 各 rank 的大小）。"
-            )
-        } else {
+        return Some(Text::new(
             format!(
                 "Make the tensor every rank passes to {op} the same shape: both ranks ran {op} at the same point with shapes that differ only in the first dimension ([{a}] vs [{b}]), which is a per-batch tensor of another length on each rank (a collate_fn that drops samples, a last partial batch, variable-length items), not a different model. Keep the batch size equal on every rank (no dropping in the collate_fn, `drop_last=True`), or pad to a common size before the gather and drop the padding after it (gather the sizes first)."
-            )
-        });
+            ),
+            format!(
+                "让每个 rank 传给 {op} 的张量形状一致：两个 rank 在同一位置都调用了 {op}，形状只在第一维不同（[{a}] 对 [{b}]），这是每个 rank 上长度不同的按 batch 组织的张量（collate_fn 丢掉了样本、最后一个不完整的 batch、变长样本），不是模型不同。让每个 rank 的 batch 大小一致（collate_fn 里不要丢样本，`drop_last=True`），或者 gather 之前先补齐到统一大小、gather 之后再去掉补齐的部分（先 gather 各 rank 的大小）。"
+            ),
+        ));
     }
-    Some(match (broadcast, ctx.zh()) {
-        (true, false) => format!(
-            "Take the buffer that differs per rank out of DDP's buffer sync (`DistributedDataParallel(..., broadcast_buffers=False)` when no buffer must match across ranks, or name it in `DistributedDataParallel._set_params_and_buffers_to_ignore_for_model`), keep it as state outside the module, or upgrade the framework that registers it if its release fixes this: both ranks ran {op} at the same point with different sizes ({a} vs {b}), which is DDP broadcasting a registered buffer before a forward, a buffer each rank builds or grows from its own inputs (a position or cache table). The code path is the same on every rank, so no rank-dependent branch is to blame."
-        ),
-        (true, true) => format!(
+    Some(if broadcast {
+        text!(
+            "Take the buffer that differs per rank out of DDP's buffer sync (`DistributedDataParallel(..., broadcast_buffers=False)` when no buffer must match across ranks, or name it in `DistributedDataParallel._set_params_and_buffers_to_ignore_for_model`), keep it as state outside the module, or upgrade the framework that registers it if its release fixes this: both ranks ran {op} at the same point with different sizes ({a} vs {b}), which is DDP broadcasting a registered buffer before a forward, a buffer each rank builds or grows from its own inputs (a position or cache table). The code path is the same on every rank, so no rank-dependent branch is to blame.",
             "把各 rank 不一样的那个 buffer 从 DDP 的 buffer 同步里拿掉（不需要各 rank 一致时用 `DistributedDataParallel(..., broadcast_buffers=False)`，或者用 `DistributedDataParallel._set_params_and_buffers_to_ignore_for_model` 点名它），把它改成模块之外的状态，或者在注册它的框架修复了这个问题时升级该框架：两个 rank 在同一位置都调用了 {op}，但大小不同（{a} 对 {b}），这是 DDP 在前向之前广播已注册的 buffer，而这个 buffer 是各 rank 按自己的输入构建或增长的（位置表或缓存表）。各 rank 走的是同一条代码路径，不是依赖 rank 的分支造成的。"
-        ),
-        (false, false) => format!(
-            "Build, resize, freeze and wrap the model identically on every rank before DDP/FSDP (from the same configuration and data): both ranks ran {op} at the same point with different sizes ({a} vs {b}), so the code path is the same and the tensors are not: the ranks built different models or gradient buckets (a layer sized from rank-local data or config, a vocabulary or head resized on one rank, parameters frozen differently). `TORCH_DISTRIBUTED_DEBUG=DETAIL` lists each rank's shapes."
-        ),
-        (false, true) => format!(
+        )
+    } else {
+        text!(
+            "Build, resize, freeze and wrap the model identically on every rank before DDP/FSDP (from the same configuration and data): both ranks ran {op} at the same point with different sizes ({a} vs {b}), so the code path is the same and the tensors are not: the ranks built different models or gradient buckets (a layer sized from rank-local data or config, a vocabulary or head resized on one rank, parameters frozen differently). `TORCH_DISTRIBUTED_DEBUG=DETAIL` lists each rank's shapes.",
             "在 DDP/FSDP 包装之前，让每个 rank 用相同的配置和数据以相同方式构建、resize、冻结和包装模型：两个 rank 在同一位置都调用了 {op}，但大小不同（{a} 对 {b}），代码路径一样，张量不一样，说明各 rank 构建出的模型或梯度 bucket 不同（按本 rank 的数据或配置决定大小的层、只在一个 rank 上改过大小的词表或输出头、冻结的参数不一样）。`TORCH_DISTRIBUTED_DEBUG=DETAIL` 会列出每个 rank 的形状。"
-        ),
+        )
     })
 }
 
@@ -1764,7 +1704,7 @@ fn watchdog_work(line: &str) -> Option<(&str, &str, &str, &str)> {
 /// size: each process group numbers its collectives in the order a rank issues them, so at
 /// the same number the ranks were in different calls. Neither was stuck in its own work; they
 /// are out of step (one ran more batches, or issued a reduction the others did not).
-fn ranks_out_of_step(ctx: &DeriveCtx) -> Option<String> {
+fn ranks_out_of_step(ctx: &DeriveCtx) -> Option<Text> {
     let works: Vec<_> = ctx.lines.iter().filter_map(|l| watchdog_work(l)).collect();
     let (a, b) = works.iter().find_map(|a| {
         works
@@ -1775,28 +1715,26 @@ fn ranks_out_of_step(ctx: &DeriveCtx) -> Option<String> {
     let seq = a.1;
     let (ra, oa, na) = (a.0, a.2, a.3);
     let (rb, ob, nb) = (b.0, b.2, b.3);
-    Some(if ctx.zh() {
-        format!(
-            "让每个 rank 以相同的顺序发起相同的集合通信：在第 {seq} 个集合通信上，rank {ra} 执行的是 {na} 个元素的 {oa}，而 rank {rb} 执行的是 {nb} 个元素的 {ob}，说明各 rank 步调不一致，而不是某个 rank 卡住了——要么一个 rank 比别的多跑了 batch（各 rank 数据分片不等长或用了 IterableDataset：让每个 rank 的 batch 数相同，`drop_last=True`、用 DistributedSampler），要么只有部分 rank 做了某次归约（只在部分 rank 上出现的 loss 项或指标：在每个 rank 上归约同样的键，缺的补 0）。`TORCH_DISTRIBUTED_DEBUG=DETAIL` 会在调用处直接报告不一致，而不是等到超时。"
-        )
-    } else {
+    Some(Text::new(
         format!(
             "Make every rank issue the same collectives in the same order: at collective #{seq} rank {ra} ran {oa} of {na} elements while rank {rb} ran {ob} of {nb}, so the ranks are out of step, not one of them stuck; either one rank ran more batches than another (uneven shards or an IterableDataset: give every rank the same number of batches, `drop_last=True`, a DistributedSampler) or some ranks reduced what the others did not (a loss term or metric present on some ranks only: reduce the same keys on every rank, zero-filled). `TORCH_DISTRIBUTED_DEBUG=DETAIL` reports the mismatch at the call instead of a timeout."
-        )
-    })
+        ),
+        format!(
+            "让每个 rank 以相同的顺序发起相同的集合通信：在第 {seq} 个集合通信上，rank {ra} 执行的是 {na} 个元素的 {oa}，而 rank {rb} 执行的是 {nb} 个元素的 {ob}，说明各 rank 步调不一致，而不是某个 rank 卡住了——要么一个 rank 比别的多跑了 batch（各 rank 数据分片不等长或用了 IterableDataset：让每个 rank 的 batch 数相同，`drop_last=True`、用 DistributedSampler），要么只有部分 rank 做了某次归约（只在部分 rank 上出现的 loss 项或指标：在每个 rank 上归约同样的键，缺的补 0）。`TORCH_DISTRIBUTED_DEBUG=DETAIL` 会在调用处直接报告不一致，而不是等到超时。"
+        ),
+    ))
 }
 
 /// A rendezvous failure in a launch with the c10d backend (capture `rdzv_c10d`): the store and
 /// the master address the workers are told are the ones rank 0's agent advertises (its own
 /// hostname), which another node or container may not reach; the static rendezvous uses the
 /// address the user gives.
-fn c10d_static_plan(ctx: &DeriveCtx) -> Option<String> {
+fn c10d_static_plan(ctx: &DeriveCtx) -> Option<Text> {
     ctx.capture("rdzv_c10d")?;
-    Some(if ctx.zh() {
-        "改用 static rendezvous，并给一个所有节点都能连到的地址（`--rdzv_backend=static --master_addr=<rank 0 的地址> --master_port=<端口> --node_rank=<n>`），或者让容器使用 host 网络：用 `--rdzv_backend c10d` 时，worker 去连的 store 和 master 地址是 rank 0 的 agent 自己公布的（它自己的主机名，在容器里就是容器的地址），而这个节点连不上它们。torch 2.1 及以上可以用 `--local_addr` 指定 agent 公布的地址。".to_string()
-    } else {
-        "Launch with the static rendezvous and an address every node reaches (`--rdzv_backend=static --master_addr=<rank 0's address> --master_port=<port> --node_rank=<n>`), or run the containers with host networking: under `--rdzv_backend c10d` the store and the master address the workers connect to are the ones rank 0's agent advertises (its own hostname, inside a container the container's address), and this node could not reach them. On torch 2.1+ `--local_addr` sets the address the agent advertises.".to_string()
-    })
+    Some(Text::new(
+        "Launch with the static rendezvous and an address every node reaches (`--rdzv_backend=static --master_addr=<rank 0's address> --master_port=<port> --node_rank=<n>`), or run the containers with host networking: under `--rdzv_backend c10d` the store and the master address the workers connect to are the ones rank 0's agent advertises (its own hostname, inside a container the container's address), and this node could not reach them. On torch 2.1+ `--local_addr` sets the address the agent advertises.",
+        "改用 static rendezvous，并给一个所有节点都能连到的地址（`--rdzv_backend=static --master_addr=<rank 0 的地址> --master_port=<端口> --node_rank=<n>`），或者让容器使用 host 网络：用 `--rdzv_backend c10d` 时，worker 去连的 store 和 master 地址是 rank 0 的 agent 自己公布的（它自己的主机名，在容器里就是容器的地址），而这个节点连不上它们。torch 2.1 及以上可以用 `--local_addr` 指定 agent 公布的地址。",
+    ))
 }
 
 /// A wait for the store this long or longer is the process group's own timeout (minutes), not a
@@ -1808,7 +1746,7 @@ const LATE_MASTER_MS: u64 = 300_000;
 /// (`host` 127.x, `localhost`, `::1`): on one machine nothing routes, filters or resolves a
 /// connection wrongly, so the store did not exist yet: rank 0 reached `init_process_group` that
 /// much later than the others (loading or preprocessing data, downloading a model first).
-fn loopback_late_master(ctx: &DeriveCtx) -> Option<String> {
+fn loopback_late_master(ctx: &DeriveCtx) -> Option<Text> {
     let host = ctx.capture("host")?.trim();
     let port = ctx.capture("port")?;
     let ms: u64 = ctx.capture("wait_ms")?.parse().ok()?;
@@ -1817,38 +1755,36 @@ fn loopback_late_master(ctx: &DeriveCtx) -> Option<String> {
         return None;
     }
     let min = ms / 60_000;
-    Some(if ctx.zh() {
-        format!(
-            "让 rank 0 更早执行到 `init_process_group`，或者调大超时：其他 rank 在本机的 {host}:{port} 上等了 {min} 分钟的 store，本机连接不会被路由或防火墙挡住，所以是 rank 0 还在忙别的（加载或预处理数据集、下载模型），还没创建 store。事先把数据准备好一次（或者在进程组建立之后只让 rank 0 处理，其余 rank 在 barrier 上等），或者给 `init_process_group` 传更长的 `timeout=`（accelerate：`InitProcessGroupKwargs(timeout=…)`）。"
-        )
-    } else {
+    Some(Text::new(
         format!(
             "Let rank 0 reach `init_process_group` sooner, or raise the timeout: the other ranks waited {min} minutes for the store at {host}:{port} on this same machine, where nothing blocks a connection, so rank 0 was still busy with something else (loading or preprocessing the dataset, downloading a model) and had not created it. Prepare the data once beforehand (or on rank 0 after the process group exists, the others waiting at a barrier), or pass a longer `timeout=` to `init_process_group` (accelerate: `InitProcessGroupKwargs(timeout=…)`)."
-        )
-    })
+        ),
+        format!(
+            "让 rank 0 更早执行到 `init_process_group`，或者调大超时：其他 rank 在本机的 {host}:{port} 上等了 {min} 分钟的 store，本机连接不会被路由或防火墙挡住，所以是 rank 0 还在忙别的（加载或预处理数据集、下载模型），还没创建 store。事先把数据准备好一次（或者在进程组建立之后只让 rank 0 处理，其余 rank 在 barrier 上等），或者给 `init_process_group` 传更长的 `timeout=`（accelerate：`InitProcessGroupKwargs(timeout=…)`）。"
+        ),
+    ))
 }
 
 /// A socket connect that failed (`peer_addr`, `peer_port`, `sock_err`) on a node whose firewall
 /// is running (`firewall_on`, captured by the confirmation `host-firewall-active`).
-fn firewall_plan(ctx: &DeriveCtx) -> Option<String> {
+fn firewall_plan(ctx: &DeriveCtx) -> Option<Text> {
     let state = ctx.capture("firewall_on")?;
     let err = ctx.capture("sock_err")?;
     let peer = match (ctx.capture("peer_addr"), ctx.capture("peer_port")) {
         (Some(a), Some(p)) => format!("{a}<{p}>"),
         _ => "a peer".to_string(),
     };
-    Some(if ctx.zh() {
-        format!(
-            "打开节点之间的 TCP 端口，或者在任务运行时停掉主机防火墙（这台主机的防火墙状态：`{state}`）：NCCL 的 socket 连接 {peer} 失败（{err}），而 NCCL 监听的端口是运行时才挑的，所以要放行集群节点之间的全部流量（firewalld：`firewall-cmd --permanent --zone=trusted --add-source=<集群网段>`，再 `firewall-cmd --reload`）。"
-        )
-    } else {
+    Some(Text::new(
         format!(
             "Open the TCP ports between the nodes, or stop the host firewall for the job (its state here: `{state}`): NCCL's socket connect to {peer} failed ({err}), and NCCL listens on ports it picks at run time, so allow all traffic between the cluster's nodes (firewalld: `firewall-cmd --permanent --zone=trusted --add-source=<cluster subnet>`, then `firewall-cmd --reload`)."
-        )
-    })
+        ),
+        format!(
+            "打开节点之间的 TCP 端口，或者在任务运行时停掉主机防火墙（这台主机的防火墙状态：`{state}`）：NCCL 的 socket 连接 {peer} 失败（{err}），而 NCCL 监听的端口是运行时才挑的，所以要放行集群节点之间的全部流量（firewalld：`firewall-cmd --permanent --zone=trusted --add-source=<集群网段>`，再 `firewall-cmd --reload`）。"
+        ),
+    ))
 }
 
-fn port_plan(ctx: &DeriveCtx) -> Option<String> {
+fn port_plan(ctx: &DeriveCtx) -> Option<Text> {
     let port: u32 = ctx.capture("port")?.parse().ok()?;
     // The launcher's own knob: accelerate names its flag in its own message and takes no
     // `--master_port`; every other launcher here (torchrun, DeepSpeed) does.
@@ -1866,41 +1802,38 @@ fn port_plan(ctx: &DeriveCtx) -> Option<String> {
     // or an outgoing connection took it in between. A "free port" probe is then the cause, not
     // the cure.
     if (32768..=60999).contains(&port) {
-        return Some(if ctx.zh() {
-            format!(
-                "给每个进程组（每个任务、每组 actor）固定一个互不相同、在 32768–60999 之外的端口（例如 `{flag} 29500`、29501 …），或者绑定失败时换几个端口重试：{port} 在内核的临时端口范围里，多半是程序先探测到空闲端口、稍后才绑定，这期间被同一节点上的兄弟进程或某个出站连接占走了。"
-            )
-        } else {
+        return Some(Text::new(
             format!(
                 "Give each process group (each job, each actor group) a fixed, distinct port outside 32768–60999 (`{flag} 29500`, 29501, …), or retry the bind over several ports: {port} is in the kernel's ephemeral range, so it was most likely picked free by a probe and bound later, and a sibling process on the node or an outgoing connection took it in between."
-            )
-        });
+            ),
+            format!(
+                "给每个进程组（每个任务、每组 actor）固定一个互不相同、在 32768–60999 之外的端口（例如 `{flag} 29500`、29501 …），或者绑定失败时换几个端口重试：{port} 在内核的临时端口范围里，多半是程序先探测到空闲端口、稍后才绑定，这期间被同一节点上的兄弟进程或某个出站连接占走了。"
+            ),
+        ));
     }
     // accelerate picks the next free port itself when asked for port 0 (one node only).
     if flag == "--main_process_port" {
         let next = port.saturating_add(1);
-        return Some(if ctx.zh() {
-            format!(
-                "换一个端口启动：`accelerate launch --main_process_port {next} …`（或者在 accelerate 的配置文件里设 `main_process_port: {next}`；单机时设成 `0` 会自动选下一个空闲端口）：{port} 端口已被另一个进程占用（用 `ss -ltnp 'sport = :{port}'` 可以看到是谁，多半是另一个训练任务）。同一节点上的多个任务必须用不同端口。"
-            )
-        } else {
+        return Some(Text::new(
             format!(
                 "Start on another port: `accelerate launch --main_process_port {next} …` (or `main_process_port: {next}` in the accelerate config file; `0` picks the next free port on a single node): port {port} is held by another process (`ss -ltnp 'sport = :{port}'` shows which, usually another training job). Jobs sharing a node need distinct ports."
-            )
-        });
+            ),
+            format!(
+                "换一个端口启动：`accelerate launch --main_process_port {next} …`（或者在 accelerate 的配置文件里设 `main_process_port: {next}`；单机时设成 `0` 会自动选下一个空闲端口）：{port} 端口已被另一个进程占用（用 `ss -ltnp 'sport = :{port}'` 可以看到是谁，多半是另一个训练任务）。同一节点上的多个任务必须用不同端口。"
+            ),
+        ));
     }
     let pick = format!(
         r#"{flag}=$(python -c 'import socket; s=socket.socket(); s.bind(("", 0)); print(s.getsockname()[1])')"#
     );
-    Some(if ctx.zh() {
-        format!(
-            "本机的 {port} 端口已被占用：用 `ss -ltnp 'sport = :{port}'` 找出占用者（多半是上一次运行残留的 rank，kill 掉即可），或者换一个空闲端口启动：`{pick}`（torchrun/DeepSpeed 用 `--master_port`，accelerate 用 `--main_process_port`）。同一节点上的多个任务必须用不同端口。"
-        )
-    } else {
+    Some(Text::new(
         format!(
             "Port {port} is already taken on this host: find the holder with `ss -ltnp 'sport = :{port}'` (a leftover rank of an earlier run: kill it), or start on a free port: `{pick}` (torchrun/DeepSpeed `--master_port`, accelerate `--main_process_port`). Jobs sharing a node need distinct ports."
-        )
-    })
+        ),
+        format!(
+            "本机的 {port} 端口已被占用：用 `ss -ltnp 'sport = :{port}'` 找出占用者（多半是上一次运行残留的 rank，kill 掉即可），或者换一个空闲端口启动：`{pick}`（torchrun/DeepSpeed 用 `--master_port`，accelerate 用 `--main_process_port`）。同一节点上的多个任务必须用不同端口。"
+        ),
+    ))
 }
 
 /// Slurm durations: `[D-]HH:MM:SS`, `MM:SS`.
@@ -1922,48 +1855,45 @@ fn slurm_secs(s: &str) -> Option<u64> {
     Some(days * 86400 + secs)
 }
 
-fn time_limit_plan(ctx: &DeriveCtx) -> Option<String> {
+fn time_limit_plan(ctx: &DeriveCtx) -> Option<Text> {
     let elapsed = slurm_secs(ctx.capture("elapsed")?)?;
     let limit = slurm_secs(ctx.capture("limit")?)?;
     let hm = |s: u64| format!("{}h{:02}m", s / 3600, (s % 3600) / 60);
     if limit == 0 {
         return None;
     }
-    let zh = ctx.zh();
     if elapsed + 60 < limit {
-        return Some(if zh {
-            format!(
-                "任务运行了 {}，时限是 {}：还没到时限就被停了，更可能是被抢占或被取消，而不是超时。",
-                hm(elapsed),
-                hm(limit)
-            )
-        } else {
+        return Some(Text::new(
             format!(
                 "The job ran {} of its {} limit: it was stopped before the limit, so preemption or a cancel is likelier than the time limit.",
                 hm(elapsed),
                 hm(limit)
-            )
-        });
+            ),
+            format!(
+                "任务运行了 {}，时限是 {}：还没到时限就被停了，更可能是被抢占或被取消，而不是超时。",
+                hm(elapsed),
+                hm(limit)
+            ),
+        ));
     }
     let ask = ((limit as f64 * 1.25) / 3600.0).ceil() as u64 * 3600;
     let every = hm((limit / 4).max(600));
-    Some(if zh {
-        format!(
-            "任务运行了 {}，时限是 {}：撞上了时限。申请至少 {}（`--time`），或者至少每 {} 存一次 checkpoint，这样重新排队后损失不大。",
-            hm(elapsed),
-            hm(limit),
-            hm(ask),
-            every
-        )
-    } else {
+    Some(Text::new(
         format!(
             "The job ran {} against a {} limit: it hit the limit. Request at least {} (`--time`), or checkpoint at least every {} so a requeued job loses little.",
             hm(elapsed),
             hm(limit),
             hm(ask),
             every
-        )
-    })
+        ),
+        format!(
+            "任务运行了 {}，时限是 {}：撞上了时限。申请至少 {}（`--time`），或者至少每 {} 存一次 checkpoint，这样重新排队后损失不大。",
+            hm(elapsed),
+            hm(limit),
+            hm(ask),
+            every
+        ),
+    ))
 }
 
 /// Where the run says it trains in fp16: the text a confirmation rule captured
@@ -2073,7 +2003,7 @@ fn major_minor(v: &str) -> Option<String> {
 /// than failing to load. Read from a confirmation's captures (`nvcc_release`; `torch_cuda`, or
 /// `torch_cuda_tail`, the digits after a `+cu1` tag on nvcc's line) or an env dump's facts
 /// (`version.cuda_toolkit`, `version.torch_cuda`).
-fn toolkit_mismatch(ctx: &DeriveCtx) -> Option<String> {
+fn toolkit_mismatch(ctx: &DeriveCtx) -> Option<Text> {
     let fact = |n: &str| ctx.facts.get(n).map(|f| f.value.to_string());
     let nvcc = confirmed(ctx, "nvcc_release")
         .or_else(|| fact("version.cuda_toolkit"))
@@ -2085,17 +2015,16 @@ fn toolkit_mismatch(ctx: &DeriveCtx) -> Option<String> {
     if nvcc == torch {
         return None;
     }
-    Some(if ctx.zh() {
-        format!(
-            "用 CUDA {torch} 工具包重新编译本机编译的扩展：nvcc 是 {nvcc}，而 torch 是为 CUDA {torch} 编译的（`+cu{tag}`），本机编译的 kernel（自己的算子、rasterizer、JIT 扩展）对不上 torch 的 CUDA 时会在运行中非法访问，而不是加载失败。装上 {torch} 工具包（或把 `CUDA_HOME` 指向它），清掉旧的编译产物（`build/`）后重新安装扩展；或者换成为 CUDA {nvcc} 编译的 torch。",
-            tag = torch.replace('.', "")
-        )
-    } else {
+    Some(Text::new(
         format!(
             "Rebuild the extensions compiled on this machine with the CUDA {torch} toolkit: nvcc is release {nvcc} while torch is built for CUDA {torch} (`+cu{tag}`), and a kernel compiled here (the project's own ops, a rasterizer, a JIT-built extension) for another CUDA than torch's faults at run time instead of failing to load. Install the {torch} toolkit (or point `CUDA_HOME` at it), remove the old build (`build/`) and reinstall the extension; or install the torch build for CUDA {nvcc}.",
             tag = torch.replace('.', "")
-        )
-    })
+        ),
+        format!(
+            "用 CUDA {torch} 工具包重新编译本机编译的扩展：nvcc 是 {nvcc}，而 torch 是为 CUDA {torch} 编译的（`+cu{tag}`），本机编译的 kernel（自己的算子、rasterizer、JIT 扩展）对不上 torch 的 CUDA 时会在运行中非法访问，而不是加载失败。装上 {torch} 工具包（或把 `CUDA_HOME` 指向它），清掉旧的编译产物（`build/`）后重新安装扩展；或者换成为 CUDA {nvcc} 编译的 torch。",
+            tag = torch.replace('.', "")
+        ),
+    ))
 }
 
 /// The package whose release the paste shows (captures `release_pkg`, and `release_ver` of the
@@ -2106,7 +2035,7 @@ fn toolkit_mismatch(ctx: &DeriveCtx) -> Option<String> {
 /// the lever: such crashes are most often a bug of that release or a build that does not fit
 /// the machine, and another release is the step (T0639, T0813, T1105, T1807, T2213, T2403,
 /// T2508). The name is the one `pip` takes.
-fn release_shown(ctx: &DeriveCtx) -> Option<String> {
+fn release_shown(ctx: &DeriveCtx) -> Option<Text> {
     let at = ctx
         .captures
         .iter()
@@ -2124,13 +2053,12 @@ fn release_shown(ctx: &DeriveCtx) -> Option<String> {
         .filter(|(n, v)| n == "release_ver" && !v.trim().is_empty())
         .map(|(_, v)| format!(" ({})", v.trim()))
         .unwrap_or_default();
-    Some(if ctx.zh() {
-        format!("升级这次运行装的 {pkg}{ver}，或者固定到项目所针对的版本")
-    } else {
+    Some(Text::new(
         format!(
             "Upgrade the {pkg} release the run has{ver}, or pin the one the project was written for"
-        )
-    })
+        ),
+        format!("升级这次运行装的 {pkg}{ver}，或者固定到项目所针对的版本"),
+    ))
 }
 
 /// Attention implementations a training framework patches into the model at load, each with
@@ -2156,20 +2084,19 @@ const PATCHED_ATTENTION: &[(&str, &str, &str, &str)] = &[
 /// GPU, and turning it off is one setting (T2021: FlashAttention-2, NaN from the first step
 /// while precision, DeepSpeed and torch were already varied; T2713: LongLoRA's shift short
 /// attention in fp16).
-fn patched_attention(ctx: &DeriveCtx) -> Option<String> {
+fn patched_attention(ctx: &DeriveCtx) -> Option<Text> {
     let said = confirmed(ctx, "patched_attention")?;
     let (_, name, off, off_zh) = PATCHED_ATTENTION
         .iter()
         .find(|(words, ..)| said.contains(words))?;
-    Some(if ctx.zh() {
-        format!(
-            "关掉加载时打进模型的 {name} 再重跑（{off_zh}）：日志里是 `{said}`，loss 从那以后就不是有限值"
-        )
-    } else {
+    Some(Text::new(
         format!(
             "Turn off the {name} patched into the model at load for a rerun ({off}): the log shows `{said}`, and the loss is not finite from then on"
-        )
-    })
+        ),
+        format!(
+            "关掉加载时打进模型的 {name} 再重跑（{off_zh}）：日志里是 `{said}`，loss 从那以后就不是有限值"
+        ),
+    ))
 }
 
 /// The text of a confirmation's capture `name`, trimmed; `None` when absent or empty.
@@ -2211,14 +2138,18 @@ fn single_generation(ctx: &DeriveCtx) -> Option<String> {
 /// evaluate there is no best model, so matching the save schedule to it would stop saving.
 /// When the command line asked for evaluation under the old argument name (a confirmation's
 /// capture `old_eval_arg`), the flag was not read.
-fn eval_off_plan(ctx: &DeriveCtx) -> Option<String> {
+fn eval_off_plan(ctx: &DeriveCtx) -> Option<Text> {
     ctx.capture("eval_off")?;
-    let zh = ctx.zh();
-    Some(match (ctx.capture("old_eval_arg").is_some(), zh) {
-        (true, false) => "Pass `--eval_strategy` instead of `--evaluation_strategy`: the command line asks for evaluation under the argument's old name, which recent transformers releases no longer read, so the evaluation stayed off (`no`) and `load_best_model_at_end` has no evaluation to pick the best checkpoint from.".into(),
-        (true, true) => "用 `--eval_strategy` 代替 `--evaluation_strategy`：命令行用的是这个参数的旧名字，较新的 transformers 版本不再读取它，所以评估仍然是关闭的（`no`），`load_best_model_at_end` 没有评估结果可以用来挑选最优 checkpoint。".into(),
-        (false, false) => "Turn evaluation on with the same schedule as saving (`eval_strategy` equal to `save_strategy`, e.g. `epoch`, and an eval dataset), or set `load_best_model_at_end=False`: the check found evaluation off (`no`), so there is no best model to reload, and setting the save strategy to match it would stop checkpointing altogether.".into(),
-        (false, true) => "按和保存相同的节奏打开评估（`eval_strategy` 与 `save_strategy` 一致，比如 `epoch`，并提供评估数据集），或者设置 `load_best_model_at_end=False`：检查发现评估是关闭的（`no`），没有最优模型可加载；反过来把保存策略改成和它一致，就完全不保存 checkpoint 了。".into(),
+    Some(if ctx.capture("old_eval_arg").is_some() {
+        Text::new(
+            "Pass `--eval_strategy` instead of `--evaluation_strategy`: the command line asks for evaluation under the argument's old name, which recent transformers releases no longer read, so the evaluation stayed off (`no`) and `load_best_model_at_end` has no evaluation to pick the best checkpoint from.",
+            "用 `--eval_strategy` 代替 `--evaluation_strategy`：命令行用的是这个参数的旧名字，较新的 transformers 版本不再读取它，所以评估仍然是关闭的（`no`），`load_best_model_at_end` 没有评估结果可以用来挑选最优 checkpoint。",
+        )
+    } else {
+        Text::new(
+            "Turn evaluation on with the same schedule as saving (`eval_strategy` equal to `save_strategy`, e.g. `epoch`, and an eval dataset), or set `load_best_model_at_end=False`: the check found evaluation off (`no`), so there is no best model to reload, and setting the save strategy to match it would stop checkpointing altogether.",
+            "按和保存相同的节奏打开评估（`eval_strategy` 与 `save_strategy` 一致，比如 `epoch`，并提供评估数据集），或者设置 `load_best_model_at_end=False`：检查发现评估是关闭的（`no`），没有最优模型可加载；反过来把保存策略改成和它一致，就完全不保存 checkpoint 了。",
+        )
     })
 }
 
@@ -2236,7 +2167,7 @@ fn collate_allocation(ctx: &DeriveCtx) -> Option<String> {
 /// `gpu.<index>.memory_climb_from_bytes`) and not while a model or checkpoint loaded (its
 /// frames): what the loop keeps from step to step grows until the card is full, so a smaller
 /// batch only moves the failure later.
-fn gpu_memory_climb(ctx: &DeriveCtx) -> Option<String> {
+fn gpu_memory_climb(ctx: &DeriveCtx) -> Option<Text> {
     let f = ctx.facts.matching("gpu.*.memory_climb_from_bytes").next()?;
     let gpu = f.name.split('.').nth(1)?;
     let from = f.value.to_string().parse::<f64>().ok()?;
@@ -2262,22 +2193,15 @@ fn gpu_memory_climb(ctx: &DeriveCtx) -> Option<String> {
         .num(&crate::fact_names::gpu_memory_peak_bytes(gpu.parse().ok()?))
         .map(super::template::human_bytes);
     let h = super::template::human_bytes(from);
-    Some(match (peak, ctx.zh()) {
-        (Some(p), false) => format!(
-            "Find what the training loop keeps from one step to the next and stop keeping it on the GPU: GPU {gpu}'s memory climbed steadily through the run, from {h} early on to {p} when it ran out ({}), so a smaller batch only moves the same failure later. The usual culprits are outputs appended to a list each step (a loss, logits or predictions kept without `.detach()`, `.item()` or `.cpu()`: each keeps its tensor, and without detach its graph), metrics accumulated on the GPU, or a cache that grows with the step; `torch.cuda.memory._record_memory_history()` and a snapshot near the end name the allocations that pile up.",
-            f.path
+    let path = &f.path;
+    Some(match peak {
+        Some(p) => text!(
+            "Find what the training loop keeps from one step to the next and stop keeping it on the GPU: GPU {gpu}'s memory climbed steadily through the run, from {h} early on to {p} when it ran out ({path}), so a smaller batch only moves the same failure later. The usual culprits are outputs appended to a list each step (a loss, logits or predictions kept without `.detach()`, `.item()` or `.cpu()`: each keeps its tensor, and without detach its graph), metrics accumulated on the GPU, or a cache that grows with the step; `torch.cuda.memory._record_memory_history()` and a snapshot near the end name the allocations that pile up.",
+            "找出训练循环从一个 step 留到下一个 step 的东西，别再把它留在 GPU 上：GPU {gpu} 的显存在整个运行中一路上涨，从早期的 {h} 涨到显存耗尽时的 {p}（{path}），减小 batch 只会让同样的失败来得晚一些。常见原因是每个 step 往列表里追加输出（没有 `.detach()`、`.item()` 或 `.cpu()` 就保留下来的 loss、logits 或预测：每个都留着自己的张量，不 detach 还留着整张计算图）、在 GPU 上累积的 metric，或者随 step 增长的缓存；用 `torch.cuda.memory._record_memory_history()` 并在接近结束时做一次快照，就能看出是哪些分配在堆积。"
         ),
-        (None, false) => format!(
-            "Find what the training loop keeps from one step to the next and stop keeping it on the GPU: GPU {gpu}'s memory climbed steadily through the run from {h} early on until it ran out ({}), so a smaller batch only moves the same failure later. The usual culprits are outputs appended to a list each step (a loss, logits or predictions kept without `.detach()`, `.item()` or `.cpu()`: each keeps its tensor, and without detach its graph), metrics accumulated on the GPU, or a cache that grows with the step; `torch.cuda.memory._record_memory_history()` and a snapshot near the end name the allocations that pile up.",
-            f.path
-        ),
-        (Some(p), true) => format!(
-            "找出训练循环从一个 step 留到下一个 step 的东西，别再把它留在 GPU 上：GPU {gpu} 的显存在整个运行中一路上涨，从早期的 {h} 涨到显存耗尽时的 {p}（{}），减小 batch 只会让同样的失败来得晚一些。常见原因是每个 step 往列表里追加输出（没有 `.detach()`、`.item()` 或 `.cpu()` 就保留下来的 loss、logits 或预测：每个都留着自己的张量，不 detach 还留着整张计算图）、在 GPU 上累积的 metric，或者随 step 增长的缓存；用 `torch.cuda.memory._record_memory_history()` 并在接近结束时做一次快照，就能看出是哪些分配在堆积。",
-            f.path
-        ),
-        (None, true) => format!(
-            "找出训练循环从一个 step 留到下一个 step 的东西，别再把它留在 GPU 上：GPU {gpu} 的显存在整个运行中从早期的 {h} 一路上涨直到耗尽（{}），减小 batch 只会让同样的失败来得晚一些。常见原因是每个 step 往列表里追加输出（没有 `.detach()`、`.item()` 或 `.cpu()` 就保留下来的 loss、logits 或预测），在 GPU 上累积的 metric，或者随 step 增长的缓存；用 `torch.cuda.memory._record_memory_history()` 并在接近结束时做一次快照，就能看出是哪些分配在堆积。",
-            f.path
+        None => text!(
+            "Find what the training loop keeps from one step to the next and stop keeping it on the GPU: GPU {gpu}'s memory climbed steadily through the run from {h} early on until it ran out ({path}), so a smaller batch only moves the same failure later. The usual culprits are outputs appended to a list each step (a loss, logits or predictions kept without `.detach()`, `.item()` or `.cpu()`: each keeps its tensor, and without detach its graph), metrics accumulated on the GPU, or a cache that grows with the step; `torch.cuda.memory._record_memory_history()` and a snapshot near the end name the allocations that pile up.",
+            "找出训练循环从一个 step 留到下一个 step 的东西，别再把它留在 GPU 上：GPU {gpu} 的显存在整个运行中从早期的 {h} 一路上涨直到耗尽（{path}），减小 batch 只会让同样的失败来得晚一些。常见原因是每个 step 往列表里追加输出（没有 `.detach()`、`.item()` 或 `.cpu()` 就保留下来的 loss、logits 或预测），在 GPU 上累积的 metric，或者随 step 增长的缓存；用 `torch.cuda.memory._record_memory_history()` 并在接近结束时做一次快照，就能看出是哪些分配在堆积。"
         ),
     })
 }
@@ -2287,25 +2211,21 @@ fn gpu_memory_climb(ctx: &DeriveCtx) -> Option<String> {
 /// a launcher's kill report right after an unfinished bar: the confirmation's `killed_loading`):
 /// the whole model sits in host RAM then — in fp32 unless a dtype is given — so the lever is
 /// how it is loaded, not DataLoader workers.
-fn host_oom_loading(ctx: &DeriveCtx) -> Option<String> {
+fn host_oom_loading(ctx: &DeriveCtx) -> Option<Text> {
     let loading = ctx.capture("killed_loading").is_some()
         || ctx
             .lines
             .iter()
             .any(|l| l.contains("Loading checkpoint shards"));
     loading.then(|| {
-            if ctx.zh() {
-                "用更少的主机内存加载模型：给 `from_pretrained` 传 `low_cpu_mem_usage=True` 和 dtype（`torch_dtype=torch.bfloat16`；或者 `device_map=\"auto\"`，把分片直接放到 GPU 上），并优先用 safetensors 格式；16 位的模型比机器内存还大时，按 8 位或 4 位量化加载（`BitsAndBytesConfig(load_in_8bit=True)`）；进程是在加载 checkpoint 分片时被杀的，这时整个模型都在主机内存里（不指定 dtype 就是 fp32）。也可以给机器更多内存或 swap 来完成加载。".into()
-            } else {
-                "Load the model with less host memory, passing `low_cpu_mem_usage=True` and a dtype to `from_pretrained` (`torch_dtype=torch.bfloat16`; or `device_map=\"auto\"` to put the shards straight on the GPU), from safetensors files, or quantized to 8 or 4 bits (`BitsAndBytesConfig(load_in_8bit=True)`) when the model in 16 bits is larger than the machine's RAM. The kill came while the checkpoint shards were loading, when the whole model sits in host RAM (in fp32 unless a dtype is given); otherwise give the machine more RAM or swap for the load.".into()
-            }
+            Text::new("Load the model with less host memory, passing `low_cpu_mem_usage=True` and a dtype to `from_pretrained` (`torch_dtype=torch.bfloat16`; or `device_map=\"auto\"` to put the shards straight on the GPU), from safetensors files, or quantized to 8 or 4 bits (`BitsAndBytesConfig(load_in_8bit=True)`) when the model in 16 bits is larger than the machine's RAM. The kill came while the checkpoint shards were loading, when the whole model sits in host RAM (in fp32 unless a dtype is given); otherwise give the machine more RAM or swap for the load.", "用更少的主机内存加载模型：给 `from_pretrained` 传 `low_cpu_mem_usage=True` 和 dtype（`torch_dtype=torch.bfloat16`；或者 `device_map=\"auto\"`，把分片直接放到 GPU 上），并优先用 safetensors 格式；16 位的模型比机器内存还大时，按 8 位或 4 位量化加载（`BitsAndBytesConfig(load_in_8bit=True)`）；进程是在加载 checkpoint 分片时被杀的，这时整个模型都在主机内存里（不指定 dtype 就是 fp32）。也可以给机器更多内存或 swap 来完成加载。")
         })
 }
 
 /// A CUDA out-of-memory (or cuDNN's failure to initialize) in a run whose memory XLA manages
 /// (a confirmation's capture `xla_runtime`): JAX takes most of each card at start, leaving too
 /// little for NCCL's and cuDNN's own buffers or for a second process on the card.
-fn xla_preallocation(ctx: &DeriveCtx) -> Option<String> {
+fn xla_preallocation(ctx: &DeriveCtx) -> Option<Text> {
     ctx.capture("xla_runtime")?;
     // XLA's own pool refused the allocation (its RESOURCE_EXHAUSTED, in either wording): the
     // pool's size and fragmentation are the lever before the batch.
@@ -2313,17 +2233,15 @@ fn xla_preallocation(ctx: &DeriveCtx) -> Option<String> {
         l.contains("RESOURCE_EXHAUSTED") || l.contains("Resource exhausted: Out of memory")
     });
     if own_pool {
-        return Some(if ctx.zh() {
-            "先调 XLA 的显存池：`XLA_PYTHON_CLIENT_PREALLOCATE=false`（按需分配，也就没有了预占池里的碎片），或者用 `XLA_PYTHON_CLIENT_MEM_FRACTION` 调整它占整卡的比例（默认 .75，JAX 0.4 之前是 .9）；按需分配后峰值仍超过整卡时，再减小每张卡上的 batch：XLA 自己的分配器在它的池子里分不到这块内存。".into()
-        } else {
-            "Tune XLA's memory pool first: `XLA_PYTHON_CLIENT_PREALLOCATE=false` (allocate on demand, which also ends the fragmentation of a preallocated pool) or its share of the card with `XLA_PYTHON_CLIENT_MEM_FRACTION` (.75 by default, .9 before JAX 0.4); if the peak allocated on demand is still above the card, cut the per-device batch: XLA's own allocator could not serve the request from its pool.".into()
-        });
+        return Some(Text::new(
+            "Tune XLA's memory pool first: `XLA_PYTHON_CLIENT_PREALLOCATE=false` (allocate on demand, which also ends the fragmentation of a preallocated pool) or its share of the card with `XLA_PYTHON_CLIENT_MEM_FRACTION` (.75 by default, .9 before JAX 0.4); if the peak allocated on demand is still above the card, cut the per-device batch: XLA's own allocator could not serve the request from its pool.",
+            "先调 XLA 的显存池：`XLA_PYTHON_CLIENT_PREALLOCATE=false`（按需分配，也就没有了预占池里的碎片），或者用 `XLA_PYTHON_CLIENT_MEM_FRACTION` 调整它占整卡的比例（默认 .75，JAX 0.4 之前是 .9）；按需分配后峰值仍超过整卡时，再减小每张卡上的 batch：XLA 自己的分配器在它的池子里分不到这块内存。",
+        ));
     }
-    Some(if ctx.zh() {
-        "不要让 XLA 一启动就预占大部分显存：设置 `XLA_PYTHON_CLIENT_PREALLOCATE=false`（按需分配），或者用 `XLA_PYTHON_CLIENT_MEM_FRACTION=.5` 之类调低预占比例（TensorFlow 用 `tf.config.experimental.set_memory_growth(gpu, True)`）：JAX 启动时会占掉每张卡 75–90% 的显存，NCCL 和 cuDNN 在池子之外分配自己的缓冲区，于是它们分不到，报出的错也不一定提显存。".into()
-    } else {
-        "Stop XLA from taking most of the card at start: set `XLA_PYTHON_CLIENT_PREALLOCATE=false` (allocate on demand) or lower the share with `XLA_PYTHON_CLIENT_MEM_FRACTION=.5` (TensorFlow: `tf.config.experimental.set_memory_growth(gpu, True)`). JAX reserves 75–90 % of each card when it starts, and NCCL and cuDNN allocate their own buffers outside that pool, so they find nothing left and fail with errors that need not say memory.".into()
-    })
+    Some(Text::new(
+        "Stop XLA from taking most of the card at start: set `XLA_PYTHON_CLIENT_PREALLOCATE=false` (allocate on demand) or lower the share with `XLA_PYTHON_CLIENT_MEM_FRACTION=.5` (TensorFlow: `tf.config.experimental.set_memory_growth(gpu, True)`). JAX reserves 75–90 % of each card when it starts, and NCCL and cuDNN allocate their own buffers outside that pool, so they find nothing left and fail with errors that need not say memory.",
+        "不要让 XLA 一启动就预占大部分显存：设置 `XLA_PYTHON_CLIENT_PREALLOCATE=false`（按需分配），或者用 `XLA_PYTHON_CLIENT_MEM_FRACTION=.5` 之类调低预占比例（TensorFlow 用 `tf.config.experimental.set_memory_growth(gpu, True)`）：JAX 启动时会占掉每张卡 75–90% 的显存，NCCL 和 cuDNN 在池子之外分配自己的缓冲区，于是它们分不到，报出的错也不一定提显存。",
+    ))
 }
 
 /// A CUDA OOM in a job whose own vLLM engine shares the cards (a confirmation's capture
@@ -2332,43 +2250,40 @@ fn xla_preallocation(ctx: &DeriveCtx) -> Option<String> {
 /// Two readings of the run come first: the trainer's own warning that the engine's device is
 /// also a training rank's (`vllm_shared_device`) means a device of its own for the engine, and
 /// a share already small (a quarter of the card or less) leaves the training side as the lever.
-fn colocated_rollout(ctx: &DeriveCtx) -> Option<String> {
+fn colocated_rollout(ctx: &DeriveCtx) -> Option<Text> {
     let util: f64 = ctx.capture("vllm_util")?.trim().parse().ok()?;
     if !(0.0..=1.0).contains(&util) {
         return None;
     }
     if let Some(dev) = ctx.capture("vllm_shared_device").map(str::trim) {
-        return Some(if ctx.zh() {
-            format!(
-                "给 vLLM 引擎一块自己的卡，而不是再压低它的显存配额：训练框架已经警告 {dev} 同时也被训练用着，引擎的 KV cache 和一个训练 rank 在抢同一张卡——用较新的 TRL 把 vLLM 作为独立的服务跑在专用的 GPU 上（`trl vllm-serve`），或者让训练少起一个进程，把 `vllm_device` 空出来。"
-            )
-        } else {
+        return Some(Text::new(
             format!(
                 "Give the vLLM engine a device of its own rather than a smaller share: the trainer warned that {dev} is also being used for training, so the engine's KV cache and a training rank compete for one card — run vLLM as a separate server on dedicated GPUs (`trl vllm-serve` in newer TRL) or start training with one process fewer so `vllm_device` is free."
-            )
-        });
+            ),
+            format!(
+                "给 vLLM 引擎一块自己的卡，而不是再压低它的显存配额：训练框架已经警告 {dev} 同时也被训练用着，引擎的 KV cache 和一个训练 rank 在抢同一张卡——用较新的 TRL 把 vLLM 作为独立的服务跑在专用的 GPU 上（`trl vllm-serve`），或者让训练少起一个进程，把 `vllm_device` 空出来。"
+            ),
+        ));
     }
     if util <= 0.25 {
-        return Some(if ctx.zh() {
-            format!(
-                "先减训练这一侧：`per_device_train_batch_size`、`num_generations` 和生成长度（`max_completion_length`、`max_prompt_length`），再考虑梯度检查点：同卡 rollout 引擎的配额已经很小（这里是整卡的 {util}），再压低它也腾不出多少，OOM 来自训练自己前向和反向所需的显存。"
-            )
-        } else {
+        return Some(Text::new(
             format!(
                 "Cut the training side first — `per_device_train_batch_size`, `num_generations` and the generation lengths (`max_completion_length`, `max_prompt_length`), then gradient checkpointing: the colocated rollout engine's share is already small ({util} of the card), so lowering it further frees little and the OOM is training's own forward and backward memory."
-            )
-        });
+            ),
+            format!(
+                "先减训练这一侧：`per_device_train_batch_size`、`num_generations` 和生成长度（`max_completion_length`、`max_prompt_length`），再考虑梯度检查点：同卡 rollout 引擎的配额已经很小（这里是整卡的 {util}），再压低它也腾不出多少，OOM 来自训练自己前向和反向所需的显存。"
+            ),
+        ));
     }
     let lower = ((util - 0.1).max(0.05) * 100.0).round() / 100.0;
-    Some(if ctx.zh() {
-        format!(
-            "调低同卡 rollout 引擎的 `gpu_memory_utilization`（这里是 {util}，比如调到 {lower}），或者减小训练的 micro-batch，让训练和 rollout 能一起放进同一张卡：vLLM 会先占走每张卡的这一份显存，训练只能用剩下的；OOM 报告里“别的进程”占的显存就是本任务自己的这个引擎，不是外来进程。"
-        )
-    } else {
+    Some(Text::new(
         format!(
             "Lower the colocated rollout engine's `gpu_memory_utilization` ({util} here, e.g. to {lower}) or the training micro-batch, so training and rollout fit on the card together: vLLM takes that share of every card before training allocates anything, and the memory the OOM reports as held by another process is this job's own engine, not a foreign one."
-        )
-    })
+        ),
+        format!(
+            "调低同卡 rollout 引擎的 `gpu_memory_utilization`（这里是 {util}，比如调到 {lower}），或者减小训练的 micro-batch，让训练和 rollout 能一起放进同一张卡：vLLM 会先占走每张卡的这一份显存，训练只能用剩下的；OOM 报告里“别的进程”占的显存就是本任务自己的这个引擎，不是外来进程。"
+        ),
+    ))
 }
 
 /// Ray's kill report lists the node's largest memory users (`PID MEM(GB) COMMAND`; the first
@@ -2377,7 +2292,7 @@ fn colocated_rollout(ctx: &DeriveCtx) -> Option<String> {
 /// host memory is the lever, and the run shows which: its cache engine freed and rebuilt every
 /// generation (`free_cache_on`), its sleep mode parking weights in host RAM (`rollout_sleep_on`),
 /// or host memory rising at every logged step (`host_mem_gb`, a leak in the engine).
-fn ray_rollout_memory(ctx: &DeriveCtx) -> Option<String> {
+fn ray_rollout_memory(ctx: &DeriveCtx) -> Option<Text> {
     let cmd = ctx.capture("ray_top_cmd")?.trim();
     let lc = cmd.to_ascii_lowercase();
     if !["generate_sequences", "llmrayactor", "vllm", "sglang"]
@@ -2396,45 +2311,38 @@ fn ray_rollout_memory(ctx: &DeriveCtx) -> Option<String> {
     let growing = series.len() >= 3
         && series.windows(2).all(|w| w[1] >= w[0])
         && series.last() > series.first();
-    let zh = ctx.zh();
     Some(if ctx.capture("free_cache_on").is_some() {
-        if zh {
-            format!(
-                "设置 `free_cache_engine=False`（verl 里是 `actor_rollout_ref.rollout.free_cache_engine`）：Ray 列出的主机内存大户是 rollout 引擎的 worker（`{cmd}`，{mem}），而这次运行每次生成都释放再重建引擎的缓存，主机内存一步步往上涨；之后再考虑每个节点少开几个 rollout 引擎或缩短生成长度。"
-            )
-        } else {
+        Text::new(
             format!(
                 "Set `free_cache_engine=False` (verl: `actor_rollout_ref.rollout.free_cache_engine`): the largest host-memory users Ray lists are the rollout engine's workers (`{cmd}`, {mem}), and this run frees and rebuilds the engine's cache every generation, which grows host memory step after step; fewer rollout engines per node or shorter responses help after that."
-            )
-        }
-    } else if ctx.capture("rollout_sleep_on").is_some() {
-        if zh {
+            ),
             format!(
-                "关掉 rollout 引擎的 sleep 模式（`--vllm_enable_sleep` / `enable_sleep_mode`）：Ray 列出的主机内存大户是引擎的 worker（`{cmd}`，{mem}），sleep 模式会在两次生成之间把每个引擎的权重放到主机内存里；如果必须开着，就每个节点少开几个引擎，或者给节点加内存。"
-            )
-        } else {
+                "设置 `free_cache_engine=False`（verl 里是 `actor_rollout_ref.rollout.free_cache_engine`）：Ray 列出的主机内存大户是 rollout 引擎的 worker（`{cmd}`，{mem}），而这次运行每次生成都释放再重建引擎的缓存，主机内存一步步往上涨；之后再考虑每个节点少开几个 rollout 引擎或缩短生成长度。"
+            ),
+        )
+    } else if ctx.capture("rollout_sleep_on").is_some() {
+        Text::new(
             format!(
                 "Turn off the rollout engine's sleep mode (`--vllm_enable_sleep` / `enable_sleep_mode`): the largest host-memory users Ray lists are the engine's workers (`{cmd}`, {mem}), and sleep mode parks each engine's weights in host RAM between generations; if it must stay on, run fewer engines per node or give the node more RAM."
-            )
-        }
+            ),
+            format!(
+                "关掉 rollout 引擎的 sleep 模式（`--vllm_enable_sleep` / `enable_sleep_mode`）：Ray 列出的主机内存大户是引擎的 worker（`{cmd}`，{mem}），sleep 模式会在两次生成之间把每个引擎的权重放到主机内存里；如果必须开着，就每个节点少开几个引擎，或者给节点加内存。"
+            ),
+        )
     } else if growing {
         let (first, last) = (series[0], series[series.len() - 1]);
-        if zh {
-            format!(
-                "升级 vLLM 到修复了主机内存泄漏的版本（或打上修复补丁）：主机内存每一步都在涨（{first} → {last} GB），最大的占用者又是 rollout 引擎的 worker（`{cmd}`），这是引擎每次生成都泄漏主机内存的特征；从 checkpoint 重启只是把被杀的时间往后推。"
-            )
-        } else {
+        Text::new(
             format!(
                 "Upgrade vLLM to a release without the host-memory leak (or apply its fix): host memory grows at every step ({first} → {last} GB) and the largest users are the rollout engine's workers (`{cmd}`), the mark of an engine leaking host memory every generation; restarting from a checkpoint only postpones the kill."
-            )
-        }
-    } else if zh {
-        format!(
-            "减少 rollout 引擎占用的主机内存：Ray 列出的最大占用者是它的 worker（`{cmd}`，{mem}）——调小 vLLM 的 `swap_space`（CPU 上的 KV cache，默认每张卡 4 GiB），不要开 sleep 或 offload 模式，或者每个节点少开几个 rollout 引擎。"
+            ),
+            format!(
+                "升级 vLLM 到修复了主机内存泄漏的版本（或打上修复补丁）：主机内存每一步都在涨（{first} → {last} GB），最大的占用者又是 rollout 引擎的 worker（`{cmd}`），这是引擎每次生成都泄漏主机内存的特征；从 checkpoint 重启只是把被杀的时间往后推。"
+            ),
         )
     } else {
-        format!(
-            "Cut the rollout engine's host memory: its workers (`{cmd}`, {mem}) are the largest users Ray lists, so lower vLLM's `swap_space` (a CPU KV cache, 4 GiB per GPU by default), keep sleep and offload modes off, or run fewer rollout engines per node."
+        text!(
+            "Cut the rollout engine's host memory: its workers (`{cmd}`, {mem}) are the largest users Ray lists, so lower vLLM's `swap_space` (a CPU KV cache, 4 GiB per GPU by default), keep sleep and offload modes off, or run fewer rollout engines per node.",
+            "减少 rollout 引擎占用的主机内存：Ray 列出的最大占用者是它的 worker（`{cmd}`，{mem}）——调小 vLLM 的 `swap_space`（CPU 上的 KV cache，默认每张卡 4 GiB），不要开 sleep 或 offload 模式，或者每个节点少开几个 rollout 引擎。"
         )
     })
 }
@@ -2450,7 +2358,7 @@ const SHORT_REQUEST_SECS: u64 = 300;
 /// A time-limit cancel (capture `reason`) of a job whose script asked for a limit shorter than
 /// any training (capture `requested_time`): the request is the cause, read the way Slurm reads
 /// it (`00:00:02` is two seconds; a bare number is minutes).
-fn short_time_request(ctx: &DeriveCtx) -> Option<String> {
+fn short_time_request(ctx: &DeriveCtx) -> Option<Text> {
     if ctx.capture("reason")? != "TIME LIMIT" {
         return None;
     }
@@ -2460,46 +2368,38 @@ fn short_time_request(ctx: &DeriveCtx) -> Option<String> {
         return None;
     }
     let (m, s) = (secs / 60, secs % 60);
-    Some(if ctx.zh() {
-        let d = match (m, s) {
-            (0, s) => format!("{s} 秒"),
-            (m, 0) => format!("{m} 分钟"),
-            (m, s) => format!("{m} 分 {s} 秒"),
-        };
-        format!(
-            "把任务的时限调大：`--time={asked}` 申请的是 {d}（Slurm 按 `MM:SS` 和 `HH:MM:SS` 读，单独一个数字是分钟），按这次运行真正需要的长度申请，比如两小时就写 `--time=02:00:00`。"
-        )
-    } else {
-        let d = match (m, s) {
-            (0, s) => format!("{s} seconds"),
-            (m, 0) => format!("{m} minutes"),
-            (m, s) => format!("{m} minutes {s} seconds"),
-        };
-        format!(
-            "Raise the job's time limit: `--time={asked}` requests {d} (Slurm reads `MM:SS` and `HH:MM:SS` as written, a bare number as minutes), so request the run's real length, e.g. `--time=02:00:00` for two hours."
-        )
-    })
+    let d = match (m, s) {
+        (0, s) => text!("{s} seconds", "{s} 秒"),
+        (m, 0) => text!("{m} minutes", "{m} 分钟"),
+        (m, s) => text!("{m} minutes {s} seconds", "{m} 分 {s} 秒"),
+    };
+    Some(text!(
+            "Raise the job's time limit: `--time={asked}` requests {d} (Slurm reads `MM:SS` and `HH:MM:SS` as written, a bare number as minutes), so request the run's real length, e.g. `--time=02:00:00` for two hours.",
+            "把任务的时限调大：`--time={asked}` 申请的是 {d}（Slurm 按 `MM:SS` 和 `HH:MM:SS` 读，单独一个数字是分钟），按这次运行真正需要的长度申请，比如两小时就写 `--time=02:00:00`。";
+        d = d
+    ))
 }
 
-fn xid_explain(ctx: &DeriveCtx) -> Option<String> {
+fn xid_explain(ctx: &DeriveCtx) -> Option<Text> {
     let code: u32 = ctx.capture("xid")?.parse().ok()?;
     let e = super::xid::lookup(code)?;
-    Some(super::xid::sentence(e, ctx.lang))
+    Some(super::xid::said(e))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::model::Fact;
+    use crate::model::Lang;
 
     /// `f` on these lines alone (no facts, no captures), in `lang`.
-    fn on_lines(f: fn(&DeriveCtx) -> Option<String>, lines: &[&str], lang: Lang) -> Option<String> {
+    fn on_lines(f: fn(&DeriveCtx) -> Option<Text>, lines: &[&str], lang: Lang) -> Option<String> {
         f(&DeriveCtx {
             facts: &FactSet::new(),
             captures: &[],
             lines,
-            lang,
         })
+        .map(|t| t.get(lang).to_string())
     }
 
     fn facts(list: &[(&str, i64)]) -> FactSet {
@@ -2524,7 +2424,6 @@ mod tests {
             facts: &s,
             captures: &[],
             lines: &[],
-            lang: Lang::En,
         };
         for d in DERIVED {
             assert!(d.name.starts_with("derive."), "{}", d.name);
@@ -2712,8 +2611,8 @@ mod tests {
             facts: &FactSet::new(),
             captures: &caps,
             lines: &[],
-            lang: Lang::Zh,
-        });
+        })
+        .map(|t| t.get(Lang::Zh).to_string());
         assert!(
             load.unwrap()
                 .starts_with("调低推理引擎的 `gpu_memory_utilization`")
@@ -2729,8 +2628,8 @@ mod tests {
                 facts: &s,
                 captures: &caps,
                 lines: &[],
-                lang: Lang::En,
             })
+            .map(|t| t.get(Lang::En).to_string())
         };
         assert_eq!(at("60000").as_deref(), Some("60"));
         assert_eq!(at("1500").as_deref(), Some("1.5"));
@@ -2814,9 +2713,8 @@ mod tests {
                 facts: &s,
                 captures: &caps,
                 lines: &[],
-                lang: Lang::En,
             };
-            startup_collective(&ctx)
+            startup_collective(&ctx).map(|t| t.en)
         };
         assert_eq!(at("1").as_deref(), Some("1"));
         assert_eq!(at("8").as_deref(), Some("8"));
@@ -2834,7 +2732,7 @@ mod tests {
             ("host.mem_total_bytes", 256 << 30),
         ]));
         assert_eq!(r.bytes, 8 << 30);
-        assert!(r.basis.contains("ceiling"), "{}", r.basis);
+        assert!(r.basis.en.contains("ceiling"), "{}", r.basis.en);
     }
 
     #[test]
@@ -2857,7 +2755,7 @@ mod tests {
             ("host.mem_total_bytes", 8 << 30),
         ]));
         assert_eq!(r.bytes, 4 << 30);
-        assert!(r.basis.contains("capped"));
+        assert!(r.basis.en.contains("capped"));
     }
 
     #[test]
@@ -2873,8 +2771,8 @@ mod tests {
             facts: &s,
             captures: &caps,
             lines: &[],
-            lang: Lang::En,
         })
+        .map(|t| t.get(Lang::En).to_string())
         .unwrap();
         assert!(plan.contains("outside this"), "{plan}");
     }
@@ -2895,8 +2793,8 @@ mod tests {
                 facts: &s,
                 captures: &caps,
                 lines: &[],
-                lang,
             })
+            .map(|t| t.get(lang).to_string())
             .unwrap();
             assert!(!plan.contains("0%"), "{plan}");
             assert!(plan.contains("nvidia-smi"), "{plan}");
@@ -2917,8 +2815,8 @@ mod tests {
             facts: &s,
             captures: &caps,
             lines: &[],
-            lang: Lang::En,
         })
+        .map(|t| t.get(Lang::En).to_string())
         .unwrap();
         assert!(
             p.contains("was 128") && p.contains("65536") && p.contains("hard limit"),
@@ -2939,8 +2837,8 @@ mod tests {
             facts: &s,
             captures: &caps,
             lines: &[],
-            lang: Lang::En,
         })
+        .map(|t| t.get(Lang::En).to_string())
         .unwrap();
         assert!(
             p.contains("= 24") && p.contains("gradient_accumulation_steps to 4"),
@@ -2957,8 +2855,8 @@ mod tests {
                 facts: &s,
                 captures: &caps,
                 lines: &[],
-                lang: Lang::En,
             })
+            .map(|t| t.get(Lang::En).to_string())
         };
         let p = plan("TIME LIMIT", "00:00:02").unwrap();
         assert!(p.starts_with("Raise the job's time limit"), "{p}");
@@ -2977,8 +2875,8 @@ mod tests {
             facts: &s,
             captures: &caps,
             lines: &[],
-            lang: Lang::En,
         })
+        .map(|t| t.get(Lang::En).to_string())
         .unwrap();
         assert!(p.contains("hit the limit") && p.contains("30h00m"), "{p}");
         let caps = ctx_caps(&[("elapsed", "02:00:00"), ("limit", "1-00:00:00")]);
@@ -2986,8 +2884,8 @@ mod tests {
             facts: &s,
             captures: &caps,
             lines: &[],
-            lang: Lang::En,
         })
+        .map(|t| t.get(Lang::En).to_string())
         .unwrap();
         assert!(p.contains("preemption"), "{p}");
     }
@@ -3017,8 +2915,8 @@ mod tests {
                 facts: &s,
                 captures: &caps,
                 lines,
-                lang,
             })
+            .map(|t| t.get(lang).to_string())
             .unwrap()
         };
         let (en, zh) = (ctx(&other, Lang::En), ctx(&other, Lang::Zh));
@@ -3087,8 +2985,8 @@ mod tests {
             facts: &s,
             captures: &caps,
             lines: &[own.as_str()],
-            lang: Lang::En,
         })
+        .map(|t| t.get(Lang::En).to_string())
         .unwrap();
         assert!(
             plan.contains("micro-batch") && !plan.contains("pid 2881"),
@@ -3119,13 +3017,13 @@ mod tests {
     #[test]
     fn port_and_xid_and_disk_and_firewall_plans() {
         let s = facts(&[]);
-        let en = |f: fn(&DeriveCtx) -> Option<String>, caps: &[(&str, &str)]| {
+        let en = |f: fn(&DeriveCtx) -> Option<Text>, caps: &[(&str, &str)]| {
             f(&DeriveCtx {
                 facts: &s,
                 captures: &ctx_caps(caps),
                 lines: &[],
-                lang: Lang::En,
             })
+            .map(|t| t.get(Lang::En).to_string())
         };
         assert!(
             en(port_plan, &[("port", "29533")])
@@ -3153,8 +3051,7 @@ mod tests {
             facts: &s,
             captures: &ctx_caps(&[("port", "29500")]),
             lines: &["ConnectionError: Tried to launch distributed communication on port `29500`, but another process is utilizing it."],
-            lang: Lang::En,
-        })
+        }).map(|t| t.get(Lang::En).to_string())
         .unwrap();
         assert!(
             accel
@@ -3195,8 +3092,8 @@ mod tests {
             facts: &s,
             captures: &caps,
             lines: &[],
-            lang: Lang::En,
         })
+        .map(|t| t.get(Lang::En).to_string())
         .unwrap();
         assert!(plan.contains("micro-batch"), "{plan}");
     }

@@ -95,7 +95,7 @@ pub fn sentence(e: &XidEntry, lang: Lang) -> String {
 }
 
 /// The sentence in both languages.
-fn said(e: &XidEntry) -> Text {
+pub(crate) fn said(e: &XidEntry) -> Text {
     let cause = match e.cause {
         XidCause::Hardware => Text::new("usually hardware", "通常是硬件问题"),
         XidCause::Application => Text::new("usually the application", "通常是应用程序的问题"),

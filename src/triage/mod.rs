@@ -138,7 +138,7 @@ fn outcome(path: &Path, r: &Report) -> RunOutcome {
         fingerprint: r.fingerprint.clone(),
         category: lead.map(|f| f.category),
         action: action_of(r),
-        title: lead.map(|f| Text::given(&f.title, f.title_zh.as_ref())),
+        title: lead.map(|f| f.title.clone()),
         confidence: lead.map(|f| f.confidence),
         hosts: hosts.into_iter().collect(),
         gpus: gpus.into_iter().collect(),

@@ -14,7 +14,7 @@
 use super::{Candidate, RULE, finding};
 use crate::analyze::Analysis;
 use crate::correlate::{ErrorLine, Finding, GENERIC, RULED_OUT_BELOW, stall};
-use crate::model::Category;
+use crate::model::{Category, text};
 use regex::Regex;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -216,8 +216,10 @@ pub fn add(a: &Analysis, findings: &mut Vec<Finding>) {
         if f.confidence <= 0.0 {
             continue;
         }
-        f.title = format!("Also possible, {cat}: other evidence in the input points at it");
-        f.title_zh = Some(format!("另一种可能，{cat}：输入里的其他证据指向它"));
+        f.title = text!(
+            "Also possible, {cat}: other evidence in the input points at it",
+            "另一种可能，{cat}：输入里的其他证据指向它"
+        );
         let ids: Vec<&str> = cand.terms.iter().map(|t| t.0.as_str()).collect();
         for c in f.score.iter_mut().filter(|c| c.weight == 0.0) {
             c.what = format!(
