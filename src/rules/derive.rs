@@ -660,6 +660,42 @@ fn gpu_oom_plan(ctx: &DeriveCtx) -> Option<Text> {
             ),
         ));
     }
+    // What the cache holds unallocated plus what is free would cover the request, yet no block
+    // was large enough: this process's own cache is fragmented, and counting the cache the
+    // peak sits at the card's edge (T3507: rank 0's first backward after a checkpoint save).
+    // Not memory held outside the allocator: shrink the peak, and let the cache grow segments.
+    if let (Some(total), Some(alloc), Some(held), Some(free)) =
+        (total, by_torch, torch_held(by_torch, ctx.lines), free)
+        && held - alloc >= 0.05 * total
+        && held - alloc + free >= tried
+        && held + tried > 0.9 * total
+    {
+        return Some(Text::new(
+            format!(
+                "Lower the micro-batch (raising gradient accumulation to keep the global batch) and \
+                 set `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`: PyTorch had {} allocated \
+                 and {} more reserved but unallocated, with {} free — room for the {} request, yet \
+                 no block was large enough, so this process's own cache is fragmented at a peak on \
+                 the edge of the {} card.",
+                h(alloc),
+                h(held - alloc),
+                h(free),
+                h(tried),
+                h(total)
+            ),
+            format!(
+                "把 micro-batch 调小（同时调大梯度累积步数保持全局 batch size），并设置 \
+                 `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`：PyTorch 已分配 {}，另有 {} \
+                 预留未分配，空闲 {}——本够这次申请的 {}，却找不到足够大的连续块，是本进程自己的缓存碎片化了，\
+                 而峰值已贴着 {} 整卡的上限。",
+                h(alloc),
+                h(held - alloc),
+                h(free),
+                h(tried),
+                h(total)
+            ),
+        ));
+    }
     let (Some(total), Some(torch)) = (total, by_torch) else {
         return Some(Text::new(
             format!(
