@@ -184,7 +184,7 @@ impl Report {
     fn map_texts(&mut self, f: &mut dyn FnMut(Option<&str>, &str) -> String) {
         let mut each = |t: &mut String| *t = f(None, t);
         // A text's Chinese, where it has one.
-        fn zh<'a>(t: Option<&'a mut Text>) -> Option<&'a mut String> {
+        fn zh(t: Option<&mut Text>) -> Option<&mut String> {
             t.map(|t| &mut t.zh).filter(|z| !z.is_empty())
         }
         for fd in &mut self.findings {
