@@ -309,6 +309,7 @@ const CANNOT_SURVIVE: &[(&str, &str, &str)] = &[
     ("ranks-interleaved", "TW2303", R_INTERLEAVE), // 3 of 3 examples lost
     ("ranks-interleaved", "TW2304", R_INTERLEAVE), // 1 of 1 examples lost
     ("ranks-interleaved", "TW2402", R_INTERLEAVE), // 1 of 6 examples lost
+    ("ranks-interleaved", "TW2451", R_INTERLEAVE), // 1 of 3 examples lost
     ("ranks-interleaved", "TW2501", R_INTERLEAVE), // 9 of 10 examples lost
     ("ranks-interleaved", "TW2502", R_INTERLEAVE), // 2 of 2 examples lost
     ("ranks-interleaved", "TW2503", R_INTERLEAVE), // 1 of 9 examples lost

@@ -1146,6 +1146,28 @@ fn gpu_oom_phase(ctx: &DeriveCtx) -> Option<Text> {
         .iter()
         .rev()
         .find(|(path, _)| !path.contains("/torch/"));
+    // Raised while scoring what the evaluation collected: in the project's own scoring
+    // function (`compute_scores`, `evaluate_predictions`, `score_*`, `*_metrics`), called from
+    // its evaluation, with no layer running inside it. The collected outputs hold the memory,
+    // not activations, so `no_grad` and the evaluation batch do not shrink it.
+    let evaluation = frames.iter().find_map(own_evaluation);
+    if let (Some(eval), Some((path, scorer))) = (evaluation, inner) {
+        let own = !path.contains("-packages/") && !path.contains("-packages\\");
+        let below = frames.iter().skip_while(|(p, f)| p != path || f != scorer);
+        let layer = below
+            .clone()
+            .any(|(p, _)| p.contains("/torch/nn/") || p.contains("\\torch\\nn\\"));
+        if own && scoring_function(scorer) && !layer {
+            return Some(Text::new(
+                format!(
+                    "Score the evaluation's collected outputs on the CPU: move what `{eval}()` gathered to the CPU (`.cpu()`) before `{scorer}()` runs (or score it in chunks, or turn on your script's CPU-evaluation option if it has one): the OOM is raised in `{scorer}()` while it scores the collected predictions, in code that runs no model, so `torch.no_grad()` and a smaller evaluation batch do not shrink it."
+                ),
+                format!(
+                    "在 CPU 上给评估收集到的输出打分：在 `{scorer}()` 运行之前，把 `{eval}()` 收集的结果搬到 CPU（`.cpu()`）（或者分块打分；脚本如果有在 CPU 上评估的选项，就打开它）：显存不够发生在 `{scorer}()` 给收集到的预测打分的时候，这段代码不跑模型，所以 `torch.no_grad()` 和更小的评估 batch 都减不下来。"
+                ),
+            ));
+        }
+    }
     if let Some(func) = frames.iter().find_map(own_evaluation) {
         return Some(Text::new(
             format!(
@@ -1365,6 +1387,18 @@ fn state_dict_prefix(ctx: &DeriveCtx) -> Option<Text> {
 /// `validate`, `evaluate`, `run_eval`, `val_epoch`, `test`. A framework's evaluation hooks
 /// (Lightning's `validation_step`, the Trainer's loops) already run without gradients and
 /// are not this.
+/// A function that scores collected outputs rather than running a model: one of its words
+/// (split at `_`) is a score, a metric or the predictions.
+fn scoring_function(func: &str) -> bool {
+    let f = func.to_ascii_lowercase();
+    f.split('_').any(|w| {
+        matches!(
+            w,
+            "score" | "scores" | "scoring" | "metric" | "metrics" | "predictions" | "accuracy"
+        )
+    })
+}
+
 fn own_evaluation<'a>((path, func): &(&str, &'a str)) -> Option<&'a str> {
     if path.contains("-packages/") || path.contains("-packages\\") || func.ends_with("_step") {
         return None;
