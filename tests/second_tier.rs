@@ -362,23 +362,43 @@ fn the_exception_that_carried_a_failure_ranks_below_every_kind_named() {
         "    raise value\n",
         "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.\n",
     ));
-    let kinds: Vec<f64> = r
+    // The order the mechanism decides: `rank` sorts on the pre-calibration score (`strength`)
+    // and the report keeps that order, so a calibration refit that moves the shown
+    // confidences cannot reorder them. Asserted on positions and strengths, not on the
+    // calibrated confidences.
+    let kinds: Vec<(usize, f64)> = r
         .findings
         .iter()
-        .filter(|f| f.rule == "token-classified")
-        .map(|f| f.confidence)
+        .enumerate()
+        .filter(|(_, f)| f.rule == "token-classified")
+        .map(|(i, f)| (i, f.strength))
         .collect();
     assert!(kinds.len() >= 2, "{:?}", roots(&r));
-    let weakest = kinds.iter().cloned().fold(f64::MAX, f64::min);
-    let carrier = r
+    let (at, carrier) = r
         .findings
         .iter()
-        .find(|f| f.category == Category::PythonException)
+        .enumerate()
+        .find(|(_, f)| f.category == Category::PythonException)
         .expect("the traceback's reading");
+    let last_kind = kinds.iter().map(|k| k.0).max().unwrap();
     assert!(
-        carrier.confidence < weakest,
+        at > last_kind,
+        "the carrier ranks {at}, a kind ranks {last_kind}: {:?}",
+        roots(&r)
+    );
+    let weakest = kinds.iter().map(|k| k.1).fold(f64::MAX, f64::min);
+    assert!(
+        carrier.strength < weakest,
         "{} vs {weakest}",
-        carrier.confidence
+        carrier.strength
+    );
+    assert!(
+        carrier
+            .score
+            .iter()
+            .any(|c| c.what.starts_with("ranked below every kind of failure")),
+        "the demotion says why: {:?}",
+        carrier.score
     );
 }
 
