@@ -191,6 +191,56 @@ fn a_warning_followed_by_a_clean_end_is_survived_not_the_cause() {
     }
 }
 
+/// A non-strict load's report that the program went on past names no failure (issue 27): the
+/// same size-mismatch lines are the cause when a traceback follows them or the log ends on
+/// them, and ruled out when the program prints more of its own output after them and nothing
+/// says it died.
+#[test]
+fn a_load_report_the_program_went_on_past_is_no_failure() {
+    let report = concat!(
+        "loading pretrained weights from backbone-imagenet.pth\n",
+        "The model and loaded state dict do not match exactly\n",
+        "size mismatch for cls_head.fc.weight: copying a param with shape torch.Size([1000, 768]) from checkpoint, the shape in current model is torch.Size([7, 768]).\n",
+        "size mismatch for cls_head.fc.bias: copying a param with shape torch.Size([1000]) from checkpoint, the shape in current model is torch.Size([7]).\n",
+    );
+    let went_on = diagnose_text(
+        "train.log",
+        &format!(
+            "{report}freezing backbone\nepoch 1 | train loss 1.9021 | val acc 0.41\nepoch 2 | train loss 1.2210 | val acc 0.58\nepoch 3 | train loss 0.9813 | val acc 0.66\n"
+        ),
+    );
+    assert_eq!(
+        went_on.verdict,
+        Verdict::NoFailure,
+        "{:?}",
+        went_on.findings
+    );
+    let f = &went_on.findings[0];
+    assert!(f.strength < 0.3 && f.against.iter().any(|a| a.text.contains("went on")));
+    let ended = diagnose_text("train.log", report);
+    assert_ne!(ended.verdict, Verdict::NoFailure);
+    assert_eq!(
+        ended.top().unwrap().category,
+        trainwreck::model::Category::CheckpointError
+    );
+    let raised = diagnose_text(
+        "train.log",
+        &format!(
+            "{report}epoch 1 | train loss 1.9021 | val acc 0.41\nTraceback (most recent call last):\n  File \"train.py\", line 88, in <module>\n    model.load_state_dict(state)\nRuntimeError: Error(s) in loading state_dict for Classifier:\n"
+        ),
+    );
+    assert_eq!(
+        raised.top().unwrap().category,
+        trainwreck::model::Category::CheckpointError
+    );
+    // A kind a run shows while it goes on keeps its weight: NaN metrics then more steps.
+    let nan = diagnose_text(
+        "train.log",
+        "step 10 loss: nan\nstep 20 loss: nan\nstep 30 loss: nan\nstep 40 | lr 1e-4\nstep 50 | lr 1e-4\nstep 60 | lr 1e-4\n",
+    );
+    assert_ne!(nan.verdict, Verdict::NoFailure, "{:?}", nan.findings);
+}
+
 /// The top finding's category and its first evidence line number, for the stall cases.
 fn top(r: &trainwreck::report::Report) -> (String, Option<u64>) {
     let f = r.findings.first().expect("a finding");

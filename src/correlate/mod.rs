@@ -335,6 +335,7 @@ pub fn correlate(kb: &KnowledgeBase, a: &Analysis) -> Diagnosis {
     let mut findings = findings(kb, a);
     verdict::discount_survived(a, &mut findings);
     verdict::discount_ignored(a, &mut findings);
+    verdict::discount_went_on(a, &mut findings);
     let timeline = crate::timeline::build(a, kb);
     cascade::apply(kb, a, &timeline, &mut findings);
     traceback::apply(a, &mut findings);

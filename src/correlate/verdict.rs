@@ -243,12 +243,77 @@ pub fn verdict(findings: &[Finding], a: &Analysis) -> Verdict {
     } else if findings.iter().any(|f| {
         !f.score
             .iter()
-            .any(|c| c.what == SURVIVED || c.what == IGNORED || c.what == DETACHED)
+            .any(|c| [SURVIVED, IGNORED, DETACHED, WENT_ON].contains(&c.what.as_str()))
     }) || failure_signs(a)
     {
         Verdict::UnknownFailure
     } else {
         Verdict::NoFailure
+    }
+}
+
+/// The score term that marks a finding the program went on past (see `discount_went_on`).
+pub const WENT_ON: &str = "went on: the program printed more of its own output after every line cited, and nothing says the run died";
+
+/// A log goes on for at least this many lines after a finding's last cited line before the
+/// finding counts as one the program went on past.
+const WENT_ON_LINES: u64 = 3;
+
+/// A checkpoint that does not fit the model (missing or unexpected keys, size mismatches) stops
+/// a strict load with a raise; the same report printed by a non-strict load, not logged as a
+/// warning and not a death sign itself, in a run where nothing says it died — no death sign,
+/// no stall, no core, no non-zero exit (`failure_signs`) — and with the program's own output
+/// going on after it, was survived: the finding names no failure. Only the checkpoint kind is
+/// read this way: a failure of other kinds (weights left newly initialised, NaN metrics, a
+/// driver's refusal followed by its stack) is shown by lines a run prints as it goes on or as
+/// it dies in a shape the death signs do not read (measured: those flipped four real threads).
+pub fn discount_went_on(a: &Analysis, findings: &mut [Finding]) {
+    use crate::model::Category;
+    if findings.is_empty() || failure_signs(a) {
+        return;
+    }
+    let lines_of = |path: &str| a.inputs.iter().find(|x| x.path == path).map(|x| x.lines);
+    for f in findings.iter_mut() {
+        if f.evidence.is_empty()
+            || f.symptom_of.is_some()
+            || f.confidence < RULED_OUT_BELOW
+            || f.category != Category::CheckpointError
+        {
+            continue;
+        }
+        let went_on = f.evidence.iter().all(|e| {
+            let (Some(line), Some(total)) = (e.line, lines_of(&e.path)) else {
+                return false;
+            };
+            // A line cut around its match (`…` first) hides its level: not read as survived.
+            !e.text.starts_with('…')
+                && sign_of(&e.text) != Some(Sign::Fatal)
+                && !is_warning(&e.text)
+                && f.evidence
+                    .iter()
+                    .filter(|o| o.path == e.path)
+                    .filter_map(|o| o.line)
+                    .max()
+                    .is_some_and(|last| last.max(line) + WENT_ON_LINES <= total)
+        });
+        if went_on {
+            let last = f.evidence.iter().filter_map(|e| e.line).max();
+            let path = f.evidence[0].path.clone();
+            f.confidence = f.confidence.min(RULED_OUT_BELOW * 0.5);
+            f.against.push(Against {
+                path,
+                line: last,
+                text: "the run went on after these lines".into(),
+                why: Text::new(
+                    "the program went on printing its own output after every line cited, and nothing in the logs says the run died",
+                    "引用的每一行之后程序都还在继续输出，日志里也没有任何训练中止的迹象",
+                ),
+            });
+            f.score.push(super::Contribution {
+                what: WENT_ON.into(),
+                weight: -1.0,
+            });
+        }
     }
 }
 
