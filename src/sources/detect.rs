@@ -5,8 +5,8 @@
 //! evidence, whatever it was saved as). It must not parse anything.
 
 use super::kinds::{ByName, Detect, KINDS, SourceKind, Table};
-use regex_automata::meta;
-use regex_automata::{Input, MatchKind, PatternSet};
+use regex_automata::nfa::thompson;
+use regex_automata::{Input, MatchKind, PatternSet, hybrid};
 use std::sync::OnceLock;
 
 /// How many bytes of a file detection looks at.
@@ -22,24 +22,28 @@ fn table() -> impl Iterator<Item = (SourceKind, &'static Table)> {
 }
 
 /// The table compiled as two regex sets (one automaton each instead of a hundred regexes:
-/// start-up cost), with each pattern's row.
+/// start-up cost), with each pattern's row. The two sets are built apart (`names`, `sniffs`),
+/// so that a spare thread builds each beside the other.
 struct Compiled {
     /// The table's rows.
     rows: Vec<(SourceKind, &'static Table)>,
     /// The row of trainwreck's own output, recognised by content before any name.
     own_report: usize,
-    names: Set,
     name_row: Vec<usize>,
-    sniffs: Set,
     sniff_row: Vec<usize>,
 }
 
 /// Several regexes searched at once: which of them match (what `regex::bytes::RegexSet`
-/// gives, built as it builds one but from one parse of each pattern and without a literal
-/// prefilter, whose extraction was a third of start-up's table building and which a file
-/// name or an 8 KiB head does not need); its search caches shared by the threads
-/// (`scan::shared`), since each grows with the heads it searched.
-struct Set(meta::Regex, crate::scan::shared::Caches<meta::Cache>);
+/// gives). Only what that answer needs is built: one parse of each pattern, the forward
+/// Thompson NFA and its lazy DFA, searched for every match (`MatchKind::All`, overlapping).
+/// `regex`'s meta regex, which this was, searches a set the same way (its forward lazy DFA's
+/// overlapping search) but also compiled a reverse NFA, for finding where a match starts, and
+/// a literal prefilter, neither of which a question of which patterns match asks. Its search
+/// caches shared by the threads (`scan::shared`), since each grows with the heads it searched.
+struct Set(
+    hybrid::dfa::DFA,
+    crate::scan::shared::Caches<hybrid::dfa::Cache>,
+);
 
 impl Set {
     /// The indexes of the patterns that match somewhere in `hay`, ascending.
@@ -48,8 +52,11 @@ impl Set {
         self.1.with(
             || self.0.create_cache(),
             |cache| {
+                // No quit byte, no Unicode word boundary, no giving up on a thrashed cache:
+                // the search cannot fail.
                 self.0
-                    .which_overlapping_matches_with(cache, &Input::new(hay), &mut set)
+                    .try_which_overlapping_matches(cache, &Input::new(hay), &mut set)
+                    .expect("a lazy DFA that never quits")
             },
         );
         set.iter()
@@ -82,41 +89,47 @@ fn ascii_set(patterns: &[String]) -> Set {
                 .expect("detect table regexes"),
         })
         .collect();
-    // `regex::bytes::RegexSet`'s configuration, less the prefilter.
-    let config = meta::Config::new()
-        .nfa_size_limit(Some(10 << 20))
-        .hybrid_cache_capacity(2 << 20)
-        .match_kind(MatchKind::All)
-        .utf8_empty(false)
-        .which_captures(regex_automata::nfa::thompson::WhichCaptures::None)
-        .auto_prefilter(false);
-    let re = meta::Builder::new()
-        .configure(config)
+    // The configuration `regex::bytes::RegexSet` gave its meta regex (size limit, cache
+    // capacity, every match, empty matches anywhere, no capture states), for the parts built.
+    let nfa = thompson::Compiler::new()
+        .configure(
+            thompson::Config::new()
+                .nfa_size_limit(Some(10 << 20))
+                .utf8(false)
+                .which_captures(thompson::WhichCaptures::None),
+        )
         .build_many_from_hir(&hirs)
         .expect("detect table regexes");
-    Set(re, Default::default())
+    let dfa = hybrid::dfa::Builder::new()
+        .configure(
+            hybrid::dfa::Config::new()
+                .match_kind(MatchKind::All)
+                .cache_capacity(2 << 20),
+        )
+        .build_from_nfa(nfa)
+        .expect("detect table regexes");
+    Set(dfa, Default::default())
 }
 
 /// Compile the detection tables now (from a spare thread while the rules load), so the
-/// first file's detection does not wait for them.
+/// first file's detection does not wait for them: the name set on one more thread, the
+/// sniff set (the larger) on this one.
 pub(crate) fn warm_up() {
-    compiled();
+    let names = std::thread::spawn(|| {
+        self::names();
+    });
+    sniffs();
+    let _ = names.join();
 }
 
 fn compiled() -> &'static Compiled {
     static C: OnceLock<Compiled> = OnceLock::new();
     C.get_or_init(|| {
-        let (mut names, mut name_row, mut sniffs, mut sniff_row) = (vec![], vec![], vec![], vec![]);
+        let (mut name_row, mut sniff_row) = (vec![], vec![]);
         let rows: Vec<_> = table().collect();
         for (row, (_, r)) in rows.iter().enumerate() {
-            for p in r.names {
-                names.push(format!("(?i){p}"));
-                name_row.push(row);
-            }
-            for p in r.sniff {
-                sniffs.push(p.to_string());
-                sniff_row.push(row);
-            }
+            name_row.extend(r.names.iter().map(|_| row));
+            sniff_row.extend(r.sniff.iter().map(|_| row));
         }
         Compiled {
             own_report: rows
@@ -124,11 +137,31 @@ fn compiled() -> &'static Compiled {
                 .position(|(k, _)| *k == SourceKind::OwnReport)
                 .expect("a row for trainwreck's own output"),
             rows,
-            names: ascii_set(&names),
             name_row,
-            sniffs: ascii_set(&sniffs),
             sniff_row,
         }
+    })
+}
+
+/// The file-name patterns of every row, in row order, as one set.
+fn names() -> &'static Set {
+    static S: OnceLock<Set> = OnceLock::new();
+    S.get_or_init(|| {
+        let p: Vec<_> = table()
+            .flat_map(|(_, r)| r.names.iter().map(|p| format!("(?i){p}")))
+            .collect();
+        ascii_set(&p)
+    })
+}
+
+/// The sniff patterns of every row, in row order, as one set.
+fn sniffs() -> &'static Set {
+    static S: OnceLock<Set> = OnceLock::new();
+    S.get_or_init(|| {
+        let p: Vec<_> = table()
+            .flat_map(|(_, r)| r.sniff.iter().map(|p| p.to_string()))
+            .collect();
+        ascii_set(&p)
     })
 }
 
@@ -183,11 +216,11 @@ pub fn detect(file_name: &str, head: &[u8]) -> SourceKind {
     let c = compiled();
     let lname = file_name.trim_end_matches(".gz");
     let mut name_rows = vec![false; c.rows.len()];
-    for i in c.names.matches(lname.as_bytes()) {
+    for i in names().matches(lname.as_bytes()) {
         name_rows[c.name_row[i]] = true;
     }
     let mut points = vec![0usize; c.rows.len()];
-    for i in c.sniffs.matches(head) {
+    for i in sniffs().matches(head) {
         points[c.sniff_row[i]] += 1;
     }
     if points[c.own_report] > 0 {
@@ -272,8 +305,8 @@ mod tests {
     #[test]
     fn every_table_regex_compiles() {
         let c = compiled();
-        assert_eq!(c.names.len(), c.name_row.len());
-        assert_eq!(c.sniffs.len(), c.sniff_row.len());
+        assert_eq!(names().len(), c.name_row.len());
+        assert_eq!(sniffs().len(), c.sniff_row.len());
     }
 
     #[test]
