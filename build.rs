@@ -23,6 +23,8 @@ fn main() {
         "data/tokens.toml",
         "src/scan/literals.rs",
         "src/scan/trigrams.bin",
+        "src/sources/launcher.rs",
+        "src/errtail.rs",
     ] {
         println!("cargo:rerun-if-changed={p}");
     }
@@ -84,6 +86,30 @@ fn main() {
             code.push_str("pub static TOKENS: Option<&str> = Some(include_str!(concat!(env!(\"OUT_DIR\"), \"/tokens.json\")));\n\n");
         }
         None => code.push_str("pub static TOKENS: Option<&str> = None;\n\n"),
+    }
+
+    // The scanner's fixed patterns beside the rules (`analyze::Engine::new`): the launcher's
+    // line shapes and the error-tail marks (plain text, searched as their escaped regex), read
+    // from their Rust tables' text. A list this reading misses is linted at run time as before
+    // (a unit test says when: `launcher_lines_and_marks_are_prepared`).
+    for (file, table, escaped) in [
+        (
+            "src/sources/launcher.rs",
+            "pub static LINES: &[(Line, &str)] = &[",
+            false,
+        ),
+        ("src/errtail.rs", "pub const LITERALS: &[&str] = &[", true),
+        ("src/errtail.rs", "pub const CLEAN_END: &[&str] = &[", true),
+    ] {
+        let text = std::fs::read_to_string(file).expect("part of the crate");
+        let Some(list) = string_literals(&text, table) else {
+            println!("cargo:warning={file}: `{table}` not read; linted at run time");
+            continue;
+        };
+        for s in list {
+            let re = if escaped { regex_syntax::escape(&s) } else { s };
+            prepare(&re, &mut regexes, &mut windows);
+        }
     }
 
     code.push_str(
@@ -235,4 +261,63 @@ fn prepare(re: &str, rows: &mut BTreeMap<String, String>, windows: &mut BTreeMap
         }
     }
     rows.insert(re.to_string(), row);
+}
+
+/// The string literals (plain `"…"` with the common escapes, raw `r"…"`, `r#"…"#`) of the Rust
+/// array that opens with `opening` and ends at its `]`, in order; comments skipped. `None` when
+/// `opening` is absent or the text holds what this small reader does not know (another escape,
+/// a character literal, an unclosed string): the caller then leaves those patterns to run time.
+fn string_literals(text: &str, opening: &str) -> Option<Vec<String>> {
+    let rest = &text[text.find(opening)? + opening.len()..];
+    let b = rest.as_bytes();
+    let (mut out, mut i, mut depth) = (Vec::new(), 0, 0usize);
+    let ident = |i: usize| i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_');
+    loop {
+        match *b.get(i)? {
+            b'[' | b'(' => depth += 1,
+            b')' => depth = depth.checked_sub(1)?,
+            b']' if depth == 0 => return Some(out),
+            b']' => depth -= 1,
+            b'\'' => return None,
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                i += rest[i..].find('\n')?;
+            }
+            b'r' if !ident(i) && matches!(b.get(i + 1), Some(b'"' | b'#')) => {
+                let hashes = rest[i + 1..].bytes().take_while(|&c| c == b'#').count();
+                let open = i + 1 + hashes;
+                if b.get(open) != Some(&b'"') {
+                    return None;
+                }
+                let close = format!("\"{}", "#".repeat(hashes));
+                let end = open + 1 + rest[open + 1..].find(&close)?;
+                out.push(rest[open + 1..end].to_string());
+                i = end + close.len() - 1;
+            }
+            b'"' => {
+                let mut s = String::new();
+                let mut chars = rest[i + 1..].char_indices();
+                loop {
+                    let (at, c) = chars.next()?;
+                    match c {
+                        '"' => {
+                            i += at + 1;
+                            break;
+                        }
+                        '\\' => s.push(match chars.next()?.1 {
+                            'n' => '\n',
+                            't' => '\t',
+                            '\\' => '\\',
+                            '"' => '"',
+                            '\'' => '\'',
+                            _ => return None,
+                        }),
+                        c => s.push(c),
+                    }
+                }
+                out.push(s);
+            }
+            _ => {}
+        }
+        i += 1;
+    }
 }

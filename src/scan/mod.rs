@@ -142,10 +142,20 @@ impl Scanner {
         let mut ids = Vec::new();
         let mut windows = Vec::new();
         for (id, regex, lint, known, picked) in all {
+            // A fixed pattern the build linted (`prepared`: the launcher's shapes, the
+            // error-tail marks) is not parsed again. The build's literals passed the lint,
+            // which only filters `literal_alternatives`' answer: the same for a mark.
+            let built = || match crate::prepared::regex(regex) {
+                Some((Some(l), _)) => Some(l),
+                _ => None,
+            };
             let alts = match known {
                 Some(l) => Ok(l.to_vec()),
-                None if lint => pattern_literals(regex),
-                None => literal_alternatives(regex),
+                None => match built() {
+                    Some(l) => Ok(l),
+                    None if lint => pattern_literals(regex),
+                    None => literal_alternatives(regex),
+                },
             };
             match alts {
                 Ok(alts) => {

@@ -483,6 +483,22 @@ mod tests {
     use super::*;
     use crate::scan::compile_pattern;
 
+    /// The build lints the line shapes and the error-tail marks from their tables' text
+    /// (`build.rs`), so that the scanner does not parse them at start-up: each is there, with
+    /// what the run-time lint says of it.
+    #[test]
+    fn launcher_lines_and_marks_are_prepared() {
+        let marks = (crate::errtail::LITERALS.iter())
+            .chain(crate::errtail::CLEAN_END)
+            .map(|m| regex::escape(m));
+        for src in LINES.iter().map(|(_, re)| re.to_string()).chain(marks) {
+            let row = crate::prepared::regex(&src);
+            let hir = crate::scan::literals::parse(&src).unwrap();
+            let lint = crate::scan::literals::prepare(&hir).ok();
+            assert_eq!(row.map(|r| r.0), Some(lint.map(|l| l.0)), "{src}");
+        }
+    }
+
     fn events(lines: &[&str]) -> Vec<LaunchEvent> {
         let mut hits = Vec::new();
         for (i, l) in lines.iter().enumerate() {
