@@ -185,13 +185,13 @@ fn holes(t: &Template) -> Vec<String> {
 fn chinese(r: &Rule, fails: &mut Vec<Text>) {
     let builtin = r.origin.starts_with("builtin:");
     let mut fail = |what: Text| fails.push(about(r, what));
-    if builtin && r.title_zh.as_deref().is_none_or(|t| t.trim().is_empty()) {
+    if builtin && r.title.zh.trim().is_empty() {
         fail(text!(
             "no `title_zh`: a built-in rule carries its Chinese title",
             "没有 `title_zh`：内置规则必须带中文标题"
         ));
     }
-    if builtin && r.next_time.is_some() && r.next_time_zh.is_none() {
+    if builtin && r.next_time.as_ref().is_some_and(|n| n.zh().is_none()) {
         fail(text!(
             "`next_time` has no `next_time_zh`",
             "有 `next_time` 却没有 `next_time_zh`"
@@ -209,7 +209,7 @@ fn chinese(r: &Rule, fails: &mut Vec<Text>) {
             "没有 `doc.why_zh`：内置规则也要用中文说明它为什么会发生"
         ));
     }
-    if builtin && r.doc_lookalikes.is_some() && r.doc_lookalikes_zh.is_none() {
+    if builtin && r.doc_lookalikes.as_ref().is_some_and(|l| l.zh().is_none()) {
         fail(text!(
             "`doc.lookalikes` has no `doc.lookalikes_zh`",
             "有 `doc.lookalikes` 却没有 `doc.lookalikes_zh`"
@@ -219,13 +219,14 @@ fn chinese(r: &Rule, fails: &mut Vec<Text>) {
         .fixes
         .iter()
         .enumerate()
-        .map(|(i, f)| (format!("fix[{i}].text_zh"), &f.text, f.text_zh.as_ref()))
-        .chain(
-            r.conditions
-                .iter()
-                .enumerate()
-                .map(|(i, c)| (format!("condition[{i}].why_zh"), &c.why, c.why_zh.as_ref())),
-        );
+        .map(|(i, f)| (format!("fix[{i}].text_zh"), &f.text.en, f.text.given_zh()))
+        .chain(r.conditions.iter().enumerate().map(|(i, c)| {
+            (
+                format!("condition[{i}].why_zh"),
+                &c.why.en,
+                c.why.given_zh(),
+            )
+        }));
     for (key, en, zh) in twins {
         match zh {
             None if builtin => fail(text!(

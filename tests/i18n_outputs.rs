@@ -121,7 +121,7 @@ fn analyze_with_a_baseline_puts_the_chinese_diff_after_the_report() {
 fn rules_list_in_chinese_shows_the_chinese_titles_one_line_per_rule() {
     let kb = trainwreck::rules::KnowledgeBase::load(&[]).expect("built-in rules");
     let r = kb.find("TW0104").expect("TW0104");
-    let title_zh = r.title_zh.as_deref().expect("TW0104 has a Chinese title");
+    let title_zh = r.title.zh().expect("TW0104 has a Chinese title");
     // Piped: plain rows, so `rules list | grep` gives the rule's whole line.
     let (code, out, err) = tw(&[], &["rules", "list", "--lang", "zh"]);
     assert_eq!(code, 0, "{err}");
@@ -134,14 +134,14 @@ fn rules_list_in_chinese_shows_the_chinese_titles_one_line_per_rule() {
     assert!(out.starts_with("代码"), "{out}");
     assert!(!out.contains('│'), "piped rows are plain: {out}");
     let (_, en, _) = tw(&[], &["rules", "list"]);
-    assert!(en.contains(&r.title) && !en.contains(title_zh));
+    assert!(en.contains(&r.title.en) && !en.contains(title_zh));
 }
 
 #[test]
 fn rules_explain_in_chinese_shows_the_chinese_fix() {
     let kb = trainwreck::rules::KnowledgeBase::load(&[]).expect("built-in rules");
     let r = kb.find("TW0104").expect("TW0104");
-    let fix_zh = r.fixes[0].text_zh.as_ref().expect("a Chinese fix");
+    let fix_zh = r.fixes[0].text.given_zh().expect("a Chinese fix");
     // The fix as explain shows it: template variables as `{name}`.
     let fix_zh: String = fix_zh
         .pieces

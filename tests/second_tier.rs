@@ -252,7 +252,7 @@ fn every_token_fix_opens_with_the_step_not_the_quoted_line() {
     for &c in Category::ALL {
         let Some(a) = t.advice(c) else { continue };
         seen += 1;
-        for fix in [&a.fix, &a.fix_zh] {
+        for fix in [&a.fix.en, &a.fix.zh] {
             assert!(
                 fix.contains("{line}"),
                 "{c}: the fix quotes the line: {fix}"
@@ -262,7 +262,7 @@ fn every_token_fix_opens_with_the_step_not_the_quoted_line() {
                 "{c}: the first sentence is the quote, not the step: {fix}"
             );
         }
-        assert!(a.fix.contains("Why: "), "{c}: {}", a.fix);
+        assert!(a.fix.en.contains("Why: "), "{c}: {}", a.fix.en);
     }
     assert!(seen >= 15, "advice for {seen} categories");
 }

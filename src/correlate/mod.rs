@@ -428,13 +428,9 @@ fn draft<'a>(ri: usize, rule: &'a Rule, hits: Vec<&'a RuleHit>, a: &Analysis) ->
         let Some(f) = ok.first() else { continue };
         let why = Text {
             en: vars
-                .render(&c.why, Lang::En)
+                .render(&c.why.en, Lang::En)
                 .unwrap_or_else(|| format!("{} {}", c.fact, f.value)),
-            zh: c
-                .why_zh
-                .as_ref()
-                .and_then(|t| vars.render(t, Lang::Zh))
-                .unwrap_or_default(),
+            zh: vars.render(&c.why.zh, Lang::Zh).unwrap_or_default(),
         };
         let key = format!("{}{:?}{:?}", c.fact, c.op, c.value);
         let text = if f.text.is_empty() {
@@ -671,22 +667,14 @@ fn finish(kb: &KnowledgeBase, d: Draft, a: &Analysis) -> Finding {
                     .iter()
                     .any(|k| a.inputs.iter().any(|i| i.kind == *k))
             })
-            .find_map(|r| {
-                r.next_time
-                    .clone()
-                    .map(|n| Text::given(n, r.next_time_zh.clone()))
-            })
+            .find_map(|r| r.next_time.clone())
     } else {
         None
     };
     let alternatives = if d.against.is_empty() {
         None
     } else {
-        d.rules.iter().find_map(|r| {
-            r.doc_lookalikes
-                .clone()
-                .map(|l| Text::given(l, r.doc_lookalikes_zh.clone()))
-        })
+        d.rules.iter().find_map(|r| r.doc_lookalikes.clone())
     };
     Finding {
         alternatives,
@@ -700,7 +688,7 @@ fn finish(kb: &KnowledgeBase, d: Draft, a: &Analysis) -> Finding {
         } else {
             d.lead.action.unwrap_or(d.lead.category.action())
         },
-        title: Text::given(d.lead.title.clone(), d.lead.title_zh.clone()),
+        title: d.lead.title.clone(),
         confidence: conf,
         strength: conf,
         symptom_of: None,
@@ -816,13 +804,10 @@ fn choose_fix(lead: &Rule, rules: &[&Rule], vars: &Vars, contradicted: bool) -> 
             if f.when.iter().any(|w| vars.lookup(w).is_none()) {
                 return None;
             }
-            vars.render(&f.text, Lang::En).map(|text| (f, text))
+            vars.render(&f.text.en, Lang::En).map(|text| (f, text))
         });
     match chosen {
-        Some((f, text)) => Text::given(
-            text,
-            f.text_zh.as_ref().and_then(|t| vars.render(t, Lang::Zh)),
-        ),
+        Some((f, text)) => Text::given(text, vars.render(&f.text.zh, Lang::Zh)),
         None => Text::new(
             "See `trainwreck rules explain` for this rule.",
             "规则说明见 `trainwreck rules explain`。",

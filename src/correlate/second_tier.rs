@@ -423,8 +423,8 @@ fn finding(
     let fix = match ending.and_then(|k| k.fix(cat)) {
         Some((en, zh)) => Text::new(en.replace("{line}", &quoted), zh.replace("{line}", &quoted)),
         None => Text::new(
-            advice.fix.replace("{line}", &quoted),
-            advice.fix_zh.replace("{line}", &quoted),
+            advice.fix.en.replace("{line}", &quoted),
+            advice.fix.zh.replace("{line}", &quoted),
         ),
     };
     let title = if explained.is_some() {
@@ -496,7 +496,7 @@ fn finding(
             }))
             .collect(),
         more_lines: 0,
-        next_time: Some(Text::new(advice.collect.clone(), advice.collect_zh.clone())),
+        next_time: Some(advice.collect.clone()),
         alternatives: None,
         affected_ranks: Vec::new(),
     })

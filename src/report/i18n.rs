@@ -3,8 +3,8 @@
 //! one method per message, each a `match` on the language, so a message cannot lack a
 //! language (the compiler says so) and its arguments are checked like any call. Texts from
 //! the inputs (evidence lines, commands, paths, numbers) are never translated; what analysis
-//! wrote in both languages (`title_zh`, `fix_zh`, …) is picked here, English when a user rule
-//! gives no Chinese.
+//! wrote in both languages (a finding's `Text`s: title, fix, …) is picked here with
+//! `Text::get`, English when a user rule gives no Chinese.
 //!
 //! Why not Fluent: two languages, no plural forms in Chinese and English plurals already
 //! computed, and every message built from typed values; a runtime bundle would turn a
@@ -46,13 +46,6 @@ fn s(n: u64) -> &'static str {
 impl Tr {
     fn zh(self) -> bool {
         self.0 == Lang::Zh
-    }
-
-    fn pick<'a>(self, en: &'a str, zh: Option<&'a String>) -> &'a str {
-        match (self.0, zh) {
-            (Lang::Zh, Some(z)) => z,
-            _ => en,
-        }
     }
 
     // ----- a finding's own texts, in the report's language where analysis gave it -----
@@ -755,7 +748,7 @@ impl Tr {
 
     /// A rule's title, in Chinese where the rule gives one.
     pub fn rule_title(self, r: &crate::rules::Rule) -> &str {
-        self.pick(&r.title, r.title_zh.as_ref())
+        r.title.get(self.0)
     }
     pub fn rules_list_header(self) -> [&'static str; 5] {
         match self.0 {

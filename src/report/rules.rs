@@ -118,7 +118,7 @@ impl Explain {
             code: r.code.clone(),
             name: r.name.clone(),
             engine: false,
-            title: Some(Text::given(&r.title, r.title_zh.as_ref())),
+            title: Some(r.title.clone()),
             category: r.category,
             action: r.category.action(),
             role: Some(r.role),
@@ -126,10 +126,7 @@ impl Explain {
             source: Some(r.origin.clone()),
             what: r.doc_what.clone(),
             why: Some(r.doc_why.clone()),
-            lookalikes: r
-                .doc_lookalikes
-                .as_ref()
-                .map(|l| Text::given(l, r.doc_lookalikes_zh.as_ref())),
+            lookalikes: r.doc_lookalikes.clone(),
             signatures: r
                 .signatures
                 .iter()
@@ -154,16 +151,13 @@ impl Explain {
                 .iter()
                 .map(|f| {
                     Text::given(
-                        template_text(&f.text),
-                        f.text_zh.as_ref().map(template_text),
+                        template_text(&f.text.en),
+                        f.text.given_zh().map(template_text),
                     )
                 })
                 .collect(),
             computed: computed_values(r),
-            next_time: r
-                .next_time
-                .as_ref()
-                .map(|n| Text::given(n, r.next_time_zh.as_ref())),
+            next_time: r.next_time.clone(),
             references: r.references.clone(),
         }
     }
@@ -197,7 +191,7 @@ impl Explain {
 fn computed_values(r: &Rule) -> Vec<ExplainComputed> {
     let mut out: Vec<ExplainComputed> = Vec::new();
     for f in &r.fixes {
-        for p in &f.text.pieces {
+        for p in &f.text.en.pieces {
             if let Piece::Var { name, .. } = p
                 && let Some(doc) = crate::rules::derive::doc(name)
                 && !out.iter().any(|c| &c.name == name)
@@ -451,9 +445,12 @@ mod tests {
             .rules
             .iter()
             .find(|r| {
-                r.fixes
-                    .iter()
-                    .all(|f| f.text.vars().all(|v| !crate::rules::derive::is_derived(v)))
+                r.fixes.iter().all(|f| {
+                    f.text
+                        .en
+                        .vars()
+                        .all(|v| !crate::rules::derive::is_derived(v))
+                })
             })
             .expect("a rule without computed values");
         let v = serde_json::to_value(Explain::of_rule(plain)).expect("serializable");

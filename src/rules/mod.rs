@@ -82,17 +82,17 @@ pub struct Condition {
     pub pattern: Option<regex::Regex>,
     pub weight: f64,
     pub trigger: bool,
-    pub why: Template,
-    pub why_zh: Option<Template>,
+    /// `why`, and `why_zh` where the rule file gives it (an empty template where not).
+    pub why: Text<Template>,
 }
 
 #[derive(Debug, Clone)]
 pub struct Fix {
     pub when: Vec<String>,
     pub contradicted: bool,
-    pub text: Template,
-    /// The same fix in Chinese (`text_zh`), when the rule file gives it.
-    pub text_zh: Option<Template>,
+    /// `text`, and the same fix in Chinese (`text_zh`) where the rule file gives it (an empty
+    /// template where not).
+    pub text: Text<Template>,
 }
 
 #[derive(Debug, Clone)]
@@ -101,9 +101,8 @@ pub struct Rule {
     pub name: String,
     pub category: Category,
     pub role: Role,
-    pub title: String,
-    /// The title in Chinese (`title_zh`), when the rule file gives it.
-    pub title_zh: Option<String>,
+    /// `title`, and `title_zh` where the rule file gives it.
+    pub title: Text,
     pub status: RuleStatus,
     pub symptom_of: Vec<Category>,
     /// Categories whose finding in the same run is this one's cause (`consequence_of`).
@@ -113,8 +112,8 @@ pub struct Rule {
     pub signatures: Vec<Signature>,
     pub conditions: Vec<Condition>,
     pub fixes: Vec<Fix>,
-    pub next_time: Option<String>,
-    pub next_time_zh: Option<String>,
+    /// `next_time`, and `next_time_zh` where the rule file gives it.
+    pub next_time: Option<Text>,
     /// The inputs already hold what `next_time` asks for when one is of these kinds.
     pub next_time_unless: Vec<SourceKind>,
     pub references: Vec<String>,
@@ -122,8 +121,8 @@ pub struct Rule {
     pub doc_what: Text,
     /// Why it happens (`doc.why`, `doc.why_zh`).
     pub doc_why: Text,
-    pub doc_lookalikes: Option<String>,
-    pub doc_lookalikes_zh: Option<String>,
+    /// What else fits (`doc.lookalikes`, `doc.lookalikes_zh`).
+    pub doc_lookalikes: Option<Text>,
     pub examples_fire: Vec<String>,
     pub examples_silent: Vec<String>,
     /// Scenarios with facts and the confidence band and fix text they must give.
@@ -727,8 +726,7 @@ fn compile(
         name: raw.name,
         category: head.category.expect("checked"),
         role: head.role.expect("checked"),
-        title: raw.title,
-        title_zh: raw.title_zh,
+        title: Text::given(raw.title, raw.title_zh),
         status: head.status,
         symptom_of: head.symptom_of,
         consequence_of: head.consequence_of,
@@ -736,14 +734,15 @@ fn compile(
         signatures,
         conditions,
         fixes,
-        next_time: raw.next_time,
-        next_time_zh: raw.next_time_zh,
+        next_time: raw.next_time.map(|n| Text::given(n, raw.next_time_zh)),
         next_time_unless,
         references: raw.references,
         doc_what: Text::given(raw.doc.what, raw.doc.what_zh),
         doc_why: Text::given(raw.doc.why, raw.doc.why_zh),
-        doc_lookalikes: raw.doc.lookalikes,
-        doc_lookalikes_zh: raw.doc.lookalikes_zh,
+        doc_lookalikes: raw
+            .doc
+            .lookalikes
+            .map(|l| Text::given(l, raw.doc.lookalikes_zh)),
         examples_fire: raw.examples.fire,
         examples_silent: raw.examples.silent,
         examples_cases: cases,
@@ -1040,14 +1039,16 @@ fn compile_conditions(
             Ok(t) => {
                 check_vars(&t, captures, &mut |m| errs.push(&format!("{key}.why"), m));
                 conditions.push(Condition {
-                    why_zh,
+                    why: Text {
+                        en: t,
+                        zh: why_zh.unwrap_or_default(),
+                    },
                     fact: c.fact.clone(),
                     op,
                     value,
                     pattern,
                     weight: c.weight,
                     trigger: c.trigger,
-                    why: t,
                 });
             }
             Err(m) => errs.push(&format!("{key}.why"), m),
@@ -1083,8 +1084,10 @@ fn compile_fixes(
                 fixes.push(Fix {
                     when: f.when.clone(),
                     contradicted: f.contradicted,
-                    text: t,
-                    text_zh,
+                    text: Text {
+                        en: t,
+                        zh: text_zh.unwrap_or_default(),
+                    },
                 });
             }
             Err(m) => errs.push(&format!("{key}.text"), m),

@@ -23,9 +23,16 @@ pub enum Filter {
     K8s,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Template {
     pub pieces: Vec<Piece>,
+}
+
+impl crate::model::Text<Template> {
+    /// The Chinese template, where the rule file gives one (an empty one is none).
+    pub fn given_zh(&self) -> Option<&Template> {
+        (!self.zh.pieces.is_empty()).then_some(&self.zh)
+    }
 }
 
 impl Template {

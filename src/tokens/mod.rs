@@ -8,7 +8,7 @@
 //! whether a line holds a fatal token; `correlate::second_tier` scores categories from them.
 //! Data and matching only: it never reads files, builds findings or formats output.
 
-use crate::model::Category;
+use crate::model::{Category, Text};
 use crate::scan::LazyRegex;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -70,10 +70,10 @@ pub struct Token {
 /// What to do about a category, and what to collect next time (`{line}`: the line, quoted).
 #[derive(Debug, Clone)]
 pub struct Advice {
-    pub fix: String,
-    pub fix_zh: String,
-    pub collect: String,
-    pub collect_zh: String,
+    /// `fix` and `fix_zh` of the table.
+    pub fix: Text,
+    /// `collect` and `collect_zh` of the table.
+    pub collect: Text,
 }
 
 /// The whole table.
@@ -120,10 +120,8 @@ impl Table {
             advice.insert(
                 a.category,
                 Advice {
-                    fix: a.fix,
-                    fix_zh: a.fix_zh,
-                    collect: a.collect,
-                    collect_zh: a.collect_zh,
+                    fix: Text::new(a.fix, a.fix_zh),
+                    collect: Text::new(a.collect, a.collect_zh),
                 },
             );
         }
