@@ -4,7 +4,7 @@
 //! rows those views show are defined here (as `report::triage` holds triage's), so `history`
 //! depends on `report` and not back.
 
-use crate::model::{Note, Seen, Text};
+use crate::model::{Note, Seen, Text, text};
 use crate::report::i18n::{Lang, Tr};
 use crate::report::table::Tables;
 use serde::{Deserialize, Serialize};
@@ -153,25 +153,23 @@ fn day(t: &str) -> &str {
     t.get(..10).unwrap_or(t)
 }
 
-/// Seconds as "3 h ago", "2 d ago".
-pub fn ago(secs: i64) -> String {
+/// Seconds as "3 h ago", "2 d ago" ("3 小时前" in Chinese).
+fn ago(secs: i64) -> Text {
     let s = secs.max(0);
     match s {
-        0..60 => format!("{s} s ago"),
-        60..3600 => format!("{} min ago", s / 60),
-        3600..86_400 => format!("{} h ago", s / 3600),
-        _ => format!("{} d ago", s / 86_400),
-    }
-}
-
-/// [`ago`] in Chinese: "3 小时前".
-fn ago_zh(secs: i64) -> String {
-    let s = secs.max(0);
-    match s {
-        0..60 => format!("{s} 秒前"),
-        60..3600 => format!("{} 分钟前", s / 60),
-        3600..86_400 => format!("{} 小时前", s / 3600),
-        _ => format!("{} 天前", s / 86_400),
+        0..60 => text!("{s} s ago", "{s} 秒前"),
+        60..3600 => {
+            let m = s / 60;
+            text!("{m} min ago", "{m} 分钟前")
+        }
+        3600..86_400 => {
+            let h = s / 3600;
+            text!("{h} h ago", "{h} 小时前")
+        }
+        _ => {
+            let d = s / 86_400;
+            text!("{d} d ago", "{d} 天前")
+        }
     }
 }
 
@@ -181,83 +179,54 @@ fn plural(n: u64, one: &str, many: &str) -> String {
 
 /// `Seen 14 times since 2026-10-02 on 6 hosts (last: 3 h ago, node17). Team note: "…" (alice,
 /// 2026-10-03)`, in `lang`.
-pub fn seen_line_in(s: &Seen, lang: crate::model::Lang) -> String {
-    let zh = lang == crate::model::Lang::Zh;
+pub fn seen_line_in(s: &Seen, lang: Lang) -> String {
+    seen_line(s).get(lang).to_string()
+}
+
+/// The seen line in both languages.
+fn seen_line(s: &Seen) -> Text {
     let others: Vec<_> = s
         .runs
         .iter()
         .filter(|r| Some(&r.run_id) != s.this_run.as_ref())
         .collect();
     let mut line = if s.count == 0 {
-        if zh {
-            "故障历史里没有见过这个失败。".to_string()
-        } else {
-            "Not seen before in the failure history.".to_string()
-        }
+        Text::new(
+            "Not seen before in the failure history.",
+            "故障历史里没有见过这个失败。",
+        )
     } else if others.is_empty() && s.this_run.is_some() {
-        if zh {
-            "第一次出现（已记录）。".to_string()
-        } else {
-            "First time seen (recorded now).".to_string()
-        }
+        Text::new("First time seen (recorded now).", "第一次出现（已记录）。")
     } else {
         let since = s.first_seen.as_deref().map(day).unwrap_or("?");
-        let hosts = s.hosts.len() as u64;
-        let mut l = if zh {
-            format!("自 {since} 起在 {hosts} 台主机上出现过 {} 次", s.count)
-        } else {
-            format!(
-                "Seen {} since {since} on {}",
-                plural(s.count, "time", "times"),
-                plural(hosts, "host", "hosts"),
-            )
-        };
+        let (count, hosts) = (s.count, s.hosts.len() as u64);
+        let (times, on) = (
+            plural(count, "time", "times"),
+            plural(hosts, "host", "hosts"),
+        );
+        let mut l = text!(
+            "Seen {times} since {since} on {on}",
+            "自 {since} 起在 {hosts} 台主机上出现过 {count} 次"
+        );
         if let Some(last) = others.first() {
             let when = crate::sources::units::epoch_from_iso(last.time.trim())
-                .map(|t| t as i64)
-                .map(|t| {
-                    if zh {
-                        ago_zh(s.asked_at - t)
-                    } else {
-                        ago(s.asked_at - t)
-                    }
-                })
-                .unwrap_or_else(|| last.time.clone());
-            match (&last.host, zh) {
-                (Some(h), false) => {
-                    let _ = write!(l, " (last: {when}, {h})");
-                }
-                (None, false) => {
-                    let _ = write!(l, " (last: {when})");
-                }
-                (Some(h), true) => {
-                    let _ = write!(l, "（最近一次：{when}，{h}）");
-                }
-                (None, true) => {
-                    let _ = write!(l, "（最近一次：{when}）");
-                }
-            }
+                .map(|t| ago(s.asked_at - t as i64))
+                .unwrap_or_else(|| Text::plain(last.time.clone()));
+            l.push(&match &last.host {
+                Some(h) => text!(" (last: {when}, {h})", "（最近一次：{when}，{h}）"; when = when),
+                None => text!(" (last: {when})", "（最近一次：{when}）"; when = when),
+            });
         }
-        l.push_str(if zh { "。" } else { "." });
+        l.push(&Text::new(".", "。"));
         l
     };
     if let Some(n) = s.notes.last() {
         let text = super::cut(&n.text, 200);
-        let _ = if zh {
-            write!(
-                line,
-                "团队备注：\"{text}\"（{}，{}）",
-                n.author,
-                day(&n.time)
-            )
-        } else {
-            write!(
-                line,
-                " Team note: \"{text}\" ({}, {})",
-                n.author,
-                day(&n.time)
-            )
-        };
+        let (author, day) = (&n.author, day(&n.time));
+        line.push(&text!(
+            " Team note: \"{text}\" ({author}, {day})",
+            "团队备注：\"{text}\"（{author}，{day}）"
+        ));
     }
     line
 }
