@@ -14,16 +14,19 @@
 # `--threads T` and ripgrep with `-j T`, pinned to the first T CPUs of SWEEP_CPUS (default all).
 # SIZE_MB (default 1000) sets the generated corpus's size (4000 for the 4 GB sweep); each size has
 # its own directory, g1 for 1000 and g<SIZE_MB>m otherwise. ONLY_SWEEP=1 runs the thread sweep
-# alone (no two-core comparison, RSS or start-up; set KB="" too).
+# alone (no two-core comparison, RSS or start-up; set KB="" too). ONLY_STARTUP=1 measures the
+# start-up rows alone, ROUNDS_STARTUP times alternated (no corpus; KB defaults to "1000").
 set -euo pipefail
 old=$1 new=$2 rg=${3:-rg}
 gen=${GEN:-$(dirname "$0")/gen_logs.py}
 size=${SIZE_MB:-1000}
 if [ "$size" = 1000 ]; then dir=${TW_BENCH_DIR:-/tmp}/g1; else dir=${TW_BENCH_DIR:-/tmp}/g${size}m; fi
 nproc; grep -m1 "model name" /proc/cpuinfo || true
+if [ "${ONLY_STARTUP:-0}" != 1 ]; then
 [ -d "$dir" ] || python3 "$gen" --out "$dir" --size-mb "$size" --ranks 64 --seed 1 --jobs "$(nproc)" >/dev/null
 find "$dir" -type f -exec cat {} + >/dev/null
-if [ "${ONLY_SWEEP:-0}" != 1 ]; then
+fi
+if [ "${ONLY_SWEEP:-0}" != 1 ] && [ "${ONLY_STARTUP:-0}" != 1 ]; then
 python3 "$(dirname "$0")/bench_compare.py" "$dir" 12 before="$old" now="$new" --rg "$rg" --cpus "${CPUS:-2,3}"
 fi
 rss() { # BINARY [ARGS...]: peak RSS of one-thread analyses of the corpus, three runs
@@ -47,6 +50,20 @@ PY
 }
 tiny=$(mktemp --suffix=.log); echo "[rank0]: hello" >"$tiny"
 trap 'rm -f "$tiny"' EXIT
+if [ "${ONLY_STARTUP:-0}" = 1 ]; then
+  # Start-up alone, the two builds alternated ROUNDS_STARTUP times (default 3), built-in only
+  # and with each KB's generated signatures: no corpus is generated.
+  for r in $(seq "${ROUNDS_STARTUP:-3}"); do
+    echo "## start-up round $r (ms, median of 30 after one warm-up)"
+    for b in "$old" "$new"; do startup "$b"; done
+    for n in ${KB-1000}; do
+      kb=${TW_BENCH_DIR:-/tmp}/kb$n
+      [ -d "$kb" ] || python3 "$(dirname "$0")/gen_rules.py" --out "$kb" --signatures "$n" >/dev/null
+      for b in "$old" "$new"; do startup "$b" --rules "$kb"; done
+    done
+  done
+  exit 0
+fi
 if [ "${ONLY_SWEEP:-0}" != 1 ]; then
   echo "## peak RSS with one thread (MiB), three runs each"
   for b in "$old" "$new"; do rss "$b"; done
