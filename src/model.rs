@@ -147,6 +147,16 @@ impl<S: AsRef<str>> Text<S> {
         }
     }
 
+    /// Each language's text through `f` (a placeholder filled alike in both); a missing
+    /// Chinese stays missing.
+    pub fn map(&self, f: impl Fn(&str) -> String) -> Text {
+        let zh = self.zh.as_ref();
+        Text {
+            en: f(self.en.as_ref()),
+            zh: if zh.is_empty() { String::new() } else { f(zh) },
+        }
+    }
+
     /// An owned copy (of a catalog's `Text<&'static str>`).
     pub fn owned(&self) -> Text {
         Text {

@@ -406,10 +406,13 @@ fn finding(
                 time: attr.time,
                 text: l.text.clone(),
                 why: Some(match stops[i] {
-                    Some(k) if toks == [k.id()] => Text::new(
-                        format!("{} (→ {cat})", k.id()),
-                        format!("{}（→ {cat}）", k.id_zh()),
-                    ),
+                    Some(k) if toks == [k.id()] => {
+                        let name = k.name();
+                        Text::new(
+                            format!("{} (→ {cat})", name.en),
+                            format!("{}（→ {cat}）", name.zh),
+                        )
+                    }
                     _ => Text::new(
                         format!("holds {} (→ {cat})", toks.join(", ")),
                         format!("含有 {}（→ {cat}）", toks.join("、")),
@@ -420,12 +423,10 @@ fn finding(
         .collect();
     let quoted = clip(super::traceback::bare(&lines[at[0]].text));
     let ids: Vec<&str> = cand.terms.iter().map(|t| t.0.as_str()).collect();
+    let fill = |t: &str| t.replace("{line}", &quoted);
     let fix = match ending.and_then(|k| k.fix(cat)) {
-        Some((en, zh)) => Text::new(en.replace("{line}", &quoted), zh.replace("{line}", &quoted)),
-        None => Text::new(
-            advice.fix.en.replace("{line}", &quoted),
-            advice.fix.zh.replace("{line}", &quoted),
-        ),
+        Some(t) => t.map(fill),
+        None => advice.fix.map(fill),
     };
     let title = if explained.is_some() {
         Text::new(

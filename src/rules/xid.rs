@@ -5,7 +5,7 @@
 //! Chinese (`action_zh`, required); the names stay NVIDIA's English, the identifiers users
 //! search for.
 
-use crate::model::{Lang, Text, text};
+use crate::model::{Text, text};
 use serde::Deserialize;
 use std::sync::OnceLock;
 
@@ -88,13 +88,8 @@ pub fn parse_id(s: &str) -> Option<u32> {
     rest.trim_start_matches(['-', ' ', '_']).parse().ok()
 }
 
-/// One sentence for a report: meaning, usual cause, action, in `lang`. The catalog's name
-/// stays NVIDIA's English in both languages.
-pub fn sentence(e: &XidEntry, lang: Lang) -> String {
-    said(e).get(lang).to_string()
-}
-
-/// The sentence in both languages.
+/// One sentence for a report, in both languages: meaning, usual cause, action. The catalog's
+/// name stays NVIDIA's English in both.
 pub(crate) fn said(e: &XidEntry) -> Text {
     let cause = match e.cause {
         XidCause::Hardware => Text::new("usually hardware", "通常是硬件问题"),
@@ -164,13 +159,13 @@ mod tests {
     #[test]
     fn the_sentence_is_in_the_report_language() {
         let e = lookup(79).unwrap();
-        let zh = sentence(e, crate::model::Lang::Zh);
+        let zh = said(e).get(crate::model::Lang::Zh).to_string();
         assert!(
             zh.contains(&e.action.zh) && !zh.contains(&e.action.en),
             "{zh}"
         );
         assert!(zh.contains(&e.name), "the name stays NVIDIA's: {zh}");
-        let en = sentence(e, crate::model::Lang::En);
+        let en = said(e).get(crate::model::Lang::En).to_string();
         assert!(
             en.contains(&e.action.en) && !en.contains(&e.action.zh),
             "{en}"
@@ -182,7 +177,7 @@ mod tests {
     #[test]
     fn the_action_is_in_the_first_sentence() {
         let e = lookup(79).unwrap();
-        let en = sentence(e, crate::model::Lang::En);
+        let en = said(e).get(crate::model::Lang::En).to_string();
         let first = en.split(". ").next().unwrap();
         assert!(first.contains("drain the node"), "{en}");
         assert!(first.contains("usually hardware"), "{en}");
