@@ -243,6 +243,18 @@ fn wait_for(mut cond: impl FnMut() -> bool, limit: Duration) -> bool {
     false
 }
 
+/// Waits until the helper's command printed `ready` to the run's console log.
+fn wait_until_ready(dir: &Path) {
+    let console = dir.join("console.log");
+    assert!(
+        wait_for(
+            || std::fs::read_to_string(&console).is_ok_and(|s| s.contains("ready")),
+            Duration::from_secs(20)
+        ),
+        "the wrapped command never started"
+    );
+}
+
 #[test]
 fn sigterm_is_forwarded_and_an_ignoring_command_is_killed_after_the_grace() {
     let t = tempfile::tempdir().unwrap();
@@ -251,14 +263,7 @@ fn sigterm_is_forwarded_and_an_ignoring_command_is_killed_after_the_grace() {
         "trap '' TERM; echo ready; sleep 30",
         Stdio::null(),
     );
-    let console = t.path().join("console.log");
-    assert!(
-        wait_for(
-            || std::fs::read_to_string(&console).is_ok_and(|s| s.contains("ready")),
-            Duration::from_secs(20)
-        ),
-        "the wrapped command never started"
-    );
+    wait_until_ready(t.path());
     let sent = Instant::now();
     // SAFETY: signalling the helper process we spawned.
     unsafe { libc::kill(helper.id() as i32, libc::SIGTERM) };
@@ -293,11 +298,7 @@ fn sigterm_is_forwarded_and_an_ignoring_command_is_killed_after_the_grace() {
 fn sigint_is_forwarded_to_the_command() {
     let t = tempfile::tempdir().unwrap();
     let mut helper = spawn_helper(t.path(), "echo ready; sleep 30", Stdio::null());
-    let console = t.path().join("console.log");
-    assert!(wait_for(
-        || std::fs::read_to_string(&console).is_ok_and(|s| s.contains("ready")),
-        Duration::from_secs(20)
-    ));
+    wait_until_ready(t.path());
     // SAFETY: signalling the helper process we spawned.
     unsafe { libc::kill(helper.id() as i32, libc::SIGINT) };
     let status = helper.wait().unwrap();
@@ -315,17 +316,13 @@ fn a_run_started_with_sigint_ignored_says_so_and_keeps_the_ignore() {
         Stdio::null(),
         libc::SIG_IGN,
     );
-    let console = t.path().join("console.log");
-    assert!(wait_for(
-        || std::fs::read_to_string(&console).is_ok_and(|s| s.contains("ready")),
-        Duration::from_secs(20)
-    ));
+    wait_until_ready(t.path());
     // Ignored by its owner: neither the wrapper nor the command stops.
     // SAFETY: signalling the helper process we spawned.
     unsafe { libc::kill(helper.id() as i32, libc::SIGINT) };
     let status = helper.wait().unwrap();
     assert_eq!(status.code(), Some(0));
-    assert!(read(console).contains("done"));
+    assert!(read(t.path().join("console.log")).contains("done"));
     let manifest = read(t.path().join("manifest.json"));
     assert!(
         manifest.contains("signals: SIGINT ignored when run started"),

@@ -298,21 +298,16 @@ pub fn discount_went_on(a: &Analysis, findings: &mut [Finding]) {
         });
         if went_on {
             let last = f.evidence.iter().filter_map(|e| e.line).max();
-            let path = f.evidence[0].path.clone();
-            f.confidence = f.confidence.min(RULED_OUT_BELOW * 0.5);
-            f.against.push(Against {
-                path,
-                line: last,
-                text: "the run went on after these lines".into(),
-                why: Text::new(
+            rule_out(
+                f,
+                last,
+                "the run went on after these lines",
+                Text::new(
                     "the program went on printing its own output after every line cited, and nothing in the logs says the run died",
                     "引用的每一行之后程序都还在继续输出，日志里也没有任何训练中止的迹象",
                 ),
-            });
-            f.score.push(super::Contribution {
-                what: WENT_ON.into(),
-                weight: -1.0,
-            });
+                WENT_ON,
+            );
         }
     }
 }
@@ -440,21 +435,32 @@ pub fn discount_survived(a: &Analysis, findings: &mut [Finding]) {
             c.is_some()
         });
         if survived {
-            let path = f.evidence[0].path.clone();
-            f.confidence = f.confidence.min(RULED_OUT_BELOW * 0.5);
-            f.against.push(Against {
-                path,
-                line: last_clean,
-                text: "the run went on and ended cleanly after these warnings".into(),
-                why: Text::new(
+            rule_out(
+                f,
+                last_clean,
+                "the run went on and ended cleanly after these warnings",
+                Text::new(
                     "every line cited is a warning, and the log shows the run finishing after it",
                     "引用的每一行都只是警告，而且日志显示训练在那之后正常结束了",
                 ),
-            });
-            f.score.push(super::Contribution {
-                what: SURVIVED.into(),
-                weight: -1.0,
-            });
+                SURVIVED,
+            );
         }
     }
+}
+
+/// A finding the run outlived: its confidence below the ruled-out floor, the reason as an
+/// `Against` at `line` of its first evidence's file, and the term `what` in its score.
+fn rule_out(f: &mut Finding, line: Option<u64>, text: &str, why: Text, what: &str) {
+    f.confidence = f.confidence.min(RULED_OUT_BELOW * 0.5);
+    f.against.push(Against {
+        path: f.evidence[0].path.clone(),
+        line,
+        text: text.into(),
+        why,
+    });
+    f.score.push(super::Contribution {
+        what: what.into(),
+        weight: -1.0,
+    });
 }
